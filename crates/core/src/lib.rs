@@ -1,0 +1,16 @@
+//! dcfair-core: the mechanisms, pure and clock-free.
+//!
+//! Everything here is deterministic given its inputs: no I/O, no clock, no globals. The engine
+//! (`dcfair-sim`) or a real-packet switch drives these types and passes the time in.
+//!
+//! - [`time`]: picosecond time, rates, serialization delay.
+//! - [`rng`]: one master seed, named independent streams.
+//! - [`packet`]: the plain packet struct and flow hashing.
+//! - [`qdisc`]: queue disciplines behind one trait, accounting outside the discipline.
+//! - [`tcp`]: TCP sender and receiver state machines, congestion controls.
+
+pub mod packet;
+pub mod qdisc;
+pub mod rng;
+pub mod time;
+pub mod tcp;

@@ -1,0 +1,203 @@
+//! The packet: a small plain struct of header fields, no payload bytes.
+//!
+//! Rules:
+//! - A [`Packet`] is `Copy`-free but cheap to move (about 100 bytes). Queue disciplines hold
+//!   packets by value; the simulator and the real-packet switch keep anything bulky (the frame
+//!   bytes) outside and refer to it through the opaque [`Packet::tag`].
+//! - `size` is the number of bytes the packet occupies on the wire (headers + payload) and is
+//!   what serializers, byte limits and byte credits count. `payload` is the TCP/UDP payload.
+//! - TCP sequence and acknowledgement numbers are absolute 64-bit byte offsets (no wrap-around in
+//!   the simulator; the real-packet switch maps them to 32-bit header values). The receive window
+//!   `rwnd` is the 16-bit header field *as sent*, i.e. already shifted right by the sender's
+//!   window-scale factor; `wscale` carries the option on SYN / SYN-ACK only.
+//! - Flow identity for hashing is the 5-tuple (`src`, `dst`, `sport`, `dport`, `proto`);
+//!   [`Packet::flow_key`] packs it into one `u64` and [`hash_flow`] mixes it with a salt, so a
+//!   discipline changes its hash function by changing the salt.
+
+use crate::rng::mix64;
+use crate::time::SimTime;
+
+/// Index of a flow in a run (dense, from 0).
+pub type FlowId = u32;
+/// Address of a host or switch (a node id in the simulator, an IPv4 address in the switch).
+pub type Addr = u32;
+
+/// Transport protocol of a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[repr(u8)]
+pub enum Proto {
+    #[default]
+    Tcp = 6,
+    Udp = 17,
+    /// ExpressPass credit packets.
+    Credit = 253,
+}
+
+/// TCP flag bits, as in the header.
+pub mod flags {
+    pub const FIN: u8 = 0x01;
+    pub const SYN: u8 = 0x02;
+    pub const RST: u8 = 0x04;
+    pub const PSH: u8 = 0x08;
+    pub const ACK: u8 = 0x10;
+    pub const ECE: u8 = 0x40;
+    pub const CWR: u8 = 0x80;
+}
+
+/// The two ECN bits of the IP header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum Ecn {
+    #[default]
+    NotEct = 0,
+    Ect1 = 1,
+    Ect0 = 2,
+    Ce = 3,
+}
+
+/// One SACK block `[start, end)` in absolute byte offsets; `start == end` means unused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct SackBlock {
+    pub start: u64,
+    pub end: u64,
+}
+
+/// Value of `Packet::wscale` when the option is absent.
+pub const NO_WSCALE: u8 = 0xFF;
+
+/// A simulated packet: header fields only.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Packet {
+    /// Unique id within a run (for traces and tests).
+    pub uid: u64,
+    pub flow: FlowId,
+    pub src: Addr,
+    pub dst: Addr,
+    pub sport: u16,
+    pub dport: u16,
+    pub proto: Proto,
+    /// Bytes on the wire: headers + payload.
+    pub size: u32,
+    /// Transport payload bytes.
+    pub payload: u32,
+    /// TCP: first payload byte (absolute offset; SYN and FIN consume one sequence number each).
+    pub seq: u64,
+    /// TCP: next byte expected by the sender of this packet (valid with `flags::ACK`).
+    pub ack: u64,
+    pub flags: u8,
+    /// TCP window field as in the header (scaled down by the sender's window-scale shift).
+    pub rwnd: u16,
+    /// Window-scale option on SYN / SYN-ACK, `NO_WSCALE` otherwise.
+    pub wscale: u8,
+    /// FairQ end-host helper: the scale shift written into the 4 reserved header bits, `NO_WSCALE` if unused.
+    pub reserved_wscale: u8,
+    pub ecn: Ecn,
+    /// SACK blocks (RFC 2018), most recent first.
+    pub sack: [SackBlock; 3],
+    /// Scheduling priority for priority queues (pFabric: remaining flow bytes; lower is served first).
+    pub priority: u64,
+    /// Input port at the switch currently holding the packet (set by the switch on arrival).
+    pub ingress: u16,
+    /// Hops taken so far.
+    pub hops: u8,
+    /// Time the packet was created by its transport (for delay measurement).
+    pub created: SimTime,
+    /// TCP timestamp option: value and echo (RFC 7323), in the sender's clock (here: sim time).
+    pub ts_val: SimTime,
+    pub ts_ecr: SimTime,
+    /// Opaque to every mechanism: the environment's handle (e.g. a frame buffer index).
+    pub tag: u32,
+}
+
+impl Default for Packet {
+    fn default() -> Packet {
+        Packet {
+            uid: 0,
+            flow: 0,
+            src: 0,
+            dst: 0,
+            sport: 0,
+            dport: 0,
+            proto: Proto::Tcp,
+            size: 0,
+            payload: 0,
+            seq: 0,
+            ack: 0,
+            flags: 0,
+            rwnd: 0,
+            wscale: NO_WSCALE,
+            reserved_wscale: NO_WSCALE,
+            ecn: Ecn::NotEct,
+            sack: [SackBlock::default(); 3],
+            priority: 0,
+            ingress: 0,
+            hops: 0,
+            created: SimTime::ZERO,
+            ts_val: SimTime::ZERO,
+            ts_ecr: SimTime::ZERO,
+            tag: 0,
+        }
+    }
+}
+
+impl Packet {
+    #[inline]
+    pub fn has(&self, f: u8) -> bool {
+        self.flags & f != 0
+    }
+    /// A TCP segment that carries payload (or is a pure SYN/FIN, which are not data).
+    #[inline]
+    pub fn is_data(&self) -> bool {
+        self.payload > 0
+    }
+    /// A pure TCP acknowledgement: ACK flag, no payload, no SYN/FIN.
+    #[inline]
+    pub fn is_pure_ack(&self) -> bool {
+        self.proto == Proto::Tcp
+            && self.payload == 0
+            && self.has(flags::ACK)
+            && !self.has(flags::SYN | flags::FIN | flags::RST)
+    }
+    /// The 5-tuple packed into 64 bits (addresses folded, ports and protocol kept).
+    #[inline]
+    pub fn flow_key(&self) -> u64 {
+        let a = (self.src as u64) << 32 | self.dst as u64;
+        let p = (self.sport as u64) << 24 | (self.dport as u64) << 8 | self.proto as u64;
+        mix64(a) ^ p
+    }
+    /// Sequence number just past this segment (SYN and FIN count one).
+    #[inline]
+    pub fn seq_end(&self) -> u64 {
+        self.seq + self.payload as u64 + self.has(flags::SYN) as u64 + self.has(flags::FIN) as u64
+    }
+}
+
+/// A keyed hash of a flow key: changing `salt` draws a new, independent hash function.
+#[inline]
+pub fn hash_flow(flow_key: u64, salt: u64) -> u64 {
+    mix64(flow_key ^ mix64(salt))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flow_key_separates_directions_and_ports() {
+        let a = Packet { src: 1, dst: 2, sport: 10, dport: 20, ..Default::default() };
+        let b = Packet { src: 2, dst: 1, sport: 20, dport: 10, ..Default::default() };
+        let c = Packet { src: 1, dst: 2, sport: 11, dport: 20, ..Default::default() };
+        assert_ne!(a.flow_key(), b.flow_key());
+        assert_ne!(a.flow_key(), c.flow_key());
+    }
+    #[test]
+    fn salt_changes_the_hash() {
+        assert_ne!(hash_flow(42, 1), hash_flow(42, 2));
+        assert_eq!(hash_flow(42, 1), hash_flow(42, 1));
+    }
+    #[test]
+    fn syn_and_fin_consume_sequence_space() {
+        let p = Packet { seq: 100, payload: 10, flags: flags::FIN | flags::ACK, ..Default::default() };
+        assert_eq!(p.seq_end(), 111);
+    }
+}
