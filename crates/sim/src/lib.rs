@@ -10,9 +10,18 @@
 //! - Output files are written to temporary names and renamed into place, so a failure never
 //!   leaves a half-written or mixed set of results.
 
+pub mod engine;
 pub mod error;
+pub mod event;
+pub mod metrics;
+pub mod net;
+pub mod run;
+pub mod scenario;
+pub mod topo;
+pub mod workload;
 
 pub use error::Error;
+pub use scenario::Scenario;
 
 /// Version of the engine, written into every output.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -26,13 +35,6 @@ pub struct Progress {
     pub wall_time_s: f64,
 }
 
-/// A validated scenario, ready to run (STUB until the engine lands).
-#[derive(Clone, Debug)]
-pub struct Scenario {
-    pub name: String,
-    pub seed: u64,
-    pub duration_s: f64,
-}
 
 /// The results of one run: the three CONTRACT.md files, already rendered.
 #[derive(Clone, Debug)]
@@ -44,14 +46,14 @@ pub struct Results {
 
 /// Parses `text` (TOML; `origin` names it in messages), applies `--set`-style overrides
 /// (`("queue.kind", "hcf")`; values are TOML literals, bare words are strings) and validates.
-pub fn load_scenario(_text: &str, _origin: &str, _overrides: &[(String, String)]) -> Result<Scenario, Error> {
-    Err(Error::Internal("engine not built yet".into()))
+pub fn load_scenario(text: &str, origin: &str, overrides: &[(String, String)]) -> Result<Scenario, Error> {
+    scenario::load(text, origin, overrides)
 }
 
 /// Runs a scenario; `seed` overrides the scenario's seed. `progress` is called about every
 /// 0.2 s of wall time.
-pub fn run(_sc: &Scenario, _seed: Option<u64>, _progress: Option<&mut dyn FnMut(&Progress)>) -> Result<Results, Error> {
-    Err(Error::Internal("engine not built yet".into()))
+pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<&mut dyn FnMut(&Progress)>) -> Result<Results, Error> {
+    run::run(sc, seed, progress)
 }
 
 impl Results {

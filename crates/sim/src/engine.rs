@@ -1,0 +1,322 @@
+//! The event loop: packets move between ports, links, switches and host transports.
+//!
+//! Rules:
+//! - Only the engine owns the clock ([`EventQueue::now`]); every mechanism gets `now` passed in.
+//! - Packets on a link live in a slab and travel in events as `u32` handles; queued packets live
+//!   inside their discipline by value.
+//! - Every packet offered to a port goes through its discipline, even when the port is idle
+//!   (the discipline must see every arrival: HCF spends credits, RED updates its average). An
+//!   idle port then dequeues at once.
+//! - A port keeps at most one pending `TxDone`, and only when a packet is waiting: a packet
+//!   that finds the port idle starts at once, and one that finds it busy with nothing pending
+//!   schedules the `TxDone` at `busy_until`.
+//! - Transport timers are lazy: each endpoint has at most one timer event in the queue, at or
+//!   before its deadline; when it fires, the endpoint checks its own deadline and the engine
+//!   re-arms at the endpoint's next deadline. Moving a deadline later costs nothing.
+
+use crate::event::{Event, EventQueue};
+use crate::metrics::FlowObs;
+use crate::net::{Network, NodeKind};
+use crate::workload::{TcpFlow, UdpSource};
+use crate::Progress;
+use dcfair_core::packet::{Packet, Proto};
+use dcfair_core::time::SimTime;
+
+/// Packets in flight on links.
+#[derive(Debug, Default)]
+struct Slab {
+    items: Vec<Packet>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    #[inline]
+    fn insert(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
+            Some(h) => {
+                self.items[h as usize] = p;
+                h
+            }
+            None => {
+                self.items.push(p);
+                (self.items.len() - 1) as u32
+            }
+        }
+    }
+    #[inline]
+    fn take(&mut self, h: u32) -> Packet {
+        self.free.push(h);
+        std::mem::take(&mut self.items[h as usize])
+    }
+}
+
+/// The whole simulated world and its clock.
+pub struct Sim {
+    pub q: EventQueue,
+    pub net: Network,
+    pub tcp: Vec<TcpFlow>,
+    pub udp: Vec<UdpSource>,
+    /// Receiver-side observations, indexed by flow id (TCP flows, then UDP sources).
+    pub obs: Vec<FlowObs>,
+    pub window_start: SimTime,
+    pub end: SimTime,
+    slab: Slab,
+    scratch: Vec<Packet>,
+    next_uid: u64,
+}
+
+impl Sim {
+    pub fn new(net: Network, tcp: Vec<TcpFlow>, udp: Vec<UdpSource>, window_start: SimTime, end: SimTime) -> Sim {
+        let n = tcp.len() + udp.len();
+        Sim {
+            q: EventQueue::new(),
+            net,
+            tcp,
+            udp,
+            obs: vec![FlowObs::default(); n],
+            window_start,
+            end,
+            slab: Slab::default(),
+            scratch: Vec::with_capacity(64),
+            next_uid: 1,
+        }
+    }
+
+    /// Schedules the starts of every source and the window opening.
+    pub fn schedule_starts(&mut self) {
+        for i in 0..self.tcp.len() {
+            let at = self.tcp[i].start;
+            self.q.schedule(at, Event::Start { flow: i as u32 });
+        }
+        for i in 0..self.udp.len() {
+            let at = self.udp[i].start;
+            self.q.schedule(at, Event::UdpSend { source: i as u32 });
+        }
+        self.q.schedule(self.window_start, Event::Sample);
+    }
+
+    /// Runs until the end time, calling `progress` about every 0.2 s of wall time.
+    pub fn run(&mut self, mut progress: Option<&mut dyn FnMut(&Progress)>) {
+        let wall = std::time::Instant::now();
+        let mut last_report = 0.0f64;
+        let duration_s = self.end.as_secs_f64();
+        loop {
+            // Check the wall clock only every 64k events: it is for progress display only.
+            for _ in 0..65_536 {
+                let Some((now, ev)) = self.q.pop_until(self.end) else {
+                    self.report(&mut progress, wall, duration_s, true);
+                    return;
+                };
+                self.dispatch(now, ev);
+            }
+            let w = wall.elapsed().as_secs_f64();
+            if w - last_report >= 0.2 {
+                last_report = w;
+                self.report(&mut progress, wall, duration_s, false);
+            }
+        }
+    }
+
+    fn report(&self, progress: &mut Option<&mut dyn FnMut(&Progress)>, wall: std::time::Instant, duration_s: f64, done: bool) {
+        if let Some(cb) = progress.as_mut() {
+            cb(&Progress {
+                sim_time_s: if done { duration_s } else { self.q.now().as_secs_f64() },
+                duration_s,
+                events: self.q.events(),
+                wall_time_s: wall.elapsed().as_secs_f64(),
+            });
+        }
+    }
+
+    #[inline]
+    fn dispatch(&mut self, now: SimTime, ev: Event) {
+        match ev {
+            Event::Arrive { node, port, pkt } => {
+                let p = self.slab.take(pkt);
+                self.arrive(now, node, port, p);
+            }
+            Event::TxDone { port } => {
+                self.net.ports[port as usize].txdone_pending = false;
+                self.start_tx(port, now);
+            }
+            Event::Timer { endpoint } => self.timer(now, endpoint),
+            Event::Start { flow } => {
+                let mut out = std::mem::take(&mut self.scratch);
+                self.tcp[flow as usize].sender.start(now, &mut out);
+                self.emit(now, self.tcp[flow as usize].ids.src, &mut out);
+                self.scratch = out;
+                self.rearm(flow as usize, 0);
+            }
+            Event::UdpSend { source } => self.udp_send(now, source as usize),
+            Event::Sample => self.open_window(),
+        }
+    }
+
+    /// Sends the packets in `out` from host `host`'s NIC, draining `out`.
+    #[inline]
+    fn emit(&mut self, now: SimTime, host: u32, out: &mut Vec<Packet>) {
+        let nic = self.net.nodes[host as usize].ports[0];
+        for mut p in out.drain(..) {
+            p.uid = self.next_uid;
+            self.next_uid += 1;
+            self.offer(nic, p, now);
+        }
+    }
+
+    /// Offers a packet to a port's discipline and starts serialization if the port is idle.
+    #[inline]
+    fn offer(&mut self, pid: u32, pkt: Packet, now: SimTime) {
+        let port = &mut self.net.ports[pid as usize];
+        port.queue.enqueue(pkt, now);
+        // Dropped packets simply vanish here; the queue's stats have counted them.
+        port.queue.ev.dropped.clear();
+        if port.txdone_pending {
+            return;
+        }
+        if now >= port.busy_until {
+            self.start_tx(pid, now);
+        } else if !port.queue.is_empty() {
+            port.txdone_pending = true;
+            let at = port.busy_until;
+            self.q.schedule(at, Event::TxDone { port: pid });
+        }
+    }
+
+    /// Takes the next packet from the port's discipline and puts it on the wire.
+    #[inline]
+    fn start_tx(&mut self, pid: u32, now: SimTime) {
+        let port = &mut self.net.ports[pid as usize];
+        let Some(pkt) = port.queue.dequeue(now) else {
+            port.queue.ev.dropped.clear();
+            return;
+        };
+        port.queue.ev.dropped.clear();
+        let done = now + port.rate.tx_time(pkt.size as u64);
+        port.busy_until = done;
+        port.pkts_out += 1;
+        port.bytes_out += pkt.size as u64;
+        if done >= self.window_start && done <= self.end {
+            port.window_bytes_out += pkt.size as u64;
+        }
+        let (node, local, at) = (port.peer_node, port.peer_port, done + port.delay);
+        if !port.queue.is_empty() {
+            port.txdone_pending = true;
+            self.q.schedule(done, Event::TxDone { port: pid });
+        }
+        let h = self.slab.insert(pkt);
+        self.q.schedule(at, Event::Arrive { node, port: local, pkt: h });
+    }
+
+    fn arrive(&mut self, now: SimTime, node: u32, port: u16, mut pkt: Packet) {
+        let n = &self.net.nodes[node as usize];
+        match n.kind {
+            NodeKind::Switch => {
+                let local = n.fwd.get(pkt.dst as usize).copied().unwrap_or(u16::MAX);
+                debug_assert!(local != u16::MAX, "no route to {} at {}", pkt.dst, n.name);
+                if local == u16::MAX {
+                    return;
+                }
+                let out = n.ports[local as usize];
+                pkt.ingress = port;
+                pkt.hops = pkt.hops.saturating_add(1);
+                self.offer(out, pkt, now);
+            }
+            NodeKind::Host => self.deliver(now, node, pkt),
+        }
+    }
+
+    /// A packet reached host `host`: observe it and hand it to its transport.
+    fn deliver(&mut self, now: SimTime, host: u32, pkt: Packet) {
+        let f = pkt.flow as usize;
+        let in_window = now >= self.window_start;
+        if pkt.proto == Proto::Udp {
+            let src = &mut self.udp[f - self.tcp.len()];
+            src.bytes_received += pkt.size as u64;
+            let start = src.start;
+            self.obs[f].arrival(now, start, pkt.size, in_window);
+            return;
+        }
+        let mut out = std::mem::take(&mut self.scratch);
+        let flow = &mut self.tcp[f];
+        if host == flow.ids.dst {
+            if pkt.is_data() {
+                self.obs[f].arrival(now, flow.start, pkt.size, in_window);
+            }
+            flow.receiver.on_packet(&pkt, now, &mut out);
+            if let Some(size) = flow.size {
+                if self.obs[f].completed.is_none() && flow.receiver.delivered_bytes() >= size {
+                    self.obs[f].completed = Some(now);
+                }
+            }
+            let dst = flow.ids.dst;
+            self.emit(now, dst, &mut out);
+            self.scratch = out;
+            self.rearm(f, 1);
+        } else {
+            flow.sender.on_packet(&pkt, now, &mut out);
+            let src = flow.ids.src;
+            self.emit(now, src, &mut out);
+            self.scratch = out;
+            self.rearm(f, 0);
+        }
+    }
+
+    /// Makes sure endpoint `side` (0 sender, 1 receiver) of flow `f` has a timer event at or
+    /// before its deadline.
+    #[inline]
+    fn rearm(&mut self, f: usize, side: usize) {
+        let flow = &mut self.tcp[f];
+        let deadline = if side == 0 { flow.sender.next_deadline() } else { flow.receiver.next_deadline() };
+        if let Some(d) = deadline {
+            if flow.timer_at[side].is_none_or(|t| d < t) {
+                let d = d.max(self.q.now());
+                flow.timer_at[side] = Some(d);
+                self.q.schedule(d, Event::Timer { endpoint: (f * 2 + side) as u32 });
+            }
+        }
+    }
+
+    fn timer(&mut self, now: SimTime, endpoint: u32) {
+        let (f, side) = ((endpoint / 2) as usize, (endpoint % 2) as usize);
+        let flow = &mut self.tcp[f];
+        if flow.timer_at[side] != Some(now) {
+            return; // superseded by an earlier timer event that already ran
+        }
+        flow.timer_at[side] = None;
+        let mut out = std::mem::take(&mut self.scratch);
+        let host = if side == 0 {
+            flow.sender.on_timer(now, &mut out);
+            flow.ids.src
+        } else {
+            flow.receiver.on_timer(now, &mut out);
+            flow.ids.dst
+        };
+        self.emit(now, host, &mut out);
+        self.scratch = out;
+        self.rearm(f, side);
+    }
+
+    fn udp_send(&mut self, now: SimTime, i: usize) {
+        let src = &mut self.udp[i];
+        let p = src.packet();
+        src.pkts_sent += 1;
+        src.bytes_sent += p.size as u64;
+        let gap = src.next_gap();
+        let host = src.src;
+        self.q.schedule(now + gap, Event::UdpSend { source: i as u32 });
+        let mut out = std::mem::take(&mut self.scratch);
+        out.push(p);
+        self.emit(now, host, &mut out);
+        self.scratch = out;
+    }
+
+    /// Snapshot of cumulative counters when the measurement window opens.
+    fn open_window(&mut self) {
+        for f in &mut self.tcp {
+            f.delivered_at_window = f.receiver.delivered_bytes();
+        }
+        for u in &mut self.udp {
+            u.bytes_received_at_window = u.bytes_received;
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Build the network of a scenario, run it, and render the CONTRACT.md result files.
+//!
+//! Rules:
+//! - The run is a pure function of (scenario, seed). Rendering uses sorted JSON keys and Rust's
+//!   shortest round-trip float formatting, so the files are byte-identical for the same inputs.
+//!   The single exception is `wall_time_s` in `summary.json`, the run's own wall-clock time.
+//! - Every metric is computed here from the engine's raw counters; `docs/metrics.md` defines
+//!   each one and is kept in step with this file.
+
+use crate::engine::Sim;
+use crate::metrics::{jain, mean, percentile, std_dev, variance, FlowObs};
+use crate::scenario::Scenario;
+use crate::{topo, workload, Error, Progress, Results, ENGINE_VERSION};
+use dcfair_core::qdisc::{DropReason, Qdisc, QdiscStats};
+use dcfair_core::rng::Streams;
+use dcfair_core::time::SimTime;
+use serde_json::{json, Map, Value};
+use std::fmt::Write as _;
+
+/// Runs `sc` with `seed` (or the scenario's own).
+pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<&mut dyn FnMut(&Progress)>) -> Result<Results, Error> {
+    let seed = seed.unwrap_or(sc.seed);
+    let streams = Streams::new(seed);
+    let wall = std::time::Instant::now();
+
+    let built = topo::build(sc, streams);
+    let tcp = workload::tcp_flows(sc, streams, &built.senders, &built.receivers);
+    let udp_flow = tcp.len() as u32;
+    let bottleneck = built.measured_rate;
+    let per_receiver = dcfair_core::time::BitsPerSec(bottleneck.0 / built.receivers.len().max(1) as u64);
+    let udp: Vec<_> = workload::udp_source(sc, streams, udp_flow, built.udp_host, built.receivers[0], per_receiver).into_iter().collect();
+
+    let end = SimTime::from_secs_f64(sc.sim.duration_s);
+    let window_start = SimTime::from_secs_f64(sc.window_start_s());
+    let mut sim = Sim::new(built.net, tcp, udp, window_start, end);
+    sim.schedule_starts();
+    sim.run(progress);
+    let wall_s = wall.elapsed().as_secs_f64();
+    Ok(render(sc, seed, &sim, built.measured_rate.as_f64(), wall_s))
+}
+
+fn num(x: Option<f64>) -> Value {
+    match x {
+        Some(v) if v.is_finite() => json!(v),
+        _ => Value::Null,
+    }
+}
+
+fn render(sc: &Scenario, seed: u64, sim: &Sim, measured_rate_bps: f64, wall_s: f64) -> Results {
+    let end = sim.end;
+    let window = sc.window_s();
+    let n_tcp = sim.tcp.len();
+
+    // --- per-flow figures of the TCP flows -------------------------------------------------
+    let pkts: Vec<f64> = sim.obs[..n_tcp].iter().map(|o| o.pkts_in_window as f64).collect();
+    let gaps: Vec<f64> = sim.tcp.iter().zip(&sim.obs).map(|(f, o)| o.max_gap_until(f.start, end).as_secs_f64()).collect();
+    let goodput: Vec<f64> = sim
+        .tcp
+        .iter()
+        .map(|f| (f.receiver.delivered_bytes() - f.delivered_at_window.min(f.receiver.delivered_bytes())) as f64 * 8.0 / window)
+        .collect();
+    let fcts: Vec<f64> = sim
+        .tcp
+        .iter()
+        .zip(&sim.obs)
+        .filter_map(|(f, o)| o.completed.map(|c| (c - f.start).as_secs_f64()))
+        .collect();
+
+    // --- measured ports --------------------------------------------------------------------
+    let measured: Vec<_> = sim.net.ports.iter().filter(|p| p.measured).collect();
+    let mut total = QdiscStats::default();
+    let mut window_bytes = 0u64;
+    for p in &measured {
+        let s = &p.queue.stats;
+        for r in 0..DropReason::COUNT {
+            total.dropped_before[r].0 += s.dropped_before[r].0;
+            total.dropped_after[r].0 += s.dropped_after[r].0;
+        }
+        for m in 0..s.marks.len() {
+            total.marks[m] += s.marks[m];
+        }
+        window_bytes += p.window_bytes_out;
+    }
+    let mut by_reason = Map::new();
+    for r in DropReason::ALL {
+        let n = total.drops_by_reason(r);
+        if n > 0 {
+            by_reason.insert(r.as_str().to_string(), json!(n));
+        }
+    }
+
+    let mut m = Map::new();
+    m.insert("utilization".into(), num(Some(window_bytes as f64 * 8.0 / (measured_rate_bps * window))));
+    m.insert("jain_index".into(), num(jain(&pkts)));
+    m.insert("throughput_variance_pkts".into(), num(variance(&pkts)));
+    m.insert(
+        "starved_fraction".into(),
+        num((n_tcp > 0).then(|| pkts.iter().filter(|&&x| x == 0.0).count() as f64 / n_tcp as f64)),
+    );
+    m.insert("max_starvation_s".into(), num(gaps.iter().cloned().reduce(f64::max)));
+    m.insert("mean_pkts_in_window".into(), num(mean(&pkts)));
+    m.insert("drops".into(), json!(total.drops_pkts()));
+    m.insert("marks".into(), json!(total.marks_total()));
+    m.insert("drops_by_reason".into(), Value::Object(by_reason));
+    m.insert("flows".into(), json!(n_tcp));
+    m.insert("flows_completed".into(), json!(fcts.len()));
+    m.insert("timeouts".into(), json!(sim.tcp.iter().map(|f| f.sender.stats().timeouts).sum::<u64>()));
+    m.insert("retransmits".into(), json!(sim.tcp.iter().map(|f| f.sender.stats().retransmits).sum::<u64>()));
+    m.insert("throughput_bps_tcp".into(), num(mean(&goodput)));
+    if let Some(u) = sim.udp.first() {
+        let got = u.bytes_received - u.bytes_received_at_window;
+        m.insert("throughput_bps_udp".into(), num(Some(got as f64 * 8.0 / window)));
+    }
+    if !fcts.is_empty() {
+        m.insert("fct_mean_s".into(), num(mean(&fcts)));
+        m.insert("fct_p50_s".into(), num(percentile(&fcts, 50.0)));
+        m.insert("fct_p99_s".into(), num(percentile(&fcts, 99.0)));
+        m.insert("fct_max_s".into(), num(fcts.iter().cloned().reduce(f64::max)));
+        m.insert("fct_std_s".into(), num(std_dev(&fcts)));
+    }
+
+    let summary = json!({
+        "scenario": sc.name,
+        "seed": seed,
+        "engine_version": ENGINE_VERSION,
+        "queue_kind": sc.queue.kind.as_str(),
+        "sim_time_s": sc.sim.duration_s,
+        "window_s": window,
+        "wall_time_s": wall_s,
+        "events": sim.q.events(),
+        "metrics": Value::Object(m),
+    });
+    let mut summary_json = serde_json::to_string_pretty(&summary).expect("JSON of plain values");
+    summary_json.push('\n');
+
+    Results { summary_json, flows_csv: flows_csv(sim), ports_csv: ports_csv(sim, window) }
+}
+
+fn opt_s(t: Option<f64>) -> String {
+    t.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn flows_csv(sim: &Sim) -> String {
+    let mut s = String::from(
+        "flow_id,src,dst,kind,start_s,end_s,bytes_sent,bytes_delivered,pkts_in_window,fct_s,max_gap_s,retransmits,timeouts\n",
+    );
+    let name = |a: u32| &sim.net.nodes[a as usize].name;
+    for (f, o) in sim.tcp.iter().zip(&sim.obs) {
+        let st = f.sender.stats();
+        let end = o.completed.map(|c| c.as_secs_f64());
+        let fct = o.completed.map(|c| (c - f.start).as_secs_f64());
+        let _ = writeln!(
+            s,
+            "{},{},{},tcp,{},{},{},{},{},{},{},{},{}",
+            f.ids.flow,
+            name(f.ids.src),
+            name(f.ids.dst),
+            f.start.as_secs_f64(),
+            opt_s(end),
+            st.bytes_sent,
+            f.receiver.delivered_bytes(),
+            o.pkts_in_window,
+            opt_s(fct),
+            o.max_gap_until(f.start, sim.end).as_secs_f64(),
+            st.retransmits,
+            st.timeouts
+        );
+    }
+    for u in &sim.udp {
+        let o: &FlowObs = &sim.obs[u.flow as usize];
+        let _ = writeln!(
+            s,
+            "{},{},{},udp,{},,{},{},{},,{},0,0",
+            u.flow,
+            name(u.src),
+            name(u.dst),
+            u.start.as_secs_f64(),
+            u.bytes_sent,
+            u.bytes_received,
+            o.pkts_in_window,
+            o.max_gap_until(u.start, sim.end).as_secs_f64()
+        );
+    }
+    s
+}
+
+fn ports_csv(sim: &Sim, window: f64) -> String {
+    let mut s = String::from("port,queue_kind,rate_bps,packets_out,bytes_out,utilization,drops,marks,max_queue_pkts,max_queue_bytes");
+    for r in DropReason::ALL {
+        let _ = write!(s, ",drops_{}", r.as_str());
+    }
+    s.push('\n');
+    for p in sim.net.ports.iter().filter(|p| p.measured) {
+        let st = &p.queue.stats;
+        let util = p.window_bytes_out as f64 * 8.0 / (p.rate.as_f64() * window);
+        let _ = write!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{}",
+            p.name,
+            p.queue.qdisc.name(),
+            p.rate.0,
+            p.pkts_out,
+            p.bytes_out,
+            util,
+            st.drops_pkts(),
+            st.marks_total(),
+            st.max_len_pkts,
+            st.max_len_bytes
+        );
+        for r in DropReason::ALL {
+            let _ = write!(s, ",{}", st.drops_by_reason(r));
+        }
+        s.push('\n');
+    }
+    s
+}

@@ -1,0 +1,414 @@
+//! Scenarios: typed configuration, dotted-key overrides, validation with the key's path.
+//!
+//! Rules:
+//! - A scenario is a TOML document. It is parsed into a generic tree, `--set KEY=VALUE`
+//!   overrides are applied to the tree by dotted path (creating tables as needed), and only then
+//!   is the tree deserialized into [`Scenario`]. Unknown keys and wrong types are rejected with
+//!   the full dotted path (`serde_path_to_error`), so a typo in `--set` is caught like one in
+//!   the file.
+//! - Override values are TOML literals (`20`, `0.5`, `true`, `"x"`, `[1, 2]`); anything that is
+//!   not a valid literal is taken as a string, so `--set queue.kind=hcf` works unquoted.
+//! - Every quantity carries its unit in its key name (`_s`, `_ms`, `_us`, `_mbps`, `_bytes`,
+//!   `_pkts`). After deserialization [`Scenario::validate`] checks values (positive rates,
+//!   windows inside the run, ...) and names the key on failure. Nothing runs before that.
+
+use crate::error::Error;
+use dcfair_core::qdisc::{ConfigError, QueueConfig};
+use dcfair_core::tcp::TcpConfig;
+use serde::Deserialize;
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name used in outputs and as the default output directory.
+    #[serde(default = "default_name")]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Master seed of every random stream of the run.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub sim: SimConfig,
+    #[serde(default)]
+    pub measure: MeasureConfig,
+    pub topology: TopologyConfig,
+    /// Discipline of the measured (bottleneck) ports.
+    #[serde(default)]
+    pub queue: QueueConfig,
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    /// Long-lived (or fixed-size) TCP flows.
+    pub flows: Option<FlowsConfig>,
+    /// UDP background traffic.
+    pub udp: Option<UdpConfig>,
+}
+
+fn default_name() -> String {
+    "scenario".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Simulated time, seconds.
+    pub duration_s: f64,
+}
+
+/// The measurement window is `[duration_s - window_s, duration_s]`.
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureConfig {
+    /// Length of the measurement window, seconds (default: the whole run).
+    pub window_s: Option<f64>,
+}
+
+/// The network.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TopologyConfig {
+    /// `senders` hosts -> one switch -> bottleneck port(s) -> `receivers` hosts.
+    Dumbbell(DumbbellConfig),
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumbbellConfig {
+    /// Sender hosts (TCP flows are spread over them round robin).
+    pub senders: u32,
+    #[serde(default = "one")]
+    pub receivers: u32,
+    /// Rate of every host link (both directions), Mbit/s.
+    pub access_rate_mbps: f64,
+    /// One-way propagation delay of a host link, microseconds.
+    pub access_delay_us: f64,
+    /// Rate of each switch -> receiver link (the bottleneck), Mbit/s.
+    pub bottleneck_rate_mbps: f64,
+    /// One-way propagation delay of each switch -> receiver link, microseconds.
+    pub bottleneck_delay_us: f64,
+    /// Buffer of host NICs and of the non-bottleneck switch ports, packets.
+    #[serde(default = "default_host_buffer")]
+    pub host_buffer_pkts: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+fn default_host_buffer() -> u32 {
+    1000
+}
+
+/// A group of TCP flows, sender `i % senders` -> receiver `i % receivers`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsConfig {
+    pub count: u32,
+    /// Payload bytes per flow; absent = long-lived (never ends).
+    pub size_bytes: Option<u64>,
+    /// Start times are uniform in `[start_min_s, start_max_s]`.
+    #[serde(default)]
+    pub start_min_s: f64,
+    #[serde(default)]
+    pub start_max_s: f64,
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum UdpPattern {
+    /// Exponential inter-arrival times.
+    #[default]
+    Poisson,
+    /// Constant bit rate.
+    Cbr,
+}
+
+/// UDP background from its own sender host to receiver 0.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpConfig {
+    /// Mean rate as a fraction of the bottleneck rate.
+    pub rate_fraction: f64,
+    #[serde(default)]
+    pub pattern: UdpPattern,
+    /// Bytes per packet on the wire.
+    #[serde(default = "default_udp_size")]
+    pub packet_bytes: u32,
+    #[serde(default)]
+    pub start_s: f64,
+}
+
+fn default_udp_size() -> u32 {
+    1500
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing and overrides
+// ---------------------------------------------------------------------------------------------
+
+/// Parses a TOML scenario, applies overrides, deserializes and validates it.
+pub fn load(text: &str, origin: &str, overrides: &[(String, String)]) -> Result<Scenario, Error> {
+    let mut tree: toml::Value = toml::from_str(text).map_err(|e| {
+        Error::invalid(origin, format!("not valid TOML: {}", e.message().trim()) + &locate(text, e.span()))
+    })?;
+    for (key, value) in overrides {
+        apply_override(&mut tree, key, value)?;
+    }
+    let mut sc: Scenario = serde_path_to_error::deserialize(tree).map_err(|e| {
+        let path = e.path().to_string();
+        let key = if path == "." || path.is_empty() { origin.to_string() } else { path };
+        Error::invalid(key, tidy_serde_message(&e.inner().to_string()))
+    })?;
+    if sc.name == default_name() {
+        if let Some(stem) = std::path::Path::new(origin).file_stem().and_then(|s| s.to_str()) {
+            sc.name = stem.to_string();
+        }
+    }
+    sc.validate().map_err(|e| Error::invalid(e.key, e.reason))?;
+    Ok(sc)
+}
+
+fn locate(text: &str, span: Option<std::ops::Range<usize>>) -> String {
+    match span {
+        Some(r) => {
+            let line = text[..r.start.min(text.len())].matches('\n').count() + 1;
+            format!(" (line {line})")
+        }
+        None => String::new(),
+    }
+}
+
+fn tidy_serde_message(m: &str) -> String {
+    // toml's messages may carry a trailing newline or a "TOML parse error" prefix with a span dump.
+    m.lines().next().unwrap_or(m).trim().to_string()
+}
+
+/// Sets `key` (dotted path) in `tree` to `value` parsed as a TOML literal (bare words: strings).
+pub fn apply_override(tree: &mut toml::Value, key: &str, value: &str) -> Result<(), Error> {
+    if key.is_empty() || key.split('.').any(|p| p.is_empty()) {
+        return Err(Error::invalid(key, "an override key must be a dotted path such as queue.kind"));
+    }
+    let parsed = parse_literal(value);
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut cur = tree;
+    for (i, part) in parts.iter().enumerate() {
+        let table = match cur {
+            toml::Value::Table(t) => t,
+            _ => {
+                return Err(Error::invalid(parts[..i].join("."), format!("is not a table, so {key} cannot be set")))
+            }
+        };
+        if i == parts.len() - 1 {
+            table.insert(part.to_string(), parsed);
+            return Ok(());
+        }
+        cur = table.entry(part.to_string()).or_insert_with(|| toml::Value::Table(Default::default()));
+    }
+    unreachable!("loop returns on the last part")
+}
+
+fn parse_literal(value: &str) -> toml::Value {
+    let doc = format!("v = {value}");
+    match toml::from_str::<toml::Table>(&doc) {
+        Ok(mut t) => t.remove("v").unwrap_or_else(|| toml::Value::String(value.to_string())),
+        Err(_) => toml::Value::String(value.to_string()),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+// ---------------------------------------------------------------------------------------------
+
+fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
+    if !v.is_finite() || v <= 0.0 {
+        return Err(ConfigError::new(key, format!("must be a positive number, got {v}")));
+    }
+    Ok(())
+}
+
+fn non_negative(key: &str, v: f64) -> Result<(), ConfigError> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(ConfigError::new(key, format!("must be zero or positive, got {v}")));
+    }
+    Ok(())
+}
+
+impl Scenario {
+    /// Seconds at which the measurement window opens.
+    pub fn window_start_s(&self) -> f64 {
+        self.sim.duration_s - self.window_s()
+    }
+    pub fn window_s(&self) -> f64 {
+        self.measure.window_s.unwrap_or(self.sim.duration_s)
+    }
+
+    /// Wire size of a full TCP segment, which is the MTU of the run.
+    pub fn mtu(&self) -> u32 {
+        self.tcp.mss_bytes + self.tcp.header_bytes
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        positive("sim.duration_s", self.sim.duration_s)?;
+        if self.sim.duration_s > 1.0e6 {
+            return Err(ConfigError::new("sim.duration_s", "must be at most 1e6 seconds"));
+        }
+        if let Some(w) = self.measure.window_s {
+            positive("measure.window_s", w)?;
+            if w > self.sim.duration_s {
+                return Err(ConfigError::new(
+                    "measure.window_s",
+                    format!("{w} s is longer than the run (sim.duration_s = {} s)", self.sim.duration_s),
+                ));
+            }
+        }
+        match &self.topology {
+            TopologyConfig::Dumbbell(d) => {
+                if d.senders == 0 {
+                    return Err(ConfigError::new("topology.senders", "must be at least 1"));
+                }
+                if d.receivers == 0 {
+                    return Err(ConfigError::new("topology.receivers", "must be at least 1"));
+                }
+                if d.senders > 1_000_000 || d.receivers > 1_000_000 {
+                    return Err(ConfigError::new("topology.senders", "at most 1,000,000 hosts per side"));
+                }
+                positive("topology.access_rate_mbps", d.access_rate_mbps)?;
+                positive("topology.bottleneck_rate_mbps", d.bottleneck_rate_mbps)?;
+                non_negative("topology.access_delay_us", d.access_delay_us)?;
+                non_negative("topology.bottleneck_delay_us", d.bottleneck_delay_us)?;
+                if d.host_buffer_pkts == 0 {
+                    return Err(ConfigError::new("topology.host_buffer_pkts", "must be at least 1"));
+                }
+            }
+        }
+        self.queue.validate().map_err(|e| e.within("queue"))?;
+        if let Some(f) = &self.flows {
+            non_negative("flows.start_min_s", f.start_min_s)?;
+            non_negative("flows.start_max_s", f.start_max_s)?;
+            if f.start_max_s < f.start_min_s {
+                return Err(ConfigError::new("flows.start_max_s", "must not be before flows.start_min_s"));
+            }
+            if f.start_min_s >= self.sim.duration_s {
+                return Err(ConfigError::new("flows.start_min_s", "flows would start after the run ends"));
+            }
+            if f.size_bytes == Some(0) {
+                return Err(ConfigError::new("flows.size_bytes", "must be at least 1 byte (omit it for long-lived flows)"));
+            }
+        }
+        if let Some(u) = &self.udp {
+            if !(0.0..=1.0).contains(&u.rate_fraction) || !u.rate_fraction.is_finite() {
+                return Err(ConfigError::new("udp.rate_fraction", format!("must be in [0, 1], got {}", u.rate_fraction)));
+            }
+            if u.packet_bytes < 28 || u.packet_bytes > self.mtu() {
+                return Err(ConfigError::new(
+                    "udp.packet_bytes",
+                    format!("must be between 28 and the MTU ({} bytes), got {}", self.mtu(), u.packet_bytes),
+                ));
+            }
+            non_negative("udp.start_s", u.start_s)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MINI: &str = r#"
+        name = "mini"
+        [sim]
+        duration_s = 1.0
+        [topology]
+        kind = "dumbbell"
+        senders = 2
+        access_rate_mbps = 1000.0
+        access_delay_us = 10.0
+        bottleneck_rate_mbps = 100.0
+        bottleneck_delay_us = 10.0
+        [queue]
+        kind = "droptail"
+        limit_pkts = 20
+        [flows]
+        count = 2
+    "#;
+
+    fn ov(k: &str, v: &str) -> (String, String) {
+        (k.to_string(), v.to_string())
+    }
+
+    fn err_key(r: Result<Scenario, Error>) -> String {
+        match r {
+            Err(Error::Invalid { key, .. }) => key,
+            other => panic!("expected invalid input, got {other:?}"),
+        }
+    }
+
+    // --- parsing and overrides ----------------------------------------------------------
+    #[test]
+    fn loads_and_overrides() {
+        let sc = load(MINI, "mini.toml", &[ov("queue.kind", "red"), ov("sim.duration_s", "2"), ov("seed", "9")]).unwrap();
+        assert_eq!(sc.queue.kind, dcfair_core::qdisc::QdiscKind::Red);
+        assert_eq!(sc.sim.duration_s, 2.0);
+        assert_eq!(sc.seed, 9);
+        assert_eq!(sc.window_s(), 2.0);
+    }
+
+    #[test]
+    fn override_creates_missing_tables() {
+        let sc = load(MINI, "mini.toml", &[ov("measure.window_s", "0.5"), ov("udp.rate_fraction", "0.1")]).unwrap();
+        assert_eq!(sc.window_s(), 0.5);
+        assert_eq!(sc.udp.unwrap().rate_fraction, 0.1);
+    }
+
+    // --- errors name the key ------------------------------------------------------------
+    #[test]
+    fn unknown_key_names_its_path() {
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("queue.limt_pkts", "3")])), "queue.limt_pkts");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("bogus", "3")])), "bogus");
+        let k = err_key(load(MINI, "m.toml", &[ov("topology.sendrs", "3")]));
+        assert!(k.starts_with("topology"), "{k}");
+    }
+
+    #[test]
+    fn wrong_type_names_its_path() {
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("flows.count", "many")])), "flows.count");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("queue.kind", "fifo")])), "queue.kind");
+    }
+
+    #[test]
+    fn impossible_values_name_their_key() {
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("topology.bottleneck_rate_mbps", "-100")])), "topology.bottleneck_rate_mbps");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("topology.access_rate_mbps", "0")])), "topology.access_rate_mbps");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("sim.duration_s", "0")])), "sim.duration_s");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("measure.window_s", "5")])), "measure.window_s");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("queue.limit_pkts", "0")])), "queue.limit_pkts");
+    }
+
+    #[test]
+    fn bad_toml_names_the_file_and_line() {
+        match load("[sim\nduration_s = 1", "bad.toml", &[]) {
+            Err(Error::Invalid { key, reason }) => {
+                assert_eq!(key, "bad.toml");
+                assert!(reason.contains("line 1"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn override_through_a_value_is_rejected() {
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("seed.x", "1")])), "seed");
+    }
+
+    #[test]
+    fn literal_parsing() {
+        assert_eq!(parse_literal("20"), toml::Value::Integer(20));
+        assert_eq!(parse_literal("0.5"), toml::Value::Float(0.5));
+        assert_eq!(parse_literal("true"), toml::Value::Boolean(true));
+        assert_eq!(parse_literal("hcf"), toml::Value::String("hcf".into()));
+        assert_eq!(parse_literal("\"a b\""), toml::Value::String("a b".into()));
+    }
+}
