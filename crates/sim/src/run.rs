@@ -59,12 +59,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, measured_rate_bps: f64, wall_s: f
         .iter()
         .map(|f| (f.receiver.delivered_bytes() - f.delivered_at_window.min(f.receiver.delivered_bytes())) as f64 * 8.0 / window)
         .collect();
-    let fcts: Vec<f64> = sim
-        .tcp
-        .iter()
-        .zip(&sim.obs)
-        .filter_map(|(f, o)| o.completed.map(|c| (c - f.start).as_secs_f64()))
-        .collect();
+    let fcts: Vec<f64> = sim.tcp.iter().zip(&sim.obs).filter_map(|(f, o)| fct_of(f, o)).collect();
 
     // --- measured ports --------------------------------------------------------------------
     let measured: Vec<_> = sim.net.ports.iter().filter(|p| p.measured).collect();
@@ -111,12 +106,24 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, measured_rate_bps: f64, wall_s: f
         let got = u.bytes_received - u.bytes_received_at_window;
         m.insert("throughput_bps_udp".into(), num(Some(got as f64 * 8.0 / window)));
     }
-    if !fcts.is_empty() {
-        m.insert("fct_mean_s".into(), num(mean(&fcts)));
-        m.insert("fct_p50_s".into(), num(percentile(&fcts, 50.0)));
-        m.insert("fct_p99_s".into(), num(percentile(&fcts, 99.0)));
-        m.insert("fct_max_s".into(), num(fcts.iter().cloned().reduce(f64::max)));
-        m.insert("fct_std_s".into(), num(std_dev(&fcts)));
+    insert_fct(&mut m, "", &fcts);
+    // Per-group figures, suffixed with the group's name, when there is more than one group.
+    let groups = sc.flow_groups();
+    if groups.len() > 1 {
+        for (g, (name, _)) in groups.iter().enumerate() {
+            let idx: Vec<usize> = (0..n_tcp).filter(|&i| sim.tcp[i].group as usize == g).collect();
+            let gp: Vec<f64> = idx.iter().map(|&i| pkts[i]).collect();
+            let gf: Vec<f64> = idx.iter().filter_map(|&i| fct_of(&sim.tcp[i], &sim.obs[i])).collect();
+            let gg: Vec<f64> = idx.iter().map(|&i| goodput[i]).collect();
+            m.insert(format!("throughput_bps_{name}"), num(mean(&gg)));
+            m.insert(
+                format!("starved_fraction_{name}"),
+                num((!gp.is_empty()).then(|| gp.iter().filter(|&&x| x == 0.0).count() as f64 / gp.len() as f64)),
+            );
+            m.insert(format!("jain_index_{name}"), num(jain(&gp)));
+            m.insert(format!("max_starvation_s_{name}"), num(idx.iter().map(|&i| gaps[i]).reduce(f64::max)));
+            insert_fct(&mut m, &format!("_{name}"), &gf);
+        }
     }
 
     let summary = json!({
@@ -133,16 +140,33 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, measured_rate_bps: f64, wall_s: f
     let mut summary_json = serde_json::to_string_pretty(&summary).expect("JSON of plain values");
     summary_json.push('\n');
 
-    Results { summary_json, flows_csv: flows_csv(sim), ports_csv: ports_csv(sim, window) }
+    Results { summary_json, flows_csv: flows_csv(sc, sim), ports_csv: ports_csv(sim, window) }
+}
+
+fn fct_of(f: &crate::workload::TcpFlow, o: &FlowObs) -> Option<f64> {
+    o.completed.map(|c| (c - f.start).as_secs_f64())
+}
+
+/// The FCT statistics of `fcts` under keys `fct_<stat>_s<suffix>`, if any flow finished.
+fn insert_fct(m: &mut Map<String, Value>, suffix: &str, fcts: &[f64]) {
+    if fcts.is_empty() {
+        return;
+    }
+    m.insert(format!("fct_mean_s{suffix}"), num(mean(fcts)));
+    m.insert(format!("fct_p50_s{suffix}"), num(percentile(fcts, 50.0)));
+    m.insert(format!("fct_p99_s{suffix}"), num(percentile(fcts, 99.0)));
+    m.insert(format!("fct_max_s{suffix}"), num(fcts.iter().cloned().reduce(f64::max)));
+    m.insert(format!("fct_std_s{suffix}"), num(std_dev(fcts)));
 }
 
 fn opt_s(t: Option<f64>) -> String {
     t.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn flows_csv(sim: &Sim) -> String {
+fn flows_csv(sc: &Scenario, sim: &Sim) -> String {
+    let groups = sc.flow_groups();
     let mut s = String::from(
-        "flow_id,src,dst,kind,start_s,end_s,bytes_sent,bytes_delivered,pkts_in_window,fct_s,max_gap_s,retransmits,timeouts\n",
+        "flow_id,src,dst,kind,start_s,end_s,bytes_sent,bytes_delivered,pkts_in_window,fct_s,max_gap_s,retransmits,timeouts,group\n",
     );
     let name = |a: u32| &sim.net.nodes[a as usize].name;
     for (f, o) in sim.tcp.iter().zip(&sim.obs) {
@@ -151,7 +175,7 @@ fn flows_csv(sim: &Sim) -> String {
         let fct = o.completed.map(|c| (c - f.start).as_secs_f64());
         let _ = writeln!(
             s,
-            "{},{},{},tcp,{},{},{},{},{},{},{},{},{}",
+            "{},{},{},tcp,{},{},{},{},{},{},{},{},{},{}",
             f.ids.flow,
             name(f.ids.src),
             name(f.ids.dst),
@@ -163,14 +187,15 @@ fn flows_csv(sim: &Sim) -> String {
             opt_s(fct),
             o.max_gap_until(f.start, sim.end).as_secs_f64(),
             st.retransmits,
-            st.timeouts
+            st.timeouts,
+            groups[f.group as usize].0
         );
     }
     for u in &sim.udp {
         let o: &FlowObs = &sim.obs[u.flow as usize];
         let _ = writeln!(
             s,
-            "{},{},{},udp,{},,{},{},{},,{},0,0",
+            "{},{},{},udp,{},,{},{},{},,{},0,0,udp",
             u.flow,
             name(u.src),
             name(u.dst),

@@ -38,8 +38,11 @@ pub struct Scenario {
     pub queue: QueueConfig,
     #[serde(default)]
     pub tcp: TcpConfig,
-    /// Long-lived (or fixed-size) TCP flows.
+    /// Long-lived (or fixed-size) TCP flows: the group named `flows`.
     pub flows: Option<FlowsConfig>,
+    /// More named groups of TCP flows (`[groups.mice]`, ...), same keys as `[flows]`.
+    #[serde(default)]
+    pub groups: std::collections::BTreeMap<String, FlowsConfig>,
     /// UDP background traffic.
     pub udp: Option<UdpConfig>,
 }
@@ -106,13 +109,43 @@ fn default_host_buffer() -> u32 {
 #[serde(deny_unknown_fields)]
 pub struct FlowsConfig {
     pub count: u32,
-    /// Payload bytes per flow; absent = long-lived (never ends).
+    /// Payload bytes per flow; absent (and no `size_pkts`) = long-lived (never ends).
     pub size_bytes: Option<u64>,
+    /// Payload size in full segments (`tcp.mss_bytes` each); exclusive with `size_bytes`.
+    pub size_pkts: Option<u64>,
     /// Start times are uniform in `[start_min_s, start_max_s]`.
     #[serde(default)]
     pub start_min_s: f64,
     #[serde(default)]
     pub start_max_s: f64,
+}
+
+impl FlowsConfig {
+    /// Payload bytes per flow (`None`: long-lived).
+    pub fn size(&self, mss: u32) -> Option<u64> {
+        self.size_bytes.or(self.size_pkts.map(|p| p * mss as u64))
+    }
+
+    fn validate(&self, duration_s: f64) -> Result<(), ConfigError> {
+        non_negative("start_min_s", self.start_min_s)?;
+        non_negative("start_max_s", self.start_max_s)?;
+        if self.start_max_s < self.start_min_s {
+            return Err(ConfigError::new("start_max_s", "must not be before start_min_s"));
+        }
+        if self.start_min_s >= duration_s {
+            return Err(ConfigError::new("start_min_s", "flows would start after the run ends"));
+        }
+        if self.size_bytes.is_some() && self.size_pkts.is_some() {
+            return Err(ConfigError::new("size_pkts", "give size_bytes or size_pkts, not both"));
+        }
+        if self.size_bytes == Some(0) || self.size_pkts == Some(0) {
+            return Err(ConfigError::new(
+                if self.size_bytes.is_some() { "size_bytes" } else { "size_pkts" },
+                "must be at least 1 (omit it for long-lived flows)",
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
@@ -244,6 +277,13 @@ impl Scenario {
         self.measure.window_s.unwrap_or(self.sim.duration_s)
     }
 
+    /// The TCP flow groups in order: `[flows]` (named "flows") first, then `[groups.*]` by name.
+    pub fn flow_groups(&self) -> Vec<(&str, &FlowsConfig)> {
+        let mut v: Vec<(&str, &FlowsConfig)> = self.flows.iter().map(|f| ("flows", f)).collect();
+        v.extend(self.groups.iter().map(|(k, f)| (k.as_str(), f)));
+        v
+    }
+
     /// Wire size of a full TCP segment, which is the MTU of the run.
     pub fn mtu(&self) -> u32 {
         self.tcp.mss_bytes + self.tcp.header_bytes
@@ -284,18 +324,15 @@ impl Scenario {
             }
         }
         self.queue.validate().map_err(|e| e.within("queue"))?;
-        if let Some(f) = &self.flows {
-            non_negative("flows.start_min_s", f.start_min_s)?;
-            non_negative("flows.start_max_s", f.start_max_s)?;
-            if f.start_max_s < f.start_min_s {
-                return Err(ConfigError::new("flows.start_max_s", "must not be before flows.start_min_s"));
+        for (name, f) in self.flow_groups() {
+            let key = if name == "flows" { "flows".to_string() } else { format!("groups.{name}") };
+            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                return Err(ConfigError::new(key, "a group name may hold only letters, digits and '_'"));
             }
-            if f.start_min_s >= self.sim.duration_s {
-                return Err(ConfigError::new("flows.start_min_s", "flows would start after the run ends"));
+            if name == "flows" && self.flows.is_some() && self.groups.contains_key("flows") {
+                return Err(ConfigError::new("groups.flows", "the name 'flows' is taken by the [flows] table"));
             }
-            if f.size_bytes == Some(0) {
-                return Err(ConfigError::new("flows.size_bytes", "must be at least 1 byte (omit it for long-lived flows)"));
-            }
+            f.validate(self.sim.duration_s).map_err(|e| e.within(&key))?;
         }
         if let Some(u) = &self.udp {
             if !(0.0..=1.0).contains(&u.rate_fraction) || !u.rate_fraction.is_finite() {
@@ -401,6 +438,18 @@ mod tests {
     #[test]
     fn override_through_a_value_is_rejected() {
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("seed.x", "1")])), "seed");
+    }
+
+    #[test]
+    fn groups_are_validated_with_their_path() {
+        let sc = load(MINI, "m.toml", &[ov("groups.mice.count", "5"), ov("groups.mice.size_pkts", "10")]).unwrap();
+        let g = sc.flow_groups();
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[1].0, "mice");
+        assert_eq!(g[1].1.size(1460), Some(14600));
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.mice.count", "5"), ov("groups.mice.size_pkts", "0")])), "groups.mice.size_pkts");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("flows.start_max_s", "-1")])), "flows.start_max_s");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.mice.cnt", "5")])), "groups.mice.cnt");
     }
 
     #[test]

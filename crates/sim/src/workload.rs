@@ -20,6 +20,8 @@ use rand::Rng as _;
 #[derive(Debug)]
 pub struct TcpFlow {
     pub ids: FlowIds,
+    /// Index into `Scenario::flow_groups()`.
+    pub group: u16,
     pub size: Option<u64>,
     pub start: SimTime,
     pub sender: TcpSender,
@@ -75,11 +77,14 @@ impl UdpSource {
     }
 }
 
-/// Creates the TCP flows of `[flows]`: flow i from `senders[i % S]` to `receivers[i % R]`.
+/// Creates the TCP flows of every group, numbered across groups in `Scenario::flow_groups()`
+/// order: global flow i goes from `senders[i % S]` to `receivers[i % R]`.
 pub fn tcp_flows(sc: &Scenario, streams: Streams, senders: &[u32], receivers: &[u32]) -> Vec<TcpFlow> {
-    let Some(f) = &sc.flows else { return Vec::new() };
-    (0..f.count)
-        .map(|i| {
+    let mut flows = Vec::new();
+    for (g, (_, f)) in sc.flow_groups().into_iter().enumerate() {
+        let size = f.size(sc.tcp.mss_bytes);
+        for _ in 0..f.count {
+            let i = flows.len() as u32;
             let mut rng = streams.stream("flow.start", i as u64);
             let start_s = if f.start_max_s > f.start_min_s { rng.gen_range(f.start_min_s..f.start_max_s) } else { f.start_min_s };
             let ids = FlowIds {
@@ -89,17 +94,19 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, senders: &[u32], receivers: &[
                 sport: 1024 + (i % 60_000) as u16,
                 dport: 80 + (i / 60_000) as u16,
             };
-            TcpFlow {
+            flows.push(TcpFlow {
                 ids,
-                size: f.size_bytes,
+                group: g as u16,
+                size,
                 start: SimTime::from_secs_f64(start_s),
-                sender: TcpSender::new(&sc.tcp, ids, f.size_bytes),
+                sender: TcpSender::new(&sc.tcp, ids, size),
                 receiver: TcpReceiver::new(&sc.tcp, ids),
                 timer_at: [None, None],
                 delivered_at_window: 0,
-            }
-        })
-        .collect()
+            });
+        }
+    }
+    flows
 }
 
 /// The UDP background source of `[udp]`, if any, with flow id `flow`.
