@@ -1,24 +1,900 @@
-//! Sfq (stub: being implemented).
-use super::{ConfigError, Limit, PortContext, Qdisc, QdiscEvents};
-use crate::packet::Packet;
-use crate::time::SimTime;
+//! SFQ: Stochastic Fairness Queueing, as Linux `sch_sfq` behaves.
+//!
+//! Flows are hashed into `buckets` FIFOs which are served in byte-deficit round robin
+//! (McKenney, "Stochastic Fairness Queuing", IEEE INFOCOM 1990; the deficit round robin of
+//! Shreedhar & Varghese, SIGCOMM 1995, as Linux applies it). Flows that collide in a bucket share
+//! its service; a perturbation of the hash every `perturb_s` bounds how long a collision lasts.
+//!
+//! Rules:
+//! - Classification: bucket = `hash_flow(pkt.flow_key(), salt) % buckets`. The salt is drawn
+//!   from the port's stream at construction and again at each perturbation.
+//! - Arrival to a bucket holding `depth_pkts` packets: refused, [`DropReason::FlowLimit`].
+//! - Arrival that does not fit the shared buffer (`queue.limit_pkts` / `limit_bytes`): as if
+//!   it were stored first, packets are pushed out of the tail of the longest bucket (in packets)
+//!   until it fits, [`DropReason::LongestQueue`]. If the longest bucket is the arriving packet's
+//!   own (ties go to it, as in Linux where it was the last to reach that depth), the arriving
+//!   packet itself is the one dropped and is reported refused (`queued == false`). Among other
+//!   equally long buckets the one that reached that length most recently loses; when every
+//!   bucket holds one packet, the bucket next in line for service loses (both as Linux). A
+//!   packet larger than the whole byte limit is refused at once ([`DropReason::Overflow`]).
+//! - Service: a bucket that becomes non-empty joins the round robin at the tail with an
+//!   allotment of `quantum_bytes`. The bucket at the head sends its head packet while its
+//!   allotment is positive, the size being subtracted (it may go negative); when it is not
+//!   positive, the bucket gets `quantum_bytes` more and moves to the tail. A bucket that empties
+//!   leaves the round robin and forgets its allotment.
+//! - Perturbation (`perturb_s > 0`): at the first call at or after each multiple of the period,
+//!   a new salt is drawn and every stored packet is moved to its new bucket, walking the old
+//!   buckets in service order and keeping each bucket's order, so no flow is reordered (a flow's
+//!   packets all sit in one bucket). The new buckets join the round robin in the order they
+//!   receive their first packet, with a fresh allotment. A packet that would overfill its new
+//!   bucket (`depth_pkts`) is dropped ([`DropReason::FlowLimit`], `queued == true`), as Linux's
+//!   `sfq_rehash` does.
+//!
+//! Parameters (`[queue.sfq]`):
+//!
+//! | key             | unit    | default | meaning                                               |
+//! |-----------------|---------|---------|-------------------------------------------------------|
+//! | `buckets`       | buckets | 1024    | hash buckets, each its own FIFO (Linux `divisor`)     |
+//! | `depth_pkts`    | packets | 127     | per-bucket limit (Linux `depth`)                      |
+//! | `quantum_bytes` | bytes   | 1514    | allotment added per round (Linux `quantum`)           |
+//! | `perturb_s`     | seconds | 0       | hash perturbation period, 0 = never (Linux `perturb`) |
+//!
+//! Limits: every bucket is its own queue (Linux caps active flows at `flows`, 128 by default,
+//! and drops arrivals of a 129th flow; not modelled). Linux's optional RED per flow, head drop
+//! and flow-classifier filters are not modelled. Perturbation is evaluated lazily at the next
+//! enqueue or dequeue rather than by a timer; several periods without any call draw one salt.
+//! Cost: O(1) per enqueue, dequeue and push-out (the longest bucket is found through per-depth
+//! lists, as in Linux); O(stored packets) per perturbation. Packets live in one slab that grows
+//! to the peak occupancy and is reused; nothing is allocated per packet afterwards.
+//! Randomness: stream `("qdisc.sfq", port_index)`.
+//! Validation of the configuration: [`SfqConfig::validate`]. Validation of the model:
+//! `docs/validation.md`.
+
+use super::{ConfigError, DropReason, Limit, PortContext, Qdisc, QdiscEvents};
+use crate::packet::{hash_flow, Packet};
+use crate::rng::Rng;
+use crate::time::{SimDuration, SimTime};
+use rand::Rng as _;
 use serde::Deserialize;
 
-#[derive(Clone, Debug, Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-pub struct SfqConfig {}
+/// Largest `buckets` accepted (per-bucket state is preallocated for every port).
+pub const MAX_BUCKETS: u32 = 1 << 20;
+/// Largest `depth_pkts` accepted.
+pub const MAX_DEPTH_PKTS: u32 = 1 << 20;
+
+/// `[queue.sfq]`: see the module documentation for the meaning of every key.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SfqConfig {
+    pub buckets: u32,
+    pub depth_pkts: u32,
+    pub quantum_bytes: u32,
+    pub perturb_s: f64,
+}
+
+impl Default for SfqConfig {
+    fn default() -> Self {
+        SfqConfig { buckets: 1024, depth_pkts: 127, quantum_bytes: 1514, perturb_s: 0.0 }
+    }
+}
+
 impl SfqConfig {
-    pub fn validate(&self) -> Result<(), ConfigError> { Ok(()) }
+    /// Rejects impossible values; the key is relative to `[queue.sfq]`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.buckets == 0 || self.buckets > MAX_BUCKETS {
+            return Err(ConfigError::new("buckets", format!("must be in 1..={MAX_BUCKETS}, got {}", self.buckets)));
+        }
+        if self.depth_pkts == 0 || self.depth_pkts > MAX_DEPTH_PKTS {
+            return Err(ConfigError::new(
+                "depth_pkts",
+                format!("must be in 1..={MAX_DEPTH_PKTS}, got {}", self.depth_pkts),
+            ));
+        }
+        if self.quantum_bytes == 0 {
+            return Err(ConfigError::new("quantum_bytes", "must be at least 1 byte (0 would never serve a bucket)"));
+        }
+        let p = self.perturb_s;
+        if !(p.is_finite() && (p == 0.0 || p >= 1e-9)) {
+            return Err(ConfigError::new("perturb_s", format!("must be 0 (never) or at least 1e-9 s, got {p}")));
+        }
+        Ok(())
+    }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Packet store: one FIFO per bucket, all in one slab (shared with DRR)
+// ---------------------------------------------------------------------------------------------
+
+/// "No cell" / "no bucket".
+pub(crate) const NIL: u32 = u32::MAX;
+
 #[derive(Debug)]
-pub struct Sfq {}
-impl Sfq {
-    pub fn new(_c: &SfqConfig, _limit: Limit, _ctx: &PortContext) -> Sfq { todo!() }
+struct Cell {
+    pkt: Packet,
+    next: u32,
+    prev: u32,
 }
+
+#[derive(Clone, Copy, Debug)]
+struct Fifo {
+    head: u32,
+    tail: u32,
+    len: u32,
+    bytes: u64,
+}
+
+const EMPTY_FIFO: Fifo = Fifo { head: NIL, tail: NIL, len: 0, bytes: 0 };
+
+/// `n` FIFOs of packets kept as doubly linked lists of cells in one slab. Free cells form a
+/// list through `next`; the slab only grows when every cell is in use, so after warm-up no
+/// operation allocates.
+#[derive(Debug)]
+pub(crate) struct BucketFifos {
+    cells: Vec<Cell>,
+    free: u32,
+    fifos: Vec<Fifo>,
+    total_pkts: usize,
+    total_bytes: u64,
+}
+
+impl BucketFifos {
+    /// `n` empty FIFOs; room for `cap` packets before the slab grows.
+    pub(crate) fn new(n: u32, cap: usize) -> BucketFifos {
+        BucketFifos {
+            cells: Vec::with_capacity(cap),
+            free: NIL,
+            fifos: vec![EMPTY_FIFO; n as usize],
+            total_pkts: 0,
+            total_bytes: 0,
+        }
+    }
+    #[inline]
+    pub(crate) fn len(&self, b: u32) -> u32 {
+        self.fifos[b as usize].len
+    }
+    #[inline]
+    pub(crate) fn bytes(&self, b: u32) -> u64 {
+        self.fifos[b as usize].bytes
+    }
+    #[inline]
+    pub(crate) fn total_pkts(&self) -> usize {
+        self.total_pkts
+    }
+    #[inline]
+    pub(crate) fn total_bytes(&self) -> u64 {
+        self.total_bytes
+    }
+    #[inline]
+    pub(crate) fn front(&self, b: u32) -> Option<&Packet> {
+        let h = self.fifos[b as usize].head;
+        (h != NIL).then(|| &self.cells[h as usize].pkt)
+    }
+    /// The packet in cell `c` (a cell detached by [`BucketFifos::detach_all`]).
+    #[inline]
+    pub(crate) fn cell_pkt(&self, c: u32) -> &Packet {
+        &self.cells[c as usize].pkt
+    }
+
+    fn alloc(&mut self, pkt: Packet) -> u32 {
+        if self.free != NIL {
+            let c = self.free;
+            let cell = &mut self.cells[c as usize];
+            self.free = cell.next;
+            cell.pkt = pkt;
+            c
+        } else {
+            self.cells.push(Cell { pkt, next: NIL, prev: NIL });
+            (self.cells.len() - 1) as u32
+        }
+    }
+
+    /// Frees cell `c` (detached from any FIFO) and returns its packet.
+    pub(crate) fn free_cell(&mut self, c: u32) -> Packet {
+        let cell = &mut self.cells[c as usize];
+        let pkt = std::mem::take(&mut cell.pkt);
+        cell.next = self.free;
+        self.free = c;
+        pkt
+    }
+
+    /// Links detached cell `c` at the tail of FIFO `b`.
+    pub(crate) fn link_back(&mut self, b: u32, c: u32) {
+        let size = self.cells[c as usize].pkt.size as u64;
+        let f = &mut self.fifos[b as usize];
+        let old_tail = f.tail;
+        f.tail = c;
+        if old_tail == NIL {
+            f.head = c;
+        }
+        f.len += 1;
+        f.bytes += size;
+        self.total_pkts += 1;
+        self.total_bytes += size;
+        let cell = &mut self.cells[c as usize];
+        cell.prev = old_tail;
+        cell.next = NIL;
+        if old_tail != NIL {
+            self.cells[old_tail as usize].next = c;
+        }
+    }
+
+    pub(crate) fn push_back(&mut self, b: u32, pkt: Packet) {
+        let c = self.alloc(pkt);
+        self.link_back(b, c);
+    }
+
+    /// Unlinks cell `c` from FIFO `b` (keeps the cell allocated).
+    fn unlink(&mut self, b: u32, c: u32) {
+        let (prev, next, size) = {
+            let cell = &self.cells[c as usize];
+            (cell.prev, cell.next, cell.pkt.size as u64)
+        };
+        if prev != NIL {
+            self.cells[prev as usize].next = next;
+        }
+        if next != NIL {
+            self.cells[next as usize].prev = prev;
+        }
+        let f = &mut self.fifos[b as usize];
+        if f.head == c {
+            f.head = next;
+        }
+        if f.tail == c {
+            f.tail = prev;
+        }
+        f.len -= 1;
+        f.bytes -= size;
+        self.total_pkts -= 1;
+        self.total_bytes -= size;
+    }
+
+    pub(crate) fn pop_front(&mut self, b: u32) -> Option<Packet> {
+        let c = self.fifos[b as usize].head;
+        if c == NIL {
+            return None;
+        }
+        self.unlink(b, c);
+        Some(self.free_cell(c))
+    }
+
+    pub(crate) fn pop_back(&mut self, b: u32) -> Option<Packet> {
+        let c = self.fifos[b as usize].tail;
+        if c == NIL {
+            return None;
+        }
+        self.unlink(b, c);
+        Some(self.free_cell(c))
+    }
+
+    /// Detaches every cell of FIFO `b`, appending their indices in order to `out`; the FIFO is
+    /// left empty and the cells stay allocated (relink them with `link_back` or free them).
+    pub(crate) fn detach_all(&mut self, b: u32, out: &mut Vec<u32>) {
+        let f = std::mem::replace(&mut self.fifos[b as usize], EMPTY_FIFO);
+        let mut c = f.head;
+        while c != NIL {
+            out.push(c);
+            c = self.cells[c as usize].next;
+        }
+        self.total_pkts -= f.len as usize;
+        self.total_bytes -= f.bytes;
+    }
+}
+
+/// Initial slab capacity for a buffer limit: the packet limit, or a modest guess.
+pub(crate) fn slab_capacity(limit: Limit) -> usize {
+    limit.pkts.map_or(256, |p| p as usize + 1).min(1 << 16)
+}
+
+// ---------------------------------------------------------------------------------------------
+// SFQ
+// ---------------------------------------------------------------------------------------------
+
+/// The SFQ discipline; see the module documentation.
+#[derive(Debug)]
+pub struct Sfq {
+    fifos: BucketFifos,
+    limit: Limit,
+    buckets: u32,
+    depth: u32,
+    quantum: i64,
+    /// Round robin: a circular list through `rr_next` with its tail, as in Linux; the bucket
+    /// served next is `rr_next[rr_tail]`. Only non-empty buckets are in it.
+    rr_next: Vec<u32>,
+    rr_tail: u32,
+    allot: Vec<i64>,
+    /// Buckets by length: circular doubly linked lists. Nodes `0..buckets` are buckets, node
+    /// `buckets + d` is the head of the list of buckets holding `d >= 1` packets. A bucket is
+    /// inserted at the head of its list whenever its length changes.
+    dep_next: Vec<u32>,
+    dep_prev: Vec<u32>,
+    /// Longest bucket length (0 when empty).
+    cur_depth: u32,
+    salt: u64,
+    perturb: Option<SimDuration>,
+    next_perturb: SimTime,
+    rng: Rng,
+    /// Cells in service order during a perturbation (kept to reuse its allocation).
+    scratch: Vec<u32>,
+}
+
+impl Sfq {
+    pub fn new(c: &SfqConfig, limit: Limit, ctx: &PortContext) -> Sfq {
+        let buckets = c.buckets.clamp(1, MAX_BUCKETS);
+        let depth = c.depth_pkts.clamp(1, MAX_DEPTH_PKTS);
+        // A bucket never holds more than `depth` packets, nor more than the shared packet limit.
+        let max_len = limit.pkts.map_or(depth, |p| p.min(depth));
+        let nodes = buckets as usize + max_len as usize + 1;
+        let mut rng = ctx.streams.stream("qdisc.sfq", ctx.port_index);
+        let salt = rng.gen();
+        let perturb = (c.perturb_s > 0.0).then(|| SimDuration::from_secs_f64(c.perturb_s)).filter(|d| d.0 > 0);
+        Sfq {
+            fifos: BucketFifos::new(buckets, slab_capacity(limit)),
+            limit,
+            buckets,
+            depth,
+            quantum: c.quantum_bytes.max(1) as i64,
+            rr_next: vec![NIL; buckets as usize],
+            rr_tail: NIL,
+            allot: vec![0; buckets as usize],
+            dep_next: (0..nodes as u32).collect(),
+            dep_prev: (0..nodes as u32).collect(),
+            cur_depth: 0,
+            salt,
+            perturb,
+            next_perturb: SimTime::ZERO + perturb.unwrap_or(SimDuration::ZERO),
+            rng,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The bucket `pkt` belongs to under the current salt.
+    #[inline]
+    pub fn bucket_of(&self, pkt: &Packet) -> u32 {
+        (hash_flow(pkt.flow_key(), self.salt) % self.buckets as u64) as u32
+    }
+
+    // --- buckets by length (Linux's `dep` lists) ----------------------------------------------
+    #[inline]
+    fn dep_head(&self, d: u32) -> u32 {
+        self.buckets + d
+    }
+    fn dep_unlink(&mut self, x: u32) {
+        let (p, n) = (self.dep_prev[x as usize], self.dep_next[x as usize]);
+        self.dep_next[p as usize] = n;
+        self.dep_prev[n as usize] = p;
+    }
+    fn dep_link(&mut self, x: u32, d: u32) {
+        let h = self.dep_head(d);
+        let n = self.dep_next[h as usize];
+        self.dep_next[x as usize] = n;
+        self.dep_prev[x as usize] = h;
+        self.dep_prev[n as usize] = x;
+        self.dep_next[h as usize] = x;
+    }
+    /// Bucket `b` just grew to `d` packets.
+    fn grew(&mut self, b: u32, d: u32) {
+        if d > 1 {
+            self.dep_unlink(b);
+        }
+        self.dep_link(b, d);
+        self.cur_depth = self.cur_depth.max(d);
+    }
+    /// Bucket `b` just shrank to `d` packets.
+    fn shrank(&mut self, b: u32, d: u32) {
+        self.dep_unlink(b);
+        let h = self.dep_head(d + 1);
+        if self.dep_next[h as usize] == h && self.cur_depth == d + 1 {
+            self.cur_depth = d;
+        }
+        if d > 0 {
+            self.dep_link(b, d);
+        }
+    }
+
+    // --- round robin ------------------------------------------------------------------------
+    /// Appends `b` (just become non-empty) at the tail of the round robin.
+    fn rr_append(&mut self, b: u32) {
+        if self.rr_tail == NIL {
+            self.rr_next[b as usize] = b;
+        } else {
+            self.rr_next[b as usize] = self.rr_next[self.rr_tail as usize];
+            self.rr_next[self.rr_tail as usize] = b;
+        }
+        self.rr_tail = b;
+        self.allot[b as usize] = self.quantum;
+    }
+    /// Removes the head of the round robin (which just became empty).
+    fn rr_remove_head(&mut self) {
+        let h = self.rr_next[self.rr_tail as usize];
+        if h == self.rr_tail {
+            self.rr_tail = NIL;
+        } else {
+            self.rr_next[self.rr_tail as usize] = self.rr_next[h as usize];
+        }
+        self.rr_next[h as usize] = NIL;
+    }
+
+    // --- perturbation -----------------------------------------------------------------------
+    fn maybe_perturb(&mut self, now: SimTime, ev: &mut QdiscEvents) {
+        let Some(period) = self.perturb else { return };
+        if now < self.next_perturb {
+            return;
+        }
+        let missed = (now - self.next_perturb).0 / period.0;
+        self.next_perturb += period.saturating_mul(missed + 1);
+        self.salt = self.rng.gen();
+        if self.rr_tail != NIL {
+            self.rehash(ev);
+        }
+    }
+
+    /// Moves every stored packet to its bucket under the new salt, keeping per-bucket order.
+    fn rehash(&mut self, ev: &mut QdiscEvents) {
+        let mut cells = std::mem::take(&mut self.scratch);
+        cells.clear();
+        // Detach every bucket, walking the round robin from the head.
+        let head = self.rr_next[self.rr_tail as usize];
+        let mut b = head;
+        loop {
+            let next = self.rr_next[b as usize];
+            self.fifos.detach_all(b, &mut cells);
+            self.dep_unlink(b);
+            self.rr_next[b as usize] = NIL;
+            if b == self.rr_tail {
+                break;
+            }
+            b = next;
+        }
+        self.rr_tail = NIL;
+        self.cur_depth = 0;
+        // Relink in that order.
+        for &c in &cells {
+            let nb = self.bucket_of(self.fifos.cell_pkt(c));
+            let len = self.fifos.len(nb);
+            if len >= self.depth {
+                let pkt = self.fifos.free_cell(c);
+                ev.drop(pkt, DropReason::FlowLimit, true);
+                continue;
+            }
+            self.fifos.link_back(nb, c);
+            self.grew(nb, len + 1);
+            if len == 0 {
+                self.rr_append(nb);
+            }
+        }
+        self.scratch = cells;
+    }
+
+    /// Pushes one packet out to make room (Linux `sfq_drop`), knowing that the arriving
+    /// packet's bucket `b` would hold `nd` packets. Returns false if the arriving packet is
+    /// the one to drop.
+    fn push_out(&mut self, b: u32, nd: u32, ev: &mut QdiscEvents) -> bool {
+        let d = self.cur_depth;
+        if d == 0 || (nd >= d && nd > 1) {
+            return false;
+        }
+        let victim = if d > 1 {
+            self.dep_next[self.dep_head(d) as usize]
+        } else {
+            // Every bucket holds one packet: the bucket next in line loses it.
+            let h = self.rr_next[self.rr_tail as usize];
+            self.rr_remove_head();
+            h
+        };
+        debug_assert_ne!(victim, b);
+        let pkt = self.fifos.pop_back(victim).expect("longest bucket is empty");
+        self.shrank(victim, self.fifos.len(victim));
+        ev.drop(pkt, DropReason::LongestQueue, true);
+        true
+    }
+}
+
 impl Qdisc for Sfq {
-    fn enqueue(&mut self, _pkt: Packet, _now: SimTime, _ev: &mut QdiscEvents) { todo!() }
-    fn dequeue(&mut self, _now: SimTime, _ev: &mut QdiscEvents) -> Option<Packet> { todo!() }
-    fn len_pkts(&self) -> usize { todo!() }
-    fn len_bytes(&self) -> u64 { todo!() }
-    fn name(&self) -> &'static str { "sfq" }
+    fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
+        self.maybe_perturb(now, ev);
+        if !self.limit.fits(0, 0, pkt.size) {
+            ev.drop(pkt, DropReason::Overflow, false);
+            return;
+        }
+        let b = self.bucket_of(&pkt);
+        let len = self.fifos.len(b);
+        if len >= self.depth {
+            ev.drop(pkt, DropReason::FlowLimit, false);
+            return;
+        }
+        while !self.limit.fits(self.fifos.total_pkts(), self.fifos.total_bytes(), pkt.size) {
+            if !self.push_out(b, len + 1, ev) {
+                ev.drop(pkt, DropReason::LongestQueue, false);
+                return;
+            }
+        }
+        self.fifos.push_back(b, pkt);
+        self.grew(b, len + 1);
+        if len == 0 {
+            self.rr_append(b);
+        }
+    }
+
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet> {
+        self.maybe_perturb(now, ev);
+        if self.rr_tail == NIL {
+            return None;
+        }
+        loop {
+            let a = self.rr_next[self.rr_tail as usize];
+            if self.allot[a as usize] <= 0 {
+                self.rr_tail = a;
+                self.allot[a as usize] += self.quantum;
+                continue;
+            }
+            let pkt = self.fifos.pop_front(a).expect("active bucket is empty");
+            let len = self.fifos.len(a);
+            self.shrank(a, len);
+            if len == 0 {
+                self.rr_remove_head();
+            } else {
+                self.allot[a as usize] -= pkt.size as i64;
+            }
+            return Some(pkt);
+        }
+    }
+
+    fn len_pkts(&self) -> usize {
+        self.fifos.total_pkts()
+    }
+    fn len_bytes(&self) -> u64 {
+        self.fifos.total_bytes()
+    }
+    fn name(&self) -> &'static str {
+        "sfq"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testkit::{check_accounting, ctx, pkt};
+    use crate::qdisc::Queue;
+    use proptest::prelude::*;
+    use std::collections::{HashMap, HashSet};
+
+    const T0: SimTime = SimTime::ZERO;
+
+    fn sfq(c: SfqConfig, limit: Limit) -> Sfq {
+        Sfq::new(&c, limit, &ctx(1))
+    }
+
+    fn cfg(quantum: u32) -> SfqConfig {
+        SfqConfig { quantum_bytes: quantum, ..SfqConfig::default() }
+    }
+
+    /// `n` flow ids whose packets land in pairwise different buckets of `q`.
+    fn distinct_flows(q: &Sfq, n: usize) -> Vec<u32> {
+        let mut used = HashSet::new();
+        (1..).filter(|&f| used.insert(q.bucket_of(&pkt(f, 0, 100)))).take(n).collect()
+    }
+
+    fn drain(q: &mut Sfq) -> Vec<Packet> {
+        let mut ev = QdiscEvents::default();
+        std::iter::from_fn(|| q.dequeue(T0, &mut ev)).collect()
+    }
+
+    fn assert_per_flow_order(out: &[Packet]) {
+        let mut last = HashMap::new();
+        for p in out {
+            if let Some(prev) = last.insert(p.flow, p.seq) {
+                assert!(p.seq > prev, "flow {} reordered: {} after {}", p.flow, p.seq, prev);
+            }
+        }
+    }
+
+    // --- round robin ------------------------------------------------------------------------
+    #[test]
+    fn serves_flows_in_round_robin() {
+        let mut q = sfq(cfg(1500), Limit::pkts(100));
+        let f = distinct_flows(&q, 3);
+        let mut ev = QdiscEvents::default();
+        for &fl in &f {
+            for s in 0..3 {
+                q.enqueue(pkt(fl, s, 1500), T0, &mut ev);
+            }
+        }
+        let order: Vec<(u32, u64)> = drain(&mut q).iter().map(|p| (p.flow, p.seq)).collect();
+        let expect: Vec<(u32, u64)> = (0..3).flat_map(|s| f.iter().map(move |&fl| (fl, s))).collect();
+        assert_eq!(order, expect);
+        assert!(ev.dropped.is_empty());
+    }
+
+    #[test]
+    fn a_new_bucket_joins_the_round_robin_at_the_tail() {
+        let mut q = sfq(cfg(1500), Limit::pkts(100));
+        let f = distinct_flows(&q, 3);
+        let (a, b, c) = (f[0], f[1], f[2]);
+        let mut ev = QdiscEvents::default();
+        for s in 0..3 {
+            q.enqueue(pkt(a, s, 1500), T0, &mut ev);
+        }
+        for s in 0..3 {
+            q.enqueue(pkt(c, s, 1500), T0, &mut ev);
+        }
+        let mut order = vec![];
+        for _ in 0..2 {
+            let p = q.dequeue(T0, &mut ev).unwrap();
+            order.push((p.flow, p.seq));
+        }
+        q.enqueue(pkt(b, 0, 1500), T0, &mut ev);
+        order.extend(drain(&mut q).iter().map(|p| (p.flow, p.seq)));
+        // B waits until A (whose round had ended) and C have had their turn.
+        assert_eq!(order, vec![(a, 0), (c, 0), (a, 1), (b, 0), (c, 1), (a, 2), (c, 2)]);
+    }
+
+    #[test]
+    fn unequal_packet_sizes_share_bytes_fairly() {
+        let mut q = sfq(SfqConfig::default(), Limit::pkts(1000));
+        let f = distinct_flows(&q, 2);
+        let (big, small) = (f[0], f[1]);
+        let mut ev = QdiscEvents::default();
+        let mut seq = [0u64; 2];
+        let mut served = [0u64; 2];
+        for _ in 0..5000 {
+            // keep both flows backlogged
+            while q.fifos.len(q.bucket_of(&pkt(big, 0, 0))) < 20 {
+                q.enqueue(pkt(big, seq[0], 1500), T0, &mut ev);
+                seq[0] += 1;
+            }
+            while q.fifos.len(q.bucket_of(&pkt(small, 0, 0))) < 20 {
+                q.enqueue(pkt(small, seq[1], 64), T0, &mut ev);
+                seq[1] += 1;
+            }
+            let p = q.dequeue(T0, &mut ev).unwrap();
+            served[(p.flow == small) as usize] += p.size as u64;
+        }
+        assert!(ev.dropped.is_empty());
+        let diff = served[0].abs_diff(served[1]);
+        assert!(diff <= 1514 + 1500, "big {} small {}", served[0], served[1]);
+        assert!(served[1] > 200_000);
+    }
+
+    #[test]
+    fn a_heavy_flow_is_isolated_from_a_light_one() {
+        let mut q = sfq(SfqConfig { depth_pkts: 20, ..SfqConfig::default() }, Limit::pkts(100));
+        let f = distinct_flows(&q, 2);
+        let (heavy, light) = (f[0], f[1]);
+        let mut ev = QdiscEvents::default();
+        let (mut hs, mut ls) = (0, 0);
+        let mut light_wait = None;
+        let mut worst = 0;
+        let mut drops = HashMap::new();
+        for i in 0..3000 {
+            for _ in 0..3 {
+                q.enqueue(pkt(heavy, hs, 1500), T0, &mut ev);
+                hs += 1;
+            }
+            if i % 10 == 0 {
+                q.enqueue(pkt(light, ls, 1500), T0, &mut ev);
+                ls += 1;
+                light_wait = Some(0);
+            }
+            for d in ev.dropped.drain(..) {
+                *drops.entry((d.pkt.flow, d.reason)).or_insert(0) += 1;
+            }
+            let p = q.dequeue(T0, &mut ev).unwrap();
+            if let Some(w) = light_wait.as_mut() {
+                *w += 1;
+                if p.flow == light {
+                    worst = worst.max(*w);
+                    light_wait = None;
+                }
+            }
+        }
+        assert_eq!(drops.len(), 1, "{drops:?}");
+        assert!(drops[&(heavy, DropReason::FlowLimit)] > 5000);
+        // the light flow's packet leaves within 3 departures although 20 heavy packets wait
+        assert!(worst <= 3, "light packet waited {worst} departures");
+    }
+
+    // --- limits -------------------------------------------------------------------------------
+    #[test]
+    fn a_full_bucket_refuses_arrivals() {
+        let mut q = sfq(SfqConfig { depth_pkts: 3, ..SfqConfig::default() }, Limit::pkts(100));
+        let f = distinct_flows(&q, 2);
+        let mut ev = QdiscEvents::default();
+        for s in 0..4 {
+            q.enqueue(pkt(f[0], s, 1500), T0, &mut ev);
+        }
+        q.enqueue(pkt(f[1], 0, 1500), T0, &mut ev);
+        assert_eq!(ev.dropped.len(), 1);
+        let d = &ev.dropped[0];
+        assert_eq!((d.pkt.flow, d.pkt.seq, d.reason, d.queued), (f[0], 3, DropReason::FlowLimit, false));
+        assert_eq!(q.len_pkts(), 4);
+    }
+
+    #[test]
+    fn a_full_buffer_drops_from_the_tail_of_the_longest_bucket() {
+        let mut q = sfq(SfqConfig::default(), Limit::pkts(5));
+        let f = distinct_flows(&q, 2);
+        let (a, b) = (f[0], f[1]);
+        let mut ev = QdiscEvents::default();
+        for s in 0..4 {
+            q.enqueue(pkt(a, s, 1500), T0, &mut ev);
+        }
+        q.enqueue(pkt(b, 0, 1500), T0, &mut ev);
+        assert!(ev.dropped.is_empty());
+        q.enqueue(pkt(b, 1, 1500), T0, &mut ev);
+        let d = ev.dropped.pop().unwrap();
+        assert_eq!((d.pkt.flow, d.pkt.seq, d.reason, d.queued), (a, 3, DropReason::LongestQueue, true));
+        // now A = 3, B = 2: an arrival of A makes A the longest: the arrival itself is dropped
+        q.enqueue(pkt(a, 4, 1500), T0, &mut ev);
+        let d = ev.dropped.pop().unwrap();
+        assert_eq!((d.pkt.flow, d.pkt.seq, d.reason, d.queued), (a, 4, DropReason::LongestQueue, false));
+        // a tie with the arriving packet's bucket goes against the arrival (Linux)
+        q.enqueue(pkt(b, 2, 1500), T0, &mut ev);
+        let d = ev.dropped.pop().unwrap();
+        assert_eq!((d.pkt.flow, d.pkt.seq, d.queued), (b, 2, false));
+        assert_eq!(q.len_pkts(), 5);
+    }
+
+    #[test]
+    fn when_all_buckets_hold_one_packet_the_next_in_line_loses_it() {
+        let mut q = sfq(SfqConfig::default(), Limit::pkts(3));
+        let f = distinct_flows(&q, 4);
+        let mut ev = QdiscEvents::default();
+        for &fl in &f {
+            q.enqueue(pkt(fl, 0, 1500), T0, &mut ev);
+        }
+        let d = ev.dropped.pop().unwrap();
+        assert_eq!((d.pkt.flow, d.reason, d.queued), (f[0], DropReason::LongestQueue, true));
+        let order: Vec<u32> = drain(&mut q).iter().map(|p| p.flow).collect();
+        assert_eq!(order, &f[1..]);
+    }
+
+    #[test]
+    fn a_byte_limit_pushes_out_as_many_packets_as_needed() {
+        let mut q = sfq(SfqConfig::default(), Limit { pkts: None, bytes: Some(3000) });
+        let f = distinct_flows(&q, 2);
+        let mut ev = QdiscEvents::default();
+        for s in 0..10 {
+            q.enqueue(pkt(f[0], s, 300), T0, &mut ev);
+        }
+        q.enqueue(pkt(f[1], 0, 1500), T0, &mut ev);
+        let seqs: Vec<u64> = ev.dropped.iter().map(|d| d.pkt.seq).collect();
+        assert_eq!(seqs, vec![9, 8, 7, 6, 5]);
+        assert!(ev.dropped.iter().all(|d| d.queued && d.reason == DropReason::LongestQueue));
+        assert_eq!(q.len_bytes(), 3000);
+        // a packet that can never fit is refused outright
+        ev.clear();
+        let mut q = sfq(SfqConfig::default(), Limit { pkts: None, bytes: Some(1000) });
+        q.enqueue(pkt(f[0], 0, 500), T0, &mut ev);
+        q.enqueue(pkt(f[1], 0, 1500), T0, &mut ev);
+        assert_eq!(ev.dropped.len(), 1);
+        assert_eq!((ev.dropped[0].pkt.flow, ev.dropped[0].reason), (f[1], DropReason::Overflow));
+    }
+
+    // --- perturbation -------------------------------------------------------------------------
+    #[test]
+    fn perturbation_changes_the_hash_on_schedule() {
+        let mut q = sfq(SfqConfig { perturb_s: 1e-3, ..SfqConfig::default() }, Limit::pkts(100));
+        let mut ev = QdiscEvents::default();
+        let before: Vec<u32> = (0..50).map(|f| q.bucket_of(&pkt(f, 0, 0))).collect();
+        q.dequeue(SimTime::from_secs_f64(0.0009), &mut ev);
+        assert_eq!(before, (0..50).map(|f| q.bucket_of(&pkt(f, 0, 0))).collect::<Vec<_>>());
+        q.dequeue(SimTime::from_secs_f64(0.001), &mut ev);
+        assert_ne!(before, (0..50).map(|f| q.bucket_of(&pkt(f, 0, 0))).collect::<Vec<_>>());
+        // 5.5 periods later: one new salt, next one due at 7 ms
+        q.dequeue(SimTime::from_secs_f64(0.0065), &mut ev);
+        assert_eq!(q.next_perturb, SimTime::from_secs_f64(0.007));
+    }
+
+    #[test]
+    fn rehash_keeps_order_and_drops_what_overfills_a_bucket() {
+        let mut q = sfq(SfqConfig { buckets: 2, depth_pkts: 3, ..SfqConfig::default() }, Limit::pkts(100));
+        let mut ev = QdiscEvents::default();
+        // flows f, g apart under the first salt
+        let f = 1;
+        let g = (2..).find(|&g| q.bucket_of(&pkt(g, 0, 0)) != q.bucket_of(&pkt(f, 0, 0))).unwrap();
+        for s in 0..3 {
+            q.enqueue(pkt(f, s, 1000), T0, &mut ev);
+            q.enqueue(pkt(g, s, 1000), T0, &mut ev);
+        }
+        // a salt that puts them together
+        let salt = (0..).find(|&s| hash_flow(pkt(f, 0, 0).flow_key(), s) % 2 == hash_flow(pkt(g, 0, 0).flow_key(), s) % 2).unwrap();
+        q.salt = salt;
+        q.rehash(&mut ev);
+        // f's bucket was first in line: f keeps its 3 packets, g's 3 no longer fit
+        assert_eq!(ev.dropped.len(), 3);
+        assert!(ev.dropped.iter().all(|d| d.pkt.flow == g && d.queued && d.reason == DropReason::FlowLimit));
+        let out = drain(&mut q);
+        assert_eq!(out.iter().map(|p| (p.flow, p.seq)).collect::<Vec<_>>(), vec![(f, 0), (f, 1), (f, 2)]);
+        assert_eq!(q.len_pkts(), 0);
+        assert_eq!(q.cur_depth, 0);
+    }
+
+    #[test]
+    fn perturbation_never_reorders_a_flow() {
+        // 8 buckets, 24 flows, a new hash every 3 operations (the testkit advances 1 us each)
+        let c = SfqConfig { buckets: 8, depth_pkts: 10, quantum_bytes: 700, perturb_s: 3e-6 };
+        let ops: Vec<(bool, u32, u32)> =
+            (0..20_000u32).map(|i| (i % 3 != 2 || i % 11 == 0, (i * 7) % 24, 64 + (i * 131) % 1437)).collect();
+        let out = check_accounting(Sfq::new(&c, Limit::pkts(40), &ctx(5)), &ops);
+        assert!(out.len() > 5000);
+        assert_per_flow_order(&out);
+    }
+
+    // --- order, determinism, accounting -------------------------------------------------------
+    #[test]
+    fn no_reordering_within_a_flow() {
+        let c = SfqConfig { buckets: 4, depth_pkts: 6, quantum_bytes: 300, perturb_s: 0.0 };
+        let ops: Vec<(bool, u32, u32)> =
+            (0..20_000u32).map(|i| (i % 5 < 3, (i * 13) % 10, 40 + (i * 97) % 1460)).collect();
+        let out = check_accounting(Sfq::new(&c, Limit::pkts(15), &ctx(2)), &ops);
+        assert!(out.len() > 5000);
+        assert_per_flow_order(&out);
+    }
+
+    fn run(seed: u64) -> (Vec<u64>, Vec<(u64, DropReason)>) {
+        let c = SfqConfig { buckets: 16, depth_pkts: 5, perturb_s: 50e-6, ..SfqConfig::default() };
+        let mut q = Queue::new(Sfq::new(&c, Limit::pkts(30), &ctx(seed)));
+        let (mut out, mut drops) = (Vec::new(), Vec::new());
+        let mut now = SimTime::ZERO;
+        for i in 0..5000u64 {
+            now += SimDuration::from_us(3);
+            q.enqueue(pkt((i * 7 % 40) as u32, i, 200 + (i * 53 % 1300) as u32), now);
+            drops.extend(q.ev.dropped.drain(..).map(|d| (d.pkt.uid, d.reason)));
+            if i % 2 == 0 {
+                if let Some(p) = q.dequeue(now) {
+                    out.push(p.uid);
+                }
+                drops.extend(q.ev.dropped.drain(..).map(|d| (d.pkt.uid, d.reason)));
+            }
+        }
+        (out, drops)
+    }
+
+    #[test]
+    fn same_seed_same_run_other_seed_other_hash() {
+        let a = run(7);
+        assert_eq!(a, run(7));
+        assert_ne!(a, run(8));
+    }
+
+    proptest! {
+        #[test]
+        fn accounting_holds(ops in proptest::collection::vec((proptest::bool::weighted(0.65), 0u32..12, 40u32..1500), 1..400)) {
+            let c = SfqConfig { buckets: 4, depth_pkts: 3, quantum_bytes: 500, perturb_s: 0.0 };
+            let out = check_accounting(Sfq::new(&c, Limit::pkts(6), &ctx(1)), &ops);
+            assert_per_flow_order(&out);
+        }
+
+        #[test]
+        fn accounting_holds_with_bytes_and_perturbation(ops in proptest::collection::vec((proptest::bool::weighted(0.65), 0u32..12, 40u32..1500), 1..400)) {
+            let c = SfqConfig { buckets: 4, depth_pkts: 4, quantum_bytes: 1, perturb_s: 5e-6 };
+            let out = check_accounting(Sfq::new(&c, Limit { pkts: Some(8), bytes: Some(5000) }, &ctx(1)), &ops);
+            assert_per_flow_order(&out);
+        }
+    }
+
+    // --- configuration ----------------------------------------------------------------------
+    #[test]
+    fn validate_names_the_key() {
+        assert_eq!(SfqConfig::default().validate(), Ok(()));
+        let bad = |c: SfqConfig| c.validate().unwrap_err().key;
+        let d = SfqConfig::default;
+        assert_eq!(bad(SfqConfig { buckets: 0, ..d() }), "buckets");
+        assert_eq!(bad(SfqConfig { buckets: MAX_BUCKETS + 1, ..d() }), "buckets");
+        assert_eq!(bad(SfqConfig { depth_pkts: 0, ..d() }), "depth_pkts");
+        assert_eq!(bad(SfqConfig { quantum_bytes: 0, ..d() }), "quantum_bytes");
+        assert_eq!(bad(SfqConfig { perturb_s: -1.0, ..d() }), "perturb_s");
+        assert_eq!(bad(SfqConfig { perturb_s: f64::NAN, ..d() }), "perturb_s");
+        assert_eq!(bad(SfqConfig { perturb_s: 1e-12, ..d() }), "perturb_s");
+        assert_eq!(SfqConfig { perturb_s: 10.0, ..d() }.validate(), Ok(()));
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_and_missing_keys_default() {
+        use serde::de::value::{Error, MapDeserializer};
+        let m = MapDeserializer::<_, Error>::new(vec![("depth_pkts", 10u32)].into_iter());
+        assert_eq!(SfqConfig::deserialize(m).unwrap(), SfqConfig { depth_pkts: 10, ..SfqConfig::default() });
+        let m = MapDeserializer::<_, Error>::new(vec![("quantum", 10u32)].into_iter());
+        assert!(SfqConfig::deserialize(m).is_err());
+    }
 }
