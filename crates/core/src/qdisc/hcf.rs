@@ -578,3 +578,359 @@ impl Qdisc for Hcf {
         "hcf"
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testkit::{check_accounting, ctx, pkt};
+    use crate::qdisc::Dropped;
+    use proptest::prelude::*;
+    use rand::{Rng as _, SeedableRng};
+
+    const T0: SimTime = SimTime::ZERO;
+
+    fn at_us(us: u64) -> SimTime {
+        SimTime(SimDuration::from_us(us).0)
+    }
+
+    fn build(c: &HcfConfig, limit: Limit, seed: u64) -> Hcf {
+        c.validate(limit).unwrap();
+        Hcf::new(c, limit, &ctx(seed))
+    }
+
+    /// The hand-picked hash of the rule tests: bin = flow id.
+    fn by_flow(p: &Packet, _j: u32, _salt: u64) -> usize {
+        p.flow as usize
+    }
+
+    /// HCF over `limit_pkts` packets, `hp` of them for HP, with the hash `bin = flow`.
+    fn rule_hcf(c: HcfConfig, limit_pkts: u32, hp: u32) -> Hcf {
+        let c = HcfConfig { hp_limit_pkts: Some(hp), ..c };
+        let mut h = build(&c, Limit::pkts(limit_pkts), 1);
+        h.hash_override = Some(by_flow);
+        h
+    }
+
+    fn cfg(bins: u32, credits: u32) -> HcfConfig {
+        HcfConfig { bins, credits, ..Default::default() }
+    }
+
+    fn enq_at(h: &mut Hcf, flow: u32, seq: u64, size: u32, now: SimTime) -> Option<Dropped> {
+        let mut ev = QdiscEvents::default();
+        h.enqueue(pkt(flow, seq, size), now, &mut ev);
+        assert!(ev.dropped.len() <= 1);
+        ev.dropped.pop()
+    }
+
+    fn enq(h: &mut Hcf, flow: u32, seq: u64) -> Option<Dropped> {
+        enq_at(h, flow, seq, 1500, T0)
+    }
+
+    fn deq_at(h: &mut Hcf, now: SimTime) -> Option<(u32, u64)> {
+        let mut ev = QdiscEvents::default();
+        let p = h.dequeue(now, &mut ev);
+        assert!(ev.dropped.is_empty(), "HCF never drops a stored packet");
+        p.map(|p| (p.flow, p.seq))
+    }
+
+    fn deq(h: &mut Hcf) -> Option<(u32, u64)> {
+        deq_at(h, T0)
+    }
+
+    // --- Algorithm 1: arrivals ----------------------------------------------------------
+
+    #[test]
+    fn hp_is_always_served_first() {
+        let mut h = rule_hcf(cfg(2, 1), 4, 2);
+        assert!(enq(&mut h, 0, 1).is_none()); // credit -> HP
+        assert!(enq(&mut h, 0, 2).is_none()); // bin 0 spent -> LP
+        assert!(enq(&mut h, 1, 1).is_none()); // bin 1 has credit -> HP, behind (0,1)
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (2, 1));
+        // (1,1) arrived after (0,2) but leaves before it.
+        assert_eq!(deq(&mut h), Some((0, 1)));
+        assert_eq!(deq(&mut h), Some((1, 1)));
+        assert_eq!(deq(&mut h), Some((0, 2)));
+        assert_eq!(deq(&mut h), None);
+    }
+
+    #[test]
+    fn an_hp_arrival_spends_one_credit() {
+        let mut h = rule_hcf(cfg(1, 3), 10, 5);
+        for (s, left) in [(1, 2), (2, 1), (3, 0)] {
+            enq(&mut h, 0, s);
+            assert_eq!(h.bin_credit(0), left);
+            assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (s as usize, 0));
+        }
+        enq(&mut h, 0, 4);
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (3, 1));
+    }
+
+    #[test]
+    fn an_lp_arrival_empties_its_bin() {
+        let mut h = rule_hcf(cfg(2, 5), 4, 1);
+        enq(&mut h, 0, 1); // HP, bin 0: 4 left
+        assert_eq!(h.bin_credit(0), 4);
+        enq(&mut h, 0, 2); // HP full -> LP, bin 0 emptied although it had credit
+        assert_eq!(h.bin_credit(0), 0);
+        enq(&mut h, 1, 1); // HP full -> LP, bin 1 emptied from 5
+        assert_eq!(h.bin_credit(1), 0);
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (1, 2));
+
+        // The conference version's rule keeps the credit.
+        let mut h = rule_hcf(HcfConfig { zero_on_lp: false, ..cfg(2, 5) }, 4, 1);
+        enq(&mut h, 0, 1);
+        enq(&mut h, 0, 2);
+        assert_eq!(h.bin_credit(0), 4);
+    }
+
+    #[test]
+    fn drops_only_when_both_queues_are_full_and_leaves_credits_alone() {
+        let mut h = rule_hcf(cfg(2, 5), 2, 1);
+        assert!(enq(&mut h, 0, 1).is_none()); // HP
+        assert!(enq(&mut h, 0, 2).is_none()); // LP
+        let d = enq(&mut h, 1, 1).expect("both full");
+        assert_eq!((d.pkt.flow, d.pkt.seq, d.reason, d.queued), (1, 1, DropReason::Overflow, false));
+        assert_eq!(h.bin_credit(1), 5);
+        assert_eq!(h.len_pkts(), 2);
+        assert_eq!(h.len_bytes(), 3000);
+    }
+
+    // --- Algorithm 1: priority periods and swapping (III-D) --------------------------------
+
+    #[test]
+    fn a_period_ends_when_hp_drains_then_credits_reset_hash_changes_and_queues_swap() {
+        let mut h = rule_hcf(cfg(1, 1), 6, 3);
+        enq(&mut h, 0, 1); // HP
+        enq(&mut h, 0, 2); // LP
+        enq(&mut h, 0, 3); // LP
+        let salt0 = h.salt();
+        assert_eq!((h.periods(), h.bin_credit(0)), (1, 0));
+        assert_eq!(deq(&mut h), Some((0, 1))); // HP drained: period 2
+        assert_eq!(h.periods(), 2);
+        assert_eq!(h.bin_credit(0), 1);
+        assert_ne!(h.salt(), salt0);
+        // Swapped: the old LP queue is now HP, and the new LP is the drained queue.
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (2, 0));
+        enq(&mut h, 0, 4); // fresh credit: HP, behind the inherited packets
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (3, 0));
+        assert_eq!(deq(&mut h), Some((0, 2)));
+        assert_eq!(h.periods(), 2, "HP not empty yet");
+        assert_eq!(deq(&mut h), Some((0, 3)));
+        assert_eq!(deq(&mut h), Some((0, 4))); // inherited and new HP packets served: period 3
+        assert_eq!(h.periods(), 3);
+    }
+
+    #[test]
+    fn serving_lp_never_ends_a_period() {
+        let mut h = rule_hcf(HcfConfig { swap: false, ..cfg(1, 1) }, 4, 2);
+        enq(&mut h, 0, 1);
+        enq(&mut h, 0, 2);
+        assert_eq!(deq(&mut h), Some((0, 1)));
+        assert_eq!(h.periods(), 2);
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (0, 1), "no swap: the packet stays in LP");
+        assert_eq!(deq(&mut h), Some((0, 2)));
+        assert_eq!(h.periods(), 2);
+    }
+
+    #[test]
+    fn a_period_that_starts_empty_lasts_until_its_first_hp_departure() {
+        let mut h = rule_hcf(cfg(1, 1), 4, 2);
+        assert_eq!(deq(&mut h), None);
+        assert_eq!(h.periods(), 1);
+        enq(&mut h, 0, 1);
+        assert_eq!(h.periods(), 1);
+        deq(&mut h);
+        assert_eq!(h.periods(), 2);
+    }
+
+    #[test]
+    fn a_credit_reset_touches_no_bin() {
+        let mut h = rule_hcf(cfg(8, 1), 40, 20);
+        for f in 0..8 {
+            enq(&mut h, f, 1);
+        }
+        assert!((0..8).all(|k| h.bin_credit(k) == 0));
+        for _ in 0..8 {
+            deq(&mut h);
+        }
+        assert_eq!(h.periods(), 2);
+        assert!(h.bins.iter().all(|b| b.period < h.period), "no bin was written by the reset");
+        assert!((0..8).all(|k| h.bin_credit(k) == 1));
+    }
+
+    #[test]
+    fn after_a_swap_limits_follow_the_role_and_the_total_stays_within_the_buffer() {
+        // B = 4: HP 1, LP 3.
+        let mut h = rule_hcf(cfg(8, 1), 4, 1);
+        enq(&mut h, 0, 1); // HP
+        for f in 1..4 {
+            enq(&mut h, f, 1); // HP full -> LP
+        }
+        assert_eq!(deq(&mut h), Some((0, 1))); // swap: 3 packets in HP, over its limit of 1
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (3, 0));
+        assert!(enq(&mut h, 4, 1).is_none()); // has credit but HP is over its limit -> LP
+        assert_eq!(h.bin_credit(4), 0);
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (3, 1));
+        // LP holds 1 of its 3, but the buffer holds B = 4: drop.
+        assert_eq!(enq(&mut h, 5, 1).map(|d| d.reason), Some(DropReason::Overflow));
+        assert_eq!(deq(&mut h), Some((1, 1)));
+        assert!(enq(&mut h, 6, 1).is_none()); // HP still over its limit -> LP
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (2, 2));
+        let out: Vec<_> = std::iter::from_fn(|| deq(&mut h)).collect();
+        assert_eq!(out, vec![(2, 1), (3, 1), (4, 1), (6, 1)]);
+    }
+
+    // --- fixed period (IV-C) ---------------------------------------------------------------
+
+    #[test]
+    fn fixed_period_resets_at_boundaries_lazily_and_ignores_hp_draining() {
+        let c = HcfConfig { period: PeriodKind::Fixed, period_us: Some(10.0), swap: false, ..cfg(1, 1) };
+        let mut h = rule_hcf(c, 4, 2);
+        enq_at(&mut h, 0, 1, 1500, at_us(1)); // HP
+        enq_at(&mut h, 0, 2, 1500, at_us(1)); // LP
+        assert_eq!(deq_at(&mut h, at_us(2)), Some((0, 1)));
+        assert_eq!(h.periods(), 1, "draining HP does not end a fixed period");
+        enq_at(&mut h, 0, 3, 1500, at_us(5)); // still no credit -> LP
+        assert_eq!(h.lp_len_pkts(), 2);
+        enq_at(&mut h, 0, 4, 1500, at_us(12)); // boundary at 10 us passed: credit back -> HP
+        assert_eq!(h.periods(), 2);
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (1, 2));
+        // Without swapping, (0,4) overtakes (0,2) and (0,3): the fixed period reorders.
+        assert_eq!(deq_at(&mut h, at_us(13)), Some((0, 4)));
+        assert_eq!(deq_at(&mut h, at_us(13)), Some((0, 2)));
+    }
+
+    #[test]
+    fn fixed_period_swaps_once_per_boundary_passed_and_reorders() {
+        let c = HcfConfig { period: PeriodKind::Fixed, period_us: Some(10.0), ..cfg(1, 1) };
+        let mut h = rule_hcf(c, 8, 4);
+        enq_at(&mut h, 0, 1, 1500, at_us(1)); // HP
+        let salt1 = h.salt();
+        enq_at(&mut h, 0, 2, 1500, at_us(25)); // boundaries 10 and 20: two swaps = none
+        assert_eq!(h.periods(), 3);
+        assert_ne!(h.salt(), salt1);
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (2, 0));
+        enq_at(&mut h, 0, 3, 1500, at_us(26)); // no credit -> LP
+        // Boundary 30: swap while HP still holds (0,1) and (0,2); (0,4) has credit again and
+        // joins the new HP behind (0,3).
+        enq_at(&mut h, 0, 4, 1500, at_us(31));
+        assert_eq!(h.periods(), 4);
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (2, 2));
+        let out: Vec<_> = std::iter::from_fn(|| deq_at(&mut h, at_us(32))).collect();
+        assert_eq!(out, vec![(0, 3), (0, 4), (0, 1), (0, 2)], "a fixed period swaps a busy HP away");
+    }
+
+    // --- hash functions (IV-D) -------------------------------------------------------------
+
+    #[test]
+    fn each_period_draws_its_salt_from_the_port_stream_and_start_time() {
+        let c = HcfConfig::default();
+        let mut h = build(&c, Limit::pkts(20), 9);
+        let mut r = ctx(9).streams.stream("qdisc.hcf", 0);
+        assert_eq!(h.salt(), r.next_u64());
+        enq_at(&mut h, 3, 1, 1500, at_us(7));
+        deq_at(&mut h, at_us(7));
+        assert_eq!(h.salt(), r.next_u64() ^ at_us(7).0);
+        let other = Hcf::new(&c, Limit::pkts(20), &PortContext { port_index: 1, ..ctx(9) });
+        assert_ne!(other.salt(), build(&c, Limit::pkts(20), 9).salt(), "ports hash independently");
+    }
+
+    #[test]
+    fn bins_spread_flows_over_all_of_k() {
+        let h = build(&HcfConfig { bins: 20, ..Default::default() }, Limit::pkts(20), 3);
+        let mut seen = [0u32; 20];
+        for f in 0..2000 {
+            let p = pkt(f, 1, 1500);
+            seen[h.bin_of(p.flow_key(), 0, &p)] += 1;
+        }
+        assert!(seen.iter().all(|&n| (50..=150).contains(&n)), "{seen:?}");
+    }
+
+    // --- Bloom counter (IV-A) ---------------------------------------------------------------
+
+    /// Flow 0 -> bins {0, 1}, flow 1 -> {1, 2}, flow 2 -> {3, 3}.
+    fn two_bins(p: &Packet, j: u32, _salt: u64) -> usize {
+        [[0, 1], [1, 2], [3, 3]][p.flow as usize][j as usize]
+    }
+
+    #[test]
+    fn bloom_goes_hp_on_any_positive_bin_and_decrements_only_positive_bins() {
+        let mut h = rule_hcf(HcfConfig { hashes: 2, ..cfg(4, 2) }, 20, 10);
+        h.hash_override = Some(two_bins);
+        let credits = |h: &Hcf| (0..4).map(|k| h.bin_credit(k)).collect::<Vec<_>>();
+        enq(&mut h, 0, 1); // bins 0,1 = 2,2 -> HP
+        assert_eq!(credits(&h), [1, 1, 2, 2]);
+        enq(&mut h, 1, 1); // bins 1,2 = 1,2 -> HP
+        assert_eq!(credits(&h), [1, 0, 1, 2]);
+        enq(&mut h, 1, 2); // bins 1,2 = 0,1 -> HP; bin 1 stays at 0
+        assert_eq!(credits(&h), [1, 0, 0, 2]);
+        assert_eq!(h.lp_len_pkts(), 0);
+        enq(&mut h, 1, 3); // no positive bin -> LP
+        assert_eq!(h.lp_len_pkts(), 1);
+        enq(&mut h, 2, 1); // bin 3 twice: decremented once
+        assert_eq!(credits(&h), [1, 0, 0, 1]);
+        assert_eq!(h.hp_len_pkts(), 4);
+    }
+
+    #[test]
+    fn bloom_lp_arrival_empties_all_its_bins() {
+        let mut h = rule_hcf(HcfConfig { hashes: 2, ..cfg(4, 2) }, 2, 1);
+        h.hash_override = Some(two_bins);
+        enq(&mut h, 0, 1); // HP: bins 0,1 -> 1,1
+        enq(&mut h, 1, 1); // HP full -> LP: bins 1,2 -> 0,0
+        assert_eq!((0..4).map(|k| h.bin_credit(k)).collect::<Vec<_>>(), [1, 0, 0, 2]);
+    }
+
+    // --- byte credits -----------------------------------------------------------------------
+
+    #[test]
+    fn byte_credits_spend_packet_sizes_and_admit_on_any_positive_credit() {
+        let c = HcfConfig { credit_unit: CreditUnit::Bytes, ..cfg(1, 1) };
+        let mut h = rule_hcf(c.clone(), 20, 10);
+        assert_eq!(h.bin_credit(0), 1500, "c0 * mtu");
+        for (s, left) in [(1, 1000), (2, 500), (3, 0)] {
+            enq_at(&mut h, 0, s, 500, T0);
+            assert_eq!(h.bin_credit(0), left);
+        }
+        enq_at(&mut h, 0, 4, 500, T0);
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (3, 1));
+
+        let mut h = rule_hcf(c, 20, 10);
+        enq_at(&mut h, 0, 1, 1000, T0); // 500 left
+        enq_at(&mut h, 0, 2, 1500, T0); // still positive: HP, credit saturates at 0
+        assert_eq!(h.bin_credit(0), 0);
+        enq_at(&mut h, 0, 3, 64, T0);
+        assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (2, 1));
+    }
+
+    // --- reordering: the hand-built cases of III-D -----------------------------------------
+
+    #[test]
+    fn without_swapping_a_new_period_lets_a_flow_overtake_itself() {
+        let run = |swap: bool| {
+            let mut h = rule_hcf(HcfConfig { swap, ..cfg(1, 1) }, 4, 2);
+            enq(&mut h, 0, 1); // HP
+            enq(&mut h, 0, 2); // LP, no credit left
+            assert_eq!(deq(&mut h), Some((0, 1))); // period ends, credits reset
+            enq(&mut h, 0, 3); // has credit again: HP
+            std::iter::from_fn(|| deq(&mut h)).map(|(_, s)| s).collect::<Vec<_>>()
+        };
+        assert_eq!(run(false), vec![3, 2], "the paper's III-D example: reordered");
+        assert_eq!(run(true), vec![2, 3], "swapping keeps the order");
+    }
+
+    #[test]
+    fn without_zeroing_on_lp_a_flow_overtakes_itself_within_a_period() {
+        let run = |zero_on_lp: bool| {
+            let mut h = rule_hcf(HcfConfig { zero_on_lp, ..cfg(1, 3) }, 4, 2);
+            enq(&mut h, 0, 1); // HP, 2 left
+            enq(&mut h, 0, 2); // HP, 1 left
+            enq(&mut h, 0, 3); // HP full -> LP
+            assert_eq!(deq(&mut h), Some((0, 1))); // HP not empty: same period
+            enq(&mut h, 0, 4); // with its credit kept, (0,4) may join HP
+            std::iter::from_fn(|| deq(&mut h)).map(|(_, s)| s).collect::<Vec<_>>()
+        };
+        assert_eq!(run(false), vec![2, 4, 3]);
+        assert_eq!(run(true), vec![2, 3, 4]);
+    }
+}
