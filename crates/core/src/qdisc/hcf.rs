@@ -585,7 +585,8 @@ mod tests {
     use crate::qdisc::testkit::{check_accounting, ctx, pkt};
     use crate::qdisc::Dropped;
     use proptest::prelude::*;
-    use rand::{Rng as _, SeedableRng};
+    use crate::rng::Rng;
+    use rand::{Rng as _, RngCore, SeedableRng};
 
     const T0: SimTime = SimTime::ZERO;
 
@@ -932,5 +933,305 @@ mod tests {
         };
         assert_eq!(run(false), vec![2, 4, 3]);
         assert_eq!(run(true), vec![2, 3, 4]);
+    }
+
+    // --- random workloads -------------------------------------------------------------------
+
+    /// A random mix of arrivals and departures: `flows` flows of which the first `hot` take half
+    /// of the arrivals; the arrival probability is redrawn every 1000 operations between
+    /// `load.0` and `load.1` per mille, so the buffer alternately fills (drops, LP use) and drains
+    /// (period ends); sizes are uniform in `sizes`; time advances 0..=2 us per operation.
+    #[derive(Clone, Copy, Debug)]
+    struct Mix {
+        flows: u32,
+        hot: u32,
+        load: (u32, u32),
+        sizes: (u32, u32),
+    }
+
+    impl Mix {
+        fn paper() -> Mix {
+            Mix { flows: 400, hot: 8, load: (350, 800), sizes: (1500, 1500) }
+        }
+    }
+
+    /// What a run produced: departures and drops, in order.
+    #[derive(Debug, Default, PartialEq)]
+    struct Trace {
+        out: Vec<u64>,
+        dropped: Vec<u64>,
+    }
+
+    /// Drives `h` with `ops` random operations from `seed`; calls `seen` after every operation
+    /// with the departed packet, if any.
+    fn drive(h: &mut Hcf, seed: u64, ops: usize, mix: Mix, mut seen: impl FnMut(&Hcf, Option<&Packet>)) -> Trace {
+        let mut r = Rng::seed_from_u64(seed);
+        let mut seqs = vec![0u64; mix.flows as usize];
+        let mut ev = QdiscEvents::default();
+        let mut now = SimTime::ZERO;
+        let mut p_arrive = mix.load.0;
+        let mut trace = Trace::default();
+        for i in 0..ops {
+            if i % 1000 == 0 {
+                p_arrive = r.gen_range(mix.load.0..=mix.load.1);
+            }
+            now += SimDuration::from_ns(r.gen_range(0..=2000));
+            if r.gen_range(0..1000) < p_arrive {
+                let flow = if mix.hot > 0 && r.gen_bool(0.5) { r.gen_range(0..mix.hot) } else { r.gen_range(0..mix.flows) };
+                seqs[flow as usize] += 1;
+                let size = r.gen_range(mix.sizes.0..=mix.sizes.1);
+                h.enqueue(pkt(flow, seqs[flow as usize], size), now, &mut ev);
+                trace.dropped.extend(ev.dropped.drain(..).map(|d| d.pkt.uid));
+                seen(h, None);
+            } else {
+                let p = h.dequeue(now, &mut ev);
+                assert!(ev.dropped.is_empty());
+                if let Some(p) = &p {
+                    trace.out.push(p.uid);
+                }
+                seen(h, p.as_ref());
+            }
+        }
+        trace
+    }
+
+    /// Departures that left behind a later packet of their own flow.
+    fn reorders(h: &mut Hcf, seed: u64, ops: usize, mix: Mix) -> (u64, usize) {
+        let mut last = vec![0u64; mix.flows as usize];
+        let mut n = 0;
+        let t = drive(h, seed, ops, mix, |_, p| {
+            if let Some(p) = p {
+                let l = &mut last[p.flow as usize];
+                if p.seq < *l {
+                    n += 1;
+                } else {
+                    *l = p.seq;
+                }
+            }
+        });
+        (n, t.out.len())
+    }
+
+    // --- Theorem 1: swapping prevents reordering --------------------------------------------
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+        /// 96 cases x 80 000 operations: about 7.7 million arrivals and departures over random
+        /// K, c0, s, buffers, splits (some above the packet size in bytes, some below), flow
+        /// counts, packet sizes and credit units.
+        #[test]
+        fn theorem1_dynamic_period_with_swapping_never_reorders(
+            seed in any::<u64>(),
+            bins in 1u32..64,
+            credits in 1u32..5,
+            hashes in 1u32..4,
+            b in 2u32..48,
+            hp_pct in 1u32..100,
+            flows in 1u32..600,
+            hot in 0u32..10,
+            var_sizes in any::<bool>(),
+            byte_limit in any::<bool>(),
+            byte_credits in any::<bool>(),
+        ) {
+            let hp = (b * hp_pct / 100).clamp(1, b - 1);
+            let c = HcfConfig {
+                bins,
+                credits,
+                hashes: hashes.min(bins),
+                hp_limit_pkts: Some(hp),
+                credit_unit: if byte_credits { CreditUnit::Bytes } else { CreditUnit::Packets },
+                ..Default::default()
+            };
+            let limit = Limit { pkts: Some(b), bytes: byte_limit.then_some(b as u64 * 1000) };
+            let mut h = build(&c, limit, seed);
+            let mix = Mix {
+                flows,
+                hot: hot.min(flows),
+                load: (300, 900),
+                sizes: if var_sizes { (64, 1500) } else { (1500, 1500) },
+            };
+            let mut last = vec![0u64; flows as usize];
+            let mut bad = None;
+            let total = b as usize;
+            let trace = drive(&mut h, seed, 80_000, mix, |h, p| {
+                assert!(h.len_pkts() <= total, "buffer above B");
+                if !byte_limit {
+                    // With packet limits, LP only fills while HP is busy (module doc).
+                    assert!(h.lp_len_pkts() == 0 || h.hp_len_pkts() > 0);
+                }
+                if let Some(p) = p {
+                    let l = &mut last[p.flow as usize];
+                    if p.seq <= *l && bad.is_none() {
+                        bad = Some((p.flow, *l, p.seq));
+                    }
+                    *l = p.seq;
+                }
+            });
+            prop_assert!(bad.is_none(), "flow {:?}: seq {} left after seq {}", bad.map(|b| b.0), bad.map_or(0, |b| b.2), bad.map_or(0, |b| b.1));
+            // An HP byte limit below every packet's size leaves HCF a FIFO on LP: no period ends.
+            let hp_takes_packets = !byte_limit || var_sizes || hp >= 2;
+            prop_assert!(h.periods() > 1 || trace.out.is_empty() || !hp_takes_packets, "no period ever ended");
+        }
+    }
+
+    // --- reordering without swapping / with a fixed period -----------------------------------
+
+    #[test]
+    fn random_search_finds_reordering_without_swapping_or_with_a_fixed_period() {
+        let limit = Limit::pkts(20);
+        // Seed 1, 200 000 operations, about 75 000 departures each; at the time of writing the
+        // counts were 0 (swap), 4047 (no swap), 33 and 3290 (fixed 100 us with and without
+        // swap) and 2537 (no zeroing on LP). docs/mechanisms/hcf.md quotes them.
+        let run = |c: HcfConfig| reorders(&mut build(&c, limit, 1), 1, 200_000, Mix::paper());
+        let base = HcfConfig::default();
+        let (swap, n) = run(base.clone());
+        assert_eq!(swap, 0, "Theorem 1");
+        assert!(n > 50_000);
+        let (no_swap, _) = run(HcfConfig { swap: false, ..base.clone() });
+        assert!(no_swap > 0, "dynamic period without swapping reorders");
+        for swap in [true, false] {
+            let (fixed, _) = run(HcfConfig { period: PeriodKind::Fixed, period_us: Some(100.0), swap, ..base.clone() });
+            assert!(fixed > 0, "fixed period (swap = {swap}) reorders");
+        }
+        let (no_zero, _) = run(HcfConfig { zero_on_lp: false, ..base });
+        assert!(no_zero > 0, "without zeroing on LP, reorders within a period");
+    }
+
+    // --- equivalences and determinism --------------------------------------------------------
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #[test]
+        fn bloom_path_with_one_hash_is_plain_hcf(
+            seed in any::<u64>(), bins in 1u32..40, credits in 1u32..4, b in 2u32..40,
+            fixed in any::<bool>(), swap in any::<bool>(),
+        ) {
+            let c = HcfConfig {
+                bins, credits, swap,
+                period: if fixed { PeriodKind::Fixed } else { PeriodKind::Dynamic },
+                period_us: Some(50.0),
+                ..Default::default()
+            };
+            let limit = Limit::pkts(b);
+            let mix = Mix { sizes: (64, 1500), ..Mix::paper() };
+            let plain = drive(&mut build(&c, limit, seed), seed, 20_000, mix, |_, _| {});
+            let mut bloom = build(&c, limit, seed);
+            bloom.force_bloom_path = true;
+            prop_assert_eq!(plain, drive(&mut bloom, seed, 20_000, mix, |_, _| {}));
+        }
+
+        #[test]
+        fn byte_credits_with_mtu_packets_are_packet_credits(
+            seed in any::<u64>(), bins in 1u32..40, credits in 1u32..4, hashes in 1u32..3, b in 2u32..40,
+        ) {
+            let c = HcfConfig { bins, credits, hashes: hashes.min(bins), ..Default::default() };
+            let bytes = HcfConfig { credit_unit: CreditUnit::Bytes, ..c.clone() };
+            let limit = Limit::pkts(b);
+            let mix = Mix::paper(); // every packet is 1500 bytes = ctx().mtu
+            prop_assert_eq!(
+                drive(&mut build(&c, limit, seed), seed, 20_000, mix, |_, _| {}),
+                drive(&mut build(&bytes, limit, seed), seed, 20_000, mix, |_, _| {})
+            );
+        }
+    }
+
+    #[test]
+    fn a_seed_fixes_every_departure() {
+        let c = HcfConfig::default();
+        let limit = Limit::pkts(20);
+        let run = |seed: u64| drive(&mut build(&c, limit, seed), 5, 50_000, Mix::paper(), |_, _| {});
+        assert_eq!(run(1), run(1));
+        assert_ne!(run(1), run(2), "the port stream draws the hash functions");
+    }
+
+    // --- accounting identities --------------------------------------------------------------
+
+    proptest! {
+        #[test]
+        fn accounting_holds(
+            ops in proptest::collection::vec((any::<bool>(), 0u32..8, 40u32..1500), 1..400),
+            bins in 1u32..8, hashes in 1u32..3, b in 2u32..12, fixed in any::<bool>(),
+            swap in any::<bool>(), byte_limit in any::<bool>(), byte_credits in any::<bool>(),
+        ) {
+            let c = HcfConfig {
+                bins,
+                hashes: hashes.min(bins),
+                swap,
+                period: if fixed { PeriodKind::Fixed } else { PeriodKind::Dynamic },
+                period_us: Some(7.0),
+                credit_unit: if byte_credits { CreditUnit::Bytes } else { CreditUnit::Packets },
+                ..Default::default()
+            };
+            let limit = Limit { pkts: Some(b), bytes: byte_limit.then_some(b as u64 * 800) };
+            check_accounting(build(&c, limit, 3), &ops);
+        }
+    }
+
+    // --- configuration ----------------------------------------------------------------------
+
+    fn from_pairs<V>(pairs: Vec<(&'static str, V)>) -> Result<HcfConfig, serde::de::value::Error>
+    where
+        V: serde::de::IntoDeserializer<'static, serde::de::value::Error>,
+    {
+        HcfConfig::deserialize(serde::de::value::MapDeserializer::new(pairs.into_iter()))
+    }
+
+    #[test]
+    fn defaults_are_the_papers_baseline_and_unknown_keys_are_rejected() {
+        let d = from_pairs::<u32>(vec![]).unwrap();
+        assert_eq!(d, HcfConfig::default());
+        assert_eq!((d.bins, d.credits, d.hashes, d.swap, d.zero_on_lp), (20, 1, 1, true, true));
+        assert_eq!((d.period, d.credit_unit), (PeriodKind::Dynamic, CreditUnit::Packets));
+        assert_eq!(d.split(Limit::pkts(20)).unwrap().hp, Limit::pkts(10));
+        let c = from_pairs(vec![("bins", 16u32), ("credits", 2)]).unwrap();
+        assert_eq!((c.bins, c.credits), (16, 2));
+        let c = from_pairs(vec![("period", "fixed"), ("credit_unit", "bytes")]).unwrap();
+        assert_eq!((c.period, c.credit_unit), (PeriodKind::Fixed, CreditUnit::Bytes));
+        assert!(from_pairs(vec![("binz", 16u32)]).unwrap_err().to_string().contains("binz"));
+        assert!(from_pairs(vec![("period", "sometimes")]).is_err());
+    }
+
+    #[test]
+    fn validation_names_the_key() {
+        let b20 = Limit::pkts(20);
+        let key = |c: HcfConfig, l: Limit| c.validate(l).unwrap_err().key;
+        let d = HcfConfig::default;
+        assert_eq!(key(HcfConfig { bins: 0, ..d() }, b20), "bins");
+        assert_eq!(key(HcfConfig { bins: MAX_BINS + 1, ..d() }, b20), "bins");
+        assert_eq!(key(HcfConfig { credits: 0, ..d() }, b20), "credits");
+        assert_eq!(key(HcfConfig { hashes: 0, ..d() }, b20), "hashes");
+        assert_eq!(key(HcfConfig { bins: 4, hashes: 5, ..d() }, b20), "hashes");
+        for f in [0.0, 1.0, -0.5, 1.5, f64::NAN] {
+            assert_eq!(key(HcfConfig { hp_fraction: Some(f), ..d() }, b20), "hp_fraction");
+        }
+        assert_eq!(key(HcfConfig { hp_fraction: Some(0.01), ..d() }, b20), "hp_fraction", "0 packets to HP");
+        assert_eq!(key(HcfConfig { hp_fraction: Some(0.99), ..d() }, b20), "hp_fraction", "0 packets to LP");
+        assert_eq!(key(d(), Limit::pkts(1)), "hp_fraction", "one packet cannot be split");
+        assert_eq!(key(HcfConfig { hp_fraction: Some(0.5), hp_limit_pkts: Some(5), ..d() }, b20), "hp_limit_pkts");
+        assert_eq!(key(HcfConfig { hp_limit_pkts: Some(0), ..d() }, b20), "hp_limit_pkts");
+        assert_eq!(key(HcfConfig { hp_limit_pkts: Some(20), ..d() }, b20), "hp_limit_pkts");
+        let bytes_only = Limit { pkts: None, bytes: Some(30_000) };
+        assert_eq!(key(HcfConfig { hp_limit_pkts: Some(5), ..d() }, bytes_only), "hp_limit_pkts");
+        assert_eq!(key(d(), Limit { pkts: None, bytes: Some(1) }), "hp_fraction");
+        let fixed = |us: Option<f64>| HcfConfig { period: PeriodKind::Fixed, period_us: us, ..d() };
+        for us in [None, Some(0.0), Some(-1.0), Some(f64::INFINITY), Some(1e-9), Some(1e300)] {
+            assert_eq!(key(fixed(us), b20), "period_us", "{us:?}");
+        }
+        assert_eq!(fixed(Some(100.0)).validate(b20), Ok(()));
+        assert_eq!(HcfConfig { period_us: Some(-1.0), ..d() }.validate(b20), Ok(()), "ignored when dynamic");
+        let e = crate::qdisc::QueueConfig { kind: crate::qdisc::QdiscKind::Hcf, hcf: HcfConfig { bins: 0, ..d() }, ..Default::default() };
+        assert_eq!(e.validate().unwrap_err().key, "hcf.bins");
+    }
+
+    #[test]
+    fn the_buffer_split() {
+        let d = HcfConfig::default();
+        let s = d.split(Limit::pkts(21)).unwrap();
+        assert_eq!((s.hp.pkts, s.lp.pkts, s.total.pkts), (Some(11), Some(10), Some(21)));
+        let c = HcfConfig { hp_limit_pkts: Some(5), ..d.clone() };
+        let s = c.split(Limit { pkts: Some(20), bytes: Some(30_000) }).unwrap();
+        assert_eq!((s.hp, s.lp), (Limit { pkts: Some(5), bytes: Some(7_500) }, Limit { pkts: Some(15), bytes: Some(22_500) }));
+        let s = HcfConfig { hp_fraction: Some(0.25), ..d }.split(Limit { pkts: None, bytes: Some(6_000) }).unwrap();
+        assert_eq!((s.hp.bytes, s.lp.bytes), (Some(1_500), Some(4_500)));
     }
 }
