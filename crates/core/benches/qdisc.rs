@@ -26,8 +26,11 @@ const STEADY_PKTS: usize = 20;
 const BUFFER_PKTS: u32 = 64;
 const SIZE: u32 = 1500;
 
-/// One line per discipline: its name and how it changes the default `[queue]` table.
-const CASES: &[(&str, fn(&mut QueueConfig))] = &[
+/// A discipline under test: its name and how it changes the default `[queue]` table.
+type Case = (&'static str, fn(&mut QueueConfig));
+
+/// One line per discipline.
+const CASES: &[Case] = &[
     ("droptail", |q| q.kind = QdiscKind::Droptail),
     ("hcf", |q| q.kind = QdiscKind::Hcf),
     ("hcf_bloom3", |q| {
