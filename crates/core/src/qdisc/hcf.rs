@@ -1,9 +1,10 @@
 //! HCF (Hashed Credits Fair): two FIFOs, hashed per-bin credits, priority periods with queue swap.
 //!
-//! HCF is the switch discipline of Zahavi, Keslassy et al., "Hashed Credits Fair" (paper 000 in
-//! `shared/papers/`, Algorithm 1, sections III and IV). The buffer is split into a high-priority
-//! (HP) and a low-priority (LP) FIFO; HP is always served first. Flows are hashed into K bins of
-//! `c0` credits each. An arrival whose bin still has credit joins HP and spends one credit; any
+//! HCF is the switch discipline of Shpiner, Keslassy, Bracha, Dagan, Iny and Soha, "A switch-based
+//! approach to throughput collapse and starvation in data centers" (IWQoS 2010; Computer Networks
+//! 56(14), 2012; paper 000 in `shared/papers/`, Algorithm 1, sections III and IV). The buffer is
+//! split into a high-priority (HP) and a low-priority (LP) FIFO; HP is always served first. Flows
+//! are hashed into K bins of `c0` credits each. An arrival whose bin still has credit joins HP and spends one credit; any
 //! other arrival joins LP and empties its bin. A *priority period* ends when HP runs dry after
 //! serving an HP packet: every bin gets its `c0` credits back, a new hash function is drawn, and
 //! the two queues swap roles (III-D), so the old LP queue, which holds the flows that ran out of
@@ -55,13 +56,23 @@
 //! - **Drops.** An arrival that fits neither queue (or not the total) is dropped with
 //!   [`DropReason::Overflow`] and leaves the credits untouched. HCF never drops a stored packet.
 //!
+//! # Limits
+//! - Two FIFOs and nothing else: no ECN marking, no push-out; a stored packet always leaves by
+//!   `dequeue`. Classification uses the 5-tuple (`Packet::flow_key`), so the two directions of a
+//!   connection are different flows, as in the paper.
+//! - `period_us` is ignored with the dynamic period (so one scenario file can switch between the
+//!   two); `hp_fraction` and `hp_limit_pkts` are exclusive.
+//! - Byte credits take the MTU from the port (`PortContext::mtu`).
+//! - The fixed period counts from simulated time 0, not from the first packet.
+//!
 //! # Cost
 //! O(1) per packet for s = 1 (one hash, one bin, one push or pop), O(s^2) for the Bloom variant
-//! (s hashes and de-duplication; s is tiny). A period reset is O(1): each bin carries the number
-//! of the period it was last written in, and a bin from an older period reads as `c0` (lazy
-//! reset), so a new period only bumps the period number and draws a salt. The paper's hardware
-//! state is K * ceil(log2(c0 + 1)) bits (20 bits for K = 20, c0 = 1) plus the two queues; this
-//! model keeps 16 bytes per bin (a u64 credit, for byte credits, and a u64 period tag).
+//! (s hashes and de-duplication; s is tiny). A period reset is O(s), independent of K: each bin
+//! carries the number of the period it was last written in, and a bin from an older period reads
+//! as `c0` (lazy reset), so a new period only bumps the period number (a u64: it never wraps) and
+//! draws a salt. The paper's hardware state is K * ceil(log2(c0 + 1)) bits (20 bits for K = 20,
+//! c0 = 1) plus the two queues and a period time stamp; this model spends 16 bytes per bin
+//! instead (a u64 credit, wide enough for byte credits, and the u64 period tag).
 //!
 //! # Validation
 //! [`HcfConfig::validate`] checks every key against the buffer (errors name the key, relative to
