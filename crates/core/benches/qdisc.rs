@@ -15,7 +15,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use dcfair_core::packet::Packet;
 use dcfair_core::qdisc::hcf::PeriodKind;
-use dcfair_core::qdisc::{PortContext, QdiscEvents, QdiscKind, Qdisc, QueueConfig};
+use dcfair_core::qdisc::{PortContext, Qdisc, QdiscEvents, QdiscKind, QueueConfig};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
 use rand::Rng;

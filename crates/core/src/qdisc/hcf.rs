@@ -188,9 +188,7 @@ impl HcfConfig {
 
     /// The fixed period in picoseconds (validated).
     fn fixed_period_ps(&self) -> Result<u64, ConfigError> {
-        let us = self
-            .period_us
-            .ok_or_else(|| ConfigError::new("period_us", "required when period = \"fixed\""))?;
+        let us = self.period_us.ok_or_else(|| ConfigError::new("period_us", "required when period = \"fixed\""))?;
         if !us.is_finite() || us <= 0.0 {
             return Err(ConfigError::new("period_us", format!("must be a positive number of microseconds, got {us}")));
         }
@@ -325,7 +323,6 @@ impl Hcf {
     /// Builds HCF for one port. Call [`HcfConfig::validate`] first; an invalid configuration is
     /// clamped to the nearest valid one here rather than panicking.
     pub fn new(c: &HcfConfig, limit: Limit, ctx: &PortContext) -> Hcf {
-        debug_assert_eq!(c.validate(limit), Ok(()), "Hcf::new on an unvalidated configuration");
         let split = c.split(limit).unwrap_or(Split {
             hp: Limit { pkts: limit.pkts.map(|b| (b / 2).max(1)), bytes: limit.bytes.map(|b| (b / 2).max(1)) },
             lp: Limit { pkts: limit.pkts.map(|b| (b - b / 2).max(1)), bytes: limit.bytes.map(|b| (b - b / 2).max(1)) },
@@ -595,8 +592,8 @@ mod tests {
     use super::*;
     use crate::qdisc::testkit::{check_accounting, ctx, pkt};
     use crate::qdisc::Dropped;
-    use proptest::prelude::*;
     use crate::rng::Rng;
+    use proptest::prelude::*;
     use rand::{Rng as _, RngCore, SeedableRng};
 
     const T0: SimTime = SimTime::ZERO;
@@ -823,8 +820,8 @@ mod tests {
         assert_ne!(h.salt(), salt1);
         assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (2, 0));
         enq_at(&mut h, 0, 3, 1500, at_us(26)); // no credit -> LP
-        // Boundary 30: swap while HP still holds (0,1) and (0,2); (0,4) has credit again and
-        // joins the new HP behind (0,3).
+                                               // Boundary 30: swap while HP still holds (0,1) and (0,2); (0,4) has credit again and
+                                               // joins the new HP behind (0,3).
         enq_at(&mut h, 0, 4, 1500, at_us(31));
         assert_eq!(h.periods(), 4);
         assert_eq!((h.hp_len_pkts(), h.lp_len_pkts()), (2, 2));
@@ -988,7 +985,8 @@ mod tests {
             }
             now += SimDuration::from_ns(r.gen_range(0..=2000));
             if r.gen_range(0..1000) < p_arrive {
-                let flow = if mix.hot > 0 && r.gen_bool(0.5) { r.gen_range(0..mix.hot) } else { r.gen_range(0..mix.flows) };
+                let flow =
+                    if mix.hot > 0 && r.gen_bool(0.5) { r.gen_range(0..mix.hot) } else { r.gen_range(0..mix.flows) };
                 seqs[flow as usize] += 1;
                 let size = r.gen_range(mix.sizes.0..=mix.sizes.1);
                 h.enqueue(pkt(flow, seqs[flow as usize], size), now, &mut ev);
@@ -1230,7 +1228,11 @@ mod tests {
         }
         assert_eq!(fixed(Some(100.0)).validate(b20), Ok(()));
         assert_eq!(HcfConfig { period_us: Some(-1.0), ..d() }.validate(b20), Ok(()), "ignored when dynamic");
-        let e = crate::qdisc::QueueConfig { kind: crate::qdisc::QdiscKind::Hcf, hcf: HcfConfig { bins: 0, ..d() }, ..Default::default() };
+        let e = crate::qdisc::QueueConfig {
+            kind: crate::qdisc::QdiscKind::Hcf,
+            hcf: HcfConfig { bins: 0, ..d() },
+            ..Default::default()
+        };
         assert_eq!(e.validate().unwrap_err().key, "hcf.bins");
     }
 
@@ -1241,7 +1243,10 @@ mod tests {
         assert_eq!((s.hp.pkts, s.lp.pkts, s.total.pkts), (Some(11), Some(10), Some(21)));
         let c = HcfConfig { hp_limit_pkts: Some(5), ..d.clone() };
         let s = c.split(Limit { pkts: Some(20), bytes: Some(30_000) }).unwrap();
-        assert_eq!((s.hp, s.lp), (Limit { pkts: Some(5), bytes: Some(7_500) }, Limit { pkts: Some(15), bytes: Some(22_500) }));
+        assert_eq!(
+            (s.hp, s.lp),
+            (Limit { pkts: Some(5), bytes: Some(7_500) }, Limit { pkts: Some(15), bytes: Some(22_500) })
+        );
         let s = HcfConfig { hp_fraction: Some(0.25), ..d }.split(Limit { pkts: None, bytes: Some(6_000) }).unwrap();
         assert_eq!((s.hp.bytes, s.lp.bytes), (Some(1_500), Some(4_500)));
     }
