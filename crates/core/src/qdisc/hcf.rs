@@ -13,7 +13,7 @@
 //! # Parameters (`[queue.hcf]`; the buffer B is `queue.limit_pkts` and/or `queue.limit_bytes`)
 //! | key | unit | default | meaning |
 //! |---|---|---|---|
-//! | `bins` | bins | 20 | K, number of credit bins (1 ..= 2^24) |
+//! | `bins` | bins | 20 | K, number of credit bins (1 ..= 2^20) |
 //! | `credits` | credits | 1 | c0, credits per bin at the start of a period (>= 1) |
 //! | `hashes` | functions | 1 | s; s > 1 is the Bloom counter of IV-A (1 ..= K) |
 //! | `hp_fraction` | fraction of B | 0.5 | HP share of the buffer, in (0, 1) |
@@ -88,8 +88,8 @@ use rand::RngCore;
 use serde::Deserialize;
 use std::collections::VecDeque;
 
-/// Largest accepted `bins`.
-pub const MAX_BINS: u32 = 1 << 24;
+/// Largest accepted `bins` (16 MiB of bins per port).
+pub const MAX_BINS: u32 = 1 << 20;
 /// HP share of the buffer when neither `hp_fraction` nor `hp_limit_pkts` is set.
 pub const DEFAULT_HP_FRACTION: f64 = 0.5;
 
@@ -339,9 +339,10 @@ impl Hcf {
             PeriodKind::Dynamic => 0,
             PeriodKind::Fixed => c.fixed_period_ps().unwrap_or(1_000_000),
         };
-        let cap = |l: Limit| l.pkts.unwrap_or(64).min(4096) as usize;
+        // Either queue may hold up to the larger role limit after a swap.
+        let cap = limit.pkts.unwrap_or(64).min(4096) as usize;
         let mut h = Hcf {
-            q: [VecDeque::with_capacity(cap(split.hp)), VecDeque::with_capacity(cap(split.lp))],
+            q: [VecDeque::with_capacity(cap), VecDeque::with_capacity(cap)],
             bytes: [0, 0],
             hp: 0,
             role_limit: [split.hp, split.lp],
