@@ -439,8 +439,10 @@ impl QueueConfig {
     }
 }
 
-/// Static dispatch over every built-in discipline.
+/// Static dispatch over every built-in discipline. One per port, so its size (that of the
+/// largest discipline) does not matter; boxing would add an indirection per packet.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum AnyQdisc {
     DropTail(droptail::DropTail),
     Red(red::Red),
