@@ -366,3 +366,299 @@ impl TcpReceiver {
         out.push(p);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::testnet::IDS;
+
+    const MSS: u32 = 1460;
+
+    fn nohs() -> TcpConfig {
+        TcpConfig { handshake: false, ..Default::default() }
+    }
+    fn t(us: u64) -> SimTime {
+        SimTime(us * 1_000_000)
+    }
+    /// A data segment as the sender would emit it.
+    fn seg(seq: u64, len: u32) -> Packet {
+        Packet {
+            flow: IDS.flow,
+            src: IDS.src,
+            dst: IDS.dst,
+            sport: IDS.sport,
+            dport: IDS.dport,
+            seq,
+            payload: len,
+            size: len + 40,
+            flags: flags::ACK,
+            ..Packet::default()
+        }
+    }
+    fn fin(mut p: Packet) -> Packet {
+        p.flags |= flags::FIN;
+        p
+    }
+    /// Feeds `p` at `now`; returns the ACK numbers emitted.
+    fn feed(r: &mut TcpReceiver, p: &Packet, now: SimTime) -> Vec<u64> {
+        let mut out = Vec::new();
+        r.on_packet(p, now, &mut out);
+        out.iter().map(|a| a.ack).collect()
+    }
+
+    // --- cumulative ACKs ------------------------------------------------------------------------
+    #[test]
+    fn each_in_order_segment_is_acked_with_the_whole_buffer() {
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        let mut out = Vec::new();
+        r.on_packet(&seg(0, MSS), t(5), &mut out);
+        assert_eq!(out.len(), 1);
+        let a = &out[0];
+        assert_eq!((a.ack, a.seq, a.flags), (1460, 0, flags::ACK));
+        assert_eq!((a.src, a.dst, a.sport, a.dport, a.flow), (IDS.dst, IDS.src, IDS.dport, IDS.sport, IDS.flow));
+        assert_eq!((a.size, a.payload, a.rwnd), (40, 0, 65535));
+        assert_eq!((a.uid, a.created, a.ts_val), (0, t(5), t(5)));
+        assert_eq!(r.delivered_bytes(), 1460);
+    }
+
+    #[test]
+    fn out_of_order_segments_get_dupacks_and_the_fill_jumps_the_ack() {
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        assert_eq!(feed(&mut r, &seg(0, MSS), t(0)), [1460]);
+        assert_eq!(feed(&mut r, &seg(2920, MSS), t(1)), [1460]);
+        assert_eq!(feed(&mut r, &seg(5840, MSS), t(2)), [1460]);
+        assert_eq!(r.ooo_bytes(), 2920);
+        assert_eq!(r.delivered_bytes(), 1460);
+        // filling the first hole pulls in the next buffered segment only
+        assert_eq!(feed(&mut r, &seg(1460, MSS), t(3)), [4380]);
+        assert_eq!(feed(&mut r, &seg(4380, MSS), t(4)), [7300]);
+        assert_eq!(r.delivered_bytes(), 7300);
+        assert_eq!(r.ooo_bytes(), 0);
+        assert_eq!(r.stats().ooo_segments, 2);
+    }
+
+    #[test]
+    fn duplicates_are_acked_but_delivered_once() {
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        feed(&mut r, &seg(0, MSS), t(0));
+        assert_eq!(feed(&mut r, &seg(0, MSS), t(1)), [1460]);
+        // a buffered segment arriving twice is not counted twice either
+        feed(&mut r, &seg(2920, MSS), t(2));
+        feed(&mut r, &seg(2920, MSS), t(3));
+        assert_eq!(feed(&mut r, &seg(1460, MSS), t(4)), [4380]);
+        assert_eq!(r.delivered_bytes(), 4380);
+        assert_eq!(r.stats().dup_segments, 1);
+        // partly old, partly new (a resend with other boundaries)
+        assert_eq!(feed(&mut r, &seg(4000, 1000), t(5)), [5000]);
+        assert_eq!(r.delivered_bytes(), 5000);
+    }
+
+    #[test]
+    fn payload_beyond_the_window_is_trimmed() {
+        let c = TcpConfig { rcv_buf_bytes: 4000, window_scaling: false, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        feed(&mut r, &seg(3000, MSS), t(0)); // only [3000, 4000) fits
+        assert_eq!(r.ooo_bytes(), 1000);
+        assert_eq!(feed(&mut r, &seg(0, 3000), t(1)), [4000]);
+        assert_eq!(feed(&mut r, &seg(4000, MSS), t(2)), [5460]);
+    }
+
+    #[test]
+    fn interval_set_merges_overlaps_and_neighbours() {
+        let mut s = IntervalSet::default();
+        s.insert(10, 20);
+        s.insert(30, 40);
+        s.insert(50, 60);
+        s.insert(20, 30); // touches both sides
+        assert_eq!(s.v, [(10, 40), (50, 60)]);
+        s.insert(35, 55);
+        assert_eq!(s.v, [(10, 60)]);
+        s.insert(0, 5);
+        s.insert(70, 80);
+        s.insert(5, 5); // empty: ignored
+        assert_eq!(s.v, [(0, 5), (10, 60), (70, 80)]);
+        assert_eq!(s.take_prefix(3), 5);
+        assert_eq!(s.v, [(10, 60), (70, 80)]);
+        assert_eq!(s.take_prefix(8), 8);
+        assert_eq!(s.take_prefix(10), 60);
+        assert_eq!(s.bytes(), 10);
+    }
+
+    // --- delayed ACKs ---------------------------------------------------------------------------
+    #[test]
+    fn delayed_acks_cover_two_segments_or_wait_for_the_timer() {
+        let c = TcpConfig { delayed_ack: true, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        assert!(feed(&mut r, &seg(0, MSS), t(0)).is_empty());
+        assert_eq!(r.next_deadline(), Some(t(40_000)));
+        assert_eq!(feed(&mut r, &seg(1460, MSS), t(10)), [2920]);
+        assert_eq!(r.next_deadline(), None);
+        assert!(feed(&mut r, &seg(2920, MSS), t(20)).is_empty());
+        let mut out = Vec::new();
+        r.on_timer(t(40_019), &mut out); // early: nothing
+        assert!(out.is_empty());
+        r.on_timer(t(40_020), &mut out);
+        assert_eq!(out.iter().map(|a| a.ack).collect::<Vec<_>>(), [4380]);
+        assert_eq!(r.next_deadline(), None);
+        r.on_timer(t(50_000), &mut out); // spurious: nothing
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn delayed_acks_are_immediate_for_gaps_fills_duplicates_and_fin() {
+        let c = TcpConfig { delayed_ack: true, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        assert!(feed(&mut r, &seg(0, MSS), t(0)).is_empty());
+        assert_eq!(feed(&mut r, &seg(2920, MSS), t(1)), [1460]); // out of order
+        assert_eq!(feed(&mut r, &seg(1460, MSS), t(2)), [4380]); // fills the gap
+        assert_eq!(feed(&mut r, &seg(0, MSS), t(3)), [4380]); // duplicate
+        assert_eq!(feed(&mut r, &fin(seg(4380, 100)), t(4)), [4481]); // FIN
+        assert_eq!(r.next_deadline(), None);
+    }
+
+    #[test]
+    fn small_segments_count_by_bytes() {
+        let c = TcpConfig { delayed_ack: true, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        for i in 0..5 {
+            assert!(feed(&mut r, &seg(i * 500, 500), t(i)).is_empty());
+        }
+        assert_eq!(feed(&mut r, &seg(2500, 500), t(9)), [3000]); // 3000 >= 2 * 1460
+    }
+
+    // --- FIN --------------------------------------------------------------------------------------
+    #[test]
+    fn fin_in_order_is_consumed_and_acked() {
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        assert_eq!(feed(&mut r, &fin(seg(0, 1000)), t(0)), [1001]);
+        assert!(r.fin_received());
+        assert_eq!(r.state(), ReceiverState::CloseWait);
+        assert_eq!(r.delivered_bytes(), 1000);
+        // a retransmitted FIN is acknowledged again, nothing else changes
+        assert_eq!(feed(&mut r, &fin(seg(0, 1000)), t(1)), [1001]);
+        assert_eq!(r.delivered_bytes(), 1000);
+    }
+
+    #[test]
+    fn fin_beyond_a_hole_waits_for_the_hole() {
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        assert_eq!(feed(&mut r, &fin(seg(1000, 500)), t(0)), [0]);
+        assert!(!r.fin_received());
+        assert_eq!(feed(&mut r, &seg(0, 1000), t(1)), [1501]);
+        assert!(r.fin_received());
+        assert_eq!(r.delivered_bytes(), 1500);
+        // an empty flow: a pure FIN
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        assert_eq!(feed(&mut r, &fin(seg(0, 0)), t(0)), [1]);
+        assert!(r.fin_received());
+        assert_eq!(r.delivered_bytes(), 0);
+    }
+
+    // --- handshake and window scaling -------------------------------------------------------------
+    fn syn(wscale: u8) -> Packet {
+        Packet { flags: flags::SYN, size: 40, wscale, ack: 0, ..seg(0, 0) }
+    }
+
+    #[test]
+    fn syn_ack_offers_the_scale_and_later_windows_are_scaled_exactly() {
+        let c = TcpConfig { rcv_buf_bytes: 1 << 20, ..Default::default() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        assert_eq!(r.state(), ReceiverState::Listen);
+        assert!(feed(&mut r, &seg(1, MSS), t(0)).is_empty(), "data before the SYN is ignored");
+        let mut out = Vec::new();
+        r.on_packet(&syn(5), t(1), &mut out);
+        let sa = &out[0];
+        assert_eq!((sa.flags, sa.seq, sa.ack, sa.size), (flags::SYN | flags::ACK, 0, 1, 40));
+        assert_eq!((sa.rwnd, sa.wscale), (65535, 5), "SYN-ACK window unscaled, shift offered");
+        assert_eq!(r.state(), ReceiverState::SynReceived);
+        // the first data segment carries the handshake's ACK
+        out.clear();
+        r.on_packet(&Packet { ack: 1, ..seg(1, MSS) }, t(2), &mut out);
+        assert_eq!(r.state(), ReceiverState::Established);
+        let a = &out[0];
+        assert_eq!((a.ack, a.seq, a.rwnd), (1461, 1, 32768));
+        assert_eq!(decode_window(a.rwnd, r.wscale_shift()), 1_048_576);
+        assert_eq!(r.adv_window(), 1 << 20);
+        assert_eq!(r.delivered_bytes(), 1460);
+    }
+
+    #[test]
+    fn no_scaling_unless_the_sender_offers_it() {
+        let c = TcpConfig { rcv_buf_bytes: 1 << 20, ..Default::default() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        let mut out = Vec::new();
+        r.on_packet(&syn(NO_WSCALE), t(0), &mut out);
+        assert_eq!(out[0].wscale, NO_WSCALE);
+        assert_eq!(r.wscale_shift(), 0);
+        assert_eq!(r.adv_window(), 65535, "the unscaled field caps the window");
+        // and not if we do not: the option is never sent
+        let c = TcpConfig { rcv_buf_bytes: 1 << 20, window_scaling: false, ..Default::default() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        out.clear();
+        r.on_packet(&syn(7), t(0), &mut out);
+        assert_eq!((out[0].wscale, r.wscale_shift()), (NO_WSCALE, 0));
+    }
+
+    #[test]
+    fn a_retransmitted_syn_repeats_the_syn_ack() {
+        let mut r = TcpReceiver::new(&TcpConfig::default(), IDS);
+        let mut out = Vec::new();
+        r.on_packet(&syn(0), t(0), &mut out);
+        r.on_packet(&syn(0), t(1), &mut out);
+        assert_eq!(out.len(), 2);
+        assert!(out.iter().all(|p| p.has(flags::SYN) && p.ack == 1));
+        // the pure third ACK establishes without an ACK in return
+        out.clear();
+        r.on_packet(&Packet { ack: 1, ..seg(1, 0) }, t(2), &mut out);
+        assert_eq!(r.state(), ReceiverState::Established);
+        assert!(out.is_empty());
+        // a late SYN copy now gets a plain ACK
+        r.on_packet(&syn(0), t(3), &mut out);
+        assert_eq!((out[0].flags, out[0].ack), (flags::ACK, 1));
+    }
+
+    // --- timestamps echo (RFC 7323 4.3) -------------------------------------------------------------
+    #[test]
+    fn echo_follows_ts_recent() {
+        let c = TcpConfig { delayed_ack: true, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        let mut out = Vec::new();
+        let stamp = |mut p: Packet, ts: u64| {
+            p.ts_val = t(ts);
+            p
+        };
+        r.on_packet(&stamp(seg(0, MSS), 100), t(150), &mut out);
+        r.on_packet(&stamp(seg(1460, MSS), 110), t(160), &mut out);
+        assert_eq!(out[0].ts_ecr, t(100), "a delayed ACK echoes the earlier segment");
+        r.on_packet(&stamp(seg(4380, MSS), 130), t(180), &mut out); // out of order
+        // TS.Recent only follows segments that start at or before the last ACK's edge: the
+        // second segment (seq 1460 > 0) never did, so the duplicate ACK still echoes 100
+        assert_eq!(out[1].ts_ecr, t(100), "a duplicate ACK echoes TS.Recent");
+        r.on_packet(&stamp(seg(2920, MSS), 300), t(350), &mut out); // the retransmission fills it
+        assert_eq!((out[2].ack, out[2].ts_ecr), (5840, t(300)));
+    }
+
+    // --- steady state ----------------------------------------------------------------------------------
+    #[test]
+    fn the_out_of_order_buffer_reuses_its_storage() {
+        let mut r = TcpReceiver::new(&TcpConfig { rcv_buf_bytes: 1 << 20, ..nohs() }, IDS);
+        let mut out = Vec::with_capacity(16);
+        let mut cap = 0;
+        for round in 0..200u64 {
+            let base = round * 20 * MSS as u64;
+            // every other segment of a 20-segment window lost, then repaired
+            for k in (1..20).step_by(2) {
+                r.on_packet(&seg(base + k * MSS as u64, MSS), t(round), &mut out);
+            }
+            for k in (0..20).step_by(2) {
+                r.on_packet(&seg(base + k * MSS as u64, MSS), t(round), &mut out);
+            }
+            out.clear();
+            if round == 0 {
+                cap = r.ooo.v.capacity();
+            }
+            assert_eq!(r.ooo.v.capacity(), cap);
+        }
+        assert_eq!(r.delivered_bytes(), 200 * 20 * MSS as u64);
+    }
+}
