@@ -635,3 +635,489 @@ impl TcpSender {
         b.min(self.data_end).saturating_sub(a.max(self.data_start))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Streams;
+    use crate::tcp::testnet::{Dir, Net, IDS};
+    use crate::tcp::{CcKind, TcpReceiver};
+    use crate::time::BitsPerSec;
+    use proptest::prelude::*;
+    use rand::Rng as _;
+
+    const MSS: u64 = 1460;
+
+    fn us(x: u64) -> SimDuration {
+        SimDuration::from_us(x)
+    }
+    fn ms(x: u64) -> SimDuration {
+        SimDuration::from_ms(x)
+    }
+    fn secs(x: u64) -> SimTime {
+        SimTime(x * crate::time::PS_PER_SEC)
+    }
+    fn nohs() -> TcpConfig {
+        TcpConfig { handshake: false, ..Default::default() }
+    }
+    /// Drops the first copy of each listed data segment (indices counted from the first byte).
+    fn drop_first_copies(net: &mut Net, hs: bool, idx: &[u64]) {
+        let mut pending: Vec<u64> = idx.iter().map(|k| hs as u64 + k * MSS).collect();
+        net.drop = Box::new(move |p, dir, _| {
+            if dir == Dir::Fwd && p.payload > 0 {
+                if let Some(i) = pending.iter().position(|&s| s == p.seq) {
+                    pending.swap_remove(i);
+                    return true;
+                }
+            }
+            false
+        });
+    }
+    fn run_to_end(net: &mut Net) {
+        net.start();
+        net.run(SimTime::MAX, 5_000_000);
+        assert!(net.snd.is_done(), "sender not done at {}: {:?}", net.now, net.snd.stats());
+    }
+
+    // --- opening --------------------------------------------------------------------------------
+    #[test]
+    fn without_handshake_the_initial_window_leaves_at_start() {
+        let mut s = TcpSender::new(&nohs(), IDS, Some(100_000));
+        let mut out = Vec::new();
+        let t0 = SimTime(5);
+        s.start(t0, &mut out);
+        assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), [0, 1460]);
+        for p in &out {
+            assert_eq!((p.size, p.payload, p.flags, p.uid), (1500, 1460, flags::ACK, 0));
+            assert_eq!((p.created, p.ts_val, p.priority), (t0, t0, 100_000));
+            assert_eq!((p.src, p.dst, p.sport, p.dport, p.flow), (1, 2, 1000, 80, 7));
+        }
+        assert_eq!(s.next_deadline(), Some(t0 + SimDuration::from_secs(1)));
+        assert_eq!(s.state(), SenderState::Established);
+        s.start(t0, &mut out); // a second start does nothing
+        assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn handshake_then_data_then_fin() {
+        let mut net = Net::new(&TcpConfig::default(), Some(10 * MSS), us(10));
+        run_to_end(&mut net);
+        let l = &net.log;
+        assert_eq!((l[0].dir, l[0].pkt.flags, l[0].pkt.seq, l[0].pkt.wscale), (Dir::Fwd, flags::SYN, 0, 0));
+        assert_eq!((l[1].dir, l[1].pkt.flags, l[1].pkt.ack), (Dir::Rev, flags::SYN | flags::ACK, 1));
+        assert_eq!((l[2].pkt.flags, l[2].pkt.payload, l[2].pkt.seq, l[2].pkt.ack), (flags::ACK, 0, 1, 1));
+        assert_eq!((l[3].pkt.seq, l[3].pkt.payload), (1, 1460));
+        let data: Vec<_> = net.data_sent().collect();
+        assert_eq!(data.len(), 10);
+        assert!(data[..9].iter().all(|s| !s.pkt.has(flags::FIN)));
+        assert!(data[9].pkt.has(flags::FIN), "the FIN rides on the last segment");
+        assert_eq!(net.rcv.delivered_bytes(), 10 * MSS);
+        assert!(net.rcv.fin_received());
+        assert_eq!(
+            net.snd.stats(),
+            &SenderStats { pkts_sent: 12, bytes_sent: 10 * MSS, bytes_acked: 10 * MSS, ..Default::default() }
+        );
+        // the SYN was timed: RTT = two one-way delays
+        assert_eq!(net.snd.rtt_estimator().srtt(), Some(us(20)));
+        assert_eq!(net.snd.next_deadline(), None);
+    }
+
+    #[test]
+    fn an_empty_flow_sends_a_pure_fin() {
+        for hs in [false, true] {
+            let mut net = Net::new(&TcpConfig { handshake: hs, ..Default::default() }, Some(0), us(10));
+            run_to_end(&mut net);
+            assert_eq!(net.count_flag(Dir::Fwd, flags::FIN), 1);
+            assert_eq!(net.data_sent().count(), 0);
+            assert!(net.rcv.fin_received());
+        }
+    }
+
+    #[test]
+    fn the_syn_is_retransmitted_with_backoff() {
+        let mut net = Net::new(&TcpConfig::default(), Some(10 * MSS), us(10));
+        net.drop = Box::new(|_, dir, _| dir == Dir::Fwd);
+        net.start();
+        net.run(secs(100), 10_000);
+        let syn_times: Vec<f64> = net.log.iter().filter(|s| s.pkt.has(flags::SYN)).map(|s| s.t.as_secs_f64()).collect();
+        // initial RTO 1 s, doubling: 1, 2, 4, 8, 16, 32, then capped by max_rto 60 s
+        assert_eq!(syn_times, [0.0, 1.0, 3.0, 7.0, 15.0, 31.0, 63.0]);
+        assert_eq!(net.snd.stats().timeouts, 6);
+        assert_eq!(net.snd.stats().retransmits, 6);
+        assert_eq!(net.snd.state(), SenderState::SynSent);
+        assert_eq!(net.snd.next_deadline(), Some(secs(123)));
+    }
+
+    #[test]
+    fn a_lost_syn_ack_costs_one_rto_and_no_rtt_sample() {
+        let mut net = Net::new(&TcpConfig::default(), Some(20 * MSS), us(10));
+        let mut first = true;
+        net.drop = Box::new(move |p, dir, _| {
+            let d = dir == Dir::Rev && p.has(flags::SYN) && first;
+            first &= !d;
+            d
+        });
+        run_to_end(&mut net);
+        assert_eq!(net.count_flag(Dir::Fwd, flags::SYN), 2);
+        assert_eq!(net.count_flag(Dir::Rev, flags::SYN), 2);
+        // Karn: the retransmitted SYN was not timed; the data samples ended the backoff
+        assert_eq!(net.snd.rtt_estimator().srtt(), Some(us(20)));
+        assert_eq!(net.snd.rtt_estimator().backoff(), 1);
+        assert_eq!(net.rcv.delivered_bytes(), 20 * MSS);
+    }
+
+    // --- window scale and the receive window ------------------------------------------------------
+    #[test]
+    fn window_scale_is_negotiated_and_exact() {
+        let cfg = TcpConfig { rcv_buf_bytes: 1 << 20, ..Default::default() };
+        let mut net = Net::new(&cfg, None, us(10));
+        net.start();
+        net.run(SimTime::from_secs_f64(0.01), 1_000_000);
+        assert_eq!(net.log[0].pkt.wscale, 5);
+        assert_eq!(net.log[1].pkt.wscale, 5);
+        assert_eq!(net.log[1].pkt.rwnd, 65535);
+        assert_eq!(net.snd.peer_wscale(), 5);
+        assert_eq!(net.snd.peer_rwnd(), 1_048_576);
+        assert!(net.acks().skip(1).all(|a| a.pkt.rwnd == 32768));
+        // slow start outgrows the receive window, which then binds: 718 full segments fit
+        assert!(net.snd.cwnd_bytes() > 1 << 20);
+        assert_eq!(net.max_flight, (1 << 20) / MSS * MSS);
+    }
+
+    #[test]
+    fn no_scaling_when_the_receiver_does_not_offer_it() {
+        let cfg = TcpConfig { rcv_buf_bytes: 1 << 20, ..Default::default() };
+        let mut net = Net::new(&cfg, None, us(10));
+        net.rcv = TcpReceiver::new(&TcpConfig { window_scaling: false, ..cfg.clone() }, IDS);
+        net.start();
+        net.run(SimTime::from_secs_f64(0.01), 1_000_000);
+        assert_eq!(net.log[1].pkt.wscale, NO_WSCALE);
+        assert_eq!((net.snd.peer_wscale(), net.snd.peer_rwnd()), (0, 65535));
+        assert!(net.max_flight <= 65535 && net.max_flight > 65535 - MSS);
+    }
+
+    #[test]
+    fn a_rewritten_smaller_rwnd_is_honoured() {
+        // unscaled: the rewritten window binds exactly
+        let mut net = Net::new(&nohs(), Some(300 * MSS), us(10));
+        net.rewrite_ack = Some(Box::new(|p, _| p.rwnd = p.rwnd.min(4 * MSS as u16)));
+        run_to_end(&mut net);
+        assert_eq!(net.max_flight, 4 * MSS);
+        assert!(net.snd.cwnd_bytes() > 4 * MSS);
+        // scaled by 2^5: 5840 >> 5 = 182 -> 5824 bytes, three full segments fit
+        let cfg = TcpConfig { rcv_buf_bytes: 1 << 20, ..Default::default() };
+        let mut net = Net::new(&cfg, Some(300 * MSS), us(10));
+        net.rewrite_ack = Some(Box::new(|p, _| {
+            if !p.has(flags::SYN) {
+                // the SYN-ACK's window is unscaled: a switch must leave it (or not shift it)
+                p.rwnd = p.rwnd.min(((4 * MSS) >> 5) as u16)
+            }
+        }));
+        run_to_end(&mut net);
+        assert_eq!(net.snd.peer_rwnd(), 5824);
+        assert_eq!(net.max_flight, 3 * MSS);
+        // a window that shrinks mid-flow (as FairQ does) binds from the next ACK on
+        let mut net = Net::new(&nohs(), Some(2000 * MSS), us(10));
+        net.rewrite_ack = Some(Box::new(|p, now| {
+            if now > SimTime::from_secs_f64(0.0005) {
+                p.rwnd = p.rwnd.min(2 * MSS as u16)
+            }
+        }));
+        run_to_end(&mut net);
+        let late = net.data_sent().filter(|s| s.t > SimTime::from_secs_f64(0.001));
+        let mut sent_late = 0;
+        for s in late {
+            // every late segment ends within two segments of the ACK edge at its time
+            let acked_before = net.acks().filter(|a| a.t + us(10) <= s.t).map(|a| a.pkt.ack).max().unwrap();
+            assert!(s.pkt.seq + s.pkt.payload as u64 <= acked_before + 2 * MSS, "segment {} beyond rwnd", s.pkt.seq);
+            sent_late += 1;
+        }
+        assert!(sent_late > 100);
+    }
+
+    #[test]
+    fn a_window_below_one_segment_sends_small_segments() {
+        let mut net = Net::new(&nohs(), Some(20_000), us(10));
+        net.rewrite_ack = Some(Box::new(|p, _| p.rwnd = 1000));
+        run_to_end(&mut net);
+        let sizes: Vec<u32> = net.data_sent().skip(2).map(|s| s.pkt.payload).collect();
+        assert!(sizes.iter().all(|&n| n <= 1000), "{sizes:?}");
+        assert_eq!(net.rcv.delivered_bytes(), 20_000);
+        assert_eq!(net.snd.stats().timeouts, 0);
+    }
+
+    #[test]
+    fn a_zero_window_is_probed_until_it_opens() {
+        let mut net = Net::new(&nohs(), Some(30 * MSS), us(10));
+        net.rewrite_ack = Some(Box::new(|p, now| {
+            if now < SimTime::from_secs_f64(0.05) {
+                p.rwnd = 0
+            }
+        }));
+        run_to_end(&mut net);
+        let probes: Vec<_> = net.data_sent().filter(|s| s.pkt.payload == 1).collect();
+        assert_eq!(probes.len(), 1, "one probe, one RTO (200 ms) after the window closed");
+        assert!(probes[0].t >= SimTime::from_secs_f64(0.2));
+        assert_eq!(net.snd.stats().timeouts, 0);
+        assert_eq!(net.rcv.delivered_bytes(), 30 * MSS);
+    }
+
+    // --- fast retransmit and recovery ---------------------------------------------------------------
+    #[test]
+    fn a_single_loss_is_repaired_by_fast_retransmit_without_timeout() {
+        for cc in [CcKind::Reno, CcKind::Newreno] {
+            for hs in [false, true] {
+                let cfg = TcpConfig { cc, handshake: hs, ..Default::default() };
+                let mut net = Net::new(&cfg, Some(200 * MSS), us(50));
+                drop_first_copies(&mut net, hs, &[30]);
+                run_to_end(&mut net);
+                let st = net.snd.stats();
+                assert_eq!((st.fast_retransmits, st.timeouts, st.retransmits), (1, 0, 1), "{cc:?} hs={hs}");
+                assert_eq!(net.rcv.delivered_bytes(), 200 * MSS);
+                // ssthresh = half of the flight at the third duplicate ACK
+                assert!(net.snd.ssthresh_bytes() >= 2 * MSS && net.snd.ssthresh_bytes() < 45 * MSS / 2 + MSS);
+            }
+        }
+    }
+
+    #[test]
+    fn newreno_repairs_two_losses_in_a_window_reno_times_out() {
+        // Observed (deterministic): NewReno: one fast retransmit, the partial ACK retransmits
+        // the second hole, no timeout. Reno: one fast retransmit; the partial ACK ends recovery,
+        // the next three duplicate ACKs do not pass `recover`, so the second hole waits for the
+        // RTO (200 ms) and a go-back-N restart.
+        let run = |cc| {
+            let cfg = TcpConfig { cc, ..nohs() };
+            let mut net = Net::new(&cfg, Some(200 * MSS), us(50));
+            drop_first_copies(&mut net, false, &[30, 33]);
+            run_to_end(&mut net);
+            assert_eq!(net.rcv.delivered_bytes(), 200 * MSS);
+            (net.snd.stats().clone(), net.now)
+        };
+        let (nr, nr_end) = run(CcKind::Newreno);
+        assert_eq!((nr.fast_retransmits, nr.retransmits, nr.timeouts), (1, 2, 0));
+        let (r, r_end) = run(CcKind::Reno);
+        assert_eq!((r.fast_retransmits, r.timeouts), (1, 1));
+        assert!(r.retransmits >= 2);
+        assert!(r_end > nr_end + ms(150), "Reno {r_end} vs NewReno {nr_end}");
+    }
+
+    #[test]
+    fn limited_transmit_rescues_a_small_window() {
+        // three segments in flight, the first lost: two duplicate ACKs only
+        for (lt, fr, to) in [(false, 0, 1), (true, 1, 0)] {
+            let cfg = TcpConfig { init_cwnd_pkts: 3, limited_transmit: lt, ..nohs() };
+            let mut net = Net::new(&cfg, Some(10 * MSS), us(50));
+            drop_first_copies(&mut net, false, &[0]);
+            run_to_end(&mut net);
+            let st = net.snd.stats();
+            assert_eq!((st.fast_retransmits, st.timeouts), (fr, to), "limited_transmit = {lt}");
+        }
+    }
+
+    // --- retransmission timeout ---------------------------------------------------------------------
+    #[test]
+    fn successive_timeouts_double_the_rto_up_to_the_caps() {
+        let rtos = |cfg: TcpConfig| {
+            let mut net = Net::new(&cfg, Some(10 * MSS), us(10));
+            net.drop = Box::new(|_, dir, _| dir == Dir::Fwd);
+            net.start();
+            net.run(secs(200), 10_000);
+            let gaps: Vec<f64> = net.rto_log.windows(2).map(|w| (w[1].0 - w[0].0).as_secs_f64()).collect();
+            let rto: Vec<f64> = net.rto_log.iter().map(|x| x.1.as_secs_f64()).collect();
+            // each timeout fires one (backed-off) RTO after the previous one
+            for (g, r) in gaps.iter().zip(&rto) {
+                assert_eq!(g, r);
+            }
+            (net.rto_log[0].0.as_secs_f64(), rto)
+        };
+        // initial 1 s, capped by max_rto = 10 s
+        let (first, r) = rtos(TcpConfig { max_rto_s: 10.0, ..nohs() });
+        assert_eq!(first, 1.0);
+        assert_eq!(r[..6], [2.0, 4.0, 8.0, 10.0, 10.0, 10.0]);
+        // capped by max_backoff = 4
+        let (_, r) = rtos(TcpConfig { max_backoff: 4, ..nohs() });
+        assert_eq!(r[..5], [2.0, 4.0, 4.0, 4.0, 4.0]);
+        // default: the multiplier stops at 64 (64 s > max_rto 60 s, so the cap is 60 s)
+        let (_, r) = rtos(nohs());
+        assert_eq!(r[..8], [2.0, 4.0, 8.0, 16.0, 32.0, 60.0, 60.0, 60.0]);
+    }
+
+    #[test]
+    fn backed_off_rto_starts_from_min_rto_after_a_short_rtt() {
+        let cfg = TcpConfig { max_rto_s: 1.0, ..nohs() };
+        let mut net = Net::new(&cfg, None, us(10));
+        let cut = SimTime::from_secs_f64(0.001);
+        net.drop = Box::new(move |_, dir, now| dir == Dir::Fwd && now > cut);
+        net.start();
+        net.run(secs(5), 1_000_000);
+        // RTT 20 us: SRTT + 4 RTTVAR is far below min_rto, which rules
+        assert_eq!(net.snd.rtt_estimator().base_rto(), ms(200));
+        let rto: Vec<u64> = net.rto_log.iter().map(|x| x.1 .0 / 1_000_000_000).collect();
+        assert_eq!(rto[..5], [400, 800, 1000, 1000, 1000]);
+        let first = net.rto_log[0].0;
+        assert!(first > cut + ms(199) && first < cut + ms(201), "first timeout at {first}");
+    }
+
+    #[test]
+    fn a_timeout_goes_back_to_snd_una_with_one_segment() {
+        let cfg = TcpConfig { init_cwnd_pkts: 4, ..nohs() };
+        let mut net = Net::new(&cfg, Some(20 * MSS), us(10));
+        drop_first_copies(&mut net, false, &[0, 1, 2, 3]);
+        run_to_end(&mut net);
+        let st = net.snd.stats();
+        assert_eq!((st.timeouts, st.retransmits, st.fast_retransmits), (1, 4, 0));
+        // FlightSize 4 segments at the timeout -> ssthresh 2 segments, never lowered again
+        assert_eq!(net.snd.ssthresh_bytes(), 2 * MSS);
+        let after: Vec<(f64, u64)> =
+            net.data_sent().skip(4).take(3).map(|s| (s.t.as_secs_f64(), s.pkt.seq)).collect();
+        assert_eq!(after[0], (1.0, 0), "one segment from snd_una at the RTO");
+        assert_eq!(after[1].1, MSS);
+        assert_eq!(after[2].1, 2 * MSS);
+    }
+
+    // --- lazy timers ------------------------------------------------------------------------------------
+    #[test]
+    fn early_or_spurious_timer_calls_do_nothing() {
+        let mut s = TcpSender::new(&nohs(), IDS, Some(10 * MSS));
+        let mut out = Vec::new();
+        s.on_timer(SimTime(1), &mut out); // before start: nothing armed
+        s.start(SimTime::ZERO, &mut out);
+        let d = s.next_deadline().unwrap();
+        out.clear();
+        s.on_timer(SimTime(d.0 - 1), &mut out);
+        assert!(out.is_empty());
+        assert_eq!((s.next_deadline(), s.stats().timeouts), (Some(d), 0));
+        s.on_timer(d, &mut out);
+        assert_eq!((out.len(), s.stats().timeouts), (1, 1));
+    }
+
+    // --- RTT sampling -----------------------------------------------------------------------------------
+    #[test]
+    fn rtt_samples_measure_the_path() {
+        for ts in [false, true] {
+            let cfg = TcpConfig { timestamps: ts, ..nohs() };
+            let mut net = Net::new(&cfg, Some(100 * MSS), ms(1));
+            run_to_end(&mut net);
+            let e = net.snd.rtt_estimator();
+            assert_eq!(e.srtt(), Some(ms(2)), "timestamps = {ts}");
+            assert_eq!(net.snd.rto(), ms(200));
+            if ts {
+                assert_eq!(e.samples(), net.acks().count() as u64, "one sample per ACK of new data");
+            } else {
+                assert!(e.samples() < 20, "one timed segment per RTT: {}", e.samples());
+            }
+        }
+    }
+
+    // --- endless flows --------------------------------------------------------------------------------
+    #[test]
+    fn an_endless_flow_fills_the_bottleneck_and_never_sends_a_fin() {
+        let cfg = TcpConfig { rcv_buf_bytes: 1 << 20, ..nohs() };
+        let mut net = Net::new(&cfg, None, us(50));
+        net.rate = Some(BitsPerSec(100_000_000));
+        net.start();
+        net.run(secs(1), 10_000_000);
+        assert!(!net.snd.is_done());
+        assert_eq!(net.count_flag(Dir::Fwd, flags::FIN), 0);
+        // 100 Mbps for 1 s is 8.33 k full segments (1500 B on the wire); allow slow start
+        let got = net.rcv.delivered_bytes();
+        assert!(got > 12_000_000 && got <= 12_166_000, "{got}");
+    }
+
+    // --- determinism --------------------------------------------------------------------------------------
+    fn lossy(seed: u64, loss: f64, cfg: &TcpConfig, size: u64) -> Net {
+        let mut net = Net::new(cfg, Some(size), us(20));
+        let mut rng = Streams::new(seed).stream("tcp.test.loss", 0);
+        net.drop = Box::new(move |_, _, _| rng.gen::<f64>() < loss);
+        net
+    }
+
+    #[test]
+    fn same_inputs_same_packets() {
+        let cfg = TcpConfig { delayed_ack: true, ..Default::default() };
+        let trace = |seed| {
+            let mut net = lossy(seed, 0.1, &cfg, 300 * MSS);
+            run_to_end(&mut net);
+            net.log.iter().map(|s| (s.t, s.dir == Dir::Fwd, s.pkt.seq, s.pkt.ack, s.pkt.flags, s.dropped)).collect::<Vec<_>>()
+        };
+        assert_eq!(trace(3), trace(3));
+        assert_ne!(trace(3), trace(4));
+    }
+
+    // --- delivery under loss --------------------------------------------------------------------------------
+    #[derive(Clone, Debug)]
+    enum Loss {
+        /// Every packet (both directions) lost with this probability.
+        Bernoulli(f64),
+        /// Gilbert-style bursts: a loss starts with this probability and lasts 1..=4 packets.
+        Bursts(f64),
+        /// The n-th packets offered (both directions counted together).
+        Listed(Vec<u16>),
+    }
+
+    fn loss_strategy() -> impl Strategy<Value = Loss> {
+        prop_oneof![
+            (0.0f64..0.3).prop_map(Loss::Bernoulli),
+            (0.0f64..0.1).prop_map(Loss::Bursts),
+            proptest::collection::vec(0u16..400, 0..30).prop_map(Loss::Listed),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        #[test]
+        fn every_byte_is_delivered_exactly_once_in_order(
+            seed in any::<u64>(),
+            loss in loss_strategy(),
+            reno in any::<bool>(),
+            delayed_ack in any::<bool>(),
+            handshake in any::<bool>(),
+            size in 0u64..120_000,
+            rate in prop_oneof![Just(None), Just(Some(BitsPerSec::from_gbps(1))), Just(Some(BitsPerSec(100_000_000)))],
+            (mss_bytes, rcv_buf_bytes) in (prop_oneof![Just(536u32), Just(1460), Just(9000)], prop_oneof![Just(3000u64), Just(65535), Just(1 << 20)]),
+            (init_cwnd_pkts, limited_transmit, timestamps) in (1u32..5, any::<bool>(), any::<bool>()),
+        ) {
+            let cfg = TcpConfig {
+                cc: if reno { CcKind::Reno } else { CcKind::Newreno },
+                delayed_ack,
+                handshake,
+                mss_bytes,
+                rcv_buf_bytes,
+                init_cwnd_pkts,
+                limited_transmit,
+                timestamps,
+                ..Default::default()
+            };
+            let mut net = Net::new(&cfg, Some(size), us(20));
+            net.rate = rate;
+            let mut rng = Streams::new(seed).stream("tcp.test.loss", 0);
+            let mut burst_left = 0u32;
+            let mut n = 0u16;
+            net.drop = match loss {
+                Loss::Bernoulli(p) => Box::new(move |_, _, _| rng.gen::<f64>() < p),
+                Loss::Bursts(p) => Box::new(move |_, _, _| {
+                    if burst_left == 0 && rng.gen::<f64>() < p {
+                        burst_left = rng.gen_range(1..=4);
+                    }
+                    let d = burst_left > 0;
+                    burst_left = burst_left.saturating_sub(1);
+                    d
+                }),
+                Loss::Listed(list) => Box::new(move |_, _, _| {
+                    n = n.saturating_add(1);
+                    list.contains(&(n - 1))
+                }),
+            };
+            net.start();
+            net.run(SimTime::MAX, 3_000_000);
+            // (the harness checked after every event: delivered == received prefix, and new
+            // data never beyond min(cwnd, rwnd))
+            prop_assert!(net.snd.is_done(), "not done: {:?} at {}", net.snd.stats(), net.now);
+            prop_assert_eq!(net.rcv.delivered_bytes(), size);
+            prop_assert!(net.rcv.fin_received());
+            prop_assert_eq!(net.snd.stats().bytes_acked, size);
+            prop_assert!(net.max_flight <= cfg.rcv_buf_bytes);
+        }
+    }
+}
