@@ -885,7 +885,8 @@ mod tests {
         // Observed (deterministic): NewReno: one fast retransmit, the partial ACK retransmits
         // the second hole, no timeout. Reno: one fast retransmit; the partial ACK ends recovery,
         // the next three duplicate ACKs do not pass `recover`, so the second hole waits for the
-        // RTO (200 ms) and a go-back-N restart.
+        // RTO (200 ms); its retransmission is acknowledged up to snd_max, so go-back-N resends
+        // nothing else. 200 segments finish in 1.4 ms with NewReno, 201.6 ms with Reno.
         let run = |cc| {
             let cfg = TcpConfig { cc, ..nohs() };
             let mut net = Net::new(&cfg, Some(200 * MSS), us(50));
@@ -897,9 +898,8 @@ mod tests {
         let (nr, nr_end) = run(CcKind::Newreno);
         assert_eq!((nr.fast_retransmits, nr.retransmits, nr.timeouts), (1, 2, 0));
         let (r, r_end) = run(CcKind::Reno);
-        assert_eq!((r.fast_retransmits, r.timeouts), (1, 1));
-        assert!(r.retransmits >= 2);
-        assert!(r_end > nr_end + ms(150), "Reno {r_end} vs NewReno {nr_end}");
+        assert_eq!((r.fast_retransmits, r.retransmits, r.timeouts), (1, 2, 1));
+        assert_eq!((nr_end, r_end), (SimTime::from_secs_f64(0.0014), SimTime::from_secs_f64(0.2016)));
     }
 
     #[test]
