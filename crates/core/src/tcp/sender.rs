@@ -383,6 +383,7 @@ impl TcpSender {
         self.peer_rwnd = decode_window(pkt.rwnd, self.peer_shift);
         let ece = pkt.has(flags::ECE);
         let flight_before = self.flight_bytes();
+        let acked = self.payload_between(self.snd_una, ack);
         let mut sample = None;
         if ack > self.snd_una {
             sample = self.on_new_ack(pkt, now, out);
@@ -390,7 +391,7 @@ impl TcpSender {
             self.on_dupack(now, out);
         }
         if ece {
-            let ev = AckEvent { now, acked_bytes: 0, flight_bytes: flight_before, rtt_sample: sample, ece };
+            let ev = AckEvent { now, acked_bytes: acked, flight_bytes: flight_before, rtt_sample: sample, ece };
             self.cc.on_ecn_echo(&mut self.win, &ev);
         }
         if self.state != SenderState::Done {

@@ -113,7 +113,8 @@ pub trait CongestionControl {
     fn on_exit_recovery(&mut self, _w: &mut Window, _flight: u64) {}
     /// The retransmission timer expired with `flight` payload bytes outstanding.
     fn on_timeout(&mut self, _w: &mut Window, _flight: u64) {}
-    /// An ACK carried ECN-Echo (hook for DCTCP and RFC 3168; classic ECN is not modelled yet).
+    /// An ACK carried ECN-Echo; called after the ACK's other hooks, with `ev.acked_bytes` the
+    /// bytes it acknowledged (hook for DCTCP and RFC 3168; classic ECN is not modelled yet).
     fn on_ecn_echo(&mut self, _w: &mut Window, _ev: &AckEvent) {}
 }
 
