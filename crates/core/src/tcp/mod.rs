@@ -1,41 +1,105 @@
-//! TCP endpoints (SKELETON: the public API below is fixed; bodies are being implemented).
+//! TCP endpoints: a sender and a receiver state machine, congestion controls behind one trait.
 //!
 //! A flow is one [`TcpSender`] (the active opener, which sends `size` bytes or forever) and one
 //! [`TcpReceiver`] (the passive side, which acknowledges). Both are driven by the host:
 //! `on_packet` for every arriving segment, `on_timer` when `next_deadline` has passed; both push
-//! the segments they emit into `out`. Timers are lazy: an endpoint only reports its earliest
-//! deadline and the host re-checks it when it fires.
+//! the segments they emit into `out`. The model aims at reproducing ns-2's one-way
+//! `Agent/TCP/Newreno` + `Agent/TCPSink` results with byte-exact RFC arithmetic; the full model,
+//! every parameter and every departure from ns-2 and Linux is written down in `docs/tcp.md`.
+//!
+//! Rules:
+//! - **Time is passed in.** Every method takes `now`; nothing reads a clock.
+//! - **Timers are lazy.** An endpoint keeps one deadline per timer and reports the earliest in
+//!   `next_deadline()`. `on_timer(now)` does nothing unless that deadline has passed, so the host
+//!   may call it early, late or spuriously; moving a deadline never needs a cancellation.
+//! - **Sequence numbers are absolute `u64` byte offsets** (no wrap-around). The sender's initial
+//!   sequence number is 0; with the handshake the SYN takes sequence number 0 and data starts
+//!   at 1, without it data starts at 0. A FIN takes one sequence number after the last byte.
+//!   ACKs are cumulative (no SACK yet).
+//! - **Sizes on the wire:** a data segment is `payload + header_bytes`; a pure ACK, a SYN, a
+//!   SYN-ACK and a pure FIN are `header_bytes`. `Packet::uid` is left 0 (the engine numbers
+//!   packets); `created` and `ts_val` are the emission time; `ts_ecr` echoes the peer.
+//! - **Windows.** The receive window travels in the 16-bit field scaled by the window-scale shift
+//!   of its sender (RFC 7323), decoded by [`decode_window`]. The sender takes the peer's window
+//!   from *every* in-order ACK, because a switch (FairQ) may rewrite it, and never has more than
+//!   `min(cwnd, rwnd)` payload bytes outstanding when it sends new data (the only exceptions:
+//!   limited transmit, off by default, and a one-byte probe into a zero window).
+//! - **No allocation per packet in steady state:** segments are pushed into the caller's `out`;
+//!   the receiver's out-of-order set reuses its storage.
+//! - **Errors, not panics:** [`TcpConfig::validate`] rejects impossible parameters with the key
+//!   name (relative to the `tcp` table). The constructors assume a validated configuration.
+//!
+//! Modules: [`sender`] (the sender state machine and loss recovery), [`receiver`] (cumulative
+//! ACKs, out-of-order buffer, delayed ACKs), [`rtt`] (RFC 6298 estimator), [`congestion`]
+//! (the [`congestion::CongestionControl`] trait, Reno, NewReno).
 
-use crate::packet::{Addr, FlowId, Packet};
-use crate::time::{SimDuration, SimTime};
+pub mod congestion;
+pub mod receiver;
+pub mod rtt;
+pub mod sender;
+
+pub use receiver::{ReceiverState, ReceiverStats, TcpReceiver};
+pub use sender::{SenderState, TcpSender};
+
+use crate::packet::{Addr, FlowId};
+use crate::qdisc::ConfigError;
+use crate::time::SimDuration;
 use serde::Deserialize;
 
 /// Congestion control algorithm of a sender.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
+    /// RFC 5681 Reno: fast recovery ends on the first new ACK.
     Reno,
+    /// RFC 6582 NewReno: partial ACKs retransmit the next hole and stay in fast recovery.
     #[default]
     Newreno,
 }
 
-/// TCP parameters (the `[tcp]` table of a scenario). Units are in the key names.
+/// TCP parameters (the `[tcp]` table of a scenario). Units are in the key names; `docs/tcp.md`
+/// describes each key with its default.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
+    /// Congestion control of every sender (`"reno"` or `"newreno"`).
     pub cc: CcKind,
+    /// Maximum segment size: payload bytes of a full segment.
     pub mss_bytes: u32,
+    /// TCP/IP header bytes added to every segment on the wire.
     pub header_bytes: u32,
+    /// Initial congestion window, in full segments.
     pub init_cwnd_pkts: u32,
+    /// Receive buffer of the receiver; it advertises all of it (the application reads at once).
     pub rcv_buf_bytes: u64,
+    /// Offer the RFC 7323 window-scale option (both sides must offer it to use it).
     pub window_scaling: bool,
+    /// Receiver delays ACKs: one ACK per two full segments or after `delack_timeout_ms`.
     pub delayed_ack: bool,
+    /// Delayed-ACK timeout, milliseconds.
     pub delack_timeout_ms: f64,
+    /// Lower bound of the retransmission timeout, milliseconds.
     pub min_rto_ms: f64,
+    /// Upper bound of the retransmission timeout (backed off or not), seconds.
     pub max_rto_s: f64,
+    /// Retransmission timeout before the first RTT sample, seconds.
     pub initial_rto_s: f64,
+    /// Duplicate ACKs that trigger a fast retransmit.
     pub dupack_threshold: u32,
+    /// Open with SYN / SYN-ACK / ACK; without it data flows from `start()`.
     pub handshake: bool,
+    /// Largest RTO backoff multiplier: the RTO doubles per timeout until `max_backoff` times the
+    /// base (64 as in ns-2), and is capped by `max_rto_s` in any case.
+    pub max_backoff: u32,
+    /// RTT samples from the timestamp echo of every ACK of new data (RFC 7323) instead of one
+    /// timed segment per RTT with Karn's rule (ns-2's default). Segments always carry
+    /// `ts_val` / `ts_ecr`; this only chooses the sampling.
+    pub timestamps: bool,
+    /// RFC 3042 limited transmit: the first `dupack_threshold - 1` duplicate ACKs each release
+    /// one new segment beyond cwnd (within the receive window). ns-2's `singledup_ 1`.
+    pub limited_transmit: bool,
+    /// Clock granularity G of RFC 6298 (RTO = SRTT + max(G, 4 RTTVAR)), microseconds.
+    pub clock_granularity_us: f64,
 }
 
 impl Default for TcpConfig {
@@ -54,6 +118,129 @@ impl Default for TcpConfig {
             initial_rto_s: 1.0,
             dupack_threshold: 3,
             handshake: true,
+            max_backoff: 64,
+            timestamps: false,
+            limited_transmit: false,
+            clock_granularity_us: 0.0,
+        }
+    }
+}
+
+/// Largest window-scale shift (RFC 7323 section 2.3).
+pub const MAX_WSCALE: u8 = 14;
+/// Largest value of the 16-bit window field.
+pub const MAX_WINDOW_FIELD: u64 = 0xFFFF;
+/// Largest window the scaled field can express: `65535 << 14` bytes (just under 1 GiB).
+pub const MAX_SCALED_WINDOW: u64 = MAX_WINDOW_FIELD << MAX_WSCALE;
+/// Upper bound accepted for any duration key (about 11.6 days), so durations fit picoseconds.
+const MAX_DURATION_S: f64 = 1.0e6;
+
+/// The smallest window-scale shift with which `buf` bytes fit the 16-bit field (at most 14).
+pub fn wscale_for(buf: u64) -> u8 {
+    let mut s = 0u8;
+    while s < MAX_WSCALE && (buf >> s) > MAX_WINDOW_FIELD {
+        s += 1;
+    }
+    s
+}
+
+/// The window field that advertises `bytes` under `shift` (rounded down, saturated at 65535).
+#[inline]
+pub fn encode_window(bytes: u64, shift: u8) -> u16 {
+    (bytes >> shift).min(MAX_WINDOW_FIELD) as u16
+}
+
+/// The window, in bytes, that a field value stands for under `shift`.
+#[inline]
+pub fn decode_window(field: u16, shift: u8) -> u64 {
+    (field as u64) << shift
+}
+
+impl TcpConfig {
+    /// Checks every parameter; the error key is relative to the `tcp` table.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        /// A duration key: finite, non-negative (positive if `positive`), at most 10^6 s.
+        fn duration(key: &str, v: f64, units_per_s: f64, positive: bool) -> Result<(), ConfigError> {
+            if !v.is_finite() {
+                return Err(ConfigError::new(key, format!("must be a finite number, got {v}")));
+            }
+            if v < 0.0 || (positive && v == 0.0) {
+                let bound = if positive { "positive" } else { "zero or positive" };
+                return Err(ConfigError::new(key, format!("must be {bound}, got {v}")));
+            }
+            if v > MAX_DURATION_S * units_per_s {
+                return Err(ConfigError::new(key, format!("{v} is longer than {MAX_DURATION_S} s")));
+            }
+            Ok(())
+        }
+        if self.mss_bytes == 0 {
+            return Err(ConfigError::new("mss_bytes", "must be at least 1 byte"));
+        }
+        if self.header_bytes == 0 {
+            return Err(ConfigError::new("header_bytes", "must be at least 1 byte (pure ACKs are header-only)"));
+        }
+        if self.mss_bytes.checked_add(self.header_bytes).is_none() {
+            return Err(ConfigError::new("mss_bytes", "mss_bytes + header_bytes overflows 32 bits"));
+        }
+        if self.init_cwnd_pkts == 0 {
+            return Err(ConfigError::new("init_cwnd_pkts", "must be at least 1 segment"));
+        }
+        if self.rcv_buf_bytes == 0 {
+            return Err(ConfigError::new("rcv_buf_bytes", "must be at least 1 byte"));
+        }
+        if self.window_scaling && self.rcv_buf_bytes > MAX_SCALED_WINDOW {
+            return Err(ConfigError::new(
+                "rcv_buf_bytes",
+                format!("{} exceeds the largest scaled window {MAX_SCALED_WINDOW} (RFC 7323)", self.rcv_buf_bytes),
+            ));
+        }
+        if self.dupack_threshold == 0 {
+            return Err(ConfigError::new("dupack_threshold", "must be at least 1 duplicate ACK"));
+        }
+        if self.max_backoff == 0 {
+            return Err(ConfigError::new("max_backoff", "must be at least 1 (1 disables backoff)"));
+        }
+        duration("delack_timeout_ms", self.delack_timeout_ms, 1e3, false)?;
+        duration("min_rto_ms", self.min_rto_ms, 1e3, false)?;
+        duration("max_rto_s", self.max_rto_s, 1.0, true)?;
+        duration("initial_rto_s", self.initial_rto_s, 1.0, true)?;
+        duration("clock_granularity_us", self.clock_granularity_us, 1e6, false)?;
+        if self.max_rto_s * 1000.0 < self.min_rto_ms {
+            return Err(ConfigError::new(
+                "max_rto_s",
+                format!("{} s is below min_rto_ms = {} ms", self.max_rto_s, self.min_rto_ms),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `min_rto_ms` as a duration.
+    pub fn min_rto(&self) -> SimDuration {
+        SimDuration::from_secs_f64(self.min_rto_ms / 1e3)
+    }
+    /// `max_rto_s` as a duration.
+    pub fn max_rto(&self) -> SimDuration {
+        SimDuration::from_secs_f64(self.max_rto_s)
+    }
+    /// `initial_rto_s` as a duration.
+    pub fn initial_rto(&self) -> SimDuration {
+        SimDuration::from_secs_f64(self.initial_rto_s)
+    }
+    /// `delack_timeout_ms` as a duration.
+    pub fn delack_timeout(&self) -> SimDuration {
+        SimDuration::from_secs_f64(self.delack_timeout_ms / 1e3)
+    }
+    /// `clock_granularity_us` as a duration.
+    pub fn clock_granularity(&self) -> SimDuration {
+        SimDuration::from_secs_f64(self.clock_granularity_us / 1e6)
+    }
+    /// The shift a receiver with this configuration applies to its window when scaling is in
+    /// use (0 without `window_scaling`).
+    pub fn rcv_wscale(&self) -> u8 {
+        if self.window_scaling {
+            wscale_for(self.rcv_buf_bytes)
+        } else {
+            0
         }
     }
 }
@@ -71,73 +258,341 @@ pub struct FlowIds {
 /// Counters a sender keeps.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct SenderStats {
+    /// Segments emitted: SYNs, pure ACKs, data and FIN segments, first copies and retransmissions.
     pub pkts_sent: u64,
+    /// Payload bytes emitted, retransmissions included.
     pub bytes_sent: u64,
+    /// Segments emitted again (SYN, data or FIN) for any reason: timeout, fast retransmit,
+    /// partial ACK, go-back-N after a timeout.
     pub retransmits: u64,
+    /// Fast-retransmit events (entries into fast recovery).
     pub fast_retransmits: u64,
+    /// Retransmission-timer expirations (SYN timeouts included).
     pub timeouts: u64,
+    /// Payload bytes cumulatively acknowledged.
     pub bytes_acked: u64,
 }
 
-#[derive(Debug)]
-pub struct TcpSender {}
+// =============================================================================================
+// Test support: a two-endpoint channel driven by a sorted event list (FIFO ties).
+// =============================================================================================
+#[cfg(test)]
+pub(crate) mod testnet {
+    use super::*;
+    use crate::packet::{flags, Packet};
+    use crate::time::{BitsPerSec, SimTime};
+    use std::collections::BTreeMap;
 
-impl TcpSender {
-    /// A sender of `size` payload bytes (`None`: a long-lived flow that never ends).
-    pub fn new(_cfg: &TcpConfig, _ids: FlowIds, _size: Option<u64>) -> TcpSender {
-        todo!()
+    /// Direction of a packet: `Fwd` from sender to receiver, `Rev` back.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Dir {
+        Fwd,
+        Rev,
     }
-    /// Opens the connection at `now` (SYN, or the first window when `handshake` is off).
-    pub fn start(&mut self, _now: SimTime, _out: &mut Vec<Packet>) {
-        todo!()
+
+    enum Ev {
+        Arrive(Dir, Packet),
+        SenderTimer,
+        ReceiverTimer,
     }
-    pub fn on_packet(&mut self, _pkt: &Packet, _now: SimTime, _out: &mut Vec<Packet>) {
-        todo!()
+
+    /// One packet offered to the channel.
+    #[derive(Clone, Debug)]
+    pub struct Sent {
+        pub t: SimTime,
+        pub dir: Dir,
+        pub pkt: Packet,
+        pub dropped: bool,
     }
-    pub fn on_timer(&mut self, _now: SimTime, _out: &mut Vec<Packet>) {
-        todo!()
+
+    pub type DropFn = Box<dyn FnMut(&Packet, Dir, SimTime) -> bool>;
+    pub type RewriteFn = Box<dyn FnMut(&mut Packet, SimTime)>;
+
+    /// The flow ids every test uses.
+    pub const IDS: FlowIds = FlowIds { flow: 7, src: 1, dst: 2, sport: 1000, dport: 80 };
+
+    /// A sender and a receiver joined by a channel with a fixed one-way delay, an optional
+    /// serialization rate in the forward direction (unbounded buffer), a drop predicate and an
+    /// optional rewrite of ACKs (what FairQ does). After every endpoint call it checks:
+    /// new data never leaves the sender beyond `min(cwnd, rwnd)`, and the receiver's
+    /// `delivered_bytes` equals the contiguous prefix of payload that actually reached it.
+    pub struct Net {
+        pub now: SimTime,
+        pub snd: TcpSender,
+        pub rcv: TcpReceiver,
+        pub delay: SimDuration,
+        pub rate: Option<BitsPerSec>,
+        pub drop: DropFn,
+        pub rewrite_ack: Option<RewriteFn>,
+        pub log: Vec<Sent>,
+        /// Largest `flight_bytes()` seen right after a call that sent new data.
+        pub max_flight: u64,
+        /// (time, RTO) after every sender timer expiry that changed the timeout count.
+        pub rto_log: Vec<(SimTime, SimDuration)>,
+        pub events: u64,
+        evq: BTreeMap<(SimTime, u64), Ev>,
+        seq: u64,
+        fwd_busy: SimTime,
+        snd_timer_at: Option<SimTime>,
+        rcv_timer_at: Option<SimTime>,
+        out: Vec<Packet>,
+        data_start: u64,
+        got: Vec<bool>,
+        limited_transmit: bool,
+        header: u32,
     }
-    pub fn next_deadline(&self) -> Option<SimTime> {
-        todo!()
-    }
-    pub fn stats(&self) -> &SenderStats {
-        todo!()
-    }
-    /// All data (and the FIN) acknowledged.
-    pub fn is_done(&self) -> bool {
-        todo!()
-    }
-    pub fn cwnd_bytes(&self) -> u64 {
-        todo!()
-    }
-    pub fn rto(&self) -> SimDuration {
-        todo!()
+
+    impl Net {
+        pub fn new(cfg: &TcpConfig, size: Option<u64>, delay: SimDuration) -> Net {
+            cfg.validate().expect("test config");
+            let cap = size.unwrap_or(0).min(4_000_000) as usize;
+            Net {
+                now: SimTime::ZERO,
+                snd: TcpSender::new(cfg, IDS, size),
+                rcv: TcpReceiver::new(cfg, IDS),
+                delay,
+                rate: None,
+                drop: Box::new(|_, _, _| false),
+                rewrite_ack: None,
+                log: Vec::new(),
+                max_flight: 0,
+                rto_log: Vec::new(),
+                events: 0,
+                evq: BTreeMap::new(),
+                seq: 0,
+                fwd_busy: SimTime::ZERO,
+                snd_timer_at: None,
+                rcv_timer_at: None,
+                out: Vec::with_capacity(64),
+                data_start: cfg.handshake as u64,
+                got: vec![false; cap],
+                limited_transmit: cfg.limited_transmit,
+                header: cfg.header_bytes,
+            }
+        }
+
+        fn push(&mut self, t: SimTime, ev: Ev) {
+            self.evq.insert((t, self.seq), ev);
+            self.seq += 1;
+        }
+
+        fn emit(&mut self, dir: Dir) {
+            let pkts = std::mem::take(&mut self.out);
+            for mut p in pkts.iter().cloned() {
+                assert_eq!(p.uid, 0);
+                assert_eq!(p.created, self.now);
+                assert_eq!(p.size, p.payload + self.header, "wire size = payload + header");
+                if dir == Dir::Rev {
+                    if let Some(f) = self.rewrite_ack.as_mut() {
+                        f(&mut p, self.now);
+                    }
+                }
+                let dropped = (self.drop)(&p, dir, self.now);
+                self.log.push(Sent { t: self.now, dir, pkt: p.clone(), dropped });
+                if dropped {
+                    continue;
+                }
+                let depart = match (dir, self.rate) {
+                    (Dir::Fwd, Some(r)) => {
+                        let start = self.fwd_busy.max(self.now);
+                        self.fwd_busy = start + r.tx_time(p.size as u64);
+                        self.fwd_busy
+                    }
+                    _ => self.now,
+                };
+                self.push(depart + self.delay, Ev::Arrive(dir, p));
+            }
+            let mut v = pkts;
+            v.clear();
+            self.out = v;
+        }
+
+        fn after_sender(&mut self, nxt_before: u64) {
+            if self.snd.snd_nxt() > nxt_before && !self.limited_transmit {
+                let f = self.snd.flight_bytes();
+                let w = self.snd.usable_window();
+                assert!(f <= w.max(1), "flight {f} above usable window {w} at {}", self.now);
+                self.max_flight = self.max_flight.max(f);
+            }
+            self.emit(Dir::Fwd);
+            if let Some(t) = self.snd.next_deadline() {
+                if self.snd_timer_at.is_none_or(|p| t < p) {
+                    self.snd_timer_at = Some(t);
+                    self.push(t.max(self.now), Ev::SenderTimer);
+                }
+            }
+        }
+
+        fn after_receiver(&mut self) {
+            // every byte delivered exactly once and in order: delivered == contiguous prefix
+            let mut prefix = 0usize;
+            while prefix < self.got.len() && self.got[prefix] {
+                prefix += 1;
+            }
+            let d = self.rcv.delivered_bytes();
+            if !self.got.is_empty() {
+                assert_eq!(d, prefix as u64, "delivered bytes vs received prefix at {}", self.now);
+            }
+            self.emit(Dir::Rev);
+            if let Some(t) = self.rcv.next_deadline() {
+                if self.rcv_timer_at.is_none_or(|p| t < p) {
+                    self.rcv_timer_at = Some(t);
+                    self.push(t.max(self.now), Ev::ReceiverTimer);
+                }
+            }
+        }
+
+        pub fn start(&mut self) {
+            let nxt = self.snd.snd_nxt();
+            self.snd.start(self.now, &mut self.out);
+            self.after_sender(nxt);
+        }
+
+        /// Runs one event; false when none is left.
+        pub fn step(&mut self) -> bool {
+            let Some(((t, _), ev)) = self.evq.pop_first() else { return false };
+            assert!(t >= self.now, "time went backwards");
+            self.now = t;
+            self.events += 1;
+            match ev {
+                Ev::Arrive(Dir::Fwd, p) => {
+                    if p.payload > 0 {
+                        let lo = (p.seq - self.data_start) as usize;
+                        let hi = (lo + p.payload as usize).min(self.got.len());
+                        for b in &mut self.got[lo.min(hi)..hi] {
+                            *b = true;
+                        }
+                    }
+                    self.rcv.on_packet(&p, t, &mut self.out);
+                    self.after_receiver();
+                }
+                Ev::Arrive(Dir::Rev, p) => {
+                    let nxt = self.snd.snd_nxt();
+                    self.snd.on_packet(&p, t, &mut self.out);
+                    self.after_sender(nxt);
+                }
+                Ev::SenderTimer => {
+                    if self.snd_timer_at == Some(t) {
+                        self.snd_timer_at = None;
+                    }
+                    let nxt = self.snd.snd_nxt();
+                    let to = self.snd.stats().timeouts;
+                    self.snd.on_timer(t, &mut self.out);
+                    if self.snd.stats().timeouts > to {
+                        self.rto_log.push((t, self.snd.rto()));
+                    }
+                    self.after_sender(nxt);
+                }
+                Ev::ReceiverTimer => {
+                    if self.rcv_timer_at == Some(t) {
+                        self.rcv_timer_at = None;
+                    }
+                    self.rcv.on_timer(t, &mut self.out);
+                    self.after_receiver();
+                }
+            }
+            true
+        }
+
+        /// Runs until the sender is done, nothing is left to do, `until` passes or `max_events`
+        /// events have run.
+        pub fn run(&mut self, until: SimTime, max_events: u64) {
+            while !self.snd.is_done() && self.events < max_events {
+                match self.evq.first_key_value() {
+                    Some(((t, _), _)) if *t <= until => {
+                        self.step();
+                    }
+                    _ => break,
+                }
+            }
+        }
+
+        /// Data segments (payload > 0) the sender offered, in order.
+        pub fn data_sent(&self) -> impl Iterator<Item = &Sent> {
+            self.log.iter().filter(|s| s.dir == Dir::Fwd && s.pkt.payload > 0)
+        }
+        /// Segments with flag `f` offered in direction `dir`.
+        pub fn count_flag(&self, dir: Dir, f: u8) -> usize {
+            self.log.iter().filter(|s| s.dir == dir && s.pkt.has(f)).count()
+        }
+        /// Pure ACKs from the receiver.
+        pub fn acks(&self) -> impl Iterator<Item = &Sent> {
+            self.log.iter().filter(|s| s.dir == Dir::Rev && s.pkt.has(flags::ACK) && !s.pkt.has(flags::SYN))
+        }
     }
 }
 
-#[derive(Debug)]
-pub struct TcpReceiver {}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl TcpReceiver {
-    /// The receiving end of the flow `ids` (ids as seen by the sender).
-    pub fn new(_cfg: &TcpConfig, _ids: FlowIds) -> TcpReceiver {
-        todo!()
+    // --- window-scale arithmetic ---------------------------------------------------------
+    #[test]
+    fn one_megabyte_needs_shift_five_and_is_exact() {
+        let buf = 1 << 20;
+        assert_eq!(wscale_for(buf), 5);
+        assert_eq!(encode_window(buf, 5), 32768);
+        assert_eq!(decode_window(32768, 5), 1_048_576);
     }
-    pub fn on_packet(&mut self, _pkt: &Packet, _now: SimTime, _out: &mut Vec<Packet>) {
-        todo!()
+    #[test]
+    fn shift_is_the_smallest_that_fits() {
+        assert_eq!(wscale_for(65535), 0);
+        assert_eq!(wscale_for(65536), 1);
+        assert_eq!(wscale_for(131_071), 1); // 131071 >> 1 = 65535
+        assert_eq!(wscale_for(131_072), 2);
+        assert_eq!(wscale_for(MAX_SCALED_WINDOW), 14);
+        assert_eq!(wscale_for(u64::MAX), 14);
+        // without scaling the field saturates at 65535
+        assert_eq!(encode_window(1 << 20, 0), 65535);
+        // a window that is not a multiple of 2^shift is rounded down
+        assert_eq!(decode_window(encode_window(100_001, 1), 1), 100_000);
     }
-    pub fn on_timer(&mut self, _now: SimTime, _out: &mut Vec<Packet>) {
-        todo!()
+
+    // --- validation ----------------------------------------------------------------------
+    fn rejects(f: impl FnOnce(&mut TcpConfig), key: &str) {
+        let mut c = TcpConfig::default();
+        f(&mut c);
+        let e = c.validate().expect_err(key);
+        assert_eq!(e.key, key, "{e}");
     }
-    pub fn next_deadline(&self) -> Option<SimTime> {
-        todo!()
+    #[test]
+    fn defaults_are_valid() {
+        TcpConfig::default().validate().unwrap();
     }
-    /// Payload bytes delivered in order to the application.
-    pub fn delivered_bytes(&self) -> u64 {
-        todo!()
+    #[test]
+    fn validate_names_the_key() {
+        rejects(|c| c.mss_bytes = 0, "mss_bytes");
+        rejects(|c| c.header_bytes = 0, "header_bytes");
+        rejects(|c| c.mss_bytes = u32::MAX, "mss_bytes");
+        rejects(|c| c.init_cwnd_pkts = 0, "init_cwnd_pkts");
+        rejects(|c| c.rcv_buf_bytes = 0, "rcv_buf_bytes");
+        rejects(|c| c.rcv_buf_bytes = MAX_SCALED_WINDOW + 1, "rcv_buf_bytes");
+        rejects(|c| c.dupack_threshold = 0, "dupack_threshold");
+        rejects(|c| c.max_backoff = 0, "max_backoff");
+        rejects(|c| c.min_rto_ms = -1.0, "min_rto_ms");
+        rejects(|c| c.min_rto_ms = f64::NAN, "min_rto_ms");
+        rejects(|c| c.max_rto_s = 0.0, "max_rto_s");
+        rejects(|c| c.max_rto_s = f64::INFINITY, "max_rto_s");
+        rejects(|c| (c.min_rto_ms, c.max_rto_s) = (2000.0, 1.0), "max_rto_s");
+        rejects(|c| c.initial_rto_s = 0.0, "initial_rto_s");
+        rejects(|c| c.initial_rto_s = f64::NEG_INFINITY, "initial_rto_s");
+        rejects(|c| c.delack_timeout_ms = -0.5, "delack_timeout_ms");
+        rejects(|c| c.delack_timeout_ms = f64::NAN, "delack_timeout_ms");
+        rejects(|c| c.clock_granularity_us = -1.0, "clock_granularity_us");
+        rejects(|c| c.max_rto_s = 1e300, "max_rto_s");
     }
-    /// The FIN was received in order.
-    pub fn fin_received(&self) -> bool {
-        todo!()
+    #[test]
+    fn unscaled_large_buffers_are_allowed_and_capped() {
+        let c = TcpConfig { window_scaling: false, rcv_buf_bytes: 1 << 30, ..Default::default() };
+        c.validate().unwrap();
+        assert_eq!(c.rcv_wscale(), 0);
+    }
+    #[test]
+    fn new_keys_have_documented_defaults() {
+        let c = TcpConfig::default();
+        assert_eq!(c.max_backoff, 64);
+        assert!(!c.timestamps && !c.limited_transmit);
+        assert_eq!(c.clock_granularity_us, 0.0);
+        assert_eq!(c.rcv_wscale(), 0); // 65535 fits without scaling
     }
 }

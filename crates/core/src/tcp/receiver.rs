@@ -1,0 +1,664 @@
+//! The receiving end of a flow: cumulative ACKs, an out-of-order buffer, delayed ACKs.
+//!
+//! The passive opener of RFC 9293 reduced to what a bulk receiver does; the application reads
+//! every in-order byte at once, so the advertised window is always the whole `rcv_buf_bytes`
+//! and its right edge moves with `rcv_nxt` (as ns-2's `TCPSink` with a fixed `window_`).
+//!
+//! Rules:
+//! - **States** ([`ReceiverState`]): `Listen` until a SYN, `SynReceived` until the sender's ACK
+//!   (or its first data, which carries the ACK), `Established`, and `CloseWait` once the FIN is
+//!   consumed. Without `handshake` the receiver starts `Established` with `rcv_nxt = 0`.
+//!   No FIN of its own and no RST are modelled.
+//! - **Window** (RFC 7323): the shift is `wscale_for(rcv_buf_bytes)` when both sides offered the
+//!   option (without a handshake, when `window_scaling` is on), else 0 and the field saturates
+//!   at 65535. The SYN-ACK carries the unscaled window and the option; every other segment
+//!   carries `rcv_buf_bytes >> shift`. Payload beyond the advertised right edge is trimmed.
+//! - **ACK policy** (RFC 5681 4.2, RFC 1122 4.2.3.2): an immediate ACK for an out-of-order
+//!   segment (a duplicate ACK), for a segment that fills all or part of a gap, for a duplicate
+//!   segment, for anything carrying a FIN and for a SYN. In-order data is acknowledged at once,
+//!   or with `delayed_ack` when two full segments (`2 * mss_bytes`) are unacknowledged or
+//!   `delack_timeout_ms` after the first unacknowledged one.
+//! - **Out-of-order data** is kept as sorted, disjoint byte intervals in one `Vec` that is reused:
+//!   no allocation per packet once it has grown to the largest number of holes seen.
+//!   `delivered_bytes` counts in-order payload only, each byte once.
+//! - **Timestamps** (RFC 7323 4.3): `ts_ecr` echoes `TS.Recent`, the `ts_val` of the latest
+//!   segment that arrived at or before the left edge of the last ACK sent. A delayed ACK thus
+//!   echoes the earlier of the two segments and a duplicate ACK the last in-order one.
+//! - **ECN**: CE marks are counted; echoing them (RFC 3168 ECE, DCTCP) is a hook left for later.
+
+use super::{decode_window, encode_window, FlowIds, TcpConfig};
+use crate::packet::{flags, Ecn, Packet, Proto, NO_WSCALE};
+use crate::time::{SimDuration, SimTime};
+
+/// Connection state of the receiver (RFC 9293 3.3.2 names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReceiverState {
+    Listen,
+    SynReceived,
+    Established,
+    /// The FIN has been received in order; every data byte has been delivered.
+    CloseWait,
+}
+
+/// Counters a receiver keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    /// TCP segments that arrived, of any kind.
+    pub segments_received: u64,
+    /// ACKs sent (SYN-ACKs included).
+    pub acks_sent: u64,
+    /// Segments whose payload had all been received before.
+    pub dup_segments: u64,
+    /// Segments that arrived beyond a hole and were buffered.
+    pub ooo_segments: u64,
+    /// Segments that arrived with ECN CE set.
+    pub ce_segments: u64,
+}
+
+/// Sorted, disjoint, non-adjacent half-open byte intervals `[start, end)`.
+#[derive(Clone, Debug, Default)]
+struct IntervalSet {
+    v: Vec<(u64, u64)>,
+}
+
+impl IntervalSet {
+    fn is_empty(&self) -> bool {
+        self.v.is_empty()
+    }
+    /// Adds `[s, e)`, merging with every interval it overlaps or touches.
+    fn insert(&mut self, s: u64, e: u64) {
+        if s >= e {
+            return;
+        }
+        // first interval whose end reaches s
+        let i = self.v.partition_point(|&(_, end)| end < s);
+        // intervals i..j overlap or touch [s, e)
+        let j = i + self.v[i..].partition_point(|&(start, _)| start <= e);
+        if i == j {
+            self.v.insert(i, (s, e));
+        } else {
+            let ns = s.min(self.v[i].0);
+            let ne = e.max(self.v[j - 1].1);
+            self.v[i] = (ns, ne);
+            self.v.drain(i + 1..j);
+        }
+    }
+    /// Removes the intervals that start at or before `edge` and returns the new contiguous edge.
+    fn take_prefix(&mut self, mut edge: u64) -> u64 {
+        let k = self.v.partition_point(|&(start, _)| start <= edge);
+        for &(_, end) in &self.v[..k] {
+            edge = edge.max(end);
+        }
+        self.v.drain(..k);
+        edge
+    }
+    fn bytes(&self) -> u64 {
+        self.v.iter().map(|&(s, e)| e - s).sum()
+    }
+}
+
+/// The receiving end of one flow.
+#[derive(Debug)]
+pub struct TcpReceiver {
+    ids: FlowIds,
+    mss: u64,
+    header: u32,
+    rcv_buf: u64,
+    window_scaling: bool,
+    delayed_ack: bool,
+    delack_timeout: SimDuration,
+    state: ReceiverState,
+    /// Window scaling negotiated (or assumed, without a handshake) and the shift applied to
+    /// our advertised window.
+    scaling: bool,
+    shift: u8,
+    /// Our initial sequence number and next sequence number (we send no data: iss + 1 after
+    /// the SYN-ACK).
+    iss: u64,
+    snd_nxt: u64,
+    /// The peer's initial sequence number; its data starts at `data_start`.
+    irs: u64,
+    data_start: u64,
+    /// Next byte expected (SYN and FIN count one).
+    rcv_nxt: u64,
+    ooo: IntervalSet,
+    /// Sequence number of the peer's FIN, once seen (in order or not).
+    fin_seq: Option<u64>,
+    fin_received: bool,
+    last_ack_sent: u64,
+    ts_recent: SimTime,
+    delack_deadline: Option<SimTime>,
+    /// Flags added to every ACK; the ECN echo hook will set ECE here.
+    ack_flags: u8,
+    stats: ReceiverStats,
+}
+
+impl TcpReceiver {
+    /// The receiving end of the flow `ids` (ids as seen by the sender).
+    pub fn new(cfg: &TcpConfig, ids: FlowIds) -> TcpReceiver {
+        debug_assert!(cfg.validate().is_ok(), "TcpReceiver built from an invalid TcpConfig");
+        let (state, scaling) = if cfg.handshake {
+            (ReceiverState::Listen, false)
+        } else {
+            (ReceiverState::Established, cfg.window_scaling)
+        };
+        TcpReceiver {
+            ids,
+            mss: cfg.mss_bytes as u64,
+            header: cfg.header_bytes,
+            rcv_buf: cfg.rcv_buf_bytes,
+            window_scaling: cfg.window_scaling,
+            delayed_ack: cfg.delayed_ack,
+            delack_timeout: cfg.delack_timeout(),
+            state,
+            scaling,
+            shift: if scaling { cfg.rcv_wscale() } else { 0 },
+            iss: 0,
+            snd_nxt: 0,
+            irs: 0,
+            data_start: 0,
+            rcv_nxt: 0,
+            ooo: IntervalSet { v: Vec::with_capacity(8) },
+            fin_seq: None,
+            fin_received: false,
+            last_ack_sent: 0,
+            ts_recent: SimTime::ZERO,
+            delack_deadline: None,
+            ack_flags: 0,
+            stats: ReceiverStats::default(),
+        }
+    }
+
+    pub fn on_packet(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) {
+        if pkt.proto != Proto::Tcp || pkt.has(flags::RST) {
+            return;
+        }
+        self.stats.segments_received += 1;
+        match self.state {
+            // RFC 9293 3.10.7.2: a SYN opens the connection; anything else is ignored (no RST).
+            ReceiverState::Listen => {
+                if pkt.has(flags::SYN) && !pkt.has(flags::ACK) {
+                    self.accept_syn(pkt);
+                    self.state = ReceiverState::SynReceived;
+                    self.send_syn_ack(now, out);
+                }
+            }
+            // RFC 9293 3.10.7.4, SYN-RECEIVED: a retransmitted SYN means our SYN-ACK was lost,
+            // repeat it; an acceptable ACK (the third segment or the first data) establishes.
+            ReceiverState::SynReceived => {
+                if pkt.has(flags::SYN) {
+                    if pkt.seq == self.irs {
+                        self.send_syn_ack(now, out);
+                    }
+                } else if pkt.has(flags::ACK) && pkt.ack == self.iss + 1 {
+                    self.state = ReceiverState::Established;
+                    self.on_segment(pkt, now, out);
+                }
+            }
+            // RFC 9293 3.10.7.4, ESTABLISHED / CLOSE-WAIT: data and FIN; a stray SYN (a late
+            // retransmission) is answered with an ACK (RFC 5961 4's challenge ACK, simplified).
+            ReceiverState::Established | ReceiverState::CloseWait => {
+                if pkt.has(flags::SYN) {
+                    self.send_ack(now, out);
+                } else {
+                    self.on_segment(pkt, now, out);
+                }
+            }
+        }
+    }
+
+    /// Sends the delayed ACK when its deadline has passed; otherwise does nothing.
+    pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        match self.delack_deadline {
+            Some(t) if t <= now => self.send_ack(now, out),
+            _ => {}
+        }
+    }
+
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        self.delack_deadline
+    }
+    /// Payload bytes delivered in order to the application.
+    pub fn delivered_bytes(&self) -> u64 {
+        match self.state {
+            ReceiverState::Listen | ReceiverState::SynReceived => 0,
+            _ => self.rcv_nxt - self.data_start - self.fin_received as u64,
+        }
+    }
+    /// The FIN was received in order.
+    pub fn fin_received(&self) -> bool {
+        self.fin_received
+    }
+    pub fn state(&self) -> ReceiverState {
+        self.state
+    }
+    pub fn stats(&self) -> &ReceiverStats {
+        &self.stats
+    }
+    /// The window-scale shift applied to the window field of our ACKs (what FairQ's end-host
+    /// helper writes into `Packet::reserved_wscale`).
+    pub fn wscale_shift(&self) -> u8 {
+        self.shift
+    }
+    /// The window our ACKs advertise, in bytes (after the rounding of the scaled field).
+    pub fn adv_window(&self) -> u64 {
+        decode_window(encode_window(self.rcv_buf, self.shift), self.shift)
+    }
+    /// Next sequence number expected.
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+    /// Out-of-order payload bytes held.
+    pub fn ooo_bytes(&self) -> u64 {
+        self.ooo.bytes()
+    }
+
+    // ----- internals -------------------------------------------------------------------------
+
+    /// RFC 9293 3.10.7.2 + RFC 7323 2.2: remember the peer's ISN; scale only if both offered.
+    fn accept_syn(&mut self, pkt: &Packet) {
+        self.irs = pkt.seq;
+        self.rcv_nxt = pkt.seq + 1;
+        self.data_start = self.rcv_nxt;
+        self.last_ack_sent = self.rcv_nxt;
+        self.ts_recent = pkt.ts_val;
+        // RFC 7323 1.3: scaling is in force only if both sides send the option; the SYN-ACK
+        // may carry it only in answer to a SYN that did
+        self.scaling = self.window_scaling && pkt.wscale != NO_WSCALE;
+        self.shift = if self.scaling { super::wscale_for(self.rcv_buf) } else { 0 };
+    }
+
+    fn on_segment(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) {
+        // RFC 7323 4.3 (2): TS.Recent follows segments at or before the last ACK's edge
+        if pkt.seq <= self.last_ack_sent && pkt.ts_val >= self.ts_recent {
+            self.ts_recent = pkt.ts_val;
+        }
+        self.ecn_hook(pkt);
+        let fin = pkt.has(flags::FIN);
+        if pkt.payload == 0 && !fin {
+            return; // a pure ACK (the handshake's third segment): nothing to acknowledge
+        }
+        let start = pkt.seq;
+        let end = start + pkt.payload as u64;
+        let right = self.rcv_nxt + self.adv_window();
+        let mut ack_now = fin;
+        if fin && end <= right && self.fin_seq.is_none() {
+            self.fin_seq = Some(end);
+        }
+        if pkt.payload > 0 {
+            if end <= self.rcv_nxt {
+                // RFC 9293 3.10.7.4: an old duplicate; acknowledge to resynchronise
+                self.stats.dup_segments += 1;
+                ack_now = true;
+            } else if start > self.rcv_nxt {
+                // RFC 5681 4.2: out of order; keep it and send a duplicate ACK at once
+                self.stats.ooo_segments += 1;
+                self.ooo.insert(start, end.min(right));
+                ack_now = true;
+            } else {
+                // in order (maybe partly old): advance, then pull in what was buffered
+                let had_gap = !self.ooo.is_empty();
+                self.rcv_nxt = end.min(right);
+                self.rcv_nxt = self.ooo.take_prefix(self.rcv_nxt);
+                ack_now |= had_gap; // RFC 5681 4.2: it filled all or part of a gap
+            }
+        }
+        if !self.fin_received && self.fin_seq == Some(self.rcv_nxt) {
+            // every byte before the FIN is here: consume it (RFC 9293 3.10.7.4, eighth step)
+            self.rcv_nxt += 1;
+            self.fin_received = true;
+            self.state = ReceiverState::CloseWait;
+        }
+        if ack_now || !self.delayed_ack || self.rcv_nxt - self.last_ack_sent >= 2 * self.mss {
+            self.send_ack(now, out);
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + self.delack_timeout);
+        }
+    }
+
+    /// ECN hook. CE marks are counted; a DCTCP or RFC 3168 receiver would set ECE in
+    /// `ack_flags` here (and decide when to send an ACK at once on a CE change).
+    #[inline]
+    fn ecn_hook(&mut self, pkt: &Packet) {
+        if pkt.ecn == Ecn::Ce {
+            self.stats.ce_segments += 1;
+        }
+    }
+
+    fn header_packet(&self, now: SimTime) -> Packet {
+        Packet {
+            flow: self.ids.flow,
+            src: self.ids.dst,
+            dst: self.ids.src,
+            sport: self.ids.dport,
+            dport: self.ids.sport,
+            proto: Proto::Tcp,
+            size: self.header,
+            payload: 0,
+            seq: self.snd_nxt,
+            ack: self.rcv_nxt,
+            created: now,
+            ts_val: now,
+            ts_ecr: self.ts_recent,
+            ..Packet::default()
+        }
+    }
+
+    fn send_syn_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let mut p = self.header_packet(now);
+        p.seq = self.iss;
+        p.flags = flags::SYN | flags::ACK;
+        // RFC 7323 2.2: the window of a SYN-ACK is never scaled
+        p.rwnd = encode_window(self.rcv_buf, 0);
+        p.wscale = if self.scaling { self.shift } else { NO_WSCALE };
+        self.snd_nxt = self.iss + 1;
+        self.stats.acks_sent += 1;
+        out.push(p);
+    }
+
+    fn send_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let mut p = self.header_packet(now);
+        p.flags = flags::ACK | self.ack_flags;
+        p.rwnd = encode_window(self.rcv_buf, self.shift);
+        self.last_ack_sent = self.rcv_nxt;
+        self.delack_deadline = None;
+        self.stats.acks_sent += 1;
+        out.push(p);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::testnet::IDS;
+
+    const MSS: u32 = 1460;
+
+    fn nohs() -> TcpConfig {
+        TcpConfig { handshake: false, ..Default::default() }
+    }
+    fn t(us: u64) -> SimTime {
+        SimTime(us * 1_000_000)
+    }
+    /// A data segment as the sender would emit it.
+    fn seg(seq: u64, len: u32) -> Packet {
+        Packet {
+            flow: IDS.flow,
+            src: IDS.src,
+            dst: IDS.dst,
+            sport: IDS.sport,
+            dport: IDS.dport,
+            seq,
+            payload: len,
+            size: len + 40,
+            flags: flags::ACK,
+            ..Packet::default()
+        }
+    }
+    fn fin(mut p: Packet) -> Packet {
+        p.flags |= flags::FIN;
+        p
+    }
+    /// Feeds `p` at `now`; returns the ACK numbers emitted.
+    fn feed(r: &mut TcpReceiver, p: &Packet, now: SimTime) -> Vec<u64> {
+        let mut out = Vec::new();
+        r.on_packet(p, now, &mut out);
+        out.iter().map(|a| a.ack).collect()
+    }
+
+    // --- cumulative ACKs ------------------------------------------------------------------------
+    #[test]
+    fn each_in_order_segment_is_acked_with_the_whole_buffer() {
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        let mut out = Vec::new();
+        r.on_packet(&seg(0, MSS), t(5), &mut out);
+        assert_eq!(out.len(), 1);
+        let a = &out[0];
+        assert_eq!((a.ack, a.seq, a.flags), (1460, 0, flags::ACK));
+        assert_eq!((a.src, a.dst, a.sport, a.dport, a.flow), (IDS.dst, IDS.src, IDS.dport, IDS.sport, IDS.flow));
+        assert_eq!((a.size, a.payload, a.rwnd), (40, 0, 65535));
+        assert_eq!((a.uid, a.created, a.ts_val), (0, t(5), t(5)));
+        assert_eq!(r.delivered_bytes(), 1460);
+    }
+
+    #[test]
+    fn out_of_order_segments_get_dupacks_and_the_fill_jumps_the_ack() {
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        assert_eq!(feed(&mut r, &seg(0, MSS), t(0)), [1460]);
+        assert_eq!(feed(&mut r, &seg(2920, MSS), t(1)), [1460]);
+        assert_eq!(feed(&mut r, &seg(5840, MSS), t(2)), [1460]);
+        assert_eq!(r.ooo_bytes(), 2920);
+        assert_eq!(r.delivered_bytes(), 1460);
+        // filling the first hole pulls in the next buffered segment only
+        assert_eq!(feed(&mut r, &seg(1460, MSS), t(3)), [4380]);
+        assert_eq!(feed(&mut r, &seg(4380, MSS), t(4)), [7300]);
+        assert_eq!(r.delivered_bytes(), 7300);
+        assert_eq!(r.ooo_bytes(), 0);
+        assert_eq!(r.stats().ooo_segments, 2);
+    }
+
+    #[test]
+    fn duplicates_are_acked_but_delivered_once() {
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        feed(&mut r, &seg(0, MSS), t(0));
+        assert_eq!(feed(&mut r, &seg(0, MSS), t(1)), [1460]);
+        // a buffered segment arriving twice is not counted twice either
+        feed(&mut r, &seg(2920, MSS), t(2));
+        feed(&mut r, &seg(2920, MSS), t(3));
+        assert_eq!(feed(&mut r, &seg(1460, MSS), t(4)), [4380]);
+        assert_eq!(r.delivered_bytes(), 4380);
+        assert_eq!(r.stats().dup_segments, 1);
+        // partly old, partly new (a resend with other boundaries)
+        assert_eq!(feed(&mut r, &seg(4000, 1000), t(5)), [5000]);
+        assert_eq!(r.delivered_bytes(), 5000);
+    }
+
+    #[test]
+    fn payload_beyond_the_window_is_trimmed() {
+        let c = TcpConfig { rcv_buf_bytes: 4000, window_scaling: false, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        feed(&mut r, &seg(3000, MSS), t(0)); // only [3000, 4000) fits
+        assert_eq!(r.ooo_bytes(), 1000);
+        assert_eq!(feed(&mut r, &seg(0, 3000), t(1)), [4000]);
+        assert_eq!(feed(&mut r, &seg(4000, MSS), t(2)), [5460]);
+    }
+
+    #[test]
+    fn interval_set_merges_overlaps_and_neighbours() {
+        let mut s = IntervalSet::default();
+        s.insert(10, 20);
+        s.insert(30, 40);
+        s.insert(50, 60);
+        s.insert(20, 30); // touches both sides
+        assert_eq!(s.v, [(10, 40), (50, 60)]);
+        s.insert(35, 55);
+        assert_eq!(s.v, [(10, 60)]);
+        s.insert(0, 5);
+        s.insert(70, 80);
+        s.insert(5, 5); // empty: ignored
+        assert_eq!(s.v, [(0, 5), (10, 60), (70, 80)]);
+        assert_eq!(s.take_prefix(3), 5);
+        assert_eq!(s.v, [(10, 60), (70, 80)]);
+        assert_eq!(s.take_prefix(8), 8);
+        assert_eq!(s.take_prefix(10), 60);
+        assert_eq!(s.bytes(), 10);
+    }
+
+    // --- delayed ACKs ---------------------------------------------------------------------------
+    #[test]
+    fn delayed_acks_cover_two_segments_or_wait_for_the_timer() {
+        let c = TcpConfig { delayed_ack: true, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        assert!(feed(&mut r, &seg(0, MSS), t(0)).is_empty());
+        assert_eq!(r.next_deadline(), Some(t(40_000)));
+        assert_eq!(feed(&mut r, &seg(1460, MSS), t(10)), [2920]);
+        assert_eq!(r.next_deadline(), None);
+        assert!(feed(&mut r, &seg(2920, MSS), t(20)).is_empty());
+        let mut out = Vec::new();
+        r.on_timer(t(40_019), &mut out); // early: nothing
+        assert!(out.is_empty());
+        r.on_timer(t(40_020), &mut out);
+        assert_eq!(out.iter().map(|a| a.ack).collect::<Vec<_>>(), [4380]);
+        assert_eq!(r.next_deadline(), None);
+        r.on_timer(t(50_000), &mut out); // spurious: nothing
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn delayed_acks_are_immediate_for_gaps_fills_duplicates_and_fin() {
+        let c = TcpConfig { delayed_ack: true, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        assert!(feed(&mut r, &seg(0, MSS), t(0)).is_empty());
+        assert_eq!(feed(&mut r, &seg(2920, MSS), t(1)), [1460]); // out of order
+        assert_eq!(feed(&mut r, &seg(1460, MSS), t(2)), [4380]); // fills the gap
+        assert_eq!(feed(&mut r, &seg(0, MSS), t(3)), [4380]); // duplicate
+        assert_eq!(feed(&mut r, &fin(seg(4380, 100)), t(4)), [4481]); // FIN
+        assert_eq!(r.next_deadline(), None);
+    }
+
+    #[test]
+    fn small_segments_count_by_bytes() {
+        let c = TcpConfig { delayed_ack: true, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        for i in 0..5 {
+            assert!(feed(&mut r, &seg(i * 500, 500), t(i)).is_empty());
+        }
+        assert_eq!(feed(&mut r, &seg(2500, 500), t(9)), [3000]); // 3000 >= 2 * 1460
+    }
+
+    // --- FIN --------------------------------------------------------------------------------------
+    #[test]
+    fn fin_in_order_is_consumed_and_acked() {
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        assert_eq!(feed(&mut r, &fin(seg(0, 1000)), t(0)), [1001]);
+        assert!(r.fin_received());
+        assert_eq!(r.state(), ReceiverState::CloseWait);
+        assert_eq!(r.delivered_bytes(), 1000);
+        // a retransmitted FIN is acknowledged again, nothing else changes
+        assert_eq!(feed(&mut r, &fin(seg(0, 1000)), t(1)), [1001]);
+        assert_eq!(r.delivered_bytes(), 1000);
+    }
+
+    #[test]
+    fn fin_beyond_a_hole_waits_for_the_hole() {
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        assert_eq!(feed(&mut r, &fin(seg(1000, 500)), t(0)), [0]);
+        assert!(!r.fin_received());
+        assert_eq!(feed(&mut r, &seg(0, 1000), t(1)), [1501]);
+        assert!(r.fin_received());
+        assert_eq!(r.delivered_bytes(), 1500);
+        // an empty flow: a pure FIN
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        assert_eq!(feed(&mut r, &fin(seg(0, 0)), t(0)), [1]);
+        assert!(r.fin_received());
+        assert_eq!(r.delivered_bytes(), 0);
+    }
+
+    // --- handshake and window scaling -------------------------------------------------------------
+    fn syn(wscale: u8) -> Packet {
+        Packet { flags: flags::SYN, size: 40, wscale, ack: 0, ..seg(0, 0) }
+    }
+
+    #[test]
+    fn syn_ack_offers_the_scale_and_later_windows_are_scaled_exactly() {
+        let c = TcpConfig { rcv_buf_bytes: 1 << 20, ..Default::default() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        assert_eq!(r.state(), ReceiverState::Listen);
+        assert!(feed(&mut r, &seg(1, MSS), t(0)).is_empty(), "data before the SYN is ignored");
+        let mut out = Vec::new();
+        r.on_packet(&syn(5), t(1), &mut out);
+        let sa = &out[0];
+        assert_eq!((sa.flags, sa.seq, sa.ack, sa.size), (flags::SYN | flags::ACK, 0, 1, 40));
+        assert_eq!((sa.rwnd, sa.wscale), (65535, 5), "SYN-ACK window unscaled, shift offered");
+        assert_eq!(r.state(), ReceiverState::SynReceived);
+        // the first data segment carries the handshake's ACK
+        out.clear();
+        r.on_packet(&Packet { ack: 1, ..seg(1, MSS) }, t(2), &mut out);
+        assert_eq!(r.state(), ReceiverState::Established);
+        let a = &out[0];
+        assert_eq!((a.ack, a.seq, a.rwnd), (1461, 1, 32768));
+        assert_eq!(decode_window(a.rwnd, r.wscale_shift()), 1_048_576);
+        assert_eq!(r.adv_window(), 1 << 20);
+        assert_eq!(r.delivered_bytes(), 1460);
+    }
+
+    #[test]
+    fn no_scaling_unless_the_sender_offers_it() {
+        let c = TcpConfig { rcv_buf_bytes: 1 << 20, ..Default::default() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        let mut out = Vec::new();
+        r.on_packet(&syn(NO_WSCALE), t(0), &mut out);
+        assert_eq!(out[0].wscale, NO_WSCALE);
+        assert_eq!(r.wscale_shift(), 0);
+        assert_eq!(r.adv_window(), 65535, "the unscaled field caps the window");
+        // and not if we do not: the option is never sent
+        let c = TcpConfig { rcv_buf_bytes: 1 << 20, window_scaling: false, ..Default::default() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        out.clear();
+        r.on_packet(&syn(7), t(0), &mut out);
+        assert_eq!((out[0].wscale, r.wscale_shift()), (NO_WSCALE, 0));
+    }
+
+    #[test]
+    fn a_retransmitted_syn_repeats_the_syn_ack() {
+        let mut r = TcpReceiver::new(&TcpConfig::default(), IDS);
+        let mut out = Vec::new();
+        r.on_packet(&syn(0), t(0), &mut out);
+        r.on_packet(&syn(0), t(1), &mut out);
+        assert_eq!(out.len(), 2);
+        assert!(out.iter().all(|p| p.has(flags::SYN) && p.ack == 1));
+        // the pure third ACK establishes without an ACK in return
+        out.clear();
+        r.on_packet(&Packet { ack: 1, ..seg(1, 0) }, t(2), &mut out);
+        assert_eq!(r.state(), ReceiverState::Established);
+        assert!(out.is_empty());
+        // a late SYN copy now gets a plain ACK
+        r.on_packet(&syn(0), t(3), &mut out);
+        assert_eq!((out[0].flags, out[0].ack), (flags::ACK, 1));
+    }
+
+    // --- timestamps echo (RFC 7323 4.3) -------------------------------------------------------------
+    #[test]
+    fn echo_follows_ts_recent() {
+        let c = TcpConfig { delayed_ack: true, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        let mut out = Vec::new();
+        let stamp = |mut p: Packet, ts: u64| {
+            p.ts_val = t(ts);
+            p
+        };
+        r.on_packet(&stamp(seg(0, MSS), 100), t(150), &mut out);
+        r.on_packet(&stamp(seg(1460, MSS), 110), t(160), &mut out);
+        assert_eq!(out[0].ts_ecr, t(100), "a delayed ACK echoes the earlier segment");
+        r.on_packet(&stamp(seg(4380, MSS), 130), t(180), &mut out); // out of order
+        // TS.Recent only follows segments that start at or before the last ACK's edge: the
+        // second segment (seq 1460 > 0) never did, so the duplicate ACK still echoes 100
+        assert_eq!(out[1].ts_ecr, t(100), "a duplicate ACK echoes TS.Recent");
+        r.on_packet(&stamp(seg(2920, MSS), 300), t(350), &mut out); // the retransmission fills it
+        assert_eq!((out[2].ack, out[2].ts_ecr), (5840, t(300)));
+    }
+
+    // --- steady state ----------------------------------------------------------------------------------
+    #[test]
+    fn the_out_of_order_buffer_reuses_its_storage() {
+        let mut r = TcpReceiver::new(&TcpConfig { rcv_buf_bytes: 1 << 20, ..nohs() }, IDS);
+        let mut out = Vec::with_capacity(16);
+        let mut cap = 0;
+        for round in 0..200u64 {
+            let base = round * 20 * MSS as u64;
+            // every other segment of a 20-segment window lost, then repaired
+            for k in (1..20).step_by(2) {
+                r.on_packet(&seg(base + k * MSS as u64, MSS), t(round), &mut out);
+            }
+            for k in (0..20).step_by(2) {
+                r.on_packet(&seg(base + k * MSS as u64, MSS), t(round), &mut out);
+            }
+            out.clear();
+            if round == 0 {
+                cap = r.ooo.v.capacity();
+            }
+            assert_eq!(r.ooo.v.capacity(), cap);
+        }
+        assert_eq!(r.delivered_bytes(), 200 * 20 * MSS as u64);
+    }
+}
