@@ -39,11 +39,14 @@ fn metric(r: &Results, key: &str) -> f64 {
 // --- a clean path -------------------------------------------------------------------------------
 #[test]
 fn single_flow_fills_the_bottleneck() {
-    for cc in ["reno", "newreno"] {
+    // Slow start overshoots the 20-packet buffer and loses several segments of one window.
+    // NewReno repairs them all in one recovery; Reno repairs the first and times out on the rest
+    // (one fast retransmit per window, as in ns-2), so it may take one timeout.
+    for (cc, max_timeouts) in [("reno", 1.0), ("newreno", 0.0)] {
         let r = go(&[("tcp.cc", cc)]);
         let u = metric(&r, "utilization");
         assert!(u >= 0.95, "{cc}: utilization {u}");
-        assert_eq!(metric(&r, "timeouts"), 0.0, "{cc}");
+        assert!(metric(&r, "timeouts") <= max_timeouts, "{cc}: {}", r.summary_json);
     }
 }
 

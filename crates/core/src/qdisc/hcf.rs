@@ -1233,7 +1233,7 @@ mod tests {
         assert_eq!(HcfConfig { period_us: Some(-1.0), ..d() }.validate(b20), Ok(()), "ignored when dynamic");
         let e = crate::qdisc::QueueConfig {
             kind: crate::qdisc::QdiscKind::Hcf,
-            hcf: HcfConfig { bins: 0, ..d() },
+            hcf: Some(HcfConfig { bins: 0, ..d() }),
             ..Default::default()
         };
         assert_eq!(e.validate().unwrap_err().key, "hcf.bins");

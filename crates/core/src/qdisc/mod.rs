@@ -335,8 +335,9 @@ impl QdiscKind {
 
 /// The `[queue]` table: the discipline, the shared buffer limit, and one optional sub-table of
 /// parameters per discipline (`[queue.red]`, `[queue.hcf]`, ...). Only the sub-table of `kind`
-/// is used, so one file can carry the parameters of every discipline and `--set queue.kind=...`
-/// switches between them.
+/// is used (its defaults when absent), so one file can carry the parameters of every discipline
+/// and `--set queue.kind=...` switches between them. Every sub-table present is validated,
+/// used or not: a wrong value in a file is an error whichever discipline runs.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueueConfig {
@@ -346,14 +347,10 @@ pub struct QueueConfig {
     pub limit_pkts: Option<u32>,
     /// Buffer limit in bytes; with both set, a packet must fit both.
     pub limit_bytes: Option<u64>,
-    #[serde(default)]
-    pub red: red::RedConfig,
-    #[serde(default)]
-    pub sfq: sfq::SfqConfig,
-    #[serde(default)]
-    pub drr: drr::DrrConfig,
-    #[serde(default)]
-    pub hcf: hcf::HcfConfig,
+    pub red: Option<red::RedConfig>,
+    pub sfq: Option<sfq::SfqConfig>,
+    pub drr: Option<drr::DrrConfig>,
+    pub hcf: Option<hcf::HcfConfig>,
 }
 
 impl Default for QueueConfig {
@@ -362,10 +359,10 @@ impl Default for QueueConfig {
             kind: QdiscKind::Droptail,
             limit_pkts: Some(100),
             limit_bytes: None,
-            red: Default::default(),
-            sfq: Default::default(),
-            drr: Default::default(),
-            hcf: Default::default(),
+            red: None,
+            sfq: None,
+            drr: None,
+            hcf: None,
         }
     }
 }
@@ -417,13 +414,23 @@ impl QueueConfig {
         if self.limit_bytes == Some(0) {
             return Err(ConfigError::new("limit_bytes", "must be at least 1 byte"));
         }
-        match self.kind {
-            QdiscKind::Droptail => Ok(()),
-            QdiscKind::Red => self.red.validate(self.limit()).map_err(|e| e.within("red")),
-            QdiscKind::Sfq => self.sfq.validate().map_err(|e| e.within("sfq")),
-            QdiscKind::Drr => self.drr.validate().map_err(|e| e.within("drr")),
-            QdiscKind::Hcf => self.hcf.validate(self.limit()).map_err(|e| e.within("hcf")),
+        let limit = self.limit();
+        let active = self.kind;
+        // Every table present, plus the defaults of the active kind when its table is absent.
+        let pick = |k: QdiscKind, present: bool| present || k == active;
+        if pick(QdiscKind::Red, self.red.is_some()) {
+            self.red.clone().unwrap_or_default().validate(limit).map_err(|e| e.within("red"))?;
         }
+        if pick(QdiscKind::Sfq, self.sfq.is_some()) {
+            self.sfq.clone().unwrap_or_default().validate().map_err(|e| e.within("sfq"))?;
+        }
+        if pick(QdiscKind::Drr, self.drr.is_some()) {
+            self.drr.clone().unwrap_or_default().validate().map_err(|e| e.within("drr"))?;
+        }
+        if pick(QdiscKind::Hcf, self.hcf.is_some()) {
+            self.hcf.clone().unwrap_or_default().validate(limit).map_err(|e| e.within("hcf"))?;
+        }
+        Ok(())
     }
 
     /// Builds the discipline for one port. Call `validate` first.
@@ -431,10 +438,10 @@ impl QueueConfig {
         let limit = self.limit();
         match self.kind {
             QdiscKind::Droptail => AnyQdisc::DropTail(droptail::DropTail::new(limit)),
-            QdiscKind::Red => AnyQdisc::Red(red::Red::new(&self.red, limit, ctx)),
-            QdiscKind::Sfq => AnyQdisc::Sfq(sfq::Sfq::new(&self.sfq, limit, ctx)),
-            QdiscKind::Drr => AnyQdisc::Drr(drr::Drr::new(&self.drr, limit, ctx)),
-            QdiscKind::Hcf => AnyQdisc::Hcf(hcf::Hcf::new(&self.hcf, limit, ctx)),
+            QdiscKind::Red => AnyQdisc::Red(red::Red::new(&self.red.clone().unwrap_or_default(), limit, ctx)),
+            QdiscKind::Sfq => AnyQdisc::Sfq(sfq::Sfq::new(&self.sfq.clone().unwrap_or_default(), limit, ctx)),
+            QdiscKind::Drr => AnyQdisc::Drr(drr::Drr::new(&self.drr.clone().unwrap_or_default(), limit, ctx)),
+            QdiscKind::Hcf => AnyQdisc::Hcf(hcf::Hcf::new(&self.hcf.clone().unwrap_or_default(), limit, ctx)),
         }
     }
 }
