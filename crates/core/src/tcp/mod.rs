@@ -312,7 +312,8 @@ pub(crate) mod testnet {
     pub const IDS: FlowIds = FlowIds { flow: 7, src: 1, dst: 2, sport: 1000, dport: 80 };
 
     /// A sender and a receiver joined by a channel with a fixed one-way delay, an optional
-    /// serialization rate in the forward direction (unbounded buffer), a drop predicate and an
+    /// serialization rate in the forward direction (with an optional drop-tail buffer of
+    /// `queue_limit` packets, the one in transmission included), a drop predicate and an
     /// optional rewrite of ACKs (what FairQ does). After every endpoint call it checks:
     /// new data never leaves the sender beyond `min(cwnd, rwnd)`, and the receiver's
     /// `delivered_bytes` equals the contiguous prefix of payload that actually reached it.
@@ -322,6 +323,9 @@ pub(crate) mod testnet {
         pub rcv: TcpReceiver,
         pub delay: SimDuration,
         pub rate: Option<BitsPerSec>,
+        pub queue_limit: Option<usize>,
+        /// Packets the drop-tail buffer refused.
+        pub queue_drops: u64,
         pub drop: DropFn,
         pub rewrite_ack: Option<RewriteFn>,
         pub log: Vec<Sent>,
@@ -333,6 +337,8 @@ pub(crate) mod testnet {
         evq: BTreeMap<(SimTime, u64), Ev>,
         seq: u64,
         fwd_busy: SimTime,
+        /// Departure times of the packets in the forward buffer.
+        fwd_queue: std::collections::VecDeque<SimTime>,
         snd_timer_at: Option<SimTime>,
         rcv_timer_at: Option<SimTime>,
         out: Vec<Packet>,
@@ -352,6 +358,8 @@ pub(crate) mod testnet {
                 rcv: TcpReceiver::new(cfg, IDS),
                 delay,
                 rate: None,
+                queue_limit: None,
+                queue_drops: 0,
                 drop: Box::new(|_, _, _| false),
                 rewrite_ack: None,
                 log: Vec::new(),
@@ -361,6 +369,7 @@ pub(crate) mod testnet {
                 evq: BTreeMap::new(),
                 seq: 0,
                 fwd_busy: SimTime::ZERO,
+                fwd_queue: std::collections::VecDeque::new(),
                 snd_timer_at: None,
                 rcv_timer_at: None,
                 out: Vec::with_capacity(64),
@@ -387,7 +396,16 @@ pub(crate) mod testnet {
                         f(&mut p, self.now);
                     }
                 }
-                let dropped = (self.drop)(&p, dir, self.now);
+                let mut dropped = (self.drop)(&p, dir, self.now);
+                if dir == Dir::Fwd && self.rate.is_some() && !dropped {
+                    while self.fwd_queue.front().is_some_and(|&d| d <= self.now) {
+                        self.fwd_queue.pop_front();
+                    }
+                    if self.queue_limit.is_some_and(|l| self.fwd_queue.len() >= l) {
+                        dropped = true;
+                        self.queue_drops += 1;
+                    }
+                }
                 self.log.push(Sent { t: self.now, dir, pkt: p.clone(), dropped });
                 if dropped {
                     continue;
@@ -396,6 +414,7 @@ pub(crate) mod testnet {
                     (Dir::Fwd, Some(r)) => {
                         let start = self.fwd_busy.max(self.now);
                         self.fwd_busy = start + r.tx_time(p.size as u64);
+                        self.fwd_queue.push_back(self.fwd_busy);
                         self.fwd_busy
                     }
                     _ => self.now,

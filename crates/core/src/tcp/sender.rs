@@ -904,6 +904,28 @@ mod tests {
     }
 
     #[test]
+    fn slow_start_overshoot_at_a_drop_tail_queue() {
+        // 100 Mbps bottleneck, 20-packet drop-tail buffer, 100 us base RTT, 64 KB window: slow
+        // start overflows the buffer and loses several segments of one window. Observed
+        // (deterministic): NewReno repairs them all in one recovery per loss episode, no
+        // timeout, and resends only what was lost; Reno leaves recovery on the first partial
+        // ACK and needs the RTO, after which go-back-N resends some segments that had arrived.
+        let run = |cc| {
+            let cfg = TcpConfig { cc, ..Default::default() };
+            let mut net = Net::new(&cfg, Some(2_000_000), us(50));
+            net.rate = Some(BitsPerSec(100_000_000));
+            net.queue_limit = Some(20);
+            run_to_end(&mut net);
+            assert_eq!(net.rcv.delivered_bytes(), 2_000_000);
+            (net.snd.stats().clone(), net.queue_drops)
+        };
+        let (nr, nr_drops) = run(CcKind::Newreno);
+        assert_eq!((nr_drops, nr.retransmits, nr.fast_retransmits, nr.timeouts), (27, 27, 7, 0));
+        let (r, r_drops) = run(CcKind::Reno);
+        assert_eq!((r_drops, r.retransmits, r.fast_retransmits, r.timeouts), (28, 46, 8, 1));
+    }
+
+    #[test]
     fn limited_transmit_rescues_a_small_window() {
         // three segments in flight, the first lost: two duplicate ACKs only
         for (lt, fr, to) in [(false, 0, 1), (true, 1, 0)] {
