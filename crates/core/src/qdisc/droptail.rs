@@ -21,7 +21,9 @@ pub struct DropTail {
 
 impl DropTail {
     pub fn new(limit: Limit) -> DropTail {
-        let cap = limit.pkts.unwrap_or(64).min(4096) as usize;
+        // Room for a typical switch buffer up front; deep host buffers grow on demand (a
+        // thousand-host topology must not reserve a thousand full buffers it never fills).
+        let cap = limit.pkts.unwrap_or(32).min(32) as usize;
         DropTail { q: VecDeque::with_capacity(cap), bytes: 0, limit }
     }
 }
