@@ -68,7 +68,10 @@ def mean_std(values: Sequence[float]) -> str:
         return "-"
     if len(a) == 1:
         return format_value(float(a[0]), 3)
-    return f"{format_value(float(a.mean()), 3)} ± {format_value(float(a.std(ddof=1)), 3)}"
+    mean, std = float(a.mean()), float(a.std(ddof=1))
+    if std <= 1e-12 * max(1.0, abs(mean)):  # rounding noise of equal values
+        std = 0.0
+    return f"{format_value(mean, 3)} ± {format_value(std, 2)}"
 
 
 def comparison(rows: List[Dict[str, Any]], disciplines: Sequence[str]):

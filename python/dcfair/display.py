@@ -125,12 +125,15 @@ def print_table(
         from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=title, title_justify="left", caption=footer, caption_justify="left")
+        table = Table(title=title, title_justify="left")
         for i, h in enumerate(header):
             table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
         for r in rows:
             table.add_row(*r)
-        Console(file=stream).print(table)
+        console = Console(file=stream)
+        console.print(table)
+        if footer:
+            console.print(footer, style="dim", highlight=False)
         return
     widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
     fmt = lambda r: "  ".join(  # noqa: E731
