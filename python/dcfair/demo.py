@@ -113,6 +113,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         flush=True,
     )
     t0 = time.perf_counter()
+    # Check the scenario once per discipline here: a bad file or key is one message, not 15.
+    from dcfair import api
+
+    try:
+        for d in disciplines:
+            api.load_scenario(scenario, overrides=[("queue.kind", d), ("sim.duration_s", args.duration)])
+    except api.InvalidInput as e:
+        print(f"dcfair demo: invalid input: {e}", file=sys.stderr)
+        return 2
+    except RuntimeError as e:
+        print(f"dcfair demo: internal error: {e}", file=sys.stderr)
+        return 1
     results: Dict[tuple, Dict[str, Any]] = {}
     ex = ProcessPoolExecutor(max_workers=min(args.jobs, len(jobs)))
     try:
