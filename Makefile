@@ -54,7 +54,8 @@ system:
 	fi; \
 	command -v cargo >/dev/null || { echo "dcfair: cargo not found: install a Rust toolchain (rustup) first" >&2; exit 1; }
 
-$(PY): | system
+$(PY):
+	@$(MAKE) system
 	@echo "==> virtualenv $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 

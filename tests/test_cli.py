@@ -16,7 +16,8 @@ import pytest
 
 from conftest import LONGFLOWS, REPO, assert_clean_error, dcfair, skip_if_engine_stub
 
-SHORT = ("--set", "sim.duration_s=2")
+# A short run: 2 simulated seconds, measured over the last one (the window must fit the run).
+SHORT = ("--set", "sim.duration_s=2", "--set", "measure.window_s=1")
 
 
 # ---------------------------------------------------------------- help and version

@@ -37,7 +37,8 @@ def test_comparison_table_has_a_column_per_discipline_in_order():
 def test_small_demo(tmp_path):
     out = tmp_path / "demo"
     cmd = [sys.executable, "-m", "dcfair.demo", "--scenario", str(LONGFLOWS), "--disciplines", "droptail,hcf",
-           "--seeds", "2", "--duration", "2", "--out", str(out)]
+           "--seeds", "2", "--duration", "12",  # > measure.window_s = 10
+           "--out", str(out)]
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
     if p.returncode == 1 and ENGINE_STUB in p.stderr:
         pytest.skip(f"{ENGINE_STUB} (crates/sim is still the stub)")

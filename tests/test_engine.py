@@ -107,7 +107,7 @@ def test_run_returns_summary_json_and_writes_nothing_without_out_dir(tmp_path, m
 
     monkeypatch.chdir(tmp_path)
     with engine_or_skip():
-        text = _engine.run(LONGFLOWS.read_text(), str(LONGFLOWS), [("sim.duration_s", "1")], 3)
+        text = _engine.run(LONGFLOWS.read_text(), str(LONGFLOWS), [("sim.duration_s", "1"), ("measure.window_s", "0.5")], 3)
     summary = json.loads(text)
     assert summary["seed"] == 3 and summary["scenario"] == "hcf-longflows"
     assert list(tmp_path.iterdir()) == []
