@@ -45,10 +45,10 @@ system:
 	@missing=""; \
 	if ! command -v $(PYTHON) >/dev/null; then missing="python3 python3-venv python3-pip"; \
 	elif ! $(PYTHON) -c 'import venv, ensurepip' 2>/dev/null; then missing="python3-venv python3-pip"; fi; \
-	command -v cc >/dev/null || missing="$$missing gcc libc6-dev"; \
+	command -v cc >/dev/null || missing="$${missing:+$$missing }gcc libc6-dev"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "==> apt-get install$$missing"; \
+	    echo "==> apt-get install $$missing"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	  else echo "dcfair: please install:$$missing" >&2; exit 1; fi; \
 	fi; \
