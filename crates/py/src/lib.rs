@@ -19,6 +19,9 @@
 //! `resume_unwind` does not call the panic hook, so nothing is printed. This needs
 //! `panic = "unwind"` (the default) in the profile that builds this crate.
 
+// pyo3 0.22's #[pyfunction] expansion trips this lint on newer clippy (a false positive).
+#![allow(clippy::useless_conversion)]
+
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 
