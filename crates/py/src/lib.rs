@@ -1,1 +1,203 @@
+//! `dcfair._engine`: the Python face of the Rust engine (PyO3, abi3 for CPython >= 3.9).
+//!
+//! This module is deliberately thin: it converts arguments, releases the GIL for the whole
+//! load-run-write sequence, and maps the engine's [`Error`] onto Python exceptions. All
+//! behaviour (parsing, validation, the run, atomic output) lives in `dcfair-sim`, so nothing
+//! here changes when the engine grows.
+//!
+//! Rules:
+//! - `InvalidInput(key, reason)` (a `ValueError`) for [`Error::Invalid`], `OSError` for
+//!   [`Error::Io`], `RuntimeError` for [`Error::Internal`] and for a panic inside the engine.
+//! - The GIL is released during the run and re-acquired only in the progress path, which
+//!   also runs Python's signal handlers: Ctrl-C (or any exception raised by the user's
+//!   `progress` callable) stops the run and is re-raised unchanged.
+//! - Output files are written only after a successful run (the engine writes them atomically),
+//!   so a failed or interrupted run never touches an earlier result.
+//!
+//! Stopping a run: the engine's progress hook has no way to say "stop", so the binding
+//! unwinds out of it with a private marker payload ([`Stop`]) and catches it around the run.
+//! `resume_unwind` does not call the panic hook, so nothing is printed. This needs
+//! `panic = "unwind"` (the default) in the profile that builds this crate.
 
+// pyo3 0.22's #[pyfunction] expansion trips this lint on newer clippy (a false positive).
+#![allow(clippy::useless_conversion)]
+
+use std::panic::{self, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use dcfair_sim::{Error, Progress, Results, Scenario};
+use pyo3::exceptions::{PyOSError, PyRuntimeError};
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyDict, PyType};
+
+/// The exception class for invalid input, created from Python source at import time so that
+/// it is an ordinary `ValueError` subclass under the limited API (abi3), pickles across
+/// processes (its `args` are `(key, reason)`), and has `.key` / `.reason` attributes.
+const INVALID_INPUT_SRC: &str = r#"
+class InvalidInput(ValueError):
+    """Invalid input: the scenario key (dotted path), file or option at fault, and why.
+
+    The command line prints it as ``dcfair: invalid input: KEY: REASON`` and exits with 2.
+    """
+
+    def __init__(self, key, reason):
+        super().__init__(key, reason)
+        self.key = key
+        self.reason = reason
+
+    def __str__(self):
+        return f"{self.key}: {self.reason}"
+"#;
+
+static INVALID_INPUT: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+
+/// Unwind payload that carries "the Python side asked to stop" out of the engine.
+struct Stop;
+
+/// What happened inside `allow_threads`; turned into Python values once the GIL is back.
+enum Outcome<T> {
+    Done(T),
+    Failed(Error),
+    /// The progress path raised (KeyboardInterrupt, or the user's callable failed).
+    Python(PyErr),
+    /// The engine panicked: a bug. The message is the panic payload, if it was a string.
+    Panicked(String),
+}
+
+fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
+    match e {
+        Error::Invalid { key, reason } => match INVALID_INPUT.get(py) {
+            Some(cls) => PyErr::from_type_bound(cls.bind(py).clone(), (key, reason)),
+            None => PyRuntimeError::new_err(format!("InvalidInput not initialised: {key}: {reason}")),
+        },
+        Error::Io { path, reason } => PyOSError::new_err(format!("{path}: {reason}")),
+        Error::Internal(m) => PyRuntimeError::new_err(m),
+    }
+}
+
+fn finish<T>(py: Python<'_>, o: Outcome<T>) -> PyResult<T> {
+    match o {
+        Outcome::Done(v) => Ok(v),
+        Outcome::Failed(e) => Err(to_pyerr(py, e)),
+        Outcome::Python(e) => Err(e),
+        Outcome::Panicked(m) => Err(PyRuntimeError::new_err(format!("engine panicked: {m}"))),
+    }
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "(no message)".to_string()
+    }
+}
+
+/// Parses and validates a scenario without running it.
+///
+/// `overrides` are `--set`-style `(dotted.key, value)` pairs; values are TOML literals and
+/// bare words are strings. Returns `{"name", "seed", "duration_s"}`.
+#[pyfunction]
+#[pyo3(signature = (text, origin, overrides = Vec::new()))]
+fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(String, String)>) -> PyResult<PyObject> {
+    let sc = py.allow_threads(|| match dcfair_sim::load_scenario(&text, &origin, &overrides) {
+        Ok(sc) => Outcome::Done(sc),
+        Err(e) => Outcome::Failed(e),
+    });
+    let sc: Scenario = finish(py, sc)?;
+    let d = PyDict::new_bound(py);
+    d.set_item("name", &sc.name)?;
+    d.set_item("seed", sc.seed)?;
+    d.set_item("duration_s", sc.duration_s)?;
+    Ok(d.into_any().unbind())
+}
+
+/// Loads, validates and runs a scenario; returns the text of `summary.json`.
+///
+/// `seed` overrides the scenario's seed. If `out_dir` is given, `summary.json`, `flows.csv`
+/// and `ports.csv` are written there after the run succeeds (the directory is created then,
+/// and not before). `progress(sim_time_s, duration_s, events, wall_time_s)` is called about
+/// every 0.2 s of wall time, with the GIL held; anything it raises stops the run and is
+/// re-raised. Ctrl-C raises `KeyboardInterrupt` the same way, with or without `progress`.
+#[pyfunction]
+#[pyo3(signature = (text, origin, overrides = Vec::new(), seed = None, out_dir = None, progress = None))]
+fn run(
+    py: Python<'_>,
+    text: String,
+    origin: String,
+    overrides: Vec<(String, String)>,
+    seed: Option<u64>,
+    out_dir: Option<PathBuf>,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    if let Some(p) = &progress {
+        if !p.bind(py).is_callable() {
+            return Err(pyo3::exceptions::PyTypeError::new_err("progress must be callable or None"));
+        }
+    }
+    let outcome = py.allow_threads(move || {
+        let sc = match dcfair_sim::load_scenario(&text, &origin, &overrides) {
+            Ok(sc) => sc,
+            Err(e) => return Outcome::Failed(e),
+        };
+        let mut stopped: Option<PyErr> = None;
+        let ran: std::thread::Result<Result<Results, Error>> = {
+            let mut on_progress = |p: &Progress| {
+                let err = Python::with_gil(|py| {
+                    py.check_signals().err().or_else(|| {
+                        progress.as_ref().and_then(|f| {
+                            f.call1(py, (p.sim_time_s, p.duration_s, p.events, p.wall_time_s)).err()
+                        })
+                    })
+                });
+                if let Some(e) = err {
+                    stopped = Some(e);
+                    panic::resume_unwind(Box::new(Stop));
+                }
+            };
+            panic::catch_unwind(AssertUnwindSafe(|| dcfair_sim::run(&sc, seed, Some(&mut on_progress))))
+        };
+        match ran {
+            Ok(Ok(results)) => {
+                if let Some(dir) = &out_dir {
+                    if let Err(e) = results.write_to(dir) {
+                        return Outcome::Failed(e);
+                    }
+                }
+                Outcome::Done(results.summary_json)
+            }
+            Ok(Err(e)) => Outcome::Failed(e),
+            Err(payload) if payload.is::<Stop>() => match stopped {
+                Some(e) => Outcome::Python(e),
+                None => Outcome::Panicked("stopped without a reason".into()),
+            },
+            Err(payload) => Outcome::Panicked(panic_message(payload.as_ref())),
+        }
+    });
+    finish(py, outcome)
+}
+
+/// The engine version written into every output.
+#[pyfunction]
+fn version() -> &'static str {
+    dcfair_sim::ENGINE_VERSION
+}
+
+#[pymodule]
+fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let globals = PyDict::new_bound(py);
+    globals.set_item("__name__", "dcfair._engine")?;
+    py.run_bound(INVALID_INPUT_SRC, Some(&globals), None)?;
+    let cls = globals.get_item("InvalidInput")?.expect("InvalidInput defined above");
+    let cls = cls.downcast_into::<PyType>()?;
+    let _ = INVALID_INPUT.set(py, cls.clone().unbind());
+    m.add("InvalidInput", cls)?;
+    m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add("__version__", dcfair_sim::ENGINE_VERSION)?;
+    Ok(())
+}

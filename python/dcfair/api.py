@@ -1,0 +1,110 @@
+"""The Python API: read, validate and run scenarios.
+
+The command line is a thin layer over these functions, and so are sweeps and reproductions.
+Errors:
+
+- :class:`InvalidInput` (a ``ValueError`` with ``.key`` and ``.reason``): the scenario file,
+  an override or a scenario key is wrong. The command line exits with 2.
+- ``OSError``: writing the results failed. ``RuntimeError``: an internal error. Exit 1.
+- ``KeyboardInterrupt``: Ctrl-C during a run; nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from dcfair import _engine
+from dcfair._engine import InvalidInput
+from dcfair.overrides import Override, Overrides, normalize, split_assignment
+
+__all__ = ["InvalidInput", "load_scenario", "parse_set", "read_scenario", "run"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+#: ``progress(sim_time_s, duration_s, events, wall_time_s)``, called about every 0.2 s.
+Progress = Callable[[float, float, int, float], Any]
+
+
+def read_scenario(path: PathLike) -> str:
+    """The text of a scenario file; :class:`InvalidInput` naming the file if it can't be read."""
+    name = os.fspath(path)
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInput(name, "no such file") from None
+    except IsADirectoryError:
+        raise InvalidInput(name, "is a directory, not a scenario file") from None
+    except PermissionError:
+        raise InvalidInput(name, "permission denied") from None
+    except UnicodeDecodeError as e:
+        raise InvalidInput(name, f"not UTF-8 text (byte {e.start})") from None
+    except OSError as e:
+        raise InvalidInput(name, f"cannot read: {e.strerror or e}") from None
+
+
+def parse_set(items: Optional[List[str]]) -> List[Override]:
+    """``["queue.kind=hcf", ...]`` -> ``[("queue.kind", "hcf"), ...]``; InvalidInput("--set", ...)."""
+    out = []
+    for item in items or []:
+        try:
+            out.append(split_assignment(item))
+        except ValueError as e:
+            raise InvalidInput("--set", str(e)) from None
+    return out
+
+
+def _source(path: Optional[PathLike], text: Optional[str], origin: Optional[str]):
+    if (path is None) == (text is None):
+        raise TypeError("give exactly one of path or text=")
+    if text is None:
+        return read_scenario(path), origin or os.fspath(path)
+    return text, origin or "<string>"
+
+
+def _overrides(overrides: Overrides) -> List[Override]:
+    try:
+        return normalize(overrides)
+    except ValueError as e:
+        raise InvalidInput("--set", str(e)) from None
+
+
+def load_scenario(
+    path: Optional[PathLike] = None,
+    *,
+    text: Optional[str] = None,
+    origin: Optional[str] = None,
+    overrides: Overrides = None,
+) -> Dict[str, Any]:
+    """Parses and validates a scenario (a file, or ``text=``) without running it.
+
+    ``overrides``: ``{"queue.kind": "hcf"}``, ``["queue.kind=hcf"]`` or ``[("queue.kind", "hcf")]``.
+    Returns at least ``{"name", "seed", "duration_s"}``.
+    """
+    text, origin = _source(path, text, origin)
+    return _engine.load_scenario(text, origin, _overrides(overrides))
+
+
+def run(
+    path: Optional[PathLike] = None,
+    *,
+    text: Optional[str] = None,
+    origin: Optional[str] = None,
+    overrides: Overrides = None,
+    seed: Optional[int] = None,
+    out: Optional[PathLike] = None,
+    progress: Optional[Progress] = None,
+) -> Dict[str, Any]:
+    """Runs a scenario and returns its summary (the parsed ``summary.json``).
+
+    ``seed`` replaces the scenario's seed. With ``out``, ``summary.json``, ``flows.csv`` and
+    ``ports.csv`` are written there once the run has succeeded; a failed or interrupted run
+    leaves ``out`` as it was (and does not create it).
+    """
+    text, origin = _source(path, text, origin)
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
+        raise InvalidInput("seed", f"must be an integer in [0, 2^64), got {seed!r}")
+    out_dir = None if out is None else os.fspath(out)
+    summary = _engine.run(text, origin, _overrides(overrides), seed, out_dir, progress)
+    return json.loads(summary)

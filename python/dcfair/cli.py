@@ -1,0 +1,101 @@
+"""The `dcfair` command (see docs/cli.md and CONTRACT.md).
+
+Each subcommand is a module in ``dcfair.commands`` with ``add_parser(subparsers)`` and a handler
+``main(args) -> int``, listed in ``COMMANDS``; a new command (sweep, reproduce, report) is a new
+module and one line here. This file owns what all commands share: the exit status and the one
+line printed for an error.
+
+Exit status: 0 success; 2 invalid input (argparse usage errors too), printed as
+``dcfair: invalid input: KEY: REASON`` with no traceback; 1 any other failure, one short
+line (set ``DCFAIR_TRACEBACK=1`` to see the traceback); 130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from importlib import import_module
+from typing import List, Optional
+
+import dcfair
+
+#: subcommand name -> module in dcfair.commands, in the order `--help` lists them.
+COMMANDS = {
+    "run": "dcfair.commands.run",
+    "validate": "dcfair.commands.validate",
+}
+
+EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _version() -> str:
+    try:
+        from dcfair._engine import version
+
+        engine = version()
+    except ImportError:
+        engine = "not built"
+    return f"dcfair {dcfair.__version__} (engine {engine})"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dcfair",
+        description="dcfair: a lab for fairness in data-center switches (packet-level simulator).",
+        epilog="Exit status: 0 ok, 2 invalid input, 1 internal error. See docs/cli.md.",
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMANDS.values():
+        import_module(module).add_parser(sub)
+    return parser
+
+
+def _say(msg: str) -> None:
+    print(f"dcfair: {msg}", file=sys.stderr, flush=True)
+
+
+def report_error(e: BaseException) -> int:
+    """One line on stderr for an error; returns the exit status."""
+    if isinstance(e, KeyboardInterrupt):
+        _say("interrupted")
+        return EXIT_INTERRUPTED
+    if isinstance(e, ModuleNotFoundError) and (e.name or "").startswith("dcfair._engine"):
+        _say("the engine extension dcfair._engine is not built; run `make install` (or `pip install -e .`)")
+        return EXIT_ERROR
+    try:
+        from dcfair._engine import InvalidInput
+    except ImportError:  # pragma: no cover - only without the extension
+        InvalidInput = ()
+    if isinstance(e, InvalidInput):
+        _say(f"invalid input: {e}")
+        return EXIT_INVALID
+    if isinstance(e, OSError):
+        _say(f"error: {e}")
+    elif isinstance(e, RuntimeError):
+        _say(f"internal error: {e}")
+    else:
+        _say(f"internal error: {type(e).__name__}: {e}")
+    if os.environ.get("DCFAIR_TRACEBACK"):
+        traceback.print_exception(type(e), e, e.__traceback__)
+    return EXIT_ERROR
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)  # usage errors exit 2 here
+    try:
+        return int(args.handler(args) or EXIT_OK)
+    except BrokenPipeError:
+        # stdout closed early (`dcfair run ... | head`): not an error of ours, and say nothing.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_ERROR
+    except (Exception, KeyboardInterrupt) as e:
+        return report_error(e)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,44 @@
+"""`dcfair run SCENARIO [--out DIR] [--seed N] [--set KEY=VALUE ...] [--quiet]`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from dcfair.commands import _options
+
+HELP = "run one scenario; write summary.json, flows.csv and ports.csv"
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser(
+        "run",
+        help=HELP,
+        description=HELP + ". Results are written only after the run succeeds, so a failed or "
+        "interrupted run never touches earlier results.",
+    )
+    _options.add_scenario(p)
+    p.add_argument("--out", metavar="DIR", help="output directory (default: out/<scenario name>)")
+    p.add_argument("--seed", metavar="N", type=_options.seed, help="replace the scenario's seed")
+    _options.add_set(p)
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary table")
+    p.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from dcfair import api, display
+
+    text = api.read_scenario(args.scenario)
+    info = api.load_scenario(text=text, origin=args.scenario, overrides=args.overrides)
+    out = args.out if args.out else os.path.join("out", info["name"])
+    progress = display.ProgressLine(info["name"]) if display.live_progress_wanted(args.quiet) else None
+    try:
+        summary = api.run(
+            text=text, origin=args.scenario, overrides=args.overrides, seed=args.seed, out=out, progress=progress
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+    if not args.quiet:
+        display.print_summary(summary, out)
+    return 0

@@ -1,0 +1,151 @@
+"""What the command line shows a person: the live progress line and the summary table.
+
+Rules: progress goes to stderr, only on a terminal, never with --quiet or when ``CI`` is set;
+tables go to stdout, drawn with rich on a terminal and as plain aligned text otherwise (pipes,
+files, CI logs), so scripts see no escape codes. Scripts should read summary.json, not this.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from typing import Any, Dict, List, Optional, Sequence, TextIO, Tuple
+
+#: The metrics shown after a run, in this order, when the scenario reports them.
+MAIN_METRICS = (
+    "utilization",
+    "jain_index",
+    "starved_fraction",
+    "throughput_variance_pkts",
+    "max_starvation_s",
+    "drops",
+)
+
+
+def is_terminal(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def live_progress_wanted(quiet: bool, stream: Optional[TextIO] = None) -> bool:
+    """A live progress line only on a terminal, not with --quiet, not under CI."""
+    stream = sys.stderr if stream is None else stream
+    if quiet or os.environ.get("CI") or os.environ.get("TERM") == "dumb":
+        return False
+    return is_terminal(stream)
+
+
+def format_value(v: Any, digits: int = 4) -> str:
+    """Short, exact-enough numbers: integers with thousands separators, floats to `digits`."""
+    if isinstance(v, bool) or v is None:
+        return str(v).lower()
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        if math.isnan(v) or math.isinf(v):
+            return str(v)
+        if v == 0:
+            return "0"
+        if abs(v) >= 1000:
+            return f"{v:,.1f}"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def format_rate(per_s: float) -> str:
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if per_s >= div:
+            return f"{per_s / div:.2f} {unit}"
+    return f"{per_s:.0f} "
+
+
+class ProgressLine:
+    """``progress(sim_time_s, duration_s, events, wall_time_s)`` drawing one live stderr line."""
+
+    def __init__(self, label: str, stream: Optional[TextIO] = None):
+        self.label = label
+        self.stream = sys.stderr if stream is None else stream
+        self._last: Optional[Tuple[float, int]] = None  # (wall, events) at the previous call
+        self._drawn = False
+
+    def __call__(self, sim_time_s: float, duration_s: float, events: int, wall_time_s: float) -> None:
+        if self._last is not None and wall_time_s > self._last[0]:
+            rate = (events - self._last[1]) / (wall_time_s - self._last[0])
+        else:
+            rate = events / wall_time_s if wall_time_s > 0 else 0.0
+        self._last = (wall_time_s, events)
+        pct = 100.0 * sim_time_s / duration_s if duration_s > 0 else 0.0
+        line = (
+            f"{self.label}: {sim_time_s:,.2f} / {duration_s:,.2f} s simulated ({pct:3.0f}%)"
+            f"  {format_rate(rate)}events/s  {wall_time_s:,.1f} s"
+        )
+        self.stream.write("\r\x1b[K" + line)
+        self.stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        if self._drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._drawn = False
+
+
+def summary_rows(summary: Dict[str, Any]) -> List[Tuple[str, str]]:
+    """(name, value) rows for the main metrics present in a summary, then events and wall time."""
+    metrics = summary.get("metrics") or {}
+    rows = [(k, format_value(metrics[k])) for k in MAIN_METRICS if k in metrics]
+    for k in ("events", "wall_time_s"):
+        if k in summary:
+            rows.append((k, format_value(summary[k])))
+    return rows
+
+
+def summary_title(summary: Dict[str, Any]) -> str:
+    parts = [str(summary.get("scenario", "?"))]
+    if "seed" in summary:
+        parts.append(f"seed {summary['seed']}")
+    if "sim_time_s" in summary:
+        parts.append(f"{format_value(float(summary['sim_time_s']))} s simulated")
+    return ", ".join(parts)
+
+
+def print_table(
+    title: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    stream: Optional[TextIO] = None,
+    footer: Optional[str] = None,
+) -> None:
+    """A table with a title: rich on a terminal, plain aligned columns otherwise."""
+    stream = sys.stdout if stream is None else stream
+    if is_terminal(stream) and not os.environ.get("CI"):
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title, title_justify="left")
+        for i, h in enumerate(header):
+            table.add_column(h, justify="left" if i == 0 else "right", no_wrap=True)
+        for r in rows:
+            table.add_row(*r)
+        console = Console(file=stream)
+        console.print(table)
+        if footer:
+            console.print(footer, style="dim", highlight=False)
+        return
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
+    fmt = lambda r: "  ".join(  # noqa: E731
+        (str(x).ljust(w) if i == 0 else str(x).rjust(w)) for i, (x, w) in enumerate(zip(r, widths))
+    ).rstrip()
+    lines = [title, fmt(header)] + [fmt(r) for r in rows]
+    if footer:
+        lines.append(footer)
+    stream.write("\n".join(lines) + "\n")
+    stream.flush()
+
+
+def print_summary(summary: Dict[str, Any], out_dir: Optional[str], stream: Optional[TextIO] = None) -> None:
+    footer = f"results: {out_dir}/ (summary.json, flows.csv, ports.csv)" if out_dir else None
+    print_table(summary_title(summary), ("metric", "value"), summary_rows(summary), stream, footer)
