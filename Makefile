@@ -28,13 +28,16 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 DEMO_ARGS ?=
 
-.PHONY: help install demo test test-rust test-py system clean distclean
+.PHONY: help install demo test test-rust test-py system peers validate bench clean distclean
 
 help:
 	@echo "make demo       install everything, then compare droptail/red/sfq/drr/hcf on the HCF paper's long flows"
 	@echo "make test       install, then cargo test (release profile) and pytest"
 	@echo "make install    venv $(VENV) with the Python deps and the extension (idempotent)"
 	@echo "make test-rust  only the Rust tests;  make test-py  only the Python tests"
+	@echo "make peers      install the peer simulators used for validation and benchmarks (ns-2)"
+	@echo "make validate   rerun dcfair beside ns-2 and refresh docs/validation.md"
+	@echo "make bench      time dcfair beside ns-2 and refresh docs/performance.md"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
 
 install: $(EXT)
@@ -88,6 +91,22 @@ test-rust:
 test-py: install
 	@echo "==> pytest"
 	$(PY) -m pytest -q tests
+
+# Peer simulators for validation and benchmarks (Debian packages), installed when missing.
+peers:
+	@if ! command -v ns >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "==> apt-get install ns2"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ns2; \
+	  else echo "dcfair: please install the Debian package ns2" >&2; exit 1; fi; \
+	fi
+
+validate: install peers
+	$(PY) validation/ns2/run_ns2.py
+	$(PY) validation/compare_longflows.py
+
+bench: install peers
+	$(PY) bench/longflows.py --reps 3
 
 clean:
 	rm -f $(EXT) $(STAMP)

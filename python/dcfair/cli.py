@@ -25,6 +25,7 @@ import dcfair
 COMMANDS = {
     "run": "dcfair.commands.run",
     "validate": "dcfair.commands.validate",
+    "reproduce": "dcfair.commands.reproduce",
 }
 
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130

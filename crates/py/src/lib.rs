@@ -13,15 +13,13 @@
 //!   `progress` callable) stops the run and is re-raised unchanged.
 //! - Output files are written only after a successful run (the engine writes them atomically),
 //!   so a failed or interrupted run never touches an earlier result.
-//!
-//! Stopping a run: the engine's progress hook has no way to say "stop", so the binding
-//! unwinds out of it with a private marker payload ([`Stop`]) and catches it around the run.
-//! `resume_unwind` does not call the panic hook, so nothing is printed. This needs
-//! `panic = "unwind"` (the default) in the profile that builds this crate.
+//! - Stopping a run: the progress hook returns `ControlFlow::Break`, the engine stops and
+//!   returns `Error::Interrupted`, and the binding re-raises the Python exception that caused it.
 
 // pyo3 0.22's #[pyfunction] expansion trips this lint on newer clippy (a false positive).
 #![allow(clippy::useless_conversion)]
 
+use std::ops::ControlFlow;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 
@@ -52,9 +50,6 @@ class InvalidInput(ValueError):
 
 static INVALID_INPUT: GILOnceCell<Py<PyType>> = GILOnceCell::new();
 
-/// Unwind payload that carries "the Python side asked to stop" out of the engine.
-struct Stop;
-
 /// What happened inside `allow_threads`; turned into Python values once the GIL is back.
 enum Outcome<T> {
     Done(T),
@@ -73,6 +68,7 @@ fn to_pyerr(py: Python<'_>, e: Error) -> PyErr {
         },
         Error::Io { path, reason } => PyOSError::new_err(format!("{path}: {reason}")),
         Error::Internal(m) => PyRuntimeError::new_err(m),
+        Error::Interrupted => pyo3::exceptions::PyKeyboardInterrupt::new_err("interrupted"),
     }
 }
 
@@ -110,7 +106,7 @@ fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(S
     let d = PyDict::new_bound(py);
     d.set_item("name", &sc.name)?;
     d.set_item("seed", sc.seed)?;
-    d.set_item("duration_s", sc.duration_s)?;
+    d.set_item("duration_s", sc.sim.duration_s)?;
     Ok(d.into_any().unbind())
 }
 
@@ -152,11 +148,15 @@ fn run(
                         })
                     })
                 });
-                if let Some(e) = err {
-                    stopped = Some(e);
-                    panic::resume_unwind(Box::new(Stop));
+                match err {
+                    Some(e) => {
+                        stopped = Some(e);
+                        ControlFlow::Break(())
+                    }
+                    None => ControlFlow::Continue(()),
                 }
             };
+            // A panic is a bug: catch it so Python gets a RuntimeError, not an abort.
             panic::catch_unwind(AssertUnwindSafe(|| dcfair_sim::run(&sc, seed, Some(&mut on_progress))))
         };
         match ran {
@@ -168,11 +168,11 @@ fn run(
                 }
                 Outcome::Done(results.summary_json)
             }
-            Ok(Err(e)) => Outcome::Failed(e),
-            Err(payload) if payload.is::<Stop>() => match stopped {
+            Ok(Err(Error::Interrupted)) => match stopped {
                 Some(e) => Outcome::Python(e),
                 None => Outcome::Panicked("stopped without a reason".into()),
             },
+            Ok(Err(e)) => Outcome::Failed(e),
             Err(payload) => Outcome::Panicked(panic_message(payload.as_ref())),
         }
     });

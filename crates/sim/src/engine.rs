@@ -18,7 +18,8 @@ use crate::event::{Event, EventQueue};
 use crate::metrics::FlowObs;
 use crate::net::{Network, NodeKind};
 use crate::workload::{TcpFlow, UdpSource};
-use crate::Progress;
+use crate::{Progress, ProgressFn};
+use std::ops::ControlFlow;
 use dcfair_core::packet::{Packet, Proto};
 use dcfair_core::time::SimTime;
 
@@ -95,8 +96,9 @@ impl Sim {
         self.q.schedule(self.window_start, Event::Sample);
     }
 
-    /// Runs until the end time, calling `progress` about every 0.2 s of wall time.
-    pub fn run(&mut self, mut progress: Option<&mut dyn FnMut(&Progress)>) {
+    /// Runs until the end time, calling `progress` about every 0.2 s of wall time and once at
+    /// the end. Returns `Break` if the callback asked to stop (the run is then incomplete).
+    pub fn run(&mut self, mut progress: Option<ProgressFn<'_>>) -> ControlFlow<()> {
         let wall = std::time::Instant::now();
         let mut last_report = 0.0f64;
         let duration_s = self.end.as_secs_f64();
@@ -104,27 +106,27 @@ impl Sim {
             // Check the wall clock only every 64k events: it is for progress display only.
             for _ in 0..65_536 {
                 let Some((now, ev)) = self.q.pop_until(self.end) else {
-                    self.report(&mut progress, wall, duration_s, true);
-                    return;
+                    return self.report(&mut progress, wall, duration_s, true);
                 };
                 self.dispatch(now, ev);
             }
             let w = wall.elapsed().as_secs_f64();
             if w - last_report >= 0.2 {
                 last_report = w;
-                self.report(&mut progress, wall, duration_s, false);
+                self.report(&mut progress, wall, duration_s, false)?;
             }
         }
     }
 
-    fn report(&self, progress: &mut Option<&mut dyn FnMut(&Progress)>, wall: std::time::Instant, duration_s: f64, done: bool) {
-        if let Some(cb) = progress.as_mut() {
-            cb(&Progress {
+    fn report(&self, progress: &mut Option<ProgressFn<'_>>, wall: std::time::Instant, duration_s: f64, done: bool) -> ControlFlow<()> {
+        match progress.as_mut() {
+            Some(cb) => cb(&Progress {
                 sim_time_s: if done { duration_s } else { self.q.now().as_secs_f64() },
                 duration_s,
                 events: self.q.events(),
                 wall_time_s: wall.elapsed().as_secs_f64(),
-            });
+            }),
+            None => ControlFlow::Continue(()),
         }
     }
 

@@ -11,6 +11,8 @@ pub enum Error {
     Io { path: String, reason: String },
     /// A bug or an impossible state. Exit status 1.
     Internal(String),
+    /// The progress callback stopped the run (Ctrl-C). Exit status 130.
+    Interrupted,
 }
 
 impl Error {
@@ -25,6 +27,7 @@ impl Error {
         match self {
             Error::Invalid { .. } => 2,
             Error::Io { .. } | Error::Internal(_) => 1,
+            Error::Interrupted => 130,
         }
     }
 }
@@ -35,6 +38,7 @@ impl fmt::Display for Error {
             Error::Invalid { key, reason } => write!(f, "invalid scenario: {key}: {reason}"),
             Error::Io { path, reason } => write!(f, "{path}: {reason}"),
             Error::Internal(m) => write!(f, "internal error: {m}"),
+            Error::Interrupted => write!(f, "interrupted"),
         }
     }
 }

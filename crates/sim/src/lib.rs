@@ -26,6 +26,9 @@ pub use scenario::Scenario;
 /// Version of the engine, written into every output.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// A progress callback: return `ControlFlow::Break(())` to stop the run ([`Error::Interrupted`]).
+pub type ProgressFn<'a> = &'a mut dyn FnMut(&Progress) -> std::ops::ControlFlow<()>;
+
 /// Progress of a running simulation, reported to an optional callback.
 #[derive(Clone, Copy, Debug)]
 pub struct Progress {
@@ -51,8 +54,8 @@ pub fn load_scenario(text: &str, origin: &str, overrides: &[(String, String)]) -
 }
 
 /// Runs a scenario; `seed` overrides the scenario's seed. `progress` is called about every
-/// 0.2 s of wall time.
-pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<&mut dyn FnMut(&Progress)>) -> Result<Results, Error> {
+/// 0.2 s of wall time and once at the end; it may stop the run.
+pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -> Result<Results, Error> {
     run::run(sc, seed, progress)
 }
 
@@ -61,10 +64,23 @@ impl Results {
     /// through a temporary file and a rename.
     pub fn write_to(&self, dir: &std::path::Path) -> Result<(), Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        for (name, body) in [("summary.json", &self.summary_json), ("flows.csv", &self.flows_csv), ("ports.csv", &self.ports_csv)] {
+        let files = [("summary.json", &self.summary_json), ("flows.csv", &self.flows_csv), ("ports.csv", &self.ports_csv)];
+        // All three are fully written before any replaces an earlier result, so a full disk or
+        // a crash while writing leaves the previous set untouched.
+        let mut written = Vec::new();
+        for (name, body) in files {
             let tmp = dir.join(format!(".{name}.tmp"));
-            std::fs::write(&tmp, body).map_err(|e| Error::io(&tmp, e))?;
-            std::fs::rename(&tmp, dir.join(name)).map_err(|e| Error::io(dir, e))?;
+            if let Err(e) = std::fs::write(&tmp, body) {
+                for t in &written {
+                    let _ = std::fs::remove_file(t);
+                }
+                let _ = std::fs::remove_file(&tmp);
+                return Err(Error::io(&tmp, e));
+            }
+            written.push(tmp);
+        }
+        for ((name, _), tmp) in files.iter().zip(&written) {
+            std::fs::rename(tmp, dir.join(name)).map_err(|e| Error::io(dir, e))?;
         }
         Ok(())
     }

@@ -10,7 +10,7 @@
 use crate::engine::Sim;
 use crate::metrics::{jain, mean, percentile, std_dev, variance, FlowObs};
 use crate::scenario::Scenario;
-use crate::{topo, workload, Error, Progress, Results, ENGINE_VERSION};
+use crate::{topo, workload, Error, ProgressFn, Results, ENGINE_VERSION};
 use dcfair_core::qdisc::{DropReason, Qdisc, QdiscStats};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::SimTime;
@@ -18,7 +18,7 @@ use serde_json::{json, Map, Value};
 use std::fmt::Write as _;
 
 /// Runs `sc` with `seed` (or the scenario's own).
-pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<&mut dyn FnMut(&Progress)>) -> Result<Results, Error> {
+pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -> Result<Results, Error> {
     let seed = seed.unwrap_or(sc.seed);
     let streams = Streams::new(seed);
     let wall = std::time::Instant::now();
@@ -34,7 +34,9 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<&mut dyn FnMut(&Pr
     let window_start = SimTime::from_secs_f64(sc.window_start_s());
     let mut sim = Sim::new(built.net, tcp, udp, window_start, end);
     sim.schedule_starts();
-    sim.run(progress);
+    if sim.run(progress).is_break() {
+        return Err(Error::Interrupted);
+    }
     let wall_s = wall.elapsed().as_secs_f64();
     Ok(render(sc, seed, &sim, built.measured_rate.as_f64(), wall_s))
 }
@@ -210,32 +212,30 @@ fn flows_csv(sc: &Scenario, sim: &Sim) -> String {
 }
 
 fn ports_csv(sim: &Sim, window: f64) -> String {
-    let mut s = String::from("port,queue_kind,rate_bps,packets_out,bytes_out,utilization,drops,marks,max_queue_pkts,max_queue_bytes");
+    // CONTRACT.md's columns first, in its order; then dcfair's additions.
+    let mut s = String::from("port,packets_out,bytes_out,utilization,drops,marks,max_queue_pkts");
     for r in DropReason::ALL {
         let _ = write!(s, ",drops_{}", r.as_str());
     }
-    s.push('\n');
+    s.push_str(",queue_kind,rate_bps,max_queue_bytes\n");
     for p in sim.net.ports.iter().filter(|p| p.measured) {
         let st = &p.queue.stats;
         let util = p.window_bytes_out as f64 * 8.0 / (p.rate.as_f64() * window);
         let _ = write!(
             s,
-            "{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{}",
             p.name,
-            p.queue.qdisc.name(),
-            p.rate.0,
             p.pkts_out,
             p.bytes_out,
             util,
             st.drops_pkts(),
             st.marks_total(),
-            st.max_len_pkts,
-            st.max_len_bytes
+            st.max_len_pkts
         );
         for r in DropReason::ALL {
             let _ = write!(s, ",{}", st.drops_by_reason(r));
         }
-        s.push('\n');
+        let _ = writeln!(s, ",{},{},{}", p.queue.qdisc.name(), p.rate.0, st.max_len_bytes);
     }
     s
 }

@@ -1,0 +1,178 @@
+"""Run many scenario points on the local cores, resumably: the engine behind sweeps,
+reproductions and the demo.
+
+Rules:
+
+- A :class:`Point` is (scenario file, overrides, seed) plus free-form ``labels`` that say what
+  it stands for in a study (``{"qdisc": "hcf", "buffer": 20}``). Its directory name is a
+  readable slug plus a hash of everything that determines the run, so two different points
+  never share a directory and the same point always maps to the same one.
+- Each finished point leaves ``summary.json``, ``flows.csv``, ``ports.csv`` (written atomically
+  by the engine) and ``point.json`` (written last, atomically). A point whose ``point.json`` is
+  present is done and is skipped when the study runs again: a study that is killed loses no
+  finished point and, run again, resumes.
+- Failures come back as data (``ok=False`` with the message), never as exceptions from a worker,
+  so one bad point does not hide the others. Invalid input stops the whole study before any
+  point runs, because every point's scenario is validated first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+Override = Tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Point:
+    scenario: str
+    overrides: Tuple[Override, ...] = ()
+    seed: int = 1
+    labels: Tuple[Tuple[str, Any], ...] = ()
+
+    @staticmethod
+    def make(scenario, overrides: Iterable[Override] = (), seed: int = 1, **labels) -> "Point":
+        ov = tuple((str(k), _literal(v)) for k, v in overrides)
+        return Point(str(scenario), ov, int(seed), tuple(sorted(labels.items())))
+
+    def key(self, text: str) -> str:
+        """Hash of what determines the run: the scenario's text, the overrides, the seed."""
+        h = hashlib.sha256()
+        h.update(text.encode())
+        h.update(json.dumps([list(o) for o in self.overrides]).encode())
+        h.update(str(self.seed).encode())
+        return h.hexdigest()[:12]
+
+    def slug(self, text: str) -> str:
+        parts = [f"{k}-{v}" for k, v in self.labels] + [f"seed{self.seed}"]
+        safe = "_".join(parts).replace("/", "-").replace(" ", "")
+        return f"{safe[:80]}_{self.key(text)}"
+
+
+def _literal(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+def available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _run_point(scenario: str, text: str, overrides: List[Override], seed: int, out: str, meta: Dict[str, Any]) -> Dict[str, Any]:
+    """In a worker: one run into `out`, then point.json. Failures come back as data."""
+    from dcfair import api
+
+    t0 = time.perf_counter()
+    try:
+        summary = api.run(text=text, origin=scenario, overrides=overrides, seed=seed, out=out)
+    except api.InvalidInput as e:
+        return {"ok": False, "exit": 2, "message": f"invalid input: {e}"}
+    except KeyboardInterrupt:
+        return {"ok": False, "exit": 130, "message": "interrupted"}
+    except Exception as e:  # noqa: BLE001 - reported, not hidden
+        return {"ok": False, "exit": 1, "message": f"{type(e).__name__}: {e}"}
+    meta = dict(meta, wall_s=time.perf_counter() - t0)
+    _atomic_write(Path(out) / "point.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    return {"ok": True, "summary": summary}
+
+
+def run_points(
+    points: Sequence[Point],
+    out_dir: os.PathLike,
+    jobs: Optional[int] = None,
+    on_done: Optional[Callable[[int, int, Point, Dict[str, Any]], None]] = None,
+) -> List[Dict[str, Any]]:
+    """Runs every point not already done under ``out_dir``; returns one record per point, in
+    order: ``{"point", "dir", "ok", "cached", "summary" | "message"}``.
+
+    ``on_done(done, total, point, record)`` is called as points finish (for progress)."""
+    from dcfair import api
+
+    out_dir = Path(out_dir)
+    texts: Dict[str, str] = {}
+    for p in points:
+        if p.scenario not in texts:
+            texts[p.scenario] = api.read_scenario(p.scenario)
+    # Validate every distinct (scenario, overrides) before anything runs: bad input stops here.
+    seen = set()
+    for p in points:
+        if (p.scenario, p.overrides) not in seen:
+            seen.add((p.scenario, p.overrides))
+            api.load_scenario(text=texts[p.scenario], origin=p.scenario, overrides=list(p.overrides))
+
+    records: List[Optional[Dict[str, Any]]] = [None] * len(points)
+    todo = []
+    for i, p in enumerate(points):
+        d = out_dir / p.slug(texts[p.scenario])
+        if (d / "point.json").exists() and (d / "summary.json").exists():
+            summary = json.loads((d / "summary.json").read_text())
+            records[i] = {"point": p, "dir": d, "ok": True, "cached": True, "summary": summary}
+        else:
+            todo.append((i, p, d))
+    total, done = len(points), len(points) - len(todo)
+    if on_done:
+        for i, r in enumerate(records):
+            if r is not None:
+                on_done(done, total, points[i], r)
+    if not todo:
+        return records  # type: ignore[return-value]
+    out_dir.mkdir(parents=True, exist_ok=True)
+    workers = min(jobs or available_cores(), len(todo))
+    with ProcessPoolExecutor(max_workers=workers) as ex:
+        futures = {}
+        for i, p, d in todo:
+            meta = {"scenario": p.scenario, "overrides": [list(o) for o in p.overrides], "seed": p.seed,
+                    "labels": dict(p.labels)}
+            futures[ex.submit(_run_point, p.scenario, texts[p.scenario], list(p.overrides), p.seed, str(d), meta)] = (i, p, d)
+        try:
+            for f in as_completed(futures):
+                i, p, d = futures[f]
+                r = f.result()
+                rec = {"point": p, "dir": d, "cached": False, **r}
+                records[i] = rec
+                done += 1
+                if on_done:
+                    on_done(done, total, p, rec)
+        except KeyboardInterrupt:
+            for f in futures:
+                f.cancel()
+            raise
+    return records  # type: ignore[return-value]
+
+
+def progress_printer(label: str, stream=None) -> Callable[[int, int, Point, Dict[str, Any]], None]:
+    """An ``on_done`` that prints one line per finished point to stderr (quiet under CI)."""
+    stream = stream or sys.stderr
+    quiet = bool(os.environ.get("CI"))
+    t0 = time.perf_counter()
+
+    def show(done: int, total: int, p: Point, rec: Dict[str, Any]) -> None:
+        if quiet and rec.get("ok", False):
+            return
+        el = time.perf_counter() - t0
+        what = ", ".join(f"{k}={v}" for k, v in p.labels) + f", seed {p.seed}"
+        status = "cached" if rec.get("cached") else ("ok" if rec.get("ok") else f"FAILED: {rec.get('message')}")
+        left = ""
+        if 0 < done < total and not rec.get("cached") and el > 0:
+            left = f", ~{el / done * (total - done):.0f} s left"
+        print(f"[{label} {done}/{total}{left}] {what}: {status}", file=stream, flush=True)
+
+    return show
