@@ -17,7 +17,7 @@
 use crate::event::{Event, EventQueue};
 use crate::metrics::FlowObs;
 use crate::net::{Network, NodeKind};
-use crate::workload::{TcpFlow, UdpSource};
+use crate::workload::{Incast, TcpFlow, UdpSource};
 use crate::{Progress, ProgressFn};
 use std::ops::ControlFlow;
 use dcfair_core::packet::{Packet, Proto};
@@ -57,9 +57,11 @@ pub struct Sim {
     pub net: Network,
     pub tcp: Vec<TcpFlow>,
     pub udp: Vec<UdpSource>,
+    pub incast: Option<Incast>,
     /// Receiver-side observations, indexed by flow id (TCP flows, then UDP sources).
     pub obs: Vec<FlowObs>,
     pub window_start: SimTime,
+    /// End of the run: `sim.duration_s`, or earlier when an incast finishes its last round.
     pub end: SimTime,
     slab: Slab,
     scratch: Vec<Packet>,
@@ -67,13 +69,14 @@ pub struct Sim {
 }
 
 impl Sim {
-    pub fn new(net: Network, tcp: Vec<TcpFlow>, udp: Vec<UdpSource>, window_start: SimTime, end: SimTime) -> Sim {
+    pub fn new(net: Network, tcp: Vec<TcpFlow>, udp: Vec<UdpSource>, incast: Option<Incast>, window_start: SimTime, end: SimTime) -> Sim {
         let n = tcp.len() + udp.len();
         Sim {
             q: EventQueue::new(),
             net,
             tcp,
             udp,
+            incast,
             obs: vec![FlowObs::default(); n],
             window_start,
             end,
@@ -92,6 +95,10 @@ impl Sim {
         for i in 0..self.udp.len() {
             let at = self.udp[i].start;
             self.q.schedule(at, Event::UdpSend { source: i as u32 });
+        }
+        if let Some(ic) = &self.incast {
+            // After the servers' own Start events at the same instant (ties run FIFO).
+            self.q.schedule(ic.start, Event::Request);
         }
         self.q.schedule(self.window_start, Event::Sample);
     }
@@ -150,6 +157,7 @@ impl Sim {
                 self.rearm(flow as usize, 0);
             }
             Event::UdpSend { source } => self.udp_send(now, source as usize),
+            Event::Request => self.request(now),
             Event::Sample => self.open_window(),
         }
     }
@@ -245,9 +253,29 @@ impl Sim {
                 self.obs[f].arrival(now, flow.start, pkt.size, in_window);
             }
             flow.receiver.on_packet(&pkt, now, &mut out);
+            let delivered = flow.receiver.delivered_bytes();
             if let Some(size) = flow.size {
-                if self.obs[f].completed.is_none() && flow.receiver.delivered_bytes() >= size {
+                if self.obs[f].completed.is_none() && delivered >= size {
                     self.obs[f].completed = Some(now);
+                }
+            }
+            if let Some(ic) = &mut self.incast {
+                if let Some(i) = ic.server_of(f as u32) {
+                    let target = ic.per_server * ic.issued as u64;
+                    if !ic.answered[i] && ic.issued > 0 && delivered >= target {
+                        ic.answered[i] = true;
+                        ic.pending -= 1;
+                        if ic.pending == 0 {
+                            ic.round_times.push(now - ic.round_start);
+                            if ic.issued < ic.rounds {
+                                let at = now + ic.gap;
+                                self.q.schedule(at, Event::Request);
+                            } else {
+                                // The last answer is in: the run ends here (no idle tail).
+                                self.end = now;
+                            }
+                        }
+                    }
                 }
             }
             let dst = flow.ids.dst;
@@ -296,6 +324,25 @@ impl Sim {
         self.emit(now, host, &mut out);
         self.scratch = out;
         self.rearm(f, side);
+    }
+
+    /// The incast client asks every server for its share of the next block, all at once.
+    fn request(&mut self, now: SimTime) {
+        let Some(ic) = &mut self.incast else { return };
+        ic.issued += 1;
+        ic.round_start = now;
+        ic.pending = ic.servers;
+        ic.answered.iter_mut().for_each(|a| *a = false);
+        let (first, servers, bytes) = (ic.first, ic.servers, ic.per_server);
+        for f in first..first + servers {
+            let mut out = std::mem::take(&mut self.scratch);
+            let flow = &mut self.tcp[f as usize];
+            flow.sender.write(bytes, now, &mut out);
+            let src = flow.ids.src;
+            self.emit(now, src, &mut out);
+            self.scratch = out;
+            self.rearm(f as usize, 0);
+        }
     }
 
     fn udp_send(&mut self, now: SimTime, i: usize) {

@@ -22,6 +22,8 @@ pub enum Event {
     Timer { endpoint: u32 },
     /// A flow (or generator) starts.
     Start { flow: u32 },
+    /// The incast client sends its next request to every server.
+    Request,
     /// A UDP source emits its next packet.
     UdpSend { source: u32 },
     /// Periodic sampling of time series.

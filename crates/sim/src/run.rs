@@ -24,7 +24,10 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
     let wall = std::time::Instant::now();
 
     let built = topo::build(sc, streams);
-    let tcp = workload::tcp_flows(sc, streams, &built.senders, &built.receivers);
+    let mut tcp = workload::tcp_flows(sc, streams, &built.senders, &built.receivers);
+    let (servers, incast) =
+        workload::incast(sc, tcp.len() as u32, sc.flow_groups().len() as u16, &built.senders, &built.receivers);
+    tcp.extend(servers);
     let udp_flow = tcp.len() as u32;
     let bottleneck = built.measured_rate;
     let per_receiver = dcfair_core::time::BitsPerSec(bottleneck.0 / built.receivers.len().max(1) as u64);
@@ -32,7 +35,7 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
 
     let end = SimTime::from_secs_f64(sc.sim.duration_s);
     let window_start = SimTime::from_secs_f64(sc.window_start_s());
-    let mut sim = Sim::new(built.net, tcp, udp, window_start, end);
+    let mut sim = Sim::new(built.net, tcp, udp, incast, window_start, end);
     sim.schedule_starts();
     if sim.run(progress).is_break() {
         return Err(Error::Interrupted);
@@ -41,6 +44,7 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
     Ok(render(sc, seed, &sim, built.measured_rate.as_f64(), wall_s))
 }
 
+/// A finite number, or null (JSON has no NaN or infinity).
 fn num(x: Option<f64>) -> Value {
     match x {
         Some(v) if v.is_finite() => json!(v),
@@ -50,7 +54,8 @@ fn num(x: Option<f64>) -> Value {
 
 fn render(sc: &Scenario, seed: u64, sim: &Sim, measured_rate_bps: f64, wall_s: f64) -> Results {
     let end = sim.end;
-    let window = sc.window_s();
+    // The run may have ended early (an incast's last round): the window ends with it.
+    let window = end.saturating_since(sim.window_start).as_secs_f64();
     let n_tcp = sim.tcp.len();
 
     // --- per-flow figures of the TCP flows -------------------------------------------------
@@ -109,10 +114,23 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, measured_rate_bps: f64, wall_s: f
         m.insert("throughput_bps_udp".into(), num(Some(got as f64 * 8.0 / window)));
     }
     insert_fct(&mut m, "", &fcts);
+    if let Some(ic) = &sim.incast {
+        let rt: Vec<f64> = ic.round_times.iter().map(|d| d.as_secs_f64()).collect();
+        let total: f64 = rt.iter().sum();
+        m.insert("rounds_completed".into(), json!(rt.len()));
+        m.insert("block_bytes".into(), json!(ic.per_server * ic.servers as u64));
+        m.insert(
+            "block_goodput_bps".into(),
+            num((total > 0.0).then(|| (ic.per_server * ic.servers as u64) as f64 * 8.0 * rt.len() as f64 / total)),
+        );
+        m.insert("round_time_mean_s".into(), num(mean(&rt)));
+        m.insert("round_time_p99_s".into(), num(percentile(&rt, 99.0)));
+        m.insert("round_time_max_s".into(), num(rt.iter().cloned().reduce(f64::max)));
+    }
     // Per-group figures, suffixed with the group's name, when there is more than one group.
-    let groups = sc.flow_groups();
+    let groups = group_names(sc);
     if groups.len() > 1 {
-        for (g, (name, _)) in groups.iter().enumerate() {
+        for (g, name) in groups.iter().enumerate() {
             let idx: Vec<usize> = (0..n_tcp).filter(|&i| sim.tcp[i].group as usize == g).collect();
             let gp: Vec<f64> = idx.iter().map(|&i| pkts[i]).collect();
             let gf: Vec<f64> = idx.iter().filter_map(|&i| fct_of(&sim.tcp[i], &sim.obs[i])).collect();
@@ -133,7 +151,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, measured_rate_bps: f64, wall_s: f
         "seed": seed,
         "engine_version": ENGINE_VERSION,
         "queue_kind": sc.queue.kind.as_str(),
-        "sim_time_s": sc.sim.duration_s,
+        "sim_time_s": end.as_secs_f64(),
         "window_s": window,
         "wall_time_s": wall_s,
         "events": sim.q.events(),
@@ -165,8 +183,17 @@ fn opt_s(t: Option<f64>) -> String {
     t.map(|v| v.to_string()).unwrap_or_default()
 }
 
+/// Names of the flow groups by index: `Scenario::flow_groups()`, then `incast` if any.
+fn group_names(sc: &Scenario) -> Vec<&str> {
+    let mut v: Vec<&str> = sc.flow_groups().into_iter().map(|(n, _)| n).collect();
+    if sc.incast.is_some() {
+        v.push("incast");
+    }
+    v
+}
+
 fn flows_csv(sc: &Scenario, sim: &Sim) -> String {
-    let groups = sc.flow_groups();
+    let groups = group_names(sc);
     let mut s = String::from(
         "flow_id,src,dst,kind,start_s,end_s,bytes_sent,bytes_delivered,pkts_in_window,fct_s,max_gap_s,retransmits,timeouts,group\n",
     );
@@ -190,7 +217,7 @@ fn flows_csv(sc: &Scenario, sim: &Sim) -> String {
             o.max_gap_until(f.start, sim.end).as_secs_f64(),
             st.retransmits,
             st.timeouts,
-            groups[f.group as usize].0
+            groups[f.group as usize]
         );
     }
     for u in &sim.udp {
@@ -220,7 +247,7 @@ fn ports_csv(sim: &Sim, window: f64) -> String {
     s.push_str(",queue_kind,rate_bps,max_queue_bytes\n");
     for p in sim.net.ports.iter().filter(|p| p.measured) {
         let st = &p.queue.stats;
-        let util = p.window_bytes_out as f64 * 8.0 / (p.rate.as_f64() * window);
+        let util = if window > 0.0 { p.window_bytes_out as f64 * 8.0 / (p.rate.as_f64() * window) } else { f64::NAN };
         let _ = write!(
             s,
             "{},{},{},{},{},{},{}",

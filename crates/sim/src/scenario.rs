@@ -45,6 +45,8 @@ pub struct Scenario {
     pub groups: std::collections::BTreeMap<String, FlowsConfig>,
     /// UDP background traffic.
     pub udp: Option<UdpConfig>,
+    /// Synchronized requests answered by many servers (TCP incast).
+    pub incast: Option<IncastConfig>,
 }
 
 fn default_name() -> String {
@@ -171,6 +173,47 @@ pub struct UdpConfig {
     pub packet_bytes: u32,
     #[serde(default)]
     pub start_s: f64,
+}
+
+/// TCP incast: receiver 0 requests a block from `servers` senders at once; each answers on its
+/// own persistent connection; the next request leaves `gap_s` after the last answer is complete.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IncastConfig {
+    /// Servers: senders `0 .. servers` of the topology.
+    pub servers: u32,
+    /// Bytes per request, split evenly over the servers (each sends `ceil(block / servers)`).
+    pub block_bytes: Option<u64>,
+    /// Or: a fixed number of bytes per server per request (the block grows with the servers).
+    pub server_bytes: Option<u64>,
+    /// Requests in the run (the run may end first: `sim.duration_s` bounds it).
+    pub rounds: u32,
+    /// Time of the first request, seconds; the servers open their connections one after
+    /// another before it, over `[0, start_s)`.
+    #[serde(default = "default_incast_start")]
+    pub start_s: f64,
+    /// Think time between the end of one request and the next, seconds.
+    #[serde(default)]
+    pub gap_s: f64,
+}
+
+fn default_incast_start() -> f64 {
+    0.01
+}
+
+impl IncastConfig {
+    /// Bytes each server sends per request.
+    pub fn per_server(&self) -> u64 {
+        match (self.block_bytes, self.server_bytes) {
+            (Some(b), _) => b.div_ceil(self.servers.max(1) as u64),
+            (None, Some(s)) => s,
+            (None, None) => 0,
+        }
+    }
+    /// Bytes per request over all servers.
+    pub fn block(&self) -> u64 {
+        self.per_server() * self.servers as u64
+    }
 }
 
 fn default_udp_size() -> u32 {
@@ -335,6 +378,33 @@ impl Scenario {
             }
             f.validate(self.sim.duration_s).map_err(|e| e.within(&key))?;
         }
+        if let Some(ic) = &self.incast {
+            let TopologyConfig::Dumbbell(d) = &self.topology;
+            if ic.servers == 0 {
+                return Err(ConfigError::new("incast.servers", "must be at least 1"));
+            }
+            if ic.servers > d.senders {
+                return Err(ConfigError::new(
+                    "incast.servers",
+                    format!("{} servers but the topology has only {} senders (topology.senders)", ic.servers, d.senders),
+                ));
+            }
+            match (ic.block_bytes, ic.server_bytes) {
+                (Some(_), Some(_)) => return Err(ConfigError::new("incast.server_bytes", "give block_bytes or server_bytes, not both")),
+                (None, None) => return Err(ConfigError::new("incast.block_bytes", "give block_bytes or server_bytes")),
+                (Some(0), _) => return Err(ConfigError::new("incast.block_bytes", "must be at least 1 byte")),
+                (_, Some(0)) => return Err(ConfigError::new("incast.server_bytes", "must be at least 1 byte")),
+                _ => {}
+            }
+            if ic.rounds == 0 {
+                return Err(ConfigError::new("incast.rounds", "must be at least 1"));
+            }
+            non_negative("incast.start_s", ic.start_s)?;
+            non_negative("incast.gap_s", ic.gap_s)?;
+            if ic.start_s >= self.sim.duration_s {
+                return Err(ConfigError::new("incast.start_s", "the first request would leave after the run ends"));
+            }
+        }
         if let Some(u) = &self.udp {
             if !(0.0..=1.0).contains(&u.rate_fraction) || !u.rate_fraction.is_finite() {
                 return Err(ConfigError::new("udp.rate_fraction", format!("must be in [0, 1], got {}", u.rate_fraction)));
@@ -454,6 +524,19 @@ mod tests {
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.mice.count", "5"), ov("groups.mice.size_pkts", "0")])), "groups.mice.size_pkts");
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("flows.start_max_s", "-1")])), "flows.start_max_s");
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.mice.cnt", "5")])), "groups.mice.cnt");
+    }
+
+    #[test]
+    fn incast_is_validated() {
+        let ok = [ov("incast.servers", "2"), ov("incast.block_bytes", "1000"), ov("incast.rounds", "3")];
+        let sc = load(MINI, "m.toml", &ok).unwrap();
+        assert_eq!(sc.incast.as_ref().unwrap().per_server(), 500);
+        let mut too_many = ok.to_vec();
+        too_many[0] = ov("incast.servers", "3");
+        assert_eq!(err_key(load(MINI, "m.toml", &too_many)), "incast.servers");
+        let mut both = ok.to_vec();
+        both.push(ov("incast.server_bytes", "10"));
+        assert_eq!(err_key(load(MINI, "m.toml", &both)), "incast.server_bytes");
     }
 
     #[test]

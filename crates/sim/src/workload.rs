@@ -109,6 +109,75 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, senders: &[u32], receivers: &[
     flows
 }
 
+/// The state of an incast workload: which flows are its servers and where the rounds stand.
+#[derive(Debug)]
+pub struct Incast {
+    /// Flow id of server 0; servers are flows `first .. first + servers`.
+    pub first: u32,
+    pub servers: u32,
+    pub per_server: u64,
+    pub rounds: u32,
+    pub gap: SimDuration,
+    pub start: SimTime,
+    /// Requests sent so far (the current one is `issued - 1`).
+    pub issued: u32,
+    pub round_start: SimTime,
+    /// Servers whose answer to the current request is not complete yet.
+    pub pending: u32,
+    /// Per server: its answer to the current request is complete.
+    pub answered: Vec<bool>,
+    /// Completion time of every finished request.
+    pub round_times: Vec<SimDuration>,
+}
+
+impl Incast {
+    #[inline]
+    pub fn server_of(&self, flow: u32) -> Option<usize> {
+        (flow >= self.first && flow < self.first + self.servers).then(|| (flow - self.first) as usize)
+    }
+}
+
+/// The incast servers of `[incast]` as persistent TCP flows (ids from `first`), server i on
+/// `senders[i]`, all answering receiver 0; and the state that drives their rounds. Server i
+/// opens its connection at `i * start_s / servers`; the first request leaves at `start_s`.
+pub fn incast(sc: &Scenario, first: u32, group: u16, senders: &[u32], receivers: &[u32]) -> (Vec<TcpFlow>, Option<Incast>) {
+    let Some(ic) = &sc.incast else { return (Vec::new(), None) };
+    let start = SimTime::from_secs_f64(ic.start_s);
+    // Connections open one after another over [0, start_s) so that their handshakes do not
+    // collide (the servers of an incast hold connections opened long before the requests).
+    let open_gap = ic.start_s / ic.servers.max(1) as f64;
+    let flows = (0..ic.servers)
+        .map(|i| {
+            let id = first + i;
+            let ids = FlowIds { flow: id, src: senders[i as usize], dst: receivers[0], sport: 2000, dport: 3000 + (i % 60_000) as u16 };
+            TcpFlow {
+                ids,
+                group,
+                size: None,
+                start: SimTime::from_secs_f64(open_gap * i as f64),
+                sender: TcpSender::new_persistent(&sc.tcp, ids),
+                receiver: TcpReceiver::new(&sc.tcp, ids),
+                timer_at: [None, None],
+                delivered_at_window: 0,
+            }
+        })
+        .collect();
+    let state = Incast {
+        first,
+        servers: ic.servers,
+        per_server: ic.per_server(),
+        rounds: ic.rounds,
+        gap: SimDuration::from_secs_f64(ic.gap_s),
+        start,
+        issued: 0,
+        round_start: start,
+        pending: 0,
+        answered: vec![false; ic.servers as usize],
+        round_times: Vec::new(),
+    };
+    (flows, Some(state))
+}
+
 /// The UDP background source of `[udp]`, if any, with flow id `flow`.
 pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, host: Option<u32>, dst: u32, bottleneck: BitsPerSec) -> Option<UdpSource> {
     let u = sc.udp.as_ref()?;

@@ -185,6 +185,29 @@ impl TcpSender {
         }
     }
 
+    /// A persistent connection driven by its application: it starts with nothing to send,
+    /// never sends a FIN, and sends what [`TcpSender::write`] hands it (incast servers answering
+    /// one request after another on the same connection, so cwnd and the RTO estimate carry
+    /// over between requests, as in the incast literature). No restart window after idle.
+    pub fn new_persistent(cfg: &TcpConfig, ids: FlowIds) -> TcpSender {
+        let mut s = TcpSender::new(cfg, ids, Some(0));
+        s.has_fin = false;
+        s
+    }
+
+    /// The application writes `bytes` more; what the window allows leaves at once (or after
+    /// the handshake). Only for [`TcpSender::new_persistent`] senders.
+    pub fn write(&mut self, bytes: u64, now: SimTime, out: &mut Vec<Packet>) {
+        debug_assert!(!self.has_fin, "write() on a sender with a fixed size");
+        self.data_end = self.data_end.saturating_add(bytes);
+        self.try_send(now, out);
+    }
+
+    /// Payload bytes the application has handed over so far (`u64::MAX` for a long-lived flow).
+    pub fn bytes_written(&self) -> u64 {
+        self.data_end.saturating_sub(self.data_start)
+    }
+
     /// Opens the connection at `now` (SYN, or the first window when `handshake` is off).
     /// Calling it again does nothing.
     pub fn start(&mut self, now: SimTime, out: &mut Vec<Packet>) {
@@ -697,6 +720,27 @@ mod tests {
         assert_eq!(s.state(), SenderState::Established);
         s.start(t0, &mut out); // a second start does nothing
         assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn a_persistent_sender_sends_each_write_and_never_a_fin() {
+        for handshake in [false, true] {
+            let cfg = TcpConfig { handshake, ..nohs() };
+            let ids = FlowIds { flow: 0, src: 1, dst: 2, sport: 10, dport: 20 };
+            let mut snd = TcpSender::new_persistent(&cfg, ids);
+            let mut out = Vec::new();
+            snd.start(SimTime::ZERO, &mut out);
+            assert!(out.iter().all(|p| p.payload == 0), "nothing to send before the first write");
+            out.clear();
+            snd.write(3000, SimTime::ZERO, &mut out);
+            let sent: u64 = out.iter().map(|p| p.payload as u64).sum();
+            assert!(out.iter().all(|p| !p.has(flags::FIN)));
+            if !handshake {
+                assert_eq!(sent, 2920, "two segments in the initial window");
+            }
+            assert_eq!(snd.bytes_written(), 3000);
+            assert!(!snd.is_done());
+        }
     }
 
     #[test]
