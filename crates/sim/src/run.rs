@@ -9,6 +9,7 @@
 
 use crate::engine::Sim;
 use crate::metrics::{jain, mean, percentile, std_dev, variance, FlowObs};
+use crate::routing::{Routes, RoutingMode};
 use crate::scenario::Scenario;
 use crate::{topo, workload, Error, ProgressFn, Results, ENGINE_VERSION};
 use dcfair_core::qdisc::{DropReason, Qdisc, QdiscStats};
@@ -35,7 +36,13 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
 
     let end = SimTime::from_secs_f64(sc.sim.duration_s);
     let window_start = SimTime::from_secs_f64(sc.window_start_s());
-    let mut sim = Sim::new(built.net, tcp, udp, incast, window_start, end);
+    let routes = Routes::build(&built.net, RoutingMode::default());
+    let pairs = tcp.iter().flat_map(|f| [(f.ids.src, f.ids.dst), (f.ids.dst, f.ids.src)]).chain(udp.iter().map(|u| (u.src, u.dst)));
+    if let Some((a, b)) = routes.first_unreachable(&built.net, pairs) {
+        let name = |x: u32| built.net.nodes[x as usize].name.clone();
+        return Err(Error::invalid("topology", format!("host {} cannot reach host {}: the topology is not connected", name(a), name(b))));
+    }
+    let mut sim = Sim::new(built.net, routes, streams.stream("routing.spray", 0), tcp, udp, incast, window_start, end);
     sim.schedule_starts();
     if sim.run(progress).is_break() {
         return Err(Error::Interrupted);

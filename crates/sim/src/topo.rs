@@ -50,8 +50,6 @@ fn dumbbell(sc: &Scenario, d: &DumbbellConfig, streams: Streams) -> Built {
     let mut measured_rate = 0u64;
     for &h in senders.iter().chain(udp_host.iter()) {
         net.connect(h, sw, access, access, fifo(d.host_buffer_pkts), fifo(d.host_buffer_pkts));
-        let local = (net.nodes[sw as usize].ports.len() - 1) as u16;
-        net.route(sw, h, local);
     }
     for &r in &receivers {
         let next_port = net.ports.len() as u64 + 1; // the switch's end of the link created next
@@ -60,8 +58,6 @@ fn dumbbell(sc: &Scenario, d: &DumbbellConfig, streams: Streams) -> Built {
         let (_, sp) = net.connect(r, sw, bottleneck, bottleneck, fifo(d.host_buffer_pkts), q);
         net.ports[sp as usize].measured = true;
         measured_rate += bottleneck.rate.0;
-        let local = (net.nodes[sw as usize].ports.len() - 1) as u16;
-        net.route(sw, r, local);
     }
     Built { net, senders, receivers, udp_host, measured_rate: BitsPerSec(measured_rate) }
 }
