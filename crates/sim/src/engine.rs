@@ -21,7 +21,7 @@ use crate::routing::Routes;
 use crate::workload::{Incast, TcpFlow, UdpSource};
 use crate::{Progress, ProgressFn};
 use std::ops::ControlFlow;
-use dcfair_core::packet::{Packet, Proto};
+use dcfair_core::packet::{Packet, Proto, NO_VIA};
 use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
 
@@ -63,6 +63,8 @@ pub struct Sim {
     pub tcp: Vec<TcpFlow>,
     pub udp: Vec<UdpSource>,
     pub incast: Option<Incast>,
+    /// Equal-length routing: the waypoint of every flow's packets, by flow id (`NO_VIA`: none).
+    pub via: Vec<u32>,
     /// Receiver-side observations, indexed by flow id (TCP flows, then UDP sources).
     pub obs: Vec<FlowObs>,
     pub window_start: SimTime,
@@ -94,6 +96,7 @@ impl Sim {
             tcp,
             udp,
             incast,
+            via: vec![NO_VIA; n],
             obs: vec![FlowObs::default(); n],
             window_start,
             end,
@@ -186,6 +189,7 @@ impl Sim {
         for mut p in out.drain(..) {
             p.uid = self.next_uid;
             self.next_uid += 1;
+            p.via = self.via[p.flow as usize];
             self.offer(nic, p, now);
         }
     }
