@@ -39,11 +39,15 @@ fn metric(r: &Results, key: &str) -> f64 {
 // --- a clean path -------------------------------------------------------------------------------
 #[test]
 fn single_flow_fills_the_bottleneck() {
-    for cc in ["reno", "newreno"] {
+    // Slow start overshoots the 20-packet buffer and loses every other segment of one window:
+    // NewReno repairs them all in one recovery; Reno repairs one per window and its `recover`
+    // guard forbids a second fast retransmit in that window, so it needs one RTO (the same
+    // happens in ns-2 with Agent/TCP/Reno and bugFix_).
+    for (cc, timeouts) in [("reno", 1.0), ("newreno", 0.0)] {
         let r = go(&[("tcp.cc", cc)]);
         let u = metric(&r, "utilization");
         assert!(u >= 0.95, "{cc}: utilization {u}");
-        assert_eq!(metric(&r, "timeouts"), 0.0, "{cc}");
+        assert_eq!(metric(&r, "timeouts"), timeouts, "{cc}");
     }
 }
 
