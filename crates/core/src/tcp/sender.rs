@@ -110,7 +110,8 @@ pub struct TcpSender {
     // loss recovery
     dupacks: u32,
     in_recovery: bool,
-    /// RFC 6582 `recover`: `snd_max` at the last fast retransmit or timeout.
+    /// RFC 6582 `recover`: the ISS at first, then `snd_max` at the last fast retransmit or
+    /// timeout.
     recover: Option<u64>,
     partial_seen: bool,
     /// Bytes sent by limited transmit beyond cwnd (left out of FlightSize).
@@ -167,7 +168,10 @@ impl TcpSender {
             my_shift,
             dupacks: 0,
             in_recovery: false,
-            recover: None,
+            // RFC 6582 3.2 step 1: `recover` starts at the initial send sequence number, so
+            // no fast retransmit before an ACK covers more than it (without a handshake, the
+            // first data byte; ns-2 likewise refuses one until segment 0 is acknowledged)
+            recover: Some(iss),
             partial_seen: false,
             lt_bytes: 0,
             rtt: RttEstimator::new(
@@ -905,14 +909,30 @@ mod tests {
 
     #[test]
     fn limited_transmit_rescues_a_small_window() {
-        // three segments in flight, the first lost: two duplicate ACKs only
+        // three segments in flight, the first lost: two duplicate ACKs only (after the
+        // handshake, so that the ACK of the SYN passes `recover`)
         for (lt, fr, to) in [(false, 0, 1), (true, 1, 0)] {
-            let cfg = TcpConfig { init_cwnd_pkts: 3, limited_transmit: lt, ..nohs() };
+            let cfg = TcpConfig { init_cwnd_pkts: 3, limited_transmit: lt, ..Default::default() };
             let mut net = Net::new(&cfg, Some(10 * MSS), us(50));
-            drop_first_copies(&mut net, false, &[0]);
+            drop_first_copies(&mut net, true, &[0]);
             run_to_end(&mut net);
             let st = net.snd.stats();
             assert_eq!((st.fast_retransmits, st.timeouts), (fr, to), "limited_transmit = {lt}");
+        }
+    }
+
+    #[test]
+    fn no_fast_retransmit_before_an_ack_passes_the_iss() {
+        // RFC 6582 3.2 step 1: recover = ISS. Without a handshake the first data byte is the
+        // ISS, so losing segment 0 is left to the RTO even with enough duplicate ACKs (ns-2
+        // does the same); losing segment 1 is a fast retransmit.
+        for (lost, fr, to) in [(0, 0, 1), (1, 1, 0)] {
+            let cfg = TcpConfig { init_cwnd_pkts: 4, limited_transmit: true, ..nohs() };
+            let mut net = Net::new(&cfg, Some(10 * MSS), us(50));
+            drop_first_copies(&mut net, false, &[lost]);
+            run_to_end(&mut net);
+            let st = net.snd.stats();
+            assert_eq!((st.fast_retransmits, st.timeouts), (fr, to), "segment {lost} lost");
         }
     }
 
