@@ -13,6 +13,11 @@
 //! - Transport timers are lazy: each endpoint has at most one timer event in the queue, at or
 //!   before its deadline; when it fires, the endpoint checks its own deadline and the engine
 //!   re-arms at the endpoint's next deadline. Moving a deadline later costs nothing.
+//! - With the `trace` cargo feature (tests and the ns-2 differential scripts only), `Sim::trace`
+//!   collects one text line per event of interest: at a measured port `+` (offered and
+//!   stored), `d` (dropped), `-` (serialization starts); `r` (arrival at the destination
+//!   host); `x` (a TCP segment leaves its sender); `s` (sender state after each ACK or timer).
+//!   Fields are documented in [`trace`]. Without the feature none of this is compiled.
 
 use crate::event::{Event, EventQueue};
 use crate::metrics::FlowObs;
@@ -60,9 +65,53 @@ pub struct Sim {
     pub obs: Vec<FlowObs>,
     pub window_start: SimTime,
     pub end: SimTime,
+    /// Total rate of the measured ports, bits/s (for utilization).
+    pub measured_rate_bps: f64,
     slab: Slab,
     scratch: Vec<Packet>,
     next_uid: u64,
+    /// Event log (feature `trace`); see [`trace`].
+    #[cfg(feature = "trace")]
+    pub trace: String,
+}
+
+/// The `trace` feature's line formats. Times are seconds with 9 decimals (ns resolution);
+/// `seq` is the TCP sequence number in bytes (UDP: 0), `fid` the flow id.
+///
+/// ```text
+/// + t port fid seq size          offered to measured port `port` and stored
+/// d t port fid seq size          dropped by the discipline of measured port `port`
+/// - t port fid seq size          serialization starts at measured port `port`
+/// r t fid seq size flags ack     arrival at the destination host (data and ACKs)
+/// x t fid seq payload            a TCP data segment leaves its sender
+/// s t fid why cwnd ssthresh una nxt max dupacks recovery rto_s backoff timeouts
+///                                sender state after `why` = start | ack | timer (bytes; ssthresh
+///                                u64::MAX before the first loss; recovery 0 or 1)
+/// ```
+#[cfg(feature = "trace")]
+pub mod trace {
+    /// Seconds with nanosecond resolution.
+    pub fn t(now: dcfair_core::time::SimTime) -> String {
+        format!("{:.9}", now.as_secs_f64())
+    }
+
+    /// The `s` line of a sender.
+    pub fn sender(now: dcfair_core::time::SimTime, fid: usize, why: &str, s: &dcfair_core::tcp::TcpSender) -> String {
+        format!(
+            "s {} {fid} {why} {} {} {} {} {} {} {} {:.6} {} {}\n",
+            t(now),
+            s.cwnd_bytes(),
+            s.ssthresh_bytes(),
+            s.snd_una(),
+            s.snd_nxt(),
+            s.snd_max(),
+            s.dupacks(),
+            s.in_recovery() as u8,
+            s.rto().as_secs_f64(),
+            s.rtt_estimator().backoff(),
+            s.stats().timeouts
+        )
+    }
 }
 
 impl Sim {
@@ -76,9 +125,12 @@ impl Sim {
             obs: vec![FlowObs::default(); n],
             window_start,
             end,
+            measured_rate_bps: 0.0,
             slab: Slab::default(),
             scratch: Vec::with_capacity(64),
             next_uid: 1,
+            #[cfg(feature = "trace")]
+            trace: String::new(),
         }
     }
 
@@ -143,6 +195,8 @@ impl Sim {
             Event::Start { flow } => {
                 let mut out = std::mem::take(&mut self.scratch);
                 self.tcp[flow as usize].sender.start(now, &mut out);
+                #[cfg(feature = "trace")]
+                self.trace.push_str(&trace::sender(now, flow as usize, "start", &self.tcp[flow as usize].sender));
                 self.emit(now, self.tcp[flow as usize].ids.src, &mut out);
                 self.scratch = out;
                 self.rearm(flow as usize, 0);
@@ -156,6 +210,13 @@ impl Sim {
     #[inline]
     fn emit(&mut self, now: SimTime, host: u32, out: &mut Vec<Packet>) {
         let nic = self.net.nodes[host as usize].ports[0];
+        #[cfg(feature = "trace")]
+        for p in out.iter() {
+            use std::fmt::Write as _;
+            if p.proto == Proto::Tcp && p.payload > 0 {
+                let _ = writeln!(self.trace, "x {} {} {} {}", trace::t(now), p.flow, p.seq, p.payload);
+            }
+        }
         for mut p in out.drain(..) {
             p.uid = self.next_uid;
             self.next_uid += 1;
@@ -167,7 +228,21 @@ impl Sim {
     #[inline]
     fn offer(&mut self, pid: u32, pkt: Packet, now: SimTime) {
         let port = &mut self.net.ports[pid as usize];
+        #[cfg(feature = "trace")]
+        let (tflow, tseq, tsize) = (pkt.flow, pkt.seq, pkt.size);
         port.queue.enqueue(pkt, now);
+        #[cfg(feature = "trace")]
+        if port.measured {
+            use std::fmt::Write as _;
+            let mut refused = false;
+            for d in &port.queue.ev.dropped {
+                refused |= !d.queued;
+                let _ = writeln!(self.trace, "d {} {pid} {} {} {}", trace::t(now), d.pkt.flow, d.pkt.seq, d.pkt.size);
+            }
+            if !refused {
+                let _ = writeln!(self.trace, "+ {} {pid} {tflow} {tseq} {tsize}", trace::t(now));
+            }
+        }
         // Dropped packets simply vanish here; the queue's stats have counted them.
         port.queue.ev.dropped.clear();
         if port.txdone_pending {
@@ -191,6 +266,11 @@ impl Sim {
             return;
         };
         port.queue.ev.dropped.clear();
+        #[cfg(feature = "trace")]
+        if port.measured {
+            use std::fmt::Write as _;
+            let _ = writeln!(self.trace, "- {} {pid} {} {} {}", trace::t(now), pkt.flow, pkt.seq, pkt.size);
+        }
         let done = now + port.rate.tx_time(pkt.size as u64);
         port.busy_until = done;
         port.pkts_out += 1;
@@ -228,6 +308,11 @@ impl Sim {
     /// A packet reached host `host`: observe it and hand it to its transport.
     fn deliver(&mut self, now: SimTime, host: u32, pkt: Packet) {
         let f = pkt.flow as usize;
+        #[cfg(feature = "trace")]
+        {
+            use std::fmt::Write as _;
+            let _ = writeln!(self.trace, "r {} {f} {} {} {} {}", trace::t(now), pkt.seq, pkt.size, pkt.flags, pkt.ack);
+        }
         let in_window = now >= self.window_start;
         if pkt.proto == Proto::Udp {
             let src = &mut self.udp[f - self.tcp.len()];
@@ -254,6 +339,8 @@ impl Sim {
             self.rearm(f, 1);
         } else {
             flow.sender.on_packet(&pkt, now, &mut out);
+            #[cfg(feature = "trace")]
+            self.trace.push_str(&trace::sender(now, f, "ack", &flow.sender));
             let src = flow.ids.src;
             self.emit(now, src, &mut out);
             self.scratch = out;
@@ -286,6 +373,8 @@ impl Sim {
         let mut out = std::mem::take(&mut self.scratch);
         let host = if side == 0 {
             flow.sender.on_timer(now, &mut out);
+            #[cfg(feature = "trace")]
+            self.trace.push_str(&trace::sender(now, f, "timer", &flow.sender));
             flow.ids.src
         } else {
             flow.receiver.on_timer(now, &mut out);

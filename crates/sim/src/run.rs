@@ -20,8 +20,26 @@ use std::fmt::Write as _;
 /// Runs `sc` with `seed` (or the scenario's own).
 pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<&mut dyn FnMut(&Progress)>) -> Result<Results, Error> {
     let seed = seed.unwrap_or(sc.seed);
-    let streams = Streams::new(seed);
     let wall = std::time::Instant::now();
+    let sim = simulate(sc, seed, progress);
+    let wall_s = wall.elapsed().as_secs_f64();
+    Ok(render(sc, seed, &sim, sim.measured_rate_bps, wall_s))
+}
+
+/// Runs `sc` like [`run`] and also returns the engine's event log (feature `trace`; the line
+/// formats are in [`crate::engine::trace`]).
+#[cfg(feature = "trace")]
+pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String), Error> {
+    let seed = seed.unwrap_or(sc.seed);
+    let wall = std::time::Instant::now();
+    let mut sim = simulate(sc, seed, None);
+    let wall_s = wall.elapsed().as_secs_f64();
+    let r = render(sc, seed, &sim, sim.measured_rate_bps, wall_s);
+    Ok((r, std::mem::take(&mut sim.trace)))
+}
+
+fn simulate(sc: &Scenario, seed: u64, progress: Option<&mut dyn FnMut(&Progress)>) -> Sim {
+    let streams = Streams::new(seed);
 
     let built = topo::build(sc, streams);
     let tcp = workload::tcp_flows(sc, streams, &built.senders, &built.receivers);
@@ -33,10 +51,10 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<&mut dyn FnMut(&Pr
     let end = SimTime::from_secs_f64(sc.sim.duration_s);
     let window_start = SimTime::from_secs_f64(sc.window_start_s());
     let mut sim = Sim::new(built.net, tcp, udp, window_start, end);
+    sim.measured_rate_bps = bottleneck.as_f64();
     sim.schedule_starts();
     sim.run(progress);
-    let wall_s = wall.elapsed().as_secs_f64();
-    Ok(render(sc, seed, &sim, built.measured_rate.as_f64(), wall_s))
+    sim
 }
 
 fn num(x: Option<f64>) -> Value {
