@@ -324,6 +324,7 @@ impl Scenario {
             }
         }
         self.queue.validate().map_err(|e| e.within("queue"))?;
+        self.tcp.validate().map_err(|e| e.within("tcp"))?;
         for (name, f) in self.flow_groups() {
             let key = if name == "flows" { "flows".to_string() } else { format!("groups.{name}") };
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -422,6 +423,7 @@ mod tests {
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("sim.duration_s", "0")])), "sim.duration_s");
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("measure.window_s", "5")])), "measure.window_s");
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("queue.limit_pkts", "0")])), "queue.limit_pkts");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("tcp.mss_bytes", "0")])), "tcp.mss_bytes");
     }
 
     #[test]
