@@ -13,6 +13,12 @@
 //! - Transport timers are lazy: each endpoint has at most one timer event in the queue, at or
 //!   before its deadline; when it fires, the endpoint checks its own deadline and the engine
 //!   re-arms at the endpoint's next deadline. Moving a deadline later costs nothing.
+//! - Events of the same instant run in scheduling order (`sim.tie_break = "fifo"`), or with
+//!   `"random_timers"` a timer goes before or after the others by a seeded coin (stream
+//!   `"engine.timer_ties"`) drawn when it is armed, or with `"float_clock"` every event also
+//!   carries the `f64` time ns-2's floating-point clock would give it (`fnow` plus the delay in
+//!   `f64`, see `scenario::TieBreak`) and ties go to the smaller one. The exact integer time
+//!   always decides first; the shadow clock only orders ties, so it never moves an event.
 //! - With the `trace` cargo feature (tests and the ns-2 differential scripts only), `Sim::trace`
 //!   collects one text line per event of interest: at a measured port `+` (offered and
 //!   stored), `d` (dropped), `-` (serialization starts); `r` (arrival at the destination
@@ -26,6 +32,7 @@ use crate::workload::{TcpFlow, UdpSource};
 use crate::Progress;
 use dcfair_core::packet::{Packet, Proto};
 use dcfair_core::time::SimTime;
+use rand::Rng as _;
 
 /// Packets in flight on links.
 #[derive(Debug, Default)]
@@ -70,6 +77,13 @@ pub struct Sim {
     slab: Slab,
     scratch: Vec<Packet>,
     next_uid: u64,
+    /// With `sim.tie_break = "random_timers"`: the coin that puts an armed timer before or
+    /// after the other events of its instant.
+    pub timer_coin: Option<dcfair_core::rng::Rng>,
+    /// With `sim.tie_break = "float_clock"`: order ties by the `f64` shadow clock.
+    pub float_clock: bool,
+    /// The shadow clock's time of the event being handled (float-clock mode).
+    fnow: f64,
     /// Event log (feature `trace`); see [`trace`].
     #[cfg(feature = "trace")]
     pub trace: String,
@@ -129,6 +143,9 @@ impl Sim {
             slab: Slab::default(),
             scratch: Vec::with_capacity(64),
             next_uid: 1,
+            timer_coin: None,
+            float_clock: false,
+            fnow: 0.0,
             #[cfg(feature = "trace")]
             trace: String::new(),
         }
@@ -138,13 +155,23 @@ impl Sim {
     pub fn schedule_starts(&mut self) {
         for i in 0..self.tcp.len() {
             let at = self.tcp[i].start;
-            self.q.schedule(at, Event::Start { flow: i as u32 });
+            self.at(at, at.as_secs_f64(), Event::Start { flow: i as u32 });
         }
         for i in 0..self.udp.len() {
             let at = self.udp[i].start;
-            self.q.schedule(at, Event::UdpSend { source: i as u32 });
+            self.at(at, at.as_secs_f64(), Event::UdpSend { source: i as u32 });
         }
         self.q.schedule(self.window_start, Event::Sample);
+    }
+
+    /// Schedules `ev` at `t`, whose shadow-clock time is `f` (used only with `float_clock`).
+    #[inline]
+    fn at(&mut self, t: SimTime, f: f64, ev: Event) {
+        if self.float_clock {
+            self.q.schedule_tie(t, f.max(0.0).to_bits(), ev);
+        } else {
+            self.q.schedule(t, ev);
+        }
     }
 
     /// Runs until the end time, calling `progress` about every 0.2 s of wall time.
@@ -159,6 +186,9 @@ impl Sim {
                     self.report(&mut progress, wall, duration_s, true);
                     return;
                 };
+                if self.float_clock {
+                    self.fnow = f64::from_bits(self.q.now_tie());
+                }
                 self.dispatch(now, ev);
             }
             let w = wall.elapsed().as_secs_f64();
@@ -195,6 +225,7 @@ impl Sim {
             Event::Start { flow } => {
                 let mut out = std::mem::take(&mut self.scratch);
                 self.tcp[flow as usize].sender.start(now, &mut out);
+                self.note_deadline(flow as usize, 0, now);
                 #[cfg(feature = "trace")]
                 self.trace.push_str(&trace::sender(now, flow as usize, "start", &self.tcp[flow as usize].sender));
                 self.emit(now, self.tcp[flow as usize].ids.src, &mut out);
@@ -252,8 +283,8 @@ impl Sim {
             self.start_tx(pid, now);
         } else if !port.queue.is_empty() {
             port.txdone_pending = true;
-            let at = port.busy_until;
-            self.q.schedule(at, Event::TxDone { port: pid });
+            let (at, f) = (port.busy_until, port.busy_until_f);
+            self.at(at, f, Event::TxDone { port: pid });
         }
     }
 
@@ -272,19 +303,26 @@ impl Sim {
             let _ = writeln!(self.trace, "- {} {pid} {} {} {}", trace::t(now), pkt.flow, pkt.seq, pkt.size);
         }
         let done = now + port.rate.tx_time(pkt.size as u64);
+        // shadow clock, as ns-2's LinkDelay: resume at now + txt, arrival at now + (txt + delay)
+        let txt_f = 8.0 * pkt.size as f64 / port.rate_f;
+        let (done_f, at_f) = (self.fnow + txt_f, self.fnow + (txt_f + port.delay_f));
         port.busy_until = done;
+        port.busy_until_f = done_f;
         port.pkts_out += 1;
         port.bytes_out += pkt.size as u64;
         if done >= self.window_start && done <= self.end {
             port.window_bytes_out += pkt.size as u64;
         }
         let (node, local, at) = (port.peer_node, port.peer_port, done + port.delay);
-        if !port.queue.is_empty() {
+        let pending = !port.queue.is_empty();
+        if pending {
             port.txdone_pending = true;
-            self.q.schedule(done, Event::TxDone { port: pid });
         }
         let h = self.slab.insert(pkt);
-        self.q.schedule(at, Event::Arrive { node, port: local, pkt: h });
+        if pending {
+            self.at(done, done_f, Event::TxDone { port: pid });
+        }
+        self.at(at, at_f, Event::Arrive { node, port: local, pkt: h });
     }
 
     fn arrive(&mut self, now: SimTime, node: u32, port: u16, mut pkt: Packet) {
@@ -334,6 +372,7 @@ impl Sim {
                 }
             }
             let dst = flow.ids.dst;
+            self.note_deadline(f, 1, now);
             self.emit(now, dst, &mut out);
             self.scratch = out;
             self.rearm(f, 1);
@@ -342,6 +381,7 @@ impl Sim {
             #[cfg(feature = "trace")]
             self.trace.push_str(&trace::sender(now, f, "ack", &flow.sender));
             let src = flow.ids.src;
+            self.note_deadline(f, 0, now);
             self.emit(now, src, &mut out);
             self.scratch = out;
             self.rearm(f, 0);
@@ -358,7 +398,30 @@ impl Sim {
             if flow.timer_at[side].is_none_or(|t| d < t) {
                 let d = d.max(self.q.now());
                 flow.timer_at[side] = Some(d);
-                self.q.schedule(d, Event::Timer { endpoint: (f * 2 + side) as u32 });
+                let fd = flow.timer_f[side];
+                let ev = Event::Timer { endpoint: (f * 2 + side) as u32 };
+                if self.timer_coin.as_mut().is_some_and(|rng| rng.gen::<bool>()) {
+                    self.q.schedule_last(d, ev);
+                } else {
+                    self.at(d, fd, ev);
+                }
+            }
+        }
+    }
+
+    /// Float-clock mode: when endpoint `side` of flow `f` has a new deadline, its shadow-clock
+    /// time is `fnow + (deadline - now)` (ns-2: `resched(rto)` at the current time).
+    #[inline]
+    fn note_deadline(&mut self, f: usize, side: usize, now: SimTime) {
+        if !self.float_clock {
+            return;
+        }
+        let flow = &mut self.tcp[f];
+        let d = if side == 0 { flow.sender.next_deadline() } else { flow.receiver.next_deadline() };
+        if d != flow.deadline_seen[side] {
+            flow.deadline_seen[side] = d;
+            if let Some(d) = d {
+                flow.timer_f[side] = self.fnow + d.saturating_since(now).as_secs_f64();
             }
         }
     }
@@ -380,6 +443,7 @@ impl Sim {
             flow.receiver.on_timer(now, &mut out);
             flow.ids.dst
         };
+        self.note_deadline(f, side, now);
         self.emit(now, host, &mut out);
         self.scratch = out;
         self.rearm(f, side);
@@ -392,7 +456,8 @@ impl Sim {
         src.bytes_sent += p.size as u64;
         let gap = src.next_gap();
         let host = src.src;
-        self.q.schedule(now + gap, Event::UdpSend { source: i as u32 });
+        let f = self.fnow + gap.as_secs_f64();
+        self.at(now + gap, f, Event::UdpSend { source: i as u32 });
         let mut out = std::mem::take(&mut self.scratch);
         out.push(p);
         self.emit(now, host, &mut out);

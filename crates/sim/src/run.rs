@@ -52,6 +52,11 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<&mut dyn FnMut(&Progress)
     let window_start = SimTime::from_secs_f64(sc.window_start_s());
     let mut sim = Sim::new(built.net, tcp, udp, window_start, end);
     sim.measured_rate_bps = bottleneck.as_f64();
+    match sc.sim.tie_break {
+        crate::scenario::TieBreak::Fifo => {}
+        crate::scenario::TieBreak::RandomTimers => sim.timer_coin = Some(streams.stream("engine.timer_ties", 0)),
+        crate::scenario::TieBreak::FloatClock => sim.float_clock = true,
+    }
     sim.schedule_starts();
     sim.run(progress);
     sim

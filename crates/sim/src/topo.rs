@@ -39,8 +39,14 @@ fn dumbbell(sc: &Scenario, d: &DumbbellConfig, streams: Streams) -> Built {
     let mut net = Network::default();
     let mtu = sc.mtu();
     let fifo = |n: u32| Queue::new(AnyQdisc::DropTail(DropTail::new(Limit::pkts(n))));
-    let access = LinkSpec { rate: BitsPerSec::from_mbps_f64(d.access_rate_mbps), delay: us(d.access_delay_us) };
-    let bottleneck = LinkSpec { rate: BitsPerSec::from_mbps_f64(d.bottleneck_rate_mbps), delay: us(d.bottleneck_delay_us) };
+    let link = |mbps: f64, delay_us: f64| LinkSpec {
+        rate: BitsPerSec::from_mbps_f64(mbps),
+        delay: us(delay_us),
+        rate_f: mbps * 1e6,
+        delay_f: delay_us * 1e-6,
+    };
+    let access = link(d.access_rate_mbps, d.access_delay_us);
+    let bottleneck = link(d.bottleneck_rate_mbps, d.bottleneck_delay_us);
 
     let senders: Vec<u32> = (0..d.senders).map(|i| net.add_node(NodeKind::Host, format!("s{i}"))).collect();
     let receivers: Vec<u32> = (0..d.receivers).map(|i| net.add_node(NodeKind::Host, format!("r{i}"))).collect();

@@ -28,6 +28,10 @@ pub struct TcpFlow {
     pub receiver: TcpReceiver,
     /// Time of the pending timer event of [sender, receiver].
     pub timer_at: [Option<SimTime>; 2],
+    /// Float-clock mode (`sim.tie_break = "float_clock"`): the last deadline seen of
+    /// [sender, receiver] and its shadow-clock time.
+    pub deadline_seen: [Option<SimTime>; 2],
+    pub timer_f: [f64; 2],
     /// In-order bytes delivered when the measurement window opened.
     pub delivered_at_window: u64,
 }
@@ -102,6 +106,8 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, senders: &[u32], receivers: &[
                 sender: TcpSender::new(&sc.tcp, ids, size),
                 receiver: TcpReceiver::new(&sc.tcp, ids),
                 timer_at: [None, None],
+                deadline_seen: [None, None],
+                timer_f: [0.0, 0.0],
                 delivered_at_window: 0,
             });
         }
