@@ -14,6 +14,9 @@
 #   --duration S                   simulated seconds
 #   --window S                     measurement window (only recorded in the trace header)
 #   --flows N                      number of TCP flows (= sender hosts)
+#   --limit_pkts N                 bottleneck buffer in packets *waiting* (the one being
+#                                  transmitted not counted), as dcfair's queue.limit_pkts;
+#                                  translated per discipline (see "buffer" below)
 #   --trace PATH|none              trace output (a file or a FIFO); "none" disables tracing
 #
 # Trace format (one record a line, whitespace separated):
@@ -151,7 +154,20 @@ set bnRate   "[expr {$cfg(bottleneck_rate_mbps) * 1e6}]"
 set bnDelay  "[expr {$cfg(bottleneck_delay_us) * 1e-6}]"
 set acRate   "[expr {$cfg(access_rate_mbps) * 1e6}]"
 set acDelay  "[expr {$cfg(access_delay_us) * 1e-6}]"
+# buffer: limit_pkts counts packets waiting, as dcfair does. ns-2's disciplines count
+# differently (README.md, "What limit_ means"), so each gets the value that holds exactly
+# limit_pkts waiting packets:
+#   DropTail drops an arrival when waiting + 1 >= limit_   -> limit_   = limit_pkts + 1
+#   RED      drops an arrival when waiting >= limit_       -> limit_   = limit_pkts
+#   SFQ      refuses once maxqueue_ - 1 are waiting        -> maxqueue_ = limit_pkts + 1
+#   DRR      keeps total bytes <= blimit_                  -> blimit_  = limit_pkts x pkt_bytes
 set limit    [expr {int($cfg(limit_pkts))}]
+switch $cfg(qdisc) {
+    droptail { set nsLimit [expr {$limit + 1}] }
+    sfq      { set nsLimit [expr {$limit + 1}] }
+    default  { set nsLimit $limit }
+}
+if {$tracing} { puts $tf "# ns_queue_limit $nsLimit" }
 
 switch $cfg(qdisc) {
     droptail {
@@ -178,8 +194,8 @@ switch $cfg(qdisc) {
     }
     sfq {
         set qtype SFQ
-        # SFQ ignores limit_; its capacity is maxqueue_ (packets).
-        Queue/SFQ set maxqueue_ $limit
+        # SFQ ignores limit_; its capacity is maxqueue_ (packets), one less waiting.
+        Queue/SFQ set maxqueue_ $nsLimit
         Queue/SFQ set buckets_  [expr {int($cfg(sfq_buckets))}]
     }
     drr {
@@ -195,7 +211,7 @@ switch $cfg(qdisc) {
 # Bottleneck: switch -> receiver with the chosen discipline; the reverse direction
 # (ACKs only) is a DropTail queue that never fills.
 $ns simplex-link $sw $rcv $bnRate $bnDelay $qtype
-$ns queue-limit $sw $rcv $limit
+$ns queue-limit $sw $rcv $nsLimit
 $ns simplex-link $rcv $sw $bnRate $bnDelay DropTail
 $ns queue-limit $rcv $sw [expr {int($cfg(reverse_limit_pkts))}]
 

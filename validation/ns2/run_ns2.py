@@ -13,8 +13,11 @@ Writes (default paths, relative to the repository root):
 Usage:
   run_ns2.py [--qdiscs droptail,red,sfq,drr] [--seeds 1,2,3,4,5 | --nseeds 5]
              [--duration 180] [--window 10] [--flows 400] [--timeout 1800]
-             [--out PATH] [--flows-csv PATH] [--keep-traces DIR] [--ns ns]
+             [--out PATH] [--flows-csv PATH] [--keep-traces DIR] [--ns ns] [--merge]
              [--set key=value ...]   (extra longflows.tcl options, e.g. --set limit_pkts=40)
+  --merge keeps the runs of the other disciplines already in OUT (and their rows in the
+  flows CSV) and replaces only those of --qdiscs; each run records the sha256 of the
+  longflows.tcl that made it.
 Exit status: 0 all runs succeeded, 1 some run failed, 2 bad input or ns missing.
 """
 
@@ -238,6 +241,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ns", default="ns", help="ns-2 executable")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="extra longflows.tcl option, e.g. limit_pkts=40")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other disciplines' runs already in --out")
     a = ap.parse_args(argv)
 
     qdiscs = [q.strip() for q in a.qdiscs.split(",") if q.strip()]
@@ -268,6 +273,28 @@ def main(argv=None) -> int:
         print(f"run_ns2.py: {TCL} is missing", file=sys.stderr)
         return 2
 
+    with open(TCL, "rb") as fh:
+        tcl_sha = hashlib.sha256(fh.read()).hexdigest()
+    flows_csv = a.flows_csv or (os.path.splitext(a.out)[0] + "_flows.csv")
+    kept_runs, kept_rows, kept_extra = [], [], {}
+    if a.merge and os.path.exists(a.out):
+        with open(a.out) as fh:
+            old = json.load(fh)
+        for r in old.get("runs", []):
+            if r["qdisc"] not in qdiscs:
+                r.setdefault("tcl_script_sha256", old.get("tcl_script_sha256"))
+                r.setdefault("extra_tcl_options", old.get("parameters", {}).get("extra_tcl_options", []))
+                kept_runs.append(r)
+        if os.path.exists(flows_csv):
+            with open(flows_csv) as fh:
+                lines = fh.read().splitlines()
+            if lines:
+                col = lines[0].split(",").index("qdisc")
+                kept_rows = [ln for ln in lines[1:] if ln.split(",")[col] not in qdiscs]
+        kept_extra = {q: old["parameters"].get("extra_tcl_options", [])
+                      for q in {r["qdisc"] for r in kept_runs}}
+        log(f"--merge: keeping {len(kept_runs)} runs of {sorted(kept_extra)} from {a.out}")
+
     version = ns_version(a.ns)
     log(f"ns-2 {version.get('ns_version')} ({version.get('debian_package', '?')}) at "
         f"{version['ns_path']}; {len(qdiscs)} disciplines x {len(seeds)} seeds, "
@@ -287,6 +314,8 @@ def main(argv=None) -> int:
                 log(f"FAILED: {e}")
                 failures.append({"qdisc": q, "seed": s, "error": str(e)})
                 continue
+            r["tcl_script_sha256"] = tcl_sha
+            r["extra_tcl_options"] = extra
             m = r["metrics"]
             log(f"  done in {r['wall_time_s']:.1f} s: starved {m['starved_fraction']:.3f}, "
                 f"variance {m['throughput_variance_pkts']:.4g}, jain {m['jain_index']:.3f}, "
@@ -297,9 +326,8 @@ def main(argv=None) -> int:
     if not runs:
         log("no run succeeded; nothing written")
         return 1
-    with open(TCL, "rb") as fh:
-        tcl_sha = hashlib.sha256(fh.read()).hexdigest()
-    flows_csv = a.flows_csv or (os.path.splitext(a.out)[0] + "_flows.csv")
+    order = {q: i for i, q in enumerate(QDISCS)}
+    all_runs = sorted(kept_runs + runs, key=lambda r: (order.get(r["qdisc"], 99), r["seed"]))
     doc = {
         "description": "ns-2 mirror of the HCF paper's long-flow setting (section V-B); "
                        "metrics as defined in CONTRACT.md, computed by validation/ns2/metrics.py "
@@ -313,8 +341,10 @@ def main(argv=None) -> int:
                          .strftime("%Y-%m-%dT%H:%M:%SZ"),
         "host": {"python": platform.python_version(), "machine": platform.machine(),
                  "system": platform.system()},
-        "parameters": {"qdiscs": qdiscs, "seeds": seeds, "duration_s": a.duration,
-                       "window_s": a.window, "flows": a.flows, "extra_tcl_options": extra},
+        "parameters": {"qdiscs": sorted({r["qdisc"] for r in all_runs}, key=lambda q: order.get(q, 99)),
+                       "seeds": seeds, "duration_s": a.duration,
+                       "window_s": a.window, "flows": a.flows, "extra_tcl_options": extra,
+                       "merged_from_previous_file": sorted(kept_extra)},
         "metric_notes": {
             "window": "[duration - window_s, duration]",
             "pkts_in_window": "TCP data packets (incl. retransmissions) of a flow arriving at "
@@ -327,8 +357,8 @@ def main(argv=None) -> int:
             "drops": "packets dropped at the bottleneck queue over the whole run",
             "aggregate_std": "sample standard deviation over seeds (n - 1)",
         },
-        "aggregate": aggregate(runs),
-        "runs": [{k2: v for k2, v in r.items() if k2 != "_flows"} for r in runs],
+        "aggregate": aggregate(all_runs),
+        "runs": [{k2: v for k2, v in r.items() if k2 != "_flows"} for r in all_runs],
         "failures": failures,
         "flows_csv": os.path.relpath(flows_csv, REPO),
     }
@@ -340,11 +370,26 @@ def main(argv=None) -> int:
     os.replace(tmp_out, a.out)
     tmp_csv = flows_csv + ".tmp"
     with open(tmp_csv, "w") as fh:
-        first = True
+        import io
+        new_rows = {}
         for r in runs:
-            M.write_flows_csv(fh, r["_flows"], {"qdisc": r["qdisc"], "seed": r["seed"]},
-                              header=first)
-            first = False
+            buf = io.StringIO()
+            M.write_flows_csv(buf, r["_flows"], {"qdisc": r["qdisc"], "seed": r["seed"]},
+                              header=True)
+            head, *rows = buf.getvalue().splitlines()
+            new_rows.setdefault("header", head)
+            new_rows[(r["qdisc"], r["seed"])] = rows
+        fh.write(new_rows["header"] + "\n")
+        by_q = {}
+        for ln in kept_rows:
+            by_q.setdefault(ln.split(",")[0], []).append(ln)
+        for q in sorted(set(by_q) | {k[0] for k in new_rows if k != "header"},
+                        key=lambda q: order.get(q, 99)):
+            for ln in by_q.get(q, []):
+                fh.write(ln + "\n")
+            for (rq, _s), rows in sorted((k, v) for k, v in new_rows.items() if k != "header"):
+                if rq == q:
+                    fh.write("\n".join(rows) + "\n")
     os.replace(tmp_csv, flows_csv)
     log(f"wrote {a.out} and {flows_csv}")
     _print_table(doc["aggregate"])

@@ -1,5 +1,6 @@
-//! Minimal driver for profiling and benchmarks: `simrun SCENARIO.toml [KEY=VALUE ...]`.
-//! Prints the summary and `events/s` on stderr. Users want the `dcfair` command instead.
+//! Minimal driver for profiling and benchmarks: `simrun SCENARIO.toml [KEY=VALUE ...] [--out DIR]`.
+//! Prints the summary and `events/s` on stderr; `--out DIR` also writes the three result files.
+//! Users want the `dcfair` command instead.
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -7,7 +8,17 @@ fn main() {
         eprintln!("usage: simrun SCENARIO.toml [KEY=VALUE ...]");
         std::process::exit(2);
     };
-    let overrides: Vec<(String, String)> = args
+    let mut out_dir = None;
+    let mut rest = Vec::new();
+    while let Some(a) = args.next() {
+        if a == "--out" {
+            out_dir = args.next();
+        } else {
+            rest.push(a);
+        }
+    }
+    let overrides: Vec<(String, String)> = rest
+        .into_iter()
         .map(|a| match a.split_once('=') {
             Some((k, v)) => (k.to_string(), v.to_string()),
             None => {
@@ -30,6 +41,12 @@ fn main() {
         std::process::exit(e.exit_code())
     });
     let wall = t.elapsed().as_secs_f64();
+    if let Some(dir) = out_dir {
+        if let Err(e) = r.write_to(std::path::Path::new(&dir)) {
+            eprintln!("simrun: {e}");
+            std::process::exit(1);
+        }
+    }
     print!("{}", r.summary_json);
     let v: serde_json::Value = serde_json::from_str(&r.summary_json).expect("own JSON");
     let ev = v["events"].as_f64().unwrap_or(0.0);

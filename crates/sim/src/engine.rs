@@ -13,6 +13,17 @@
 //! - Transport timers are lazy: each endpoint has at most one timer event in the queue, at or
 //!   before its deadline; when it fires, the endpoint checks its own deadline and the engine
 //!   re-arms at the endpoint's next deadline. Moving a deadline later costs nothing.
+//! - Events of the same instant run in scheduling order (`sim.tie_break = "fifo"`), or with
+//!   `"random_timers"` a timer goes before or after the others by a seeded coin (stream
+//!   `"engine.timer_ties"`) drawn when it is armed, or with `"float_clock"` every event also
+//!   carries the `f64` time ns-2's floating-point clock would give it (`fnow` plus the delay in
+//!   `f64`, see `scenario::TieBreak`) and ties go to the smaller one. The exact integer time
+//!   always decides first; the shadow clock only orders ties, so it never moves an event.
+//! - With the `trace` cargo feature (tests and the ns-2 differential scripts only), `Sim::trace`
+//!   collects one text line per event of interest: at a measured port `+` (offered and
+//!   stored), `d` (dropped), `-` (serialization starts); `r` (arrival at the destination
+//!   host); `x` (a TCP segment leaves its sender); `s` (sender state after each ACK or timer).
+//!   Fields are documented in [`trace`]. Without the feature none of this is compiled.
 
 use crate::event::{Event, EventQueue};
 use crate::metrics::FlowObs;
@@ -24,6 +35,7 @@ use std::ops::ControlFlow;
 use dcfair_core::packet::{Packet, Proto, NO_VIA};
 use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
+use rand::Rng as _;
 
 /// Packets in flight on links.
 #[derive(Debug, Default)]
@@ -70,9 +82,60 @@ pub struct Sim {
     pub window_start: SimTime,
     /// End of the run: `sim.duration_s`, or earlier when an incast finishes its last round.
     pub end: SimTime,
+    /// Total rate of the measured ports, bits/s (for utilization).
+    pub measured_rate_bps: f64,
     slab: Slab,
     scratch: Vec<Packet>,
     next_uid: u64,
+    /// With `sim.tie_break = "random_timers"`: the coin that puts an armed timer before or
+    /// after the other events of its instant.
+    pub timer_coin: Option<dcfair_core::rng::Rng>,
+    /// With `sim.tie_break = "float_clock"`: order ties by the `f64` shadow clock.
+    pub float_clock: bool,
+    /// The shadow clock's time of the event being handled (float-clock mode).
+    fnow: f64,
+    /// Event log (feature `trace`); see [`trace`].
+    #[cfg(feature = "trace")]
+    pub trace: String,
+}
+
+/// The `trace` feature's line formats. Times are seconds with 9 decimals (ns resolution);
+/// `seq` is the TCP sequence number in bytes (UDP: 0), `fid` the flow id.
+///
+/// ```text
+/// + t port fid seq size          offered to measured port `port` and stored
+/// d t port fid seq size          dropped by the discipline of measured port `port`
+/// - t port fid seq size          serialization starts at measured port `port`
+/// r t fid seq size flags ack     arrival at the destination host (data and ACKs)
+/// x t fid seq payload            a TCP data segment leaves its sender
+/// s t fid why cwnd ssthresh una nxt max dupacks recovery rto_s backoff timeouts
+///                                sender state after `why` = start | ack | timer (bytes; ssthresh
+///                                u64::MAX before the first loss; recovery 0 or 1)
+/// ```
+#[cfg(feature = "trace")]
+pub mod trace {
+    /// Seconds with nanosecond resolution.
+    pub fn t(now: dcfair_core::time::SimTime) -> String {
+        format!("{:.9}", now.as_secs_f64())
+    }
+
+    /// The `s` line of a sender.
+    pub fn sender(now: dcfair_core::time::SimTime, fid: usize, why: &str, s: &dcfair_core::tcp::TcpSender) -> String {
+        format!(
+            "s {} {fid} {why} {} {} {} {} {} {} {} {:.6} {} {}\n",
+            t(now),
+            s.cwnd_bytes(),
+            s.ssthresh_bytes(),
+            s.snd_una(),
+            s.snd_nxt(),
+            s.snd_max(),
+            s.dupacks(),
+            s.in_recovery() as u8,
+            s.rto().as_secs_f64(),
+            s.rtt_estimator().backoff(),
+            s.stats().timeouts
+        )
+    }
 }
 
 impl Sim {
@@ -100,9 +163,15 @@ impl Sim {
             obs: vec![FlowObs::default(); n],
             window_start,
             end,
+            measured_rate_bps: 0.0,
             slab: Slab::default(),
             scratch: Vec::with_capacity(64),
             next_uid: 1,
+            timer_coin: None,
+            float_clock: false,
+            fnow: 0.0,
+            #[cfg(feature = "trace")]
+            trace: String::new(),
         }
     }
 
@@ -110,17 +179,27 @@ impl Sim {
     pub fn schedule_starts(&mut self) {
         for i in 0..self.tcp.len() {
             let at = self.tcp[i].start;
-            self.q.schedule(at, Event::Start { flow: i as u32 });
+            self.at(at, at.as_secs_f64(), Event::Start { flow: i as u32 });
         }
         for i in 0..self.udp.len() {
             let at = self.udp[i].start;
-            self.q.schedule(at, Event::UdpSend { source: i as u32 });
+            self.at(at, at.as_secs_f64(), Event::UdpSend { source: i as u32 });
         }
         if let Some(ic) = &self.incast {
             // After the servers' own Start events at the same instant (ties run FIFO).
             self.q.schedule(ic.start, Event::Request);
         }
         self.q.schedule(self.window_start, Event::Sample);
+    }
+
+    /// Schedules `ev` at `t`, whose shadow-clock time is `f` (used only with `float_clock`).
+    #[inline]
+    fn at(&mut self, t: SimTime, f: f64, ev: Event) {
+        if self.float_clock {
+            self.q.schedule_tie(t, f.max(0.0).to_bits(), ev);
+        } else {
+            self.q.schedule(t, ev);
+        }
     }
 
     /// Runs until the end time, calling `progress` about every 0.2 s of wall time and once at
@@ -135,6 +214,9 @@ impl Sim {
                 let Some((now, ev)) = self.q.pop_until(self.end) else {
                     return self.report(&mut progress, wall, duration_s, true);
                 };
+                if self.float_clock {
+                    self.fnow = f64::from_bits(self.q.now_tie());
+                }
                 self.dispatch(now, ev);
             }
             let w = wall.elapsed().as_secs_f64();
@@ -172,6 +254,9 @@ impl Sim {
             Event::Start { flow } => {
                 let mut out = std::mem::take(&mut self.scratch);
                 self.tcp[flow as usize].sender.start(now, &mut out);
+                self.note_deadline(flow as usize, 0, now);
+                #[cfg(feature = "trace")]
+                self.trace.push_str(&trace::sender(now, flow as usize, "start", &self.tcp[flow as usize].sender));
                 self.emit(now, self.tcp[flow as usize].ids.src, &mut out);
                 self.scratch = out;
                 self.rearm(flow as usize, 0);
@@ -186,6 +271,13 @@ impl Sim {
     #[inline]
     fn emit(&mut self, now: SimTime, host: u32, out: &mut Vec<Packet>) {
         let nic = self.net.nodes[host as usize].ports[0];
+        #[cfg(feature = "trace")]
+        for p in out.iter() {
+            use std::fmt::Write as _;
+            if p.proto == Proto::Tcp && p.payload > 0 {
+                let _ = writeln!(self.trace, "x {} {} {} {}", trace::t(now), p.flow, p.seq, p.payload);
+            }
+        }
         for mut p in out.drain(..) {
             p.uid = self.next_uid;
             self.next_uid += 1;
@@ -198,7 +290,21 @@ impl Sim {
     #[inline]
     fn offer(&mut self, pid: u32, pkt: Packet, now: SimTime) {
         let port = &mut self.net.ports[pid as usize];
+        #[cfg(feature = "trace")]
+        let (tflow, tseq, tsize) = (pkt.flow, pkt.seq, pkt.size);
         port.queue.enqueue(pkt, now);
+        #[cfg(feature = "trace")]
+        if port.measured {
+            use std::fmt::Write as _;
+            let mut refused = false;
+            for d in &port.queue.ev.dropped {
+                refused |= !d.queued;
+                let _ = writeln!(self.trace, "d {} {pid} {} {} {}", trace::t(now), d.pkt.flow, d.pkt.seq, d.pkt.size);
+            }
+            if !refused {
+                let _ = writeln!(self.trace, "+ {} {pid} {tflow} {tseq} {tsize}", trace::t(now));
+            }
+        }
         // Dropped packets simply vanish here; the queue's stats have counted them.
         port.queue.ev.dropped.clear();
         if port.txdone_pending {
@@ -208,8 +314,8 @@ impl Sim {
             self.start_tx(pid, now);
         } else if !port.queue.is_empty() {
             port.txdone_pending = true;
-            let at = port.busy_until;
-            self.q.schedule(at, Event::TxDone { port: pid });
+            let (at, f) = (port.busy_until, port.busy_until_f);
+            self.at(at, f, Event::TxDone { port: pid });
         }
     }
 
@@ -222,20 +328,32 @@ impl Sim {
             return;
         };
         port.queue.ev.dropped.clear();
+        #[cfg(feature = "trace")]
+        if port.measured {
+            use std::fmt::Write as _;
+            let _ = writeln!(self.trace, "- {} {pid} {} {} {}", trace::t(now), pkt.flow, pkt.seq, pkt.size);
+        }
         let done = now + port.rate.tx_time(pkt.size as u64);
+        // shadow clock, as ns-2's LinkDelay: resume at now + txt, arrival at now + (txt + delay)
+        let txt_f = 8.0 * pkt.size as f64 / port.rate_f;
+        let (done_f, at_f) = (self.fnow + txt_f, self.fnow + (txt_f + port.delay_f));
         port.busy_until = done;
+        port.busy_until_f = done_f;
         port.pkts_out += 1;
         port.bytes_out += pkt.size as u64;
         if done >= self.window_start && done <= self.end {
             port.window_bytes_out += pkt.size as u64;
         }
         let (node, local, at) = (port.peer_node, port.peer_port, done + port.delay);
-        if !port.queue.is_empty() {
+        let pending = !port.queue.is_empty();
+        if pending {
             port.txdone_pending = true;
-            self.q.schedule(done, Event::TxDone { port: pid });
         }
         let h = self.slab.insert(pkt);
-        self.q.schedule(at, Event::Arrive { node, port: local, pkt: h });
+        if pending {
+            self.at(done, done_f, Event::TxDone { port: pid });
+        }
+        self.at(at, at_f, Event::Arrive { node, port: local, pkt: h });
     }
 
     fn arrive(&mut self, now: SimTime, node: u32, port: u16, mut pkt: Packet) {
@@ -259,6 +377,11 @@ impl Sim {
     /// A packet reached host `host`: observe it and hand it to its transport.
     fn deliver(&mut self, now: SimTime, host: u32, pkt: Packet) {
         let f = pkt.flow as usize;
+        #[cfg(feature = "trace")]
+        {
+            use std::fmt::Write as _;
+            let _ = writeln!(self.trace, "r {} {f} {} {} {} {}", trace::t(now), pkt.seq, pkt.size, pkt.flags, pkt.ack);
+        }
         let in_window = now >= self.window_start;
         if pkt.proto == Proto::Udp {
             let src = &mut self.udp[f - self.tcp.len()];
@@ -300,12 +423,16 @@ impl Sim {
                 }
             }
             let dst = flow.ids.dst;
+            self.note_deadline(f, 1, now);
             self.emit(now, dst, &mut out);
             self.scratch = out;
             self.rearm(f, 1);
         } else {
             flow.sender.on_packet(&pkt, now, &mut out);
+            #[cfg(feature = "trace")]
+            self.trace.push_str(&trace::sender(now, f, "ack", &flow.sender));
             let src = flow.ids.src;
+            self.note_deadline(f, 0, now);
             self.emit(now, src, &mut out);
             self.scratch = out;
             self.rearm(f, 0);
@@ -322,7 +449,30 @@ impl Sim {
             if flow.timer_at[side].is_none_or(|t| d < t) {
                 let d = d.max(self.q.now());
                 flow.timer_at[side] = Some(d);
-                self.q.schedule(d, Event::Timer { endpoint: (f * 2 + side) as u32 });
+                let fd = flow.timer_f[side];
+                let ev = Event::Timer { endpoint: (f * 2 + side) as u32 };
+                if self.timer_coin.as_mut().is_some_and(|rng| rng.gen::<bool>()) {
+                    self.q.schedule_last(d, ev);
+                } else {
+                    self.at(d, fd, ev);
+                }
+            }
+        }
+    }
+
+    /// Float-clock mode: when endpoint `side` of flow `f` has a new deadline, its shadow-clock
+    /// time is `fnow + (deadline - now)` (ns-2: `resched(rto)` at the current time).
+    #[inline]
+    fn note_deadline(&mut self, f: usize, side: usize, now: SimTime) {
+        if !self.float_clock {
+            return;
+        }
+        let flow = &mut self.tcp[f];
+        let d = if side == 0 { flow.sender.next_deadline() } else { flow.receiver.next_deadline() };
+        if d != flow.deadline_seen[side] {
+            flow.deadline_seen[side] = d;
+            if let Some(d) = d {
+                flow.timer_f[side] = self.fnow + d.saturating_since(now).as_secs_f64();
             }
         }
     }
@@ -337,11 +487,14 @@ impl Sim {
         let mut out = std::mem::take(&mut self.scratch);
         let host = if side == 0 {
             flow.sender.on_timer(now, &mut out);
+            #[cfg(feature = "trace")]
+            self.trace.push_str(&trace::sender(now, f, "timer", &flow.sender));
             flow.ids.src
         } else {
             flow.receiver.on_timer(now, &mut out);
             flow.ids.dst
         };
+        self.note_deadline(f, side, now);
         self.emit(now, host, &mut out);
         self.scratch = out;
         self.rearm(f, side);
@@ -373,7 +526,8 @@ impl Sim {
         src.bytes_sent += p.size as u64;
         let gap = src.next_gap();
         let host = src.src;
-        self.q.schedule(now + gap, Event::UdpSend { source: i as u32 });
+        let f = self.fnow + gap.as_secs_f64();
+        self.at(now + gap, f, Event::UdpSend { source: i as u32 });
         let mut out = std::mem::take(&mut self.scratch);
         out.push(p);
         self.emit(now, host, &mut out);

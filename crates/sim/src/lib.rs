@@ -60,6 +60,13 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
     run::run(sc, seed, progress)
 }
 
+/// Runs a scenario and returns its results with the engine's event log (cargo feature
+/// `trace`, for differential tests against ns-2; see [`engine::trace`]).
+#[cfg(feature = "trace")]
+pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String), Error> {
+    run::run_traced(sc, seed)
+}
+
 impl Results {
     /// Writes `summary.json`, `flows.csv`, `ports.csv` into `dir` (created if needed), each
     /// through a temporary file and a rename.

@@ -44,6 +44,11 @@ pub struct Port {
     pub queue: Queue<AnyQdisc>,
     /// When the packet being serialized (if any) is fully on the wire.
     pub busy_until: SimTime,
+    /// The shadow clock's `busy_until` and the link as `f64` (bits/s, seconds), for
+    /// `sim.tie_break = "float_clock"` (see `engine.rs`).
+    pub busy_until_f: f64,
+    pub rate_f: f64,
+    pub delay_f: f64,
     /// A `TxDone` event is pending for this port.
     pub txdone_pending: bool,
     /// Reported in `ports.csv` and the summary's utilization and drops.
@@ -66,6 +71,11 @@ pub struct Network {
 pub struct LinkSpec {
     pub rate: BitsPerSec,
     pub delay: SimDuration,
+    /// The same as `f64` bits/s and seconds, computed as a floating-point simulator would
+    /// from the scenario (`rate_mbps * 1e6`, `delay_us * 1e-6`); they only order exact ties
+    /// in float-clock mode.
+    pub rate_f: f64,
+    pub delay_f: f64,
 }
 
 impl Network {
@@ -110,6 +120,9 @@ impl Port {
             delay: l.delay,
             queue,
             busy_until: SimTime::ZERO,
+            busy_until_f: 0.0,
+            rate_f: l.rate_f,
+            delay_f: l.delay_f,
             txdone_pending: false,
             measured: false,
             pkts_out: 0,

@@ -181,7 +181,7 @@ mod tests {
         Queue::new(AnyQdisc::DropTail(DropTail::new(Limit::pkts(10))))
     }
     fn link() -> LinkSpec {
-        LinkSpec { rate: BitsPerSec::from_gbps(1), delay: SimDuration::from_us(1) }
+        LinkSpec { rate: BitsPerSec::from_gbps(1), delay: SimDuration::from_us(1), rate_f: 1e9, delay_f: 1e-6 }
     }
 
     /// h0 - s0 = {s1, s2} = s3 - h1: two equal paths.

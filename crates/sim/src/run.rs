@@ -26,8 +26,27 @@ use std::fmt::Write as _;
 /// Runs `sc` with `seed` (or the scenario's own).
 pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -> Result<Results, Error> {
     let seed = seed.unwrap_or(sc.seed);
-    let streams = Streams::new(seed);
     let wall = std::time::Instant::now();
+    let sim = simulate(sc, seed, progress)?;
+    let wall_s = wall.elapsed().as_secs_f64();
+    Ok(render(sc, seed, &sim, sim.measured_rate_bps, wall_s))
+}
+
+/// Runs `sc` like [`run`] and also returns the engine's event log (feature `trace`; the line
+/// formats are in [`crate::engine::trace`]).
+#[cfg(feature = "trace")]
+pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String), Error> {
+    let seed = seed.unwrap_or(sc.seed);
+    let wall = std::time::Instant::now();
+    let mut sim = simulate(sc, seed, None)?;
+    let wall_s = wall.elapsed().as_secs_f64();
+    let r = render(sc, seed, &sim, sim.measured_rate_bps, wall_s);
+    Ok((r, std::mem::take(&mut sim.trace)))
+}
+
+/// Builds the network and the workloads of `sc` and runs the event loop to the end.
+fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Result<Sim, Error> {
+    let streams = Streams::new(seed);
 
     let built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
     let mut tcp = workload::tcp_flows(sc, streams, &built);
@@ -50,12 +69,17 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
     let measured_rate = built.measured_rate;
     let mut sim = Sim::new(built.net, routes, streams.stream("routing.spray", 0), tcp, udp, incast, window_start, end);
     sim.via = via;
+    sim.measured_rate_bps = measured_rate.as_f64();
+    match sc.sim.tie_break {
+        crate::scenario::TieBreak::Fifo => {}
+        crate::scenario::TieBreak::RandomTimers => sim.timer_coin = Some(streams.stream("engine.timer_ties", 0)),
+        crate::scenario::TieBreak::FloatClock => sim.float_clock = true,
+    }
     sim.schedule_starts();
     if sim.run(progress).is_break() {
         return Err(Error::Interrupted);
     }
-    let wall_s = wall.elapsed().as_secs_f64();
-    Ok(render(sc, seed, &sim, measured_rate.as_f64(), wall_s))
+    Ok(sim)
 }
 
 /// Equal-length routing: the core each flow climbs to (both directions), by flow id.

@@ -29,8 +29,31 @@ pub struct TcpFlow {
     pub receiver: TcpReceiver,
     /// Time of the pending timer event of [sender, receiver].
     pub timer_at: [Option<SimTime>; 2],
+    /// Float-clock mode (`sim.tie_break = "float_clock"`): the last deadline seen of
+    /// [sender, receiver] and its shadow-clock time.
+    pub deadline_seen: [Option<SimTime>; 2],
+    pub timer_f: [f64; 2],
     /// In-order bytes delivered when the measurement window opened.
     pub delivered_at_window: u64,
+}
+
+impl TcpFlow {
+    /// A flow of group `group` from `ids.src` to `ids.dst`, starting at `start`, whose sender
+    /// is `sender` (a bulk sender of `size` bytes, or a persistent one).
+    pub fn new(sc: &Scenario, ids: FlowIds, group: u16, size: Option<u64>, start: SimTime, sender: TcpSender) -> TcpFlow {
+        TcpFlow {
+            ids,
+            group,
+            size,
+            start,
+            sender,
+            receiver: TcpReceiver::new(&sc.tcp, ids),
+            timer_at: [None, None],
+            deadline_seen: [None, None],
+            timer_f: [0.0, 0.0],
+            delivered_at_window: 0,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -105,16 +128,8 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow>
                 sport: 1024 + (i % 60_000) as u16,
                 dport: 80 + (i / 60_000) as u16,
             };
-            flows.push(TcpFlow {
-                ids,
-                group: g as u16,
-                size,
-                start: SimTime::from_secs_f64(start_s),
-                sender: TcpSender::new(&sc.tcp, ids, size),
-                receiver: TcpReceiver::new(&sc.tcp, ids),
-                timer_at: [None, None],
-                delivered_at_window: 0,
-            });
+            let sender = TcpSender::new(&sc.tcp, ids, size);
+            flows.push(TcpFlow::new(sc, ids, g as u16, size, SimTime::from_secs_f64(start_s), sender));
         }
     }
     flows
@@ -164,16 +179,8 @@ pub fn incast(sc: &Scenario, first: u32, group: u16, built: &Built) -> (Vec<TcpF
         .map(|i| {
             let id = first + i;
             let ids = FlowIds { flow: id, src: senders[i as usize], dst: receivers[0], sport: 2000, dport: 3000 + (i % 60_000) as u16 };
-            TcpFlow {
-                ids,
-                group,
-                size: None,
-                start: SimTime::from_secs_f64(open_gap * i as f64),
-                sender: TcpSender::new_persistent(&sc.tcp, ids),
-                receiver: TcpReceiver::new(&sc.tcp, ids),
-                timer_at: [None, None],
-                delivered_at_window: 0,
-            }
+            let open = SimTime::from_secs_f64(open_gap * i as f64);
+            TcpFlow::new(sc, ids, group, None, open, TcpSender::new_persistent(&sc.tcp, ids))
         })
         .collect();
     let state = Incast {

@@ -38,6 +38,7 @@ pub mod receiver;
 pub mod rtt;
 pub mod sender;
 
+pub use congestion::{RecoveryCwnd, RecoveryExit, SsthreshFrom, WindowRules};
 pub use receiver::{ReceiverState, ReceiverStats, TcpReceiver};
 pub use sender::{SenderState, TcpSender};
 
@@ -100,6 +101,26 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
     /// Clock granularity G of RFC 6298 (RTO = SRTT + max(G, 4 RTTVAR)), microseconds.
     pub clock_granularity_us: f64,
+    /// What `ssthresh` halves after a loss: `"flight_size"` (RFC 5681) or `"cwnd"` (ns-2:
+    /// `min(cwnd, rwnd) / 2` in whole segments, at least 2).
+    pub ssthresh_from: SsthreshFrom,
+    /// `cwnd` on a fast retransmit before inflation: `"ssthresh"` (RFC 5681) or
+    /// `"half_window"` (ns-2: `min(cwnd, rwnd) / 2`, unrounded).
+    pub recovery_cwnd: RecoveryCwnd,
+    /// `cwnd` when fast recovery ends: `"ssthresh"` (RFC 6582) or `"deflated"` (ns-2's
+    /// `exit_recovery_fix_ 0`: the window without inflation, opened for the exiting ACK).
+    pub recovery_exit: RecoveryExit,
+    /// Most new segments one ACK may release during fast recovery (0: no limit). ns-2's
+    /// NewReno sends at most 2 per ACK while it counts duplicate ACKs.
+    pub recovery_max_burst: u32,
+    /// Without a handshake: the first data segment (and its retransmissions) goes on the wire
+    /// as its payload alone, without `header_bytes` (ns-2's `Agent/TCP` adds the header to
+    /// every segment but number 0).
+    pub headerless_first_segment: bool,
+    /// Without a handshake: an ACK of exactly the first data segment sets cwnd to the initial
+    /// window instead of opening it, or to one segment if the retransmission timer expired
+    /// before any ACK (ns-2's `delay_growth_` with `syn_ false`, and `bugfix_ss_`).
+    pub first_ack_resets_cwnd: bool,
 }
 
 impl Default for TcpConfig {
@@ -122,6 +143,12 @@ impl Default for TcpConfig {
             timestamps: false,
             limited_transmit: false,
             clock_granularity_us: 0.0,
+            ssthresh_from: SsthreshFrom::FlightSize,
+            recovery_cwnd: RecoveryCwnd::Ssthresh,
+            recovery_exit: RecoveryExit::Ssthresh,
+            recovery_max_burst: 0,
+            headerless_first_segment: false,
+            first_ack_resets_cwnd: false,
         }
     }
 }
@@ -205,6 +232,17 @@ impl TcpConfig {
         duration("max_rto_s", self.max_rto_s, 1.0, true)?;
         duration("initial_rto_s", self.initial_rto_s, 1.0, true)?;
         duration("clock_granularity_us", self.clock_granularity_us, 1e6, false)?;
+        for (key, on) in [
+            ("headerless_first_segment", self.headerless_first_segment),
+            ("first_ack_resets_cwnd", self.first_ack_resets_cwnd),
+        ] {
+            if on && self.handshake {
+                return Err(ConfigError::new(
+                    key,
+                    "applies only with handshake = false (ns-2's one-way TCP without a SYN)",
+                ));
+            }
+        }
         if self.max_rto_s * 1000.0 < self.min_rto_ms {
             return Err(ConfigError::new(
                 "max_rto_s",
@@ -214,6 +252,10 @@ impl TcpConfig {
         Ok(())
     }
 
+    /// The window rules selected by `ssthresh_from`, `recovery_cwnd`, `recovery_exit`.
+    pub fn window_rules(&self) -> WindowRules {
+        WindowRules { ssthresh_from: self.ssthresh_from, recovery_cwnd: self.recovery_cwnd, recovery_exit: self.recovery_exit }
+    }
     /// `min_rto_ms` as a duration.
     pub fn min_rto(&self) -> SimDuration {
         SimDuration::from_secs_f64(self.min_rto_ms / 1e3)
@@ -346,6 +388,7 @@ pub(crate) mod testnet {
         got: Vec<bool>,
         limited_transmit: bool,
         header: u32,
+        headerless_first: bool,
     }
 
     impl Net {
@@ -377,6 +420,7 @@ pub(crate) mod testnet {
                 got: vec![false; cap],
                 limited_transmit: cfg.limited_transmit,
                 header: cfg.header_bytes,
+                headerless_first: cfg.headerless_first_segment && !cfg.handshake,
             }
         }
 
@@ -390,7 +434,9 @@ pub(crate) mod testnet {
             for mut p in pkts.iter().cloned() {
                 assert_eq!(p.uid, 0);
                 assert_eq!(p.created, self.now);
-                assert_eq!(p.size, p.payload + self.header, "wire size = payload + header");
+                let headerless = self.headerless_first && p.payload > 0 && p.seq == self.data_start;
+                let expect = if headerless { p.payload } else { p.payload + self.header };
+                assert_eq!(p.size, expect, "wire size = payload + header");
                 if dir == Dir::Rev {
                     if let Some(f) = self.rewrite_ack.as_mut() {
                         f(&mut p, self.now);
@@ -599,6 +645,11 @@ mod tests {
         rejects(|c| c.delack_timeout_ms = f64::NAN, "delack_timeout_ms");
         rejects(|c| c.clock_granularity_us = -1.0, "clock_granularity_us");
         rejects(|c| c.max_rto_s = 1e300, "max_rto_s");
+        rejects(|c| c.headerless_first_segment = true, "headerless_first_segment");
+        rejects(|c| c.first_ack_resets_cwnd = true, "first_ack_resets_cwnd");
+        TcpConfig { handshake: false, headerless_first_segment: true, first_ack_resets_cwnd: true, ..Default::default() }
+            .validate()
+            .unwrap();
     }
     #[test]
     fn unscaled_large_buffers_are_allowed_and_capped() {
@@ -613,5 +664,13 @@ mod tests {
         assert!(!c.timestamps && !c.limited_transmit);
         assert_eq!(c.clock_granularity_us, 0.0);
         assert_eq!(c.rcv_wscale(), 0); // 65535 fits without scaling
+        // the ns-2 rule options default to the RFC behaviour
+        assert_eq!(c.window_rules(), WindowRules::default());
+        assert_eq!(
+            (c.ssthresh_from, c.recovery_cwnd, c.recovery_exit),
+            (SsthreshFrom::FlightSize, RecoveryCwnd::Ssthresh, RecoveryExit::Ssthresh)
+        );
+        assert_eq!(c.recovery_max_burst, 0);
+        assert!(!c.headerless_first_segment && !c.first_ack_resets_cwnd);
     }
 }

@@ -39,7 +39,15 @@
 //! - **Fast recovery**: duplicate ACKs inflate cwnd; a full ACK (`>= recover`) ends it; a
 //!   partial ACK ends it for Reno and, for NewReno, retransmits the next hole and stays, with
 //!   the timer restarted only on the first partial ACK (RFC 6582 4, "Impatient"; ns-2's
-//!   `newreno_changes1_ 1`).
+//!   `newreno_changes1_ 1`). With `recovery_max_burst > 0`, one ACK releases at most that many
+//!   new segments while in recovery (ns-2's NewReno: 2).
+//! - **Window rules** (`ssthresh_from`, `recovery_cwnd`, `recovery_exit`): RFC by default, ns-2's
+//!   on request; the sender hands the congestion control a [`Loss`] (FlightSize and rwnd) and
+//!   the `Window` helpers apply the rule (see `congestion/mod.rs` and `docs/tcp.md`).
+//! - **ns-2 start-up quirks** (without a handshake only, off by default):
+//!   `headerless_first_segment` sends segment 0 without header bytes; `first_ack_resets_cwnd`
+//!   makes the ACK of exactly segment 0 set cwnd to the initial window (1 segment after a
+//!   timeout before any ACK).
 //! - **Limited transmit** (RFC 3042, off by default): each of the first `dupack_threshold - 1`
 //!   duplicate ACKs may release one segment beyond cwnd (never beyond rwnd); those segments
 //!   are left out of the FlightSize that sets ssthresh.
@@ -48,7 +56,7 @@
 //!   remaining flow size; ACKs and SYNs carry 0). `uid` is left 0, `created = ts_val = now`,
 //!   `ts_ecr` echoes the receiver. ECT is never set (ECN is a hook for DCTCP).
 
-use super::congestion::{AckEvent, AnyCc, CongestionControl, Window};
+use super::congestion::{AckEvent, AnyCc, CongestionControl, Loss, Window};
 use super::rtt::RttEstimator;
 use super::{decode_window, encode_window, wscale_for, FlowIds, SenderStats, TcpConfig, MAX_WSCALE};
 use crate::packet::{flags, Packet, Proto, NO_WSCALE};
@@ -88,6 +96,13 @@ pub struct TcpSender {
     window_scaling: bool,
     timestamps: bool,
     limited_transmit: bool,
+    /// Most new segments per ACK in fast recovery (0: unlimited).
+    recovery_max_burst: u32,
+    /// ns-2 start-up quirks (`TcpConfig::headerless_first_segment`, `first_ack_resets_cwnd`),
+    /// in force only without a handshake.
+    headerless_first: bool,
+    first_ack_reset: bool,
+    init_cwnd: u64,
     /// Our own receive buffer (we receive no data; it sets the window our segments carry).
     rcv_buf: u64,
     state: SenderState,
@@ -110,7 +125,8 @@ pub struct TcpSender {
     // loss recovery
     dupacks: u32,
     in_recovery: bool,
-    /// RFC 6582 `recover`: `snd_max` at the last fast retransmit or timeout.
+    /// RFC 6582 `recover`: the ISS at first, then `snd_max` at the last fast retransmit or
+    /// timeout.
     recover: Option<u64>,
     partial_seen: bool,
     /// Bytes sent by limited transmit beyond cwnd (left out of FlightSize).
@@ -151,6 +167,10 @@ impl TcpSender {
             window_scaling: cfg.window_scaling,
             timestamps: cfg.timestamps,
             limited_transmit: cfg.limited_transmit,
+            recovery_max_burst: cfg.recovery_max_burst,
+            headerless_first: cfg.headerless_first_segment && !cfg.handshake,
+            first_ack_reset: cfg.first_ack_resets_cwnd && !cfg.handshake,
+            init_cwnd: mss * cfg.init_cwnd_pkts as u64,
             rcv_buf: cfg.rcv_buf_bytes,
             state: SenderState::Closed,
             iss,
@@ -160,14 +180,17 @@ impl TcpSender {
             snd_una: iss,
             snd_nxt: iss,
             snd_max: iss,
-            win: Window::new(mss, cfg.init_cwnd_pkts),
+            win: Window::with_rules(mss, cfg.init_cwnd_pkts, cfg.window_rules()),
             cc: AnyCc::new(cfg.cc),
             peer_rwnd,
             peer_shift,
             my_shift,
             dupacks: 0,
             in_recovery: false,
-            recover: None,
+            // RFC 6582 3.2 step 1: `recover` starts at the initial send sequence number, so
+            // no fast retransmit before an ACK covers more than it (without a handshake, the
+            // first data byte; ns-2 likewise refuses one until segment 0 is acknowledged)
+            recover: Some(iss),
             partial_seen: false,
             lt_bytes: 0,
             rtt: RttEstimator::new(
@@ -327,6 +350,10 @@ impl TcpSender {
     pub fn snd_max(&self) -> u64 {
         self.snd_max
     }
+    /// Duplicate ACKs counted since the last ACK of new data (or timeout).
+    pub fn dupacks(&self) -> u32 {
+        self.dupacks
+    }
     /// In fast recovery.
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
@@ -427,6 +454,7 @@ impl TcpSender {
         let ack = pkt.ack;
         let acked = self.payload_between(self.snd_una, ack);
         let flight_before = self.flight_bytes();
+        let acked_before = self.stats.bytes_acked;
         self.stats.bytes_acked += acked;
         // RFC 7323 4.1 (timestamps) or RFC 6298 3 with Karn's rule (one timed segment)
         let sample = if self.timestamps {
@@ -454,7 +482,7 @@ impl TcpSender {
                 // RFC 6582 3.2 step 3 (full ACK) / RFC 5681 3.2 step 6 (Reno, any new ACK)
                 self.in_recovery = false;
                 let flight = self.flight_bytes();
-                self.cc.on_exit_recovery(&mut self.win, flight);
+                self.cc.on_exit_recovery(&mut self.win, flight, acked);
             } else {
                 // RFC 6582 3.2 step 3 (partial ACK): deflate, resend the next hole, stay
                 self.cc.on_partial_ack(&mut self.win, acked);
@@ -466,6 +494,11 @@ impl TcpSender {
         } else {
             let ev = AckEvent { now, acked_bytes: acked, flight_bytes: flight_before, rtt_sample: sample, ece: false };
             self.cc.on_ack(&mut self.win, &ev);
+        }
+        if self.first_ack_reset && acked_before == 0 && ack == self.data_start + self.mss.min(self.data_end - self.data_start) {
+            // ns-2 (`delay_growth_`, `bugfix_ss_`): the ACK of exactly segment 0 sets the
+            // initial window, one segment if a timeout came before any ACK
+            self.win.cwnd = if self.stats.timeouts > 0 { self.mss } else { self.init_cwnd };
         }
         if self.has_fin && self.snd_una == self.data_end + 1 {
             // our FIN is acknowledged: FIN-WAIT-2, which is the end here
@@ -497,8 +530,8 @@ impl TcpSender {
 
     /// RFC 5681 3.2 steps 2-3 with RFC 6582 3.2 step 2.
     fn enter_fast_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        let flight = self.flight_bytes().saturating_sub(self.lt_bytes);
-        self.cc.on_enter_fast_recovery(&mut self.win, flight, self.dupacks);
+        let loss = Loss { flight: self.flight_bytes().saturating_sub(self.lt_bytes), rwnd: self.peer_rwnd };
+        self.cc.on_enter_fast_recovery(&mut self.win, &loss, self.dupacks);
         self.in_recovery = true;
         self.recover = Some(self.snd_max);
         self.partial_seen = false;
@@ -514,8 +547,8 @@ impl TcpSender {
     /// RFC 6298 5.4-5.6 and RFC 5681 3.1 (equation 4, loss window), go-back-N as ns-2.
     fn on_retransmit_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         self.stats.timeouts += 1;
-        let flight = self.flight_bytes();
-        self.cc.on_timeout(&mut self.win, flight);
+        let loss = Loss { flight: self.flight_bytes(), rwnd: self.peer_rwnd };
+        self.cc.on_timeout(&mut self.win, &loss);
         self.rtt.back_off();
         self.timed = None;
         self.in_recovery = false;
@@ -552,7 +585,12 @@ impl TcpSender {
         };
         let wnd = self.win.cwnd.saturating_add(lt).min(self.peer_rwnd);
         let right = self.snd_una.saturating_add(wnd);
+        let mut burst = if self.in_recovery && self.recovery_max_burst > 0 { self.recovery_max_burst } else { u32::MAX };
         loop {
+            if burst == 0 {
+                break;
+            }
+            burst -= 1;
             if self.snd_nxt < self.data_end {
                 let want = self.mss.min(self.data_end - self.snd_nxt);
                 let space = right.saturating_sub(self.snd_nxt);
@@ -609,6 +647,9 @@ impl TcpSender {
         p.seq = seq;
         p.payload = len as u32;
         p.size = self.header + len as u32;
+        if self.headerless_first && len > 0 && seq == self.data_start {
+            p.size = len as u32; // ns-2 sends segment 0 without its header
+        }
         if fin {
             p.flags |= flags::FIN;
         }
@@ -971,14 +1012,153 @@ mod tests {
 
     #[test]
     fn limited_transmit_rescues_a_small_window() {
-        // three segments in flight, the first lost: two duplicate ACKs only
+        // three segments in flight, the first lost: two duplicate ACKs only (after the
+        // handshake, so that the ACK of the SYN passes `recover`)
         for (lt, fr, to) in [(false, 0, 1), (true, 1, 0)] {
-            let cfg = TcpConfig { init_cwnd_pkts: 3, limited_transmit: lt, ..nohs() };
+            let cfg = TcpConfig { init_cwnd_pkts: 3, limited_transmit: lt, ..Default::default() };
             let mut net = Net::new(&cfg, Some(10 * MSS), us(50));
-            drop_first_copies(&mut net, false, &[0]);
+            drop_first_copies(&mut net, true, &[0]);
             run_to_end(&mut net);
             let st = net.snd.stats();
             assert_eq!((st.fast_retransmits, st.timeouts), (fr, to), "limited_transmit = {lt}");
+        }
+    }
+
+    #[test]
+    fn no_fast_retransmit_before_an_ack_passes_the_iss() {
+        // RFC 6582 3.2 step 1: recover = ISS. Without a handshake the first data byte is the
+        // ISS, so losing segment 0 is left to the RTO even with enough duplicate ACKs (ns-2
+        // does the same); losing segment 1 is a fast retransmit.
+        for (lost, fr, to) in [(0, 0, 1), (1, 1, 0)] {
+            let cfg = TcpConfig { init_cwnd_pkts: 4, limited_transmit: true, ..nohs() };
+            let mut net = Net::new(&cfg, Some(10 * MSS), us(50));
+            drop_first_copies(&mut net, false, &[lost]);
+            run_to_end(&mut net);
+            let st = net.snd.stats();
+            assert_eq!((st.fast_retransmits, st.timeouts), (fr, to), "segment {lost} lost");
+        }
+    }
+
+    // --- ns-2 rules (TcpConfig options) --------------------------------------------------------------
+    /// A pure ACK from the receiver, as the sender sees it (no window scaling).
+    fn ack_pkt(ack: u64, rwnd_segs: u64) -> Packet {
+        Packet {
+            flow: IDS.flow,
+            src: IDS.dst,
+            dst: IDS.src,
+            sport: IDS.dport,
+            dport: IDS.sport,
+            proto: crate::packet::Proto::Tcp,
+            size: 40,
+            ack,
+            flags: flags::ACK,
+            rwnd: (rwnd_segs * MSS) as u16,
+            ..Packet::default()
+        }
+    }
+    fn new_data(out: &[Packet], above: u64) -> usize {
+        out.iter().filter(|p| p.payload > 0 && p.seq >= above).count()
+    }
+
+    #[test]
+    fn recovery_max_burst_caps_new_segments_per_ack_in_recovery() {
+        // 11 segments out, segment 1 lost; the ACKs hold the window at 11 segments while the
+        // duplicate ACKs inflate cwnd to 15.5 segments, then one more opens it (16.5): without
+        // a limit the sender bursts 5 new segments, with ns-2's limit 2 (the rest follows on
+        // the next ACKs)
+        for (limit, burst) in [(0u32, 5usize), (2, 2)] {
+            let cfg = TcpConfig { init_cwnd_pkts: 10, window_scaling: false, recovery_max_burst: limit, ..nohs() };
+            let mut s = TcpSender::new(&cfg, IDS, None);
+            let mut out = Vec::new();
+            let t = SimTime(1);
+            s.start(t, &mut out);
+            s.on_packet(&ack_pkt(MSS, 11), t, &mut out); // cwnd 11: segments 10 and 11 leave
+            assert_eq!(s.snd_nxt(), 12 * MSS);
+            for _ in 0..10 {
+                s.on_packet(&ack_pkt(MSS, 11), t, &mut out);
+            }
+            assert!(s.in_recovery());
+            assert_eq!(s.cwnd_bytes(), 11 * MSS / 2 + 10 * MSS);
+            let max_before = s.snd_max();
+            out.clear();
+            s.on_packet(&ack_pkt(MSS, 40), t, &mut out);
+            assert_eq!(new_data(&out, max_before), burst, "recovery_max_burst = {limit}");
+            out.clear();
+            s.on_packet(&ack_pkt(MSS, 40), t, &mut out); // one more duplicate: more may follow
+            assert_eq!(new_data(&out, max_before), if limit == 0 { 1 } else { 2 });
+        }
+    }
+
+    #[test]
+    fn headerless_first_segment_puts_segment_zero_on_the_wire_without_header() {
+        let cfg = TcpConfig { headerless_first_segment: true, ..nohs() };
+        let mut s = TcpSender::new(&cfg, IDS, None);
+        let mut out = Vec::new();
+        s.start(SimTime(1), &mut out);
+        assert_eq!(out.iter().map(|p| (p.seq, p.size)).collect::<Vec<_>>(), [(0, 1460), (MSS, 1500)]);
+        // its retransmission too (here after the 1 s initial RTO)
+        out.clear();
+        s.on_timer(secs(2), &mut out);
+        assert_eq!(out.iter().map(|p| (p.seq, p.payload, p.size)).collect::<Vec<_>>(), [(0, 1460, 1460)]);
+        // a whole transfer: only segment 0 is short (the channel checks every size)
+        let mut net = Net::new(&cfg, Some(5 * MSS), us(10));
+        run_to_end(&mut net);
+        assert_eq!(net.data_sent().filter(|p| p.pkt.size == p.pkt.payload).count(), 1);
+    }
+
+    #[test]
+    fn first_ack_resets_cwnd_to_the_initial_window() {
+        let cfg = TcpConfig { init_cwnd_pkts: 2, first_ack_resets_cwnd: true, window_scaling: false, ..nohs() };
+        // the ACK of exactly segment 0 leaves cwnd at 2 segments (ns-2 delay_growth_): one new
+        // segment instead of two; the next ACK grows it as usual
+        let mut s = TcpSender::new(&cfg, IDS, None);
+        let mut out = Vec::new();
+        s.start(SimTime(1), &mut out);
+        out.clear();
+        s.on_packet(&ack_pkt(MSS, 44), SimTime(2), &mut out);
+        assert_eq!((s.cwnd_bytes(), new_data(&out, 0)), (2 * MSS, 1));
+        s.on_packet(&ack_pkt(2 * MSS, 44), SimTime(3), &mut out);
+        assert_eq!(s.cwnd_bytes(), 3 * MSS);
+        // an ACK covering more than segment 0 is not "the ACK of segment 0"
+        let mut s = TcpSender::new(&cfg, IDS, None);
+        s.start(SimTime(1), &mut out);
+        s.on_packet(&ack_pkt(2 * MSS, 44), SimTime(2), &mut out);
+        assert_eq!(s.cwnd_bytes(), 3 * MSS);
+        // after a timeout before any ACK, the initial window is one segment (ns-2 bugfix_ss_)
+        let mut s = TcpSender::new(&cfg, IDS, None);
+        s.start(SimTime(1), &mut out);
+        s.on_timer(secs(2), &mut out);
+        out.clear();
+        s.on_packet(&ack_pkt(MSS, 44), secs(3), &mut out);
+        assert_eq!((s.cwnd_bytes(), new_data(&out, 0)), (MSS, 1));
+        // off (the default): slow start from the first ACK
+        let mut s = TcpSender::new(&TcpConfig { first_ack_resets_cwnd: false, ..cfg }, IDS, None);
+        s.start(SimTime(1), &mut out);
+        s.on_packet(&ack_pkt(MSS, 44), SimTime(2), &mut out);
+        assert_eq!(s.cwnd_bytes(), 3 * MSS);
+    }
+
+    #[test]
+    fn ns2_rules_end_to_end_repair_every_loss_pattern() {
+        // the ns-2 options together still deliver every byte (same channel checks as the
+        // property test), with losses in and out of recovery
+        let cfg = TcpConfig {
+            limited_transmit: true,
+            max_backoff: 1024,
+            ssthresh_from: crate::tcp::SsthreshFrom::Cwnd,
+            recovery_cwnd: crate::tcp::RecoveryCwnd::HalfWindow,
+            recovery_exit: crate::tcp::RecoveryExit::Deflated,
+            recovery_max_burst: 2,
+            headerless_first_segment: true,
+            first_ack_resets_cwnd: true,
+            init_cwnd_pkts: 2,
+            ..nohs()
+        };
+        for lost in [&[0u64][..], &[1], &[3, 5], &[4, 5, 6, 7, 8], &[2, 9, 10, 30, 31]] {
+            let mut net = Net::new(&cfg, Some(200 * MSS), us(50));
+            drop_first_copies(&mut net, false, lost);
+            run_to_end(&mut net);
+            assert_eq!(net.rcv.delivered_bytes(), 200 * MSS, "lost {lost:?}");
         }
     }
 

@@ -148,8 +148,10 @@ pub(crate) fn us(v: f64) -> SimDuration {
     SimDuration::from_secs_f64(v * 1e-6)
 }
 
+/// A link of `rate_mbps` and `delay_us`, with the floating-point shadows that
+/// `sim.tie_break = "float_clock"` orders ties by (computed as a float simulator would).
 pub(crate) fn link(rate_mbps: f64, delay_us: f64) -> LinkSpec {
-    LinkSpec { rate: BitsPerSec::from_mbps_f64(rate_mbps), delay: us(delay_us) }
+    LinkSpec { rate: BitsPerSec::from_mbps_f64(rate_mbps), delay: us(delay_us), rate_f: rate_mbps * 1e6, delay_f: delay_us * 1e-6 }
 }
 
 pub(crate) fn positive(key: &str, v: f64) -> Result<(), ConfigError> {

@@ -19,6 +19,14 @@
 //!   per-packet path); CUBIC and DCTCP slot in as new variants.
 //! - RFC 5681's increase rules are [`Window::slow_start_or_avoid`]; its decrease
 //!   (`ssthresh = max(FlightSize / 2, 2 SMSS)`) is [`Window::halve_ssthresh`].
+//! - Where RFCs and ns-2 disagree on a window reaction, [`WindowRules`] (set from
+//!   `TcpConfig`, RFC behaviour by default) selects the rule, and the `Window` helpers apply
+//!   it, so every algorithm gets the same choice: what `ssthresh` halves
+//!   ([`Window::loss_ssthresh`]), the window on entering fast recovery
+//!   ([`Window::enter_recovery`]) and on leaving it ([`Window::exit_recovery`]). The part of
+//!   `cwnd` that is fast-recovery inflation (one SMSS per duplicate ACK, ns-2's `dupwnd_`)
+//!   is kept apart in `Window::inflation` so that the "deflated" exit and the cwnd-based
+//!   `ssthresh` can leave it out.
 
 pub mod newreno;
 pub mod reno;
@@ -28,11 +36,65 @@ pub use reno::Reno;
 
 use super::CcKind;
 use crate::time::{SimDuration, SimTime};
+use serde::Deserialize;
+
+/// What `ssthresh` is half of after a loss (`tcp.ssthresh_from`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SsthreshFrom {
+    /// RFC 5681 equation (4): `max(FlightSize / 2, 2 SMSS)`, exact bytes.
+    #[default]
+    FlightSize,
+    /// ns-2 (`slowdown()` with `precision_reduce_`): half of `min(cwnd, rwnd)`, cwnd without
+    /// its fast-recovery inflation, rounded down to whole segments, at least 2 segments.
+    Cwnd,
+}
+
+/// `cwnd` (before inflation) on entering fast recovery (`tcp.recovery_cwnd`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryCwnd {
+    /// RFC 5681 3.2 step 3: `cwnd = ssthresh + dupacks * SMSS`.
+    #[default]
+    Ssthresh,
+    /// ns-2 (`CLOSE_CWND_HALF`): `cwnd = min(cwnd, rwnd) / 2 + dupacks * SMSS`, the half not
+    /// rounded (ns-2's float `cwnd_`) and not floored at 2 segments.
+    HalfWindow,
+}
+
+/// `cwnd` when fast recovery ends on a full ACK (`tcp.recovery_exit`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryExit {
+    /// RFC 6582 3.2 step 3 (second option) / RFC 5681 step 6: `cwnd = ssthresh`.
+    #[default]
+    Ssthresh,
+    /// ns-2 (`exit_recovery_fix_ 0`): drop the inflation, keep the (partially deflated)
+    /// window as it is, and open it for the exiting ACK as for any ACK of new data.
+    Deflated,
+}
+
+/// The window rules where RFCs and ns-2 differ; `Default` is the RFC behaviour.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct WindowRules {
+    pub ssthresh_from: SsthreshFrom,
+    pub recovery_cwnd: RecoveryCwnd,
+    pub recovery_exit: RecoveryExit,
+}
+
+/// What the sender knows at a loss (fast retransmit or timeout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Loss {
+    /// FlightSize: payload bytes outstanding (limited-transmit segments left out).
+    pub flight: u64,
+    /// The peer's receive window, bytes.
+    pub rwnd: u64,
+}
 
 /// The congestion window state shared by every algorithm, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Window {
-    /// Congestion window.
+    /// Congestion window, fast-recovery inflation included.
     pub cwnd: u64,
     /// Slow-start threshold (`u64::MAX` until the first loss: "arbitrarily high", RFC 5681 3.1).
     pub ssthresh: u64,
@@ -41,13 +103,102 @@ pub struct Window {
     /// Congestion-avoidance credit, in bytes squared: the remainder of `SMSS^2 / cwnd` carried
     /// from one ACK to the next so that integer arithmetic adds exactly one SMSS per window.
     pub ca_credit: u64,
+    /// The part of `cwnd` that is fast-recovery inflation (0 outside fast recovery).
+    pub inflation: u64,
+    /// Which loss reactions apply.
+    pub rules: WindowRules,
 }
 
 impl Window {
     /// Initial window of `init_cwnd_pkts` full segments (RFC 5681 3.1 allows up to 4 KB; the
-    /// count is a parameter here, as ns-2's `windowInit_`).
+    /// count is a parameter here, as ns-2's `windowInit_`), RFC rules.
     pub fn new(mss: u64, init_cwnd_pkts: u32) -> Window {
-        Window { cwnd: mss * init_cwnd_pkts as u64, ssthresh: u64::MAX, mss, ca_credit: 0 }
+        Window::with_rules(mss, init_cwnd_pkts, WindowRules::default())
+    }
+
+    /// Like [`Window::new`] with the given loss rules.
+    pub fn with_rules(mss: u64, init_cwnd_pkts: u32, rules: WindowRules) -> Window {
+        Window { cwnd: mss * init_cwnd_pkts as u64, ssthresh: u64::MAX, mss, ca_credit: 0, inflation: 0, rules }
+    }
+
+    /// `cwnd` without its fast-recovery inflation.
+    #[inline]
+    pub fn base_cwnd(&self) -> u64 {
+        self.cwnd - self.inflation
+    }
+
+    /// `ssthresh` after a loss, by `rules.ssthresh_from`: `max(FlightSize / 2, 2 SMSS)`
+    /// (RFC 5681 equation 4) or `max(floor(min(base cwnd, rwnd) / 2 / SMSS), 2) * SMSS` (ns-2).
+    pub fn loss_ssthresh(&mut self, loss: &Loss) {
+        match self.rules.ssthresh_from {
+            SsthreshFrom::FlightSize => self.halve_ssthresh(loss.flight),
+            SsthreshFrom::Cwnd => {
+                let half = self.base_cwnd().min(loss.rwnd) / 2;
+                self.ssthresh = (half / self.mss * self.mss).max(2 * self.mss);
+                self.ca_credit = 0;
+            }
+        }
+    }
+
+    /// Fast retransmit (RFC 5681 3.2 steps 2-3): `ssthresh` by [`Window::loss_ssthresh`],
+    /// then `cwnd` = `ssthresh` or half of `min(cwnd, rwnd)` (by `rules.recovery_cwnd`),
+    /// inflated by `dupacks` segments.
+    pub fn enter_recovery(&mut self, loss: &Loss, dupacks: u32) {
+        let window = self.base_cwnd().min(loss.rwnd);
+        self.loss_ssthresh(loss);
+        let base = match self.rules.recovery_cwnd {
+            RecoveryCwnd::Ssthresh => self.ssthresh,
+            RecoveryCwnd::HalfWindow => window / 2,
+        };
+        self.inflation = dupacks as u64 * self.mss;
+        self.cwnd = base + self.inflation;
+    }
+
+    /// One more duplicate ACK in fast recovery (RFC 5681 3.2 step 4): one SMSS of inflation.
+    #[inline]
+    pub fn inflate(&mut self) {
+        self.cwnd += self.mss;
+        self.inflation += self.mss;
+    }
+
+    /// A partial ACK of `acked` bytes (RFC 6582 3.2 step 3): `cwnd` falls by `acked` and
+    /// gets one SMSS back if at least one SMSS was acknowledged. The inflation is spent first
+    /// (ns-2's `partial_window_deflation_`): what it cannot cover comes off the base window,
+    /// and the SMSS given back is inflation. The floor is one SMSS for the whole window (RFC);
+    /// with the `Deflated` exit, whose window after recovery is the base alone, it is one
+    /// SMSS for the base (ns-2 keeps `cwnd_ >= 1` apart from `dupwnd_`).
+    pub fn deflate_partial(&mut self, acked: u64) {
+        let add_back = if acked >= self.mss { self.mss } else { 0 };
+        let base = self.base_cwnd().saturating_sub(acked.saturating_sub(self.inflation));
+        self.inflation = self.inflation.saturating_sub(acked) + add_back;
+        let floor = match self.rules.recovery_exit {
+            RecoveryExit::Ssthresh => self.mss.saturating_sub(self.inflation),
+            RecoveryExit::Deflated => self.mss,
+        };
+        self.cwnd = base.max(floor) + self.inflation;
+    }
+
+    /// Fast recovery ends with the ACK of `acked` new bytes, by `rules.recovery_exit`:
+    /// `cwnd = ssthresh`, or the window without inflation, opened for this ACK.
+    pub fn exit_recovery(&mut self, acked: u64) {
+        match self.rules.recovery_exit {
+            RecoveryExit::Ssthresh => self.cwnd = self.ssthresh,
+            RecoveryExit::Deflated => {
+                self.cwnd = self.base_cwnd().max(1);
+                self.inflation = 0;
+                self.slow_start_or_avoid(acked);
+            }
+        }
+        self.inflation = 0;
+    }
+
+    /// Retransmission timeout (RFC 5681 3.1): `ssthresh` by [`Window::loss_ssthresh`] (the
+    /// inflation dropped first, as ns-2 does), `cwnd` = one SMSS (the loss window).
+    pub fn timeout(&mut self, loss: &Loss) {
+        self.cwnd = self.base_cwnd();
+        self.inflation = 0;
+        self.loss_ssthresh(loss);
+        self.cwnd = self.mss;
     }
 
     /// RFC 5681 3.1 for one ACK of `acked` new bytes: in slow start (`cwnd < ssthresh`)
@@ -102,17 +253,18 @@ pub trait CongestionControl {
     }
     /// An ACK of new data outside fast recovery.
     fn on_ack(&mut self, _w: &mut Window, _ev: &AckEvent) {}
-    /// The duplicate-ACK threshold was reached (`dupacks` of them) with `flight` payload bytes
-    /// outstanding (not counting limited-transmit segments); the sender retransmits next.
-    fn on_enter_fast_recovery(&mut self, _w: &mut Window, _flight: u64, _dupacks: u32) {}
+    /// The duplicate-ACK threshold was reached (`dupacks` of them); `loss.flight` is the
+    /// payload outstanding (not counting limited-transmit segments); the sender retransmits next.
+    fn on_enter_fast_recovery(&mut self, _w: &mut Window, _loss: &Loss, _dupacks: u32) {}
     /// A further duplicate ACK during fast recovery.
     fn on_dupack_in_recovery(&mut self, _w: &mut Window) {}
     /// A partial ACK (see `partial_ack_keeps_recovery`) acknowledging `acked` payload bytes.
     fn on_partial_ack(&mut self, _w: &mut Window, _acked: u64) {}
-    /// Fast recovery ends, `flight` payload bytes still outstanding.
-    fn on_exit_recovery(&mut self, _w: &mut Window, _flight: u64) {}
-    /// The retransmission timer expired with `flight` payload bytes outstanding.
-    fn on_timeout(&mut self, _w: &mut Window, _flight: u64) {}
+    /// Fast recovery ends on an ACK of `acked` new bytes, `flight` payload bytes still
+    /// outstanding.
+    fn on_exit_recovery(&mut self, _w: &mut Window, _flight: u64, _acked: u64) {}
+    /// The retransmission timer expired (`loss.flight` payload bytes outstanding).
+    fn on_timeout(&mut self, _w: &mut Window, _loss: &Loss) {}
     /// An ACK carried ECN-Echo; called after the ACK's other hooks, with `ev.acked_bytes` the
     /// bytes it acknowledged (hook for DCTCP and RFC 3168; classic ECN is not modelled yet).
     fn on_ecn_echo(&mut self, _w: &mut Window, _ev: &AckEvent) {}
@@ -156,8 +308,8 @@ impl CongestionControl for AnyCc {
         dispatch!(self, c => c.on_ack(w, ev))
     }
     #[inline]
-    fn on_enter_fast_recovery(&mut self, w: &mut Window, flight: u64, dupacks: u32) {
-        dispatch!(self, c => c.on_enter_fast_recovery(w, flight, dupacks))
+    fn on_enter_fast_recovery(&mut self, w: &mut Window, loss: &Loss, dupacks: u32) {
+        dispatch!(self, c => c.on_enter_fast_recovery(w, loss, dupacks))
     }
     #[inline]
     fn on_dupack_in_recovery(&mut self, w: &mut Window) {
@@ -168,12 +320,12 @@ impl CongestionControl for AnyCc {
         dispatch!(self, c => c.on_partial_ack(w, acked))
     }
     #[inline]
-    fn on_exit_recovery(&mut self, w: &mut Window, flight: u64) {
-        dispatch!(self, c => c.on_exit_recovery(w, flight))
+    fn on_exit_recovery(&mut self, w: &mut Window, flight: u64, acked: u64) {
+        dispatch!(self, c => c.on_exit_recovery(w, flight, acked))
     }
     #[inline]
-    fn on_timeout(&mut self, w: &mut Window, flight: u64) {
-        dispatch!(self, c => c.on_timeout(w, flight))
+    fn on_timeout(&mut self, w: &mut Window, loss: &Loss) {
+        dispatch!(self, c => c.on_timeout(w, loss))
     }
     #[inline]
     fn on_ecn_echo(&mut self, w: &mut Window, ev: &AckEvent) {
@@ -204,7 +356,7 @@ mod tests {
         // integer cwnd with carried credit stays within 0.01% of the real-valued
         // cwnd += SMSS^2 / cwnd (ns-2's floating `cwnd_ += 1 / cwnd_`), window after window
         for start in [2 * MSS, 3 * MSS, 10 * MSS, 7 * MSS + 123] {
-            let mut w = Window { cwnd: start, ssthresh: 0, mss: MSS, ca_credit: 0 };
+            let mut w = Window { cwnd: start, ssthresh: 0, ..Window::new(MSS, 1) };
             let mut real = start as f64;
             for _ in 0..500 {
                 w.slow_start_or_avoid(MSS);
@@ -213,7 +365,7 @@ mod tests {
             }
         }
         // by hand: 3000 + 333 + 300 + 275, the remainder carried as credit
-        let mut w = Window { cwnd: 3 * MSS, ssthresh: 0, mss: MSS, ca_credit: 0 };
+        let mut w = Window { cwnd: 3 * MSS, ssthresh: 0, ..Window::new(MSS, 1) };
         for _ in 0..3 {
             w.slow_start_or_avoid(MSS);
         }
@@ -228,6 +380,102 @@ mod tests {
         assert_eq!(w.ssthresh, 5 * MSS);
         w.halve_ssthresh(3 * MSS);
         assert_eq!(w.ssthresh, 2 * MSS);
+    }
+
+    // --- ns-2's loss rules (WindowRules) -----------------------------------------------------
+    fn ns2_rules() -> WindowRules {
+        WindowRules {
+            ssthresh_from: SsthreshFrom::Cwnd,
+            recovery_cwnd: RecoveryCwnd::HalfWindow,
+            recovery_exit: RecoveryExit::Deflated,
+        }
+    }
+    fn segs(w: &Window) -> f64 {
+        w.cwnd as f64 / w.mss as f64
+    }
+
+    #[test]
+    fn ssthresh_from_cwnd_is_half_the_window_in_whole_segments() {
+        let loss = |flight, rwnd| Loss { flight, rwnd };
+        // ns-2 trace: cwnd_ 7.283 -> ssthresh_ 3 (FlightSize would give 3.5 segments here)
+        let mut w = Window { cwnd: 7283, ..Window::with_rules(MSS, 1, ns2_rules()) };
+        w.loss_ssthresh(&loss(7 * MSS, u64::MAX));
+        assert_eq!(w.ssthresh, 3 * MSS);
+        // the receive window caps it (ns-2's window_), and the floor is two segments
+        w.loss_ssthresh(&loss(7 * MSS, 4 * MSS + 999));
+        assert_eq!(w.ssthresh, 2 * MSS);
+        w.cwnd = MSS;
+        w.loss_ssthresh(&loss(MSS, u64::MAX));
+        assert_eq!(w.ssthresh, 2 * MSS);
+        // inflation is left out
+        let mut w = Window { cwnd: 10 * MSS, inflation: 4 * MSS, ..Window::with_rules(MSS, 1, ns2_rules()) };
+        w.loss_ssthresh(&loss(0, u64::MAX));
+        assert_eq!(w.ssthresh, 3 * MSS);
+        // the RFC rule takes FlightSize, exact bytes
+        let mut w = Window { cwnd: 7283, ..Window::new(MSS, 1) };
+        w.loss_ssthresh(&loss(7 * MSS, u64::MAX));
+        assert_eq!(w.ssthresh, 3500);
+    }
+
+    #[test]
+    fn half_window_recovery_and_deflated_exit_follow_ns2() {
+        // ns-2 trace of one flow (cwnd_ in segments): 7.283 at the third duplicate ACK ->
+        // ssthresh_ 3, cwnd_ 3.641 (+3 dupwnd_), and the full ACK opens it to 3.916
+        let mut w = Window { cwnd: 7283, ssthresh: u64::MAX, ..Window::with_rules(MSS, 1, ns2_rules()) };
+        w.enter_recovery(&Loss { flight: 9 * MSS, rwnd: u64::MAX }, 3);
+        assert_eq!((w.ssthresh, w.inflation), (3 * MSS, 3 * MSS));
+        assert_eq!(w.cwnd, 3641 + 3 * MSS);
+        for _ in 0..5 {
+            w.inflate();
+        }
+        assert_eq!((w.cwnd, w.inflation), (3641 + 8 * MSS, 8 * MSS));
+        w.exit_recovery(MSS);
+        assert_eq!(w.inflation, 0);
+        assert!((segs(&w) - 3.916).abs() < 0.001, "{}", segs(&w));
+        // the RFC rules: cwnd = ssthresh + 3 on entry, = ssthresh on exit
+        let mut w = Window { cwnd: 7283, ssthresh: u64::MAX, ..Window::new(MSS, 1) };
+        w.enter_recovery(&Loss { flight: 9 * MSS, rwnd: u64::MAX }, 3);
+        assert_eq!((w.ssthresh, w.cwnd), (4500, 7500));
+        w.exit_recovery(MSS);
+        assert_eq!(w.cwnd, 4500);
+        // half_window is half of min(cwnd, rwnd), not floored at two segments
+        let mut w = Window { cwnd: 2 * MSS, ..Window::with_rules(MSS, 1, ns2_rules()) };
+        w.enter_recovery(&Loss { flight: 4 * MSS, rwnd: u64::MAX }, 3);
+        assert_eq!((w.ssthresh, w.cwnd), (2 * MSS, 4 * MSS));
+        // deflated exit below ssthresh: slow start, one segment for the exiting ACK
+        w.exit_recovery(MSS);
+        assert_eq!(w.cwnd, 2 * MSS);
+    }
+
+    #[test]
+    fn partial_deflation_spends_the_inflation_first() {
+        let mut w = Window { cwnd: 15 * MSS, inflation: 5 * MSS, ..Window::with_rules(MSS, 1, ns2_rules()) };
+        // 3 segments acknowledged: inflation 5 - 3 + 1, base untouched
+        w.deflate_partial(3 * MSS);
+        assert_eq!((w.base_cwnd(), w.inflation), (10 * MSS, 3 * MSS));
+        // 8 acknowledged: inflation 3 covers 3, base loses 5, one segment of inflation back
+        w.deflate_partial(8 * MSS);
+        assert_eq!((w.base_cwnd(), w.inflation), (5 * MSS, MSS));
+        // ns-2 keeps the base at one segment at least (the exit leaves the base alone)
+        w.deflate_partial(20 * MSS);
+        assert_eq!((w.base_cwnd(), w.inflation), (MSS, MSS));
+        // the RFC total is the same while nothing is clamped, floored at one segment overall
+        let mut r = Window { cwnd: 15 * MSS, inflation: 5 * MSS, ..Window::new(MSS, 1) };
+        r.deflate_partial(3 * MSS);
+        r.deflate_partial(8 * MSS);
+        assert_eq!(r.cwnd, 6 * MSS);
+        r.deflate_partial(20 * MSS);
+        assert_eq!(r.cwnd, MSS);
+    }
+
+    #[test]
+    fn a_timeout_in_recovery_halves_the_window_without_its_inflation() {
+        let mut w = Window { cwnd: 12 * MSS, inflation: 6 * MSS, ..Window::with_rules(MSS, 1, ns2_rules()) };
+        w.timeout(&Loss { flight: 10 * MSS, rwnd: u64::MAX });
+        assert_eq!((w.ssthresh, w.cwnd, w.inflation), (3 * MSS, MSS, 0));
+        let mut w = Window { cwnd: 12 * MSS, inflation: 6 * MSS, ..Window::new(MSS, 1) };
+        w.timeout(&Loss { flight: 10 * MSS, rwnd: u64::MAX });
+        assert_eq!((w.ssthresh, w.cwnd, w.inflation), (5 * MSS, MSS, 0));
     }
 
     // --- dispatch -----------------------------------------------------------------------------
@@ -251,11 +499,12 @@ mod tests {
         let ev = AckEvent { now: SimTime::ZERO, acked_bytes: MSS, flight_bytes: MSS, rtt_sample: None, ece: false };
         let mut c = Fixed;
         c.on_ack(&mut w, &ev);
-        c.on_enter_fast_recovery(&mut w, 4 * MSS, 3);
+        let loss = Loss { flight: 4 * MSS, rwnd: u64::MAX };
+        c.on_enter_fast_recovery(&mut w, &loss, 3);
         c.on_dupack_in_recovery(&mut w);
         c.on_partial_ack(&mut w, MSS);
-        c.on_exit_recovery(&mut w, MSS);
-        c.on_timeout(&mut w, MSS);
+        c.on_exit_recovery(&mut w, MSS, MSS);
+        c.on_timeout(&mut w, &loss);
         c.on_ecn_echo(&mut w, &ev);
         assert_eq!(w, Window::new(MSS, 4));
         assert!(!c.partial_ack_keeps_recovery());

@@ -14,7 +14,7 @@
 //! The sender owns `recover` and its checks (one fast retransmit per window, none after a
 //! timeout until the ACK passes the data outstanding at the timeout).
 
-use super::{AckEvent, CongestionControl, Reno, Window};
+use super::{AckEvent, CongestionControl, Loss, Reno, Window};
 
 /// RFC 6582 NewReno.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,22 +32,21 @@ impl CongestionControl for NewReno {
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
         Reno.on_ack(w, ev)
     }
-    fn on_enter_fast_recovery(&mut self, w: &mut Window, flight: u64, dupacks: u32) {
-        Reno.on_enter_fast_recovery(w, flight, dupacks)
+    fn on_enter_fast_recovery(&mut self, w: &mut Window, loss: &Loss, dupacks: u32) {
+        Reno.on_enter_fast_recovery(w, loss, dupacks)
     }
     #[inline]
     fn on_dupack_in_recovery(&mut self, w: &mut Window) {
         Reno.on_dupack_in_recovery(w)
     }
     fn on_partial_ack(&mut self, w: &mut Window, acked: u64) {
-        let add_back = if acked >= w.mss { w.mss } else { 0 };
-        w.cwnd = (w.cwnd.saturating_sub(acked) + add_back).max(w.mss);
+        w.deflate_partial(acked);
     }
-    fn on_exit_recovery(&mut self, w: &mut Window, flight: u64) {
-        Reno.on_exit_recovery(w, flight)
+    fn on_exit_recovery(&mut self, w: &mut Window, flight: u64, acked: u64) {
+        Reno.on_exit_recovery(w, flight, acked)
     }
-    fn on_timeout(&mut self, w: &mut Window, flight: u64) {
-        Reno.on_timeout(w, flight)
+    fn on_timeout(&mut self, w: &mut Window, loss: &Loss) {
+        Reno.on_timeout(w, loss)
     }
 }
 
@@ -62,7 +61,7 @@ mod tests {
     fn partial_ack_deflates_by_the_acked_amount_plus_one_segment() {
         let mut w = Window::new(MSS, 20);
         let mut c = NewReno;
-        c.on_enter_fast_recovery(&mut w, 20 * MSS, 3);
+        c.on_enter_fast_recovery(&mut w, &Loss { flight: 20 * MSS, rwnd: u64::MAX }, 3);
         assert_eq!(w.cwnd, 13 * MSS);
         for _ in 0..7 {
             c.on_dupack_in_recovery(&mut w);
@@ -77,7 +76,7 @@ mod tests {
         // never below one segment
         c.on_partial_ack(&mut w, 100 * MSS);
         assert_eq!(w.cwnd, MSS);
-        c.on_exit_recovery(&mut w, 3 * MSS);
+        c.on_exit_recovery(&mut w, 3 * MSS, MSS);
         assert_eq!(w.cwnd, 10 * MSS);
         assert!(c.partial_ack_keeps_recovery());
     }

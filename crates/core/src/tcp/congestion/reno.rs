@@ -16,7 +16,7 @@
 //!
 //! Stateless: all state is the shared [`Window`].
 
-use super::{AckEvent, CongestionControl, Window};
+use super::{AckEvent, CongestionControl, Loss, Window};
 
 /// RFC 5681 Reno.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -30,20 +30,18 @@ impl CongestionControl for Reno {
     fn on_ack(&mut self, w: &mut Window, ev: &AckEvent) {
         w.slow_start_or_avoid(ev.acked_bytes);
     }
-    fn on_enter_fast_recovery(&mut self, w: &mut Window, flight: u64, dupacks: u32) {
-        w.halve_ssthresh(flight);
-        w.cwnd = w.ssthresh + dupacks as u64 * w.mss;
+    fn on_enter_fast_recovery(&mut self, w: &mut Window, loss: &Loss, dupacks: u32) {
+        w.enter_recovery(loss, dupacks);
     }
     #[inline]
     fn on_dupack_in_recovery(&mut self, w: &mut Window) {
-        w.cwnd += w.mss;
+        w.inflate();
     }
-    fn on_exit_recovery(&mut self, w: &mut Window, _flight: u64) {
-        w.cwnd = w.ssthresh;
+    fn on_exit_recovery(&mut self, w: &mut Window, _flight: u64, acked: u64) {
+        w.exit_recovery(acked);
     }
-    fn on_timeout(&mut self, w: &mut Window, flight: u64) {
-        w.halve_ssthresh(flight);
-        w.cwnd = w.mss;
+    fn on_timeout(&mut self, w: &mut Window, loss: &Loss) {
+        w.timeout(loss);
     }
 }
 
@@ -54,6 +52,9 @@ mod tests {
 
     const MSS: u64 = 1460;
 
+    fn fl(flight: u64) -> Loss {
+        Loss { flight, rwnd: u64::MAX }
+    }
     fn ack(acked: u64) -> AckEvent {
         AckEvent { now: SimTime::ZERO, acked_bytes: acked, flight_bytes: 0, rtt_sample: None, ece: false }
     }
@@ -63,14 +64,14 @@ mod tests {
     fn fast_recovery_halves_inflates_and_deflates() {
         let mut w = Window::new(MSS, 20);
         let mut r = Reno;
-        r.on_enter_fast_recovery(&mut w, 20 * MSS, 3);
+        r.on_enter_fast_recovery(&mut w, &fl(20 * MSS), 3);
         assert_eq!(w.ssthresh, 10 * MSS);
         assert_eq!(w.cwnd, 13 * MSS);
         for _ in 0..5 {
             r.on_dupack_in_recovery(&mut w);
         }
         assert_eq!(w.cwnd, 18 * MSS);
-        r.on_exit_recovery(&mut w, 10 * MSS);
+        r.on_exit_recovery(&mut w, 10 * MSS, MSS);
         assert_eq!(w.cwnd, 10 * MSS);
         assert!(!r.partial_ack_keeps_recovery());
         // after recovery: congestion avoidance
@@ -83,7 +84,7 @@ mod tests {
     fn timeout_sets_loss_window_of_one_segment() {
         let mut w = Window::new(MSS, 10);
         let mut r = Reno;
-        r.on_timeout(&mut w, 10 * MSS);
+        r.on_timeout(&mut w, &fl(10 * MSS));
         assert_eq!((w.cwnd, w.ssthresh), (MSS, 5 * MSS));
         // slow start again up to ssthresh
         for _ in 0..4 {
@@ -93,7 +94,7 @@ mod tests {
         r.on_ack(&mut w, &ack(MSS));
         assert_eq!(w.cwnd, 5 * MSS + MSS / 5);
         // a tiny flight still leaves ssthresh at two segments
-        r.on_timeout(&mut w, MSS);
+        r.on_timeout(&mut w, &fl(MSS));
         assert_eq!(w.ssthresh, 2 * MSS);
     }
 }
