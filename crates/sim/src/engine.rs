@@ -63,6 +63,8 @@ pub struct Sim {
     pub window_start: SimTime,
     /// End of the run: `sim.duration_s`, or earlier when an incast finishes its last round.
     pub end: SimTime,
+    /// The time series sampler, when `[measure] sample_interval_s` is set (`series.rs`).
+    pub series: Option<crate::series::Series>,
     slab: Slab,
     scratch: Vec<Packet>,
     next_uid: u64,
@@ -80,6 +82,7 @@ impl Sim {
             obs: vec![FlowObs::default(); n],
             window_start,
             end,
+            series: None,
             slab: Slab::default(),
             scratch: Vec::with_capacity(64),
             next_uid: 1,
@@ -159,6 +162,7 @@ impl Sim {
             Event::UdpSend { source } => self.udp_send(now, source as usize),
             Event::Request => self.request(now),
             Event::Sample => self.open_window(),
+            Event::SeriesTick => self.series_tick(now),
         }
     }
 

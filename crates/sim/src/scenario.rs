@@ -69,6 +69,12 @@ pub struct SimConfig {
 pub struct MeasureConfig {
     /// Length of the measurement window, seconds (default: the whole run).
     pub window_s: Option<f64>,
+    /// Time series (`timeseries.csv`): sample queues and flows every this many seconds.
+    /// Default: off. See `series.rs`.
+    pub sample_interval_s: Option<f64>,
+    /// Also sample every TCP sender's congestion window (needs `sample_interval_s`).
+    #[serde(default)]
+    pub cwnd: bool,
 }
 
 /// The network.
@@ -346,6 +352,7 @@ impl Scenario {
                 ));
             }
         }
+        crate::series::validate(self).map_err(|e| e.within("measure"))?;
         match &self.topology {
             TopologyConfig::Dumbbell(d) => {
                 if d.senders == 0 {
