@@ -70,7 +70,7 @@ $(STAMP): pyproject.toml | $(PY)
 
 $(EXT): $(RUST_SRC) pyproject.toml $(STAMP)
 	@echo "==> extension dcfair._engine (release build) and the package, editable, with its dependencies"
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras test
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras test,ray
 	touch $@
 	$(PY) -c 'import dcfair._engine as e; print("    dcfair._engine", e.version(), "->", e.__file__)'
 

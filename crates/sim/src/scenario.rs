@@ -64,7 +64,7 @@ pub struct SimConfig {
 }
 
 /// The measurement window is `[duration_s - window_s, duration_s]`.
-#[derive(Clone, Debug, Deserialize, Default)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeasureConfig {
     /// Length of the measurement window, seconds (default: the whole run).
@@ -72,9 +72,23 @@ pub struct MeasureConfig {
     /// Time series (`timeseries.csv`): sample queues and flows every this many seconds.
     /// Default: off. See `series.rs`.
     pub sample_interval_s: Option<f64>,
+    /// Sample every flow's delivered bytes (default true); `false` keeps only the queues,
+    /// which is what long runs of many flows want.
+    #[serde(default = "yes")]
+    pub sample_flows: bool,
     /// Also sample every TCP sender's congestion window (needs `sample_interval_s`).
     #[serde(default)]
     pub cwnd: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for MeasureConfig {
+    fn default() -> Self {
+        MeasureConfig { window_s: None, sample_interval_s: None, sample_flows: true, cwnd: false }
+    }
 }
 
 /// The network.

@@ -7,7 +7,8 @@
 //! - `queue_pkts`, `queue_bytes` of every measured port (what its discipline holds, not
 //!   counting the packet being serialized);
 //! - `delivered_bytes` of every flow: TCP in-order payload bytes delivered to the receiving
-//!   application, UDP wire bytes received (as in `flows.csv`'s `bytes_delivered`);
+//!   application, UDP wire bytes received (as in `flows.csv`'s `bytes_delivered`)
+//!   (unless `measure.sample_flows = false`, for long runs of many flows);
 //! - `cwnd_bytes` of every TCP sender, when `measure.cwnd = true`.
 //!
 //! Rules:
@@ -42,6 +43,7 @@ pub const MAX_ROWS: f64 = 50.0e6;
 pub struct Series {
     interval_ps: u64,
     next_k: u64,
+    flows: bool,
     cwnd: bool,
     /// Port ids of the measured ports, and their names (the `port` levels).
     ports: Vec<u32>,
@@ -60,7 +62,8 @@ fn estimate(sc: &Scenario, interval_s: f64) -> (f64, f64) {
     let tcp: f64 = sc.flow_groups().iter().map(|(_, f)| f.count as f64).sum::<f64>()
         + sc.incast.as_ref().map_or(0.0, |i| i.servers as f64);
     let udp = if sc.udp.is_some() { 1.0 } else { 0.0 };
-    let per_sample = 2.0 * ports + tcp + udp + if sc.measure.cwnd { tcp } else { 0.0 };
+    let flows = if sc.measure.sample_flows { tcp + udp } else { 0.0 };
+    let per_sample = 2.0 * ports + flows + if sc.measure.cwnd { tcp } else { 0.0 };
     let samples = (sc.sim.duration_s / interval_s).floor() + 1.0;
     (per_sample, samples)
 }
@@ -70,6 +73,9 @@ pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
     let Some(t) = sc.measure.sample_interval_s else {
         if sc.measure.cwnd {
             return Err(ConfigError::new("cwnd", "needs sample_interval_s (the time series are off without it)"));
+        }
+        if !sc.measure.sample_flows {
+            return Err(ConfigError::new("sample_flows", "needs sample_interval_s (the time series are off without it)"));
         }
         return Ok(());
     };
@@ -104,6 +110,7 @@ impl Series {
         let rows = (per_sample * samples.min(1e6)) as usize;
         Some(Series {
             interval_ps,
+            flows: sc.measure.sample_flows,
             cwnd: sc.measure.cwnd,
             ports,
             port_names,
@@ -139,11 +146,13 @@ impl Series {
             self.row(t, QUEUE_PKTS, i as u32, u64::MAX, pkts);
             self.row(t, QUEUE_BYTES, i as u32, u64::MAX, bytes);
         }
-        for f in &sim.tcp {
-            self.row(t, DELIVERED, u32::MAX, f.ids.flow as u64, f.receiver.delivered_bytes() as f64);
-        }
-        for u in &sim.udp {
-            self.row(t, DELIVERED, u32::MAX, u.flow as u64, u.bytes_received as f64);
+        if self.flows {
+            for f in &sim.tcp {
+                self.row(t, DELIVERED, u32::MAX, f.ids.flow as u64, f.receiver.delivered_bytes() as f64);
+            }
+            for u in &sim.udp {
+                self.row(t, DELIVERED, u32::MAX, u.flow as u64, u.bytes_received as f64);
+            }
         }
         if self.cwnd {
             for f in &sim.tcp {
@@ -241,6 +250,12 @@ mod tests {
         assert_eq!(&codes[..9], &[0, 1, 2, 2, 2, 2, 3, 3, 3]);
         let csv = t.to_csv();
         assert!(csv.starts_with("time_s,metric,port,flow_id,value\n0,queue_pkts,sw->r0,,0\n0,queue_bytes,sw->r0,,0\n0,delivered_bytes,,0,0\n"), "{csv}");
+    }
+
+    #[test]
+    fn queues_only() {
+        let r = go(&[("measure.sample_interval_s", "0.1"), ("measure.sample_flows", "false"), ("measure.cwnd", "true")]);
+        assert_eq!(r.timeseries.unwrap().rows(), 6 * (2 + 3));
     }
 
     #[test]
