@@ -119,6 +119,22 @@ def run(
     return json.loads(summary)
 
 
+def queue_kinds() -> List[str]:
+    """The queue disciplines (``queue.kind`` values) this engine knows, in its own order.
+
+    The engine lists them when it rejects an unknown kind (``expected one of `droptail`, ...``);
+    this asks it with a name no discipline has. Empty if the message has no such list."""
+    import re
+
+    probe = "[sim]\nduration_s = 1.0\n[queue]\nkind = \"-no-such-discipline-\"\n"
+    try:
+        _engine.load_scenario(probe, "<queue kinds>", [])
+    except InvalidInput as e:
+        if e.key == "queue.kind":
+            return re.findall(r"`([a-z0-9_]+)`", str(e.reason).partition("expected")[2])
+    return []
+
+
 def _check_seed(seed: Optional[int]) -> None:
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
         raise InvalidInput("seed", f"must be an integer in [0, 2^64), got {seed!r}")

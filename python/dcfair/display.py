@@ -169,7 +169,11 @@ def mean_std(values: Sequence[float]) -> str:
     mean, std = float(a.mean()), float(a.std(ddof=1))
     if std <= 1e-12 * max(1.0, abs(mean)):  # rounding noise of equal values
         std = 0.0
-    return f"{format_value(mean, 3)} ± {format_value(std, 2)}"
+
+    def fmt(x: float, digits: int) -> str:
+        return f"{x:,.0f}" if abs(x) >= 100 else format_value(x, digits)
+
+    return f"{fmt(mean, 3)} ± {fmt(std, 2)}"
 
 
 def summary_rows(summary: Dict[str, Any]) -> List[Tuple[str, str]]:

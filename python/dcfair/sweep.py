@@ -246,10 +246,12 @@ def sweep(
     ray: Optional[str] = None,
     out: Union[str, "os.PathLike[str]", None] = None,
     progress: Union[bool, Callable, None] = None,
+    meta: Optional[Dict[str, Any]] = None,
 ):
     """Runs a sweep (see the module docstring) and returns its table as a DataFrame, with
     ``df.attrs["dir"]`` the sweep's directory. ``progress``: ``None`` a live line on a
     terminal only, ``False`` nothing, or an ``on_done(done, total, point, record)`` callable.
+    ``meta``: extra keys for ``sweep.json`` (the report shows ``title`` and ``description``).
     Raises :class:`dcfair.InvalidInput` before running anything if any point is invalid, and
     ``RuntimeError`` (after writing every point that succeeded) if some point failed."""
     from dcfair import api, display, runner
@@ -270,7 +272,8 @@ def sweep(
     out_dir.mkdir(parents=True, exist_ok=True)
     if not scenario_file.exists() or scenario_file.read_text() != sc.text:
         _atomic_write_bytes(scenario_file, sc.text.encode())
-    meta = {
+    info = {
+        **(meta or {}),
         "scenario": name,
         "scenario_file": os.fspath(sc.path) if sc.path is not None else sc.origin,
         "overrides": [list(o) for o in sc.overrides],
@@ -280,7 +283,7 @@ def sweep(
         "backend": "ray" if ray is not None else "local",
         "engine_version": _engine_version(),
     }
-    _atomic_write_bytes(out_dir / "sweep.json", (json.dumps(meta, indent=1) + "\n").encode())
+    _atomic_write_bytes(out_dir / "sweep.json", (json.dumps(info, indent=1) + "\n").encode())
 
     if progress is None:
         on_done = display.PointsProgress(f"sweep {name}") if display.live_progress_wanted(False) else None
