@@ -62,6 +62,9 @@ pub struct SackBlock {
     pub end: u64,
 }
 
+/// Value of `Packet::via` when the packet takes the plain shortest path.
+pub const NO_VIA: u32 = u32::MAX;
+
 /// Value of `Packet::wscale` when the option is absent.
 pub const NO_WSCALE: u8 = 0xFF;
 
@@ -100,6 +103,9 @@ pub struct Packet {
     pub ingress: u16,
     /// Hops taken so far.
     pub hops: u8,
+    /// Equal-length routing: the switch the packet must climb to before heading to `dst`
+    /// ([`NO_VIA`]: none). Cleared by that switch.
+    pub via: u32,
     /// Time the packet was created by its transport (for delay measurement).
     pub created: SimTime,
     /// TCP timestamp option: value and echo (RFC 7323), in the sender's clock (here: sim time).
@@ -136,6 +142,7 @@ impl Default for Packet {
             ts_val: SimTime::ZERO,
             ts_ecr: SimTime::ZERO,
             tag: 0,
+            via: NO_VIA,
         }
     }
 }

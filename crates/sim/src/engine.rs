@@ -17,10 +17,12 @@
 use crate::event::{Event, EventQueue};
 use crate::metrics::FlowObs;
 use crate::net::{Network, NodeKind};
+use crate::routing::Routes;
 use crate::workload::{Incast, TcpFlow, UdpSource};
 use crate::{Progress, ProgressFn};
 use std::ops::ControlFlow;
-use dcfair_core::packet::{Packet, Proto};
+use dcfair_core::packet::{Packet, Proto, NO_VIA};
+use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
 
 /// Packets in flight on links.
@@ -55,9 +57,14 @@ impl Slab {
 pub struct Sim {
     pub q: EventQueue,
     pub net: Network,
+    pub routes: Routes,
+    /// Per-packet choices of `spray` routing.
+    route_rng: Rng,
     pub tcp: Vec<TcpFlow>,
     pub udp: Vec<UdpSource>,
     pub incast: Option<Incast>,
+    /// Equal-length routing: the waypoint of every flow's packets, by flow id (`NO_VIA`: none).
+    pub via: Vec<u32>,
     /// Receiver-side observations, indexed by flow id (TCP flows, then UDP sources).
     pub obs: Vec<FlowObs>,
     pub window_start: SimTime,
@@ -71,14 +78,27 @@ pub struct Sim {
 }
 
 impl Sim {
-    pub fn new(net: Network, tcp: Vec<TcpFlow>, udp: Vec<UdpSource>, incast: Option<Incast>, window_start: SimTime, end: SimTime) -> Sim {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        net: Network,
+        routes: Routes,
+        route_rng: Rng,
+        tcp: Vec<TcpFlow>,
+        udp: Vec<UdpSource>,
+        incast: Option<Incast>,
+        window_start: SimTime,
+        end: SimTime,
+    ) -> Sim {
         let n = tcp.len() + udp.len();
         Sim {
             q: EventQueue::new(),
             net,
+            routes,
+            route_rng,
             tcp,
             udp,
             incast,
+            via: vec![NO_VIA; n],
             obs: vec![FlowObs::default(); n],
             window_start,
             end,
@@ -173,6 +193,7 @@ impl Sim {
         for mut p in out.drain(..) {
             p.uid = self.next_uid;
             self.next_uid += 1;
+            p.via = self.via[p.flow as usize];
             self.offer(nic, p, now);
         }
     }
@@ -225,14 +246,14 @@ impl Sim {
         let n = &self.net.nodes[node as usize];
         match n.kind {
             NodeKind::Switch => {
-                let local = n.fwd.get(pkt.dst as usize).copied().unwrap_or(u16::MAX);
-                debug_assert!(local != u16::MAX, "no route to {} at {}", pkt.dst, n.name);
-                if local == u16::MAX {
-                    return;
-                }
-                let out = n.ports[local as usize];
                 pkt.ingress = port;
                 pkt.hops = pkt.hops.saturating_add(1);
+                // Routes were checked for every flow when the network was built.
+                let Some(local) = self.routes.next_port(node, &mut pkt, &mut self.route_rng) else {
+                    debug_assert!(false, "no route to {} at {}", pkt.dst, n.name);
+                    return;
+                };
+                let out = n.ports[local as usize];
                 self.offer(out, pkt, now);
             }
             NodeKind::Host => self.deliver(now, node, pkt),

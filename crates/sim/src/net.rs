@@ -9,7 +9,7 @@
 //!   strictly increasing and ties in the event queue are FIFO.
 //! - One pending event per busy port at most: the engine schedules a `TxDone` only when a packet
 //!   waits behind the one being serialized (see `engine.rs`).
-//! - Switches are output-queued and forward by destination address through a dense table.
+//! - Switches are output-queued; where a packet goes next is decided by `routing.rs`.
 //! - The qdisc decides; [`dcfair_core::qdisc::Queue`] counts. A port adds only what the queue
 //!   cannot know: bytes serialized, and bytes serialized inside the measurement window.
 
@@ -30,8 +30,6 @@ pub struct Node {
     /// Global ids of this node's ports; a packet arriving "through port i" came in on the link
     /// whose local end is `ports[i]`.
     pub ports: Vec<u32>,
-    /// Switch forwarding table: destination address -> local port index (`u16::MAX`: no route).
-    pub fwd: Vec<u16>,
 }
 
 #[derive(Debug)]
@@ -72,7 +70,7 @@ pub struct LinkSpec {
 
 impl Network {
     pub fn add_node(&mut self, kind: NodeKind, name: String) -> u32 {
-        self.nodes.push(Node { kind, name, ports: Vec::new(), fwd: Vec::new() });
+        self.nodes.push(Node { kind, name, ports: Vec::new() });
         (self.nodes.len() - 1) as u32
     }
 
@@ -98,16 +96,6 @@ impl Network {
         self.nodes[a as usize].ports.push(pa);
         self.nodes[b as usize].ports.push(pb);
         (pa, pb)
-    }
-
-    /// Sets switch `sw`'s route to `dst` through its local port `local`.
-    pub fn route(&mut self, sw: u32, dst: u32, local: u16) {
-        let n = self.nodes.len();
-        let fwd = &mut self.nodes[sw as usize].fwd;
-        if fwd.len() < n {
-            fwd.resize(n, u16::MAX);
-        }
-        fwd[dst as usize] = local;
     }
 }
 

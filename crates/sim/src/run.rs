@@ -10,7 +10,13 @@
 use crate::columns::{CatBuilder, Column, Table};
 use crate::engine::Sim;
 use crate::metrics::{jain, mean, percentile, std_dev, variance, FlowObs};
-use crate::scenario::Scenario;
+use crate::net::NodeKind;
+use crate::routing::Routes;
+use crate::scenario::{CoreChoice, Scenario};
+use crate::topo::Built;
+use crate::workload::{TcpFlow, UdpSource};
+use dcfair_core::packet::NO_VIA;
+use rand::Rng as _;
 use crate::{topo, workload, Error, ProgressFn, Results, ENGINE_VERSION};
 use dcfair_core::qdisc::{DropReason, Qdisc, QdiscStats};
 use dcfair_core::rng::Streams;
@@ -23,29 +29,60 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
     let streams = Streams::new(seed);
     let wall = std::time::Instant::now();
 
-    let built = topo::build(sc, streams);
-    let mut tcp = workload::tcp_flows(sc, streams, &built.senders, &built.receivers);
-    let (servers, incast) =
-        workload::incast(sc, tcp.len() as u32, sc.flow_groups().len() as u16, &built.senders, &built.receivers);
+    let built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
+    let mut tcp = workload::tcp_flows(sc, streams, &built);
+    let (servers, incast) = workload::incast(sc, tcp.len() as u32, sc.flow_groups().len() as u16, &built);
     tcp.extend(servers);
     let udp_flow = tcp.len() as u32;
-    let bottleneck = built.measured_rate;
-    let per_receiver = dcfair_core::time::BitsPerSec(bottleneck.0 / built.receivers.len().max(1) as u64);
-    let udp: Vec<_> = workload::udp_source(sc, streams, udp_flow, built.udp_host, built.receivers[0], per_receiver).into_iter().collect();
+    // UDP's rate is a fraction of the first measured port's rate (the dumbbell: one bottleneck).
+    let first_measured = built.net.ports.iter().find(|p| p.measured).map_or(built.measured_rate, |p| p.rate);
+    let udp: Vec<_> = workload::udp_source(sc, streams, udp_flow, &built, first_measured).into_iter().collect();
 
     let end = SimTime::from_secs_f64(sc.sim.duration_s);
     let window_start = SimTime::from_secs_f64(sc.window_start_s());
-    let mut sim = Sim::new(built.net, tcp, udp, incast, window_start, end);
+    let routes = Routes::build(&built.net, sc.routing.mode);
+    let pairs = tcp.iter().flat_map(|f| [(f.ids.src, f.ids.dst), (f.ids.dst, f.ids.src)]).chain(udp.iter().map(|u| (u.src, u.dst)));
+    if let Some((a, b)) = routes.first_unreachable(&built.net, pairs) {
+        let name = |x: u32| built.net.nodes[x as usize].name.clone();
+        return Err(Error::invalid("topology", format!("host {} cannot reach host {}: the topology is not connected", name(a), name(b))));
+    }
+    let via = waypoints(sc, streams, &built, &tcp, &udp)?;
+    let measured_rate = built.measured_rate;
+    let mut sim = Sim::new(built.net, routes, streams.stream("routing.spray", 0), tcp, udp, incast, window_start, end);
+    sim.via = via;
     sim.schedule_starts();
-    sim.attach_series(sc);
+    sim.attach_series(sc)?;
     if sim.run(progress).is_break() {
         return Err(Error::Interrupted);
     }
     let wall_s = wall.elapsed().as_secs_f64();
     let series = sim.series.take();
-    let mut results = render(sc, seed, &sim, built.measured_rate.as_f64(), wall_s);
+    let mut results = render(sc, seed, &sim, measured_rate.as_f64(), wall_s);
     results.timeseries = series.map(crate::series::Series::into_table);
     Ok(results)
+}
+
+/// Equal-length routing: the core each flow climbs to (both directions), by flow id.
+fn waypoints(sc: &Scenario, streams: Streams, built: &Built, tcp: &[TcpFlow], udp: &[UdpSource]) -> Result<Vec<u32>, Error> {
+    let n = tcp.len() + udp.len();
+    if !sc.routing.equal_length {
+        return Ok(vec![NO_VIA; n]);
+    }
+    if built.cores.is_empty() {
+        return Err(Error::invalid("routing.equal_length", "this topology has no core tier to climb to (use fat_tree or leaf_spine)"));
+    }
+    let host_no = |h: u32| built.net.nodes[..h as usize].iter().filter(|x| x.kind == NodeKind::Host).count() as u64;
+    let ends = tcp.iter().map(|f| (f.ids.flow, f.ids.dst)).chain(udp.iter().map(|u| (u.flow, u.dst)));
+    let cores = built.cores.len() as u64;
+    let mut via = vec![NO_VIA; n];
+    for (flow, dst) in ends {
+        let i = match sc.routing.core {
+            CoreChoice::Random => streams.stream("routing.core", flow as u64).gen_range(0..cores),
+            CoreChoice::DstBits => host_no(dst) % cores,
+        };
+        via[flow as usize] = built.cores[i as usize];
+    }
+    Ok(via)
 }
 
 /// A finite number, or null (JSON has no NaN or infinity).

@@ -15,6 +15,9 @@
 use crate::error::Error;
 use dcfair_core::qdisc::{ConfigError, QueueConfig};
 use dcfair_core::tcp::TcpConfig;
+pub use crate::topo::TopologyConfig;
+use crate::topo::{non_negative, positive};
+use crate::routing::RoutingMode;
 use serde::Deserialize;
 
 /// A whole scenario file.
@@ -32,6 +35,8 @@ pub struct Scenario {
     pub sim: SimConfig,
     #[serde(default)]
     pub measure: MeasureConfig,
+    #[serde(default)]
+    pub routing: RoutingConfig,
     pub topology: TopologyConfig,
     /// Discipline of the measured (bottleneck) ports.
     #[serde(default)]
@@ -69,6 +74,8 @@ pub struct SimConfig {
 pub struct MeasureConfig {
     /// Length of the measurement window, seconds (default: the whole run).
     pub window_s: Option<f64>,
+    /// Ports to measure, by name (`"sw->r0"`); default: the topology's bottlenecks.
+    pub ports: Option<Vec<String>>,
     /// Time series (`timeseries.csv`): sample queues and flows every this many seconds.
     /// Default: off. See `series.rs`.
     pub sample_interval_s: Option<f64>,
@@ -87,46 +94,54 @@ fn yes() -> bool {
 
 impl Default for MeasureConfig {
     fn default() -> Self {
-        MeasureConfig { window_s: None, sample_interval_s: None, sample_flows: true, cwnd: false }
+        MeasureConfig { window_s: None, ports: None, sample_interval_s: None, sample_flows: true, cwnd: false }
     }
 }
 
-/// The network.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum TopologyConfig {
-    /// `senders` hosts -> one switch -> bottleneck port(s) -> `receivers` hosts.
-    Dumbbell(DumbbellConfig),
-}
-
-#[derive(Clone, Debug, Deserialize)]
+/// The `[routing]` table: how switches choose among equal-cost next hops (`routing.rs`).
+#[derive(Clone, Debug, Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-pub struct DumbbellConfig {
-    /// Sender hosts (TCP flows are spread over them round robin).
-    pub senders: u32,
-    #[serde(default = "one")]
-    pub receivers: u32,
-    /// Rate of every host link (both directions), Mbit/s.
-    pub access_rate_mbps: f64,
-    /// One-way propagation delay of a host link, microseconds.
-    pub access_delay_us: f64,
-    /// Rate of each switch -> receiver link (the bottleneck), Mbit/s.
-    pub bottleneck_rate_mbps: f64,
-    /// One-way propagation delay of each switch -> receiver link, microseconds.
-    pub bottleneck_delay_us: f64,
-    /// Buffer of host NICs and of the non-bottleneck switch ports, packets.
-    #[serde(default = "default_host_buffer")]
-    pub host_buffer_pkts: u32,
+pub struct RoutingConfig {
+    #[serde(default)]
+    pub mode: RoutingMode,
+    /// Every packet climbs to a core switch (fat-tree core, leaf-spine spine) before descending.
+    #[serde(default)]
+    pub equal_length: bool,
+    /// How a flow's core is chosen with `equal_length`.
+    #[serde(default)]
+    pub core: CoreChoice,
 }
 
-fn one() -> u32 {
-    1
-}
-fn default_host_buffer() -> u32 {
-    1000
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CoreChoice {
+    /// Uniformly at random per flow (stream `routing.core`).
+    #[default]
+    Random,
+    /// By the destination host's number modulo the cores.
+    DstBits,
 }
 
-/// A group of TCP flows, sender `i % senders` -> receiver `i % receivers`.
+/// One host name or a list of them.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Hosts {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Hosts {
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Hosts::One(s) => vec![s.clone()],
+            Hosts::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// A group of TCP flows. Without `src`/`dst` (dumbbell only), global flow i runs from sender
+/// `i % senders` to receiver `i % receivers`; with them, the group's j-th flow runs from
+/// `src[j % len]` to `dst[j % len]`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowsConfig {
@@ -135,6 +150,10 @@ pub struct FlowsConfig {
     pub size_bytes: Option<u64>,
     /// Payload size in full segments (`tcp.mss_bytes` each); exclusive with `size_bytes`.
     pub size_pkts: Option<u64>,
+    /// Sending hosts by name (one or a list).
+    pub src: Option<Hosts>,
+    /// Receiving hosts by name (one or a list).
+    pub dst: Option<Hosts>,
     /// Start times are uniform in `[start_min_s, start_max_s]`.
     #[serde(default)]
     pub start_min_s: f64,
@@ -193,6 +212,10 @@ pub struct UdpConfig {
     pub packet_bytes: u32,
     #[serde(default)]
     pub start_s: f64,
+    /// Sending host (default: the dumbbell's `udp` host).
+    pub src: Option<String>,
+    /// Receiving host (default: the dumbbell's `r0`).
+    pub dst: Option<String>,
 }
 
 /// TCP incast: receiver 0 requests a block from `servers` senders at once; each answers on its
@@ -317,20 +340,6 @@ fn parse_literal(value: &str) -> toml::Value {
 // Validation
 // ---------------------------------------------------------------------------------------------
 
-fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
-    if !v.is_finite() || v <= 0.0 {
-        return Err(ConfigError::new(key, format!("must be a positive number, got {v}")));
-    }
-    Ok(())
-}
-
-fn non_negative(key: &str, v: f64) -> Result<(), ConfigError> {
-    if !v.is_finite() || v < 0.0 {
-        return Err(ConfigError::new(key, format!("must be zero or positive, got {v}")));
-    }
-    Ok(())
-}
-
 impl Scenario {
     /// Seconds at which the measurement window opens.
     pub fn window_start_s(&self) -> f64 {
@@ -366,27 +375,8 @@ impl Scenario {
                 ));
             }
         }
+        self.topology.validate().map_err(|e| e.within("topology"))?;
         crate::series::validate(self).map_err(|e| e.within("measure"))?;
-        match &self.topology {
-            TopologyConfig::Dumbbell(d) => {
-                if d.senders == 0 {
-                    return Err(ConfigError::new("topology.senders", "must be at least 1"));
-                }
-                if d.receivers == 0 {
-                    return Err(ConfigError::new("topology.receivers", "must be at least 1"));
-                }
-                if d.senders > 1_000_000 || d.receivers > 1_000_000 {
-                    return Err(ConfigError::new("topology.senders", "at most 1,000,000 hosts per side"));
-                }
-                positive("topology.access_rate_mbps", d.access_rate_mbps)?;
-                positive("topology.bottleneck_rate_mbps", d.bottleneck_rate_mbps)?;
-                non_negative("topology.access_delay_us", d.access_delay_us)?;
-                non_negative("topology.bottleneck_delay_us", d.bottleneck_delay_us)?;
-                if d.host_buffer_pkts == 0 {
-                    return Err(ConfigError::new("topology.host_buffer_pkts", "must be at least 1"));
-                }
-            }
-        }
         self.queue.validate().map_err(|e| e.within("queue"))?;
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
         for (name, f) in self.flow_groups() {
@@ -398,9 +388,41 @@ impl Scenario {
                 return Err(ConfigError::new("groups.flows", "the name 'flows' is taken by the [flows] table"));
             }
             f.validate(self.sim.duration_s).map_err(|e| e.within(&key))?;
+            let hosts = self.topology.host_names(self.udp.is_some());
+            for (end, list) in [("src", &f.src), ("dst", &f.dst)] {
+                match list {
+                    Some(h) => {
+                        let names = h.names();
+                        if names.is_empty() {
+                            return Err(ConfigError::new(format!("{key}.{end}"), "name at least one host"));
+                        }
+                        if let Some(bad) = names.iter().find(|n| !hosts.contains(n)) {
+                            return Err(ConfigError::new(format!("{key}.{end}"), format!("no host named {bad:?} in this topology")));
+                        }
+                    }
+                    None if self.topology.default_endpoints().is_none() => {
+                        return Err(ConfigError::new(format!("{key}.{end}"), "required: this topology has no default senders and receivers"));
+                    }
+                    None => {}
+                }
+            }
+            if let (Some(s), Some(d)) = (&f.src, &f.dst) {
+                let (s, d) = (s.names(), d.names());
+                let n = s.len().max(d.len());
+                if (0..n).any(|j| s[j % s.len()] == d[j % d.len()]) {
+                    return Err(ConfigError::new(format!("{key}.dst"), "a flow would go from a host to itself"));
+                }
+            }
+        }
+        if let Some(names) = &self.measure.ports {
+            if names.is_empty() {
+                return Err(ConfigError::new("measure.ports", "name at least one port, or leave the key out"));
+            }
         }
         if let Some(ic) = &self.incast {
-            let TopologyConfig::Dumbbell(d) = &self.topology;
+            let TopologyConfig::Dumbbell(d) = &self.topology else {
+                return Err(ConfigError::new("incast", "runs on a dumbbell topology (servers s0.., client r0)"));
+            };
             if ic.servers == 0 {
                 return Err(ConfigError::new("incast.servers", "must be at least 1"));
             }
@@ -437,6 +459,18 @@ impl Scenario {
                 ));
             }
             non_negative("udp.start_s", u.start_s)?;
+            let hosts = self.topology.host_names(true);
+            for (end, name) in [("src", &u.src), ("dst", &u.dst)] {
+                match name {
+                    Some(n) if !hosts.contains(n) => {
+                        return Err(ConfigError::new(format!("udp.{end}"), format!("no host named {n:?} in this topology")))
+                    }
+                    None if self.topology.default_endpoints().is_none() => {
+                        return Err(ConfigError::new(format!("udp.{end}"), "required: this topology has no default UDP hosts"))
+                    }
+                    _ => {}
+                }
+            }
         }
         Ok(())
     }

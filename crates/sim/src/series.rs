@@ -24,7 +24,8 @@
 use crate::columns::{Column, Table};
 use crate::engine::Sim;
 use crate::event::Event;
-use crate::scenario::{Scenario, TopologyConfig};
+use crate::scenario::Scenario;
+use crate::Error;
 use dcfair_core::qdisc::ConfigError;
 use dcfair_core::time::SimTime;
 
@@ -55,10 +56,8 @@ pub struct Series {
     value: Vec<f64>,
 }
 
-/// Rows one sample adds, and the number of samples, for a scenario (for validation).
-fn estimate(sc: &Scenario, interval_s: f64) -> (f64, f64) {
-    let TopologyConfig::Dumbbell(d) = &sc.topology;
-    let ports = d.receivers as f64;
+/// Rows one sample adds, and the number of samples, for a scenario with `ports` measured ports.
+fn estimate(sc: &Scenario, interval_s: f64, ports: f64) -> (f64, f64) {
     let tcp: f64 = sc.flow_groups().iter().map(|(_, f)| f.count as f64).sum::<f64>()
         + sc.incast.as_ref().map_or(0.0, |i| i.servers as f64);
     let udp = if sc.udp.is_some() { 1.0 } else { 0.0 };
@@ -85,13 +84,20 @@ pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
     if t < 1e-9 {
         return Err(ConfigError::new("sample_interval_s", format!("must be at least 1 ns, got {t}")));
     }
-    let (per_sample, samples) = estimate(sc, t);
+    // The measured ports are known only once the topology is built: count the named ones (or
+    // one) here; `Series::new` checks again with the real number.
+    let ports = sc.measure.ports.as_ref().map_or(1, Vec::len) as f64;
+    check_rows(sc, t, ports)
+}
+
+fn check_rows(sc: &Scenario, t: f64, ports: f64) -> Result<(), ConfigError> {
+    let (per_sample, samples) = estimate(sc, t, ports);
     if per_sample * samples > MAX_ROWS {
         return Err(ConfigError::new(
             "sample_interval_s",
             format!(
                 "{t} s gives {samples:.0} samples x {per_sample:.0} series = {:.3e} rows, more than {MAX_ROWS:.0e}; \
-                 sample less often or shorten the run",
+                 sample less often, set sample_flows = false, or shorten the run",
                 per_sample * samples
             ),
         ));
@@ -100,15 +106,20 @@ pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
 }
 
 impl Series {
-    /// The sampler for `sc`, or `None` when its time series are off.
-    pub fn new(sc: &Scenario, sim: &Sim) -> Option<Series> {
-        let t = sc.measure.sample_interval_s?;
+    /// The sampler for `sc`, or `None` when its time series are off; invalid input if the
+    /// series would exceed [`MAX_ROWS`] with the topology's real number of measured ports.
+    pub fn new(sc: &Scenario, sim: &Sim) -> Result<Option<Series>, Error> {
+        let Some(t) = sc.measure.sample_interval_s else { return Ok(None) };
         let interval_ps = ((t * 1e12).round() as u64).max(1);
         let ports: Vec<u32> = (0..sim.net.ports.len() as u32).filter(|&p| sim.net.ports[p as usize].measured).collect();
+        check_rows(sc, t, ports.len() as f64).map_err(|e| {
+            let e = e.within("measure");
+            Error::invalid(e.key, e.reason)
+        })?;
         let port_names = ports.iter().map(|&p| sim.net.ports[p as usize].name.clone()).collect();
-        let (per_sample, samples) = estimate(sc, t);
+        let (per_sample, samples) = estimate(sc, t, ports.len() as f64);
         let rows = (per_sample * samples.min(1e6)) as usize;
-        Some(Series {
+        Ok(Some(Series {
             interval_ps,
             flows: sc.measure.sample_flows,
             cwnd: sc.measure.cwnd,
@@ -120,7 +131,7 @@ impl Series {
             flow: Vec::with_capacity(rows),
             value: Vec::with_capacity(rows),
             ..Default::default()
-        })
+        }))
     }
 
     /// The time of the next tick.
@@ -175,12 +186,13 @@ impl Series {
 
 impl Sim {
     /// Attaches the scenario's sampler, if its time series are on, and schedules its first tick.
-    pub fn attach_series(&mut self, sc: &Scenario) {
-        self.series = Series::new(sc, self);
+    pub fn attach_series(&mut self, sc: &Scenario) -> Result<(), Error> {
+        self.series = Series::new(sc, self)?;
         if let Some(s) = &self.series {
             let at = s.next_time();
             self.q.schedule(at, Event::SeriesTick);
         }
+        Ok(())
     }
 
     /// A `SeriesTick`: sample, then schedule the next tick if it falls inside the run.

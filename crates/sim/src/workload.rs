@@ -11,6 +11,7 @@
 //!   size never shifts another group's draws.
 
 use crate::scenario::{Scenario, UdpPattern};
+use crate::topo::Built;
 use dcfair_core::packet::{Packet, Proto};
 use dcfair_core::rng::{Rng, Streams};
 use dcfair_core::tcp::{FlowIds, TcpReceiver, TcpSender};
@@ -78,19 +79,29 @@ impl UdpSource {
 }
 
 /// Creates the TCP flows of every group, numbered across groups in `Scenario::flow_groups()`
-/// order: global flow i goes from `senders[i % S]` to `receivers[i % R]`.
-pub fn tcp_flows(sc: &Scenario, streams: Streams, senders: &[u32], receivers: &[u32]) -> Vec<TcpFlow> {
+/// order. A group with `src`/`dst` places its j-th flow on `src[j % len]` -> `dst[j % len]`;
+/// without them (dumbbell), global flow i goes from sender `i % S` to receiver `i % R`.
+pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow> {
     let mut flows = Vec::new();
+    let (def_src, def_dst) = sc.topology.default_endpoints().unwrap_or_default();
+    let ids_of = |names: &[String]| -> Vec<u32> { names.iter().map(|n| built.host(n).expect("validated host name")).collect() };
+    let (def_src, def_dst) = (ids_of(&def_src), ids_of(&def_dst));
     for (g, (_, f)) in sc.flow_groups().into_iter().enumerate() {
         let size = f.size(sc.tcp.mss_bytes);
-        for _ in 0..f.count {
+        let src = f.src.as_ref().map(|h| ids_of(&h.names()));
+        let dst = f.dst.as_ref().map(|h| ids_of(&h.names()));
+        for j in 0..f.count as usize {
             let i = flows.len() as u32;
+            let pick = |list: &Option<Vec<u32>>, def: &[u32]| match list {
+                Some(l) => l[j % l.len()],
+                None => def[i as usize % def.len()],
+            };
             let mut rng = streams.stream("flow.start", i as u64);
             let start_s = if f.start_max_s > f.start_min_s { rng.gen_range(f.start_min_s..f.start_max_s) } else { f.start_min_s };
             let ids = FlowIds {
                 flow: i,
-                src: senders[i as usize % senders.len()],
-                dst: receivers[i as usize % receivers.len()],
+                src: pick(&src, &def_src),
+                dst: pick(&dst, &def_dst),
                 sport: 1024 + (i % 60_000) as u16,
                 dport: 80 + (i / 60_000) as u16,
             };
@@ -140,8 +151,11 @@ impl Incast {
 /// The incast servers of `[incast]` as persistent TCP flows (ids from `first`), server i on
 /// `senders[i]`, all answering receiver 0; and the state that drives their rounds. Server i
 /// opens its connection at `i * start_s / servers`; the first request leaves at `start_s`.
-pub fn incast(sc: &Scenario, first: u32, group: u16, senders: &[u32], receivers: &[u32]) -> (Vec<TcpFlow>, Option<Incast>) {
+pub fn incast(sc: &Scenario, first: u32, group: u16, built: &Built) -> (Vec<TcpFlow>, Option<Incast>) {
     let Some(ic) = &sc.incast else { return (Vec::new(), None) };
+    let host = |n: String| built.host(&n).expect("validated: incast runs on a dumbbell");
+    let senders: Vec<u32> = (0..ic.servers).map(|i| host(format!("s{i}"))).collect();
+    let receivers = [host("r0".into())];
     let start = SimTime::from_secs_f64(ic.start_s);
     // Connections open one after another over [0, start_s) so that their handshakes do not
     // collide (the servers of an incast hold connections opened long before the requests).
@@ -178,10 +192,12 @@ pub fn incast(sc: &Scenario, first: u32, group: u16, senders: &[u32], receivers:
     (flows, Some(state))
 }
 
-/// The UDP background source of `[udp]`, if any, with flow id `flow`.
-pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, host: Option<u32>, dst: u32, bottleneck: BitsPerSec) -> Option<UdpSource> {
+/// The UDP background source of `[udp]`, if any, with flow id `flow`; its rate is a fraction
+/// of `bottleneck`.
+pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, built: &Built, bottleneck: BitsPerSec) -> Option<UdpSource> {
     let u = sc.udp.as_ref()?;
-    let host = host?;
+    let host = built.host(u.src.as_deref().unwrap_or("udp")).expect("validated UDP source");
+    let dst = built.host(u.dst.as_deref().unwrap_or("r0")).expect("validated UDP destination");
     if u.rate_fraction <= 0.0 {
         return None;
     }

@@ -30,7 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from dcfair.runner import Point
 
 REGISTRY: Dict[str, "Reproduction"] = {}
-_MODULES = ("dcfair.reproduce.hcf",)
+_MODULES = ("dcfair.reproduce.hcf", "dcfair.reproduce.hcf_incast")
 
 
 @dataclass

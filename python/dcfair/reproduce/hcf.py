@@ -121,7 +121,7 @@ def analyze_starvation(st: Study) -> List[Claim]:
     over20 = per_seed("droptail", lambda g: float((g > horizon).mean()))
     over60 = per_seed("droptail", lambda g: float((g > minute).sum()))
     hcf_under20 = per_seed("hcf", lambda g: float((g < horizon).mean()))
-    q = " (quick: 10 s runs scaled, thresholds 10 s)" if st.quick else ""
+    q = " (quick form: 20 s runs, thresholds 10 s)" if st.quick else ""
     return [
         Claim("fifo-most-over-20s", f"FIFO: the longest starvation of most flows exceeds 20 s{q}", "most flows (> 0.5)",
               over20, mean(over20) > 0.5, "fraction of flows with max gap > 20 s above 0.5", "fraction"),

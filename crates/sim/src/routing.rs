@@ -1,0 +1,289 @@
+//! Routing: shortest-path next hops per switch and destination, and how a switch picks one.
+//!
+//! Rules:
+//! - [`Routes::build`] runs one breadth-first search per destination node over the links
+//!   (hop count is the metric) and keeps, for every switch and destination, *every* neighbour
+//!   port on a shortest path, in the switch's port order. The tables are flat arrays: a
+//!   `(start, len)` pair per (switch, destination) into one `Vec<u16>` of local ports.
+//! - Hosts never forward: a packet that reaches a host is delivered to it. Paths through hosts
+//!   are not considered (a host is only an end point).
+//! - When a switch has several next hops, [`RoutingMode`] picks one:
+//!   - `ecmp`: a hash of the directed 5-tuple, salted by the hop count (so successive tiers of a
+//!     fabric choose independently and no flow polarises onto one core);
+//!   - `symmetric`: the same but over the *unordered* pair of end points, so a flow's ACKs (or
+//!     credits) retrace its path on topologies whose tiers mirror each other (dumbbell, parking
+//!     lot, leaf-spine, fat-tree: the same choice index at the same hop number is the mirror
+//!     link);
+//!   - `spray`: a fresh random choice per packet (per-packet spraying), from the switch's stream;
+//!   - `dst_bits`: the index is the destination's host number modulo the choices: the static
+//!     two-level routing of the Outcast paper's fat-tree testbed (by destination address bits).
+//! - Equal-length routing: a packet with `via != NO_VIA` first goes to switch `via` (a core),
+//!   which clears it; the end points choose `via` per flow (see `workload.rs`).
+//! - A destination no switch can reach is an error found when the scenario is built, never at
+//!   run time (see `Routes::check_reachable`).
+
+use crate::net::{Network, NodeKind};
+use dcfair_core::packet::{hash_flow, Packet, NO_VIA};
+use dcfair_core::rng::{mix64, Rng};
+use rand::Rng as _;
+use serde::Deserialize;
+use std::collections::VecDeque;
+
+/// How a switch picks among equal-cost next hops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingMode {
+    #[default]
+    Ecmp,
+    Symmetric,
+    Spray,
+    DstBits,
+}
+
+/// Next-hop tables of every switch.
+#[derive(Debug, Default)]
+pub struct Routes {
+    nodes: usize,
+    /// Per (switch, destination): (start, len) into `ports`; indexed `switch_slot * nodes + dst`.
+    span: Vec<(u32, u16)>,
+    ports: Vec<u16>,
+    /// Node id -> row in `span` (switches only; `u32::MAX` for hosts).
+    slot: Vec<u32>,
+    /// Host number of each host node (its index among hosts, in id order), for `dst_bits`.
+    host_no: Vec<u32>,
+    pub mode: RoutingMode,
+}
+
+impl Routes {
+    /// Shortest-path next hops of every switch towards every node.
+    pub fn build(net: &Network, mode: RoutingMode) -> Routes {
+        let n = net.nodes.len();
+        let mut slot = vec![u32::MAX; n];
+        let mut switches = 0u32;
+        let mut host_no = vec![u32::MAX; n];
+        let mut hosts = 0u32;
+        for (i, node) in net.nodes.iter().enumerate() {
+            match node.kind {
+                NodeKind::Switch => {
+                    slot[i] = switches;
+                    switches += 1;
+                }
+                NodeKind::Host => {
+                    host_no[i] = hosts;
+                    hosts += 1;
+                }
+            }
+        }
+        let mut span = vec![(0u32, 0u16); switches as usize * n];
+        let mut ports = Vec::new();
+        let mut dist = vec![u32::MAX; n];
+        let mut queue = VecDeque::new();
+        for dst in 0..n {
+            // BFS from dst over reversed links; only switches relay.
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[dst] = 0;
+            queue.clear();
+            queue.push_back(dst);
+            while let Some(u) = queue.pop_front() {
+                if u != dst && net.nodes[u].kind == NodeKind::Host {
+                    continue;
+                }
+                for &p in &net.nodes[u].ports {
+                    let v = net.ports[p as usize].peer_node as usize;
+                    if dist[v] == u32::MAX {
+                        dist[v] = dist[u] + 1;
+                        queue.push_back(v);
+                    }
+                }
+            }
+            for (s, node) in net.nodes.iter().enumerate() {
+                if node.kind != NodeKind::Switch || dist[s] == u32::MAX || s == dst {
+                    continue;
+                }
+                let start = ports.len() as u32;
+                for (local, &p) in node.ports.iter().enumerate() {
+                    let v = net.ports[p as usize].peer_node as usize;
+                    let relays = v == dst || net.nodes[v].kind == NodeKind::Switch;
+                    if relays && dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
+                        ports.push(local as u16);
+                    }
+                }
+                span[slot[s] as usize * n + dst] = (start, (ports.len() as u32 - start) as u16);
+            }
+        }
+        Routes { nodes: n, span, ports, slot, host_no, mode }
+    }
+
+    /// The equal-cost next hops (local port indices) of switch `sw` towards `dst`.
+    #[inline]
+    pub fn choices(&self, sw: u32, dst: u32) -> &[u16] {
+        let s = self.slot[sw as usize];
+        if s == u32::MAX {
+            return &[];
+        }
+        let (start, len) = self.span[s as usize * self.nodes + dst as usize];
+        &self.ports[start as usize..start as usize + len as usize]
+    }
+
+    /// The local port switch `sw` sends `pkt` out of, or `None` if `dst` is unreachable.
+    /// Clears `pkt.via` when `sw` is the waypoint.
+    #[inline]
+    pub fn next_port(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u16> {
+        if pkt.via == sw {
+            pkt.via = NO_VIA;
+        }
+        let target = if pkt.via != NO_VIA { pkt.via } else { pkt.dst };
+        let c = self.choices(sw, target);
+        match c.len() {
+            0 => None,
+            1 => Some(c[0]),
+            n => {
+                let i = match self.mode {
+                    RoutingMode::Ecmp => hash_flow(pkt.flow_key(), pkt.hops as u64) % n as u64,
+                    RoutingMode::Symmetric => hash_flow(unordered_key(pkt), pkt.hops as u64) % n as u64,
+                    RoutingMode::Spray => rng.gen_range(0..n as u64),
+                    RoutingMode::DstBits => self.host_no.get(pkt.dst as usize).copied().unwrap_or(0) as u64 % n as u64,
+                };
+                Some(c[i as usize])
+            }
+        }
+    }
+
+    /// Every pair (host `a`, host `b`) of `pairs` must be connected; the first that is not is
+    /// returned.
+    pub fn first_unreachable(&self, net: &Network, pairs: impl IntoIterator<Item = (u32, u32)>) -> Option<(u32, u32)> {
+        pairs.into_iter().find(|&(a, b)| !self.reachable(net, a, b))
+    }
+
+    /// A host reaches `dst` if its NIC's peer is `dst` or a switch with a route to `dst`.
+    pub fn reachable(&self, net: &Network, host: u32, dst: u32) -> bool {
+        let Some(&nic) = net.nodes[host as usize].ports.first() else { return false };
+        let first = net.ports[nic as usize].peer_node;
+        first == dst || !self.choices(first, dst).is_empty()
+    }
+}
+
+/// The 5-tuple with its two ends in a fixed order, so both directions hash alike.
+#[inline]
+fn unordered_key(p: &Packet) -> u64 {
+    let (a, b) = ((p.src as u64) << 16 | p.sport as u64, (p.dst as u64) << 16 | p.dport as u64);
+    mix64(a.min(b)) ^ mix64(a.max(b).rotate_left(17)) ^ p.proto as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::LinkSpec;
+    use dcfair_core::qdisc::{droptail::DropTail, AnyQdisc, Limit, Queue};
+    use dcfair_core::time::{BitsPerSec, SimDuration};
+
+    fn q() -> Queue {
+        Queue::new(AnyQdisc::DropTail(DropTail::new(Limit::pkts(10))))
+    }
+    fn link() -> LinkSpec {
+        LinkSpec { rate: BitsPerSec::from_gbps(1), delay: SimDuration::from_us(1) }
+    }
+
+    /// h0 - s0 = {s1, s2} = s3 - h1: two equal paths.
+    fn diamond() -> Network {
+        let mut net = Network::default();
+        let h0 = net.add_node(NodeKind::Host, "h0".into());
+        let h1 = net.add_node(NodeKind::Host, "h1".into());
+        let s: Vec<u32> = (0..4).map(|i| net.add_node(NodeKind::Switch, format!("s{i}"))).collect();
+        net.connect(h0, s[0], link(), link(), q(), q());
+        net.connect(s[0], s[1], link(), link(), q(), q());
+        net.connect(s[0], s[2], link(), link(), q(), q());
+        net.connect(s[1], s[3], link(), link(), q(), q());
+        net.connect(s[2], s[3], link(), link(), q(), q());
+        net.connect(s[3], h1, link(), link(), q(), q());
+        net
+    }
+
+    fn pkt(src: u32, dst: u32, sport: u16) -> Packet {
+        Packet { src, dst, sport, dport: 80, ..Default::default() }
+    }
+
+    // --- tables -----------------------------------------------------------------------------
+    #[test]
+    fn both_equal_paths_are_kept() {
+        let net = diamond();
+        let r = Routes::build(&net, RoutingMode::Ecmp);
+        assert_eq!(r.choices(2, 1).len(), 2, "s0 has two ways to h1");
+        assert_eq!(r.choices(3, 1).len(), 1);
+        assert_eq!(r.choices(5, 0).len(), 2, "s3 has two ways back to h0");
+        assert!(r.reachable(&net, 0, 1) && r.reachable(&net, 1, 0));
+    }
+
+    #[test]
+    fn hosts_do_not_relay() {
+        // s0 - h_mid - s1: the only path crosses a host, so there is none.
+        let mut net = Network::default();
+        let a = net.add_node(NodeKind::Host, "a".into());
+        let mid = net.add_node(NodeKind::Host, "mid".into());
+        let b = net.add_node(NodeKind::Host, "b".into());
+        let s0 = net.add_node(NodeKind::Switch, "s0".into());
+        let s1 = net.add_node(NodeKind::Switch, "s1".into());
+        net.connect(a, s0, link(), link(), q(), q());
+        net.connect(s0, mid, link(), link(), q(), q());
+        net.connect(mid, s1, link(), link(), q(), q());
+        net.connect(s1, b, link(), link(), q(), q());
+        let r = Routes::build(&net, RoutingMode::Ecmp);
+        assert!(!r.reachable(&net, a, b));
+        assert_eq!(r.first_unreachable(&net, [(a, mid), (a, b)]), Some((a, b)));
+    }
+
+    // --- choosing among equal next hops ---------------------------------------------------------
+    #[test]
+    fn ecmp_is_per_flow_and_spreads_flows() {
+        let net = diamond();
+        let r = Routes::build(&net, RoutingMode::Ecmp);
+        let mut rng = dcfair_core::rng::Streams::new(1).stream("t", 0);
+        let mut used = [0; 2];
+        for sport in 0..200 {
+            let mut p = pkt(0, 1, sport);
+            let first = r.next_port(2, &mut p, &mut rng).unwrap();
+            for _ in 0..5 {
+                assert_eq!(r.next_port(2, &mut p.clone(), &mut rng), Some(first), "one flow, one path");
+            }
+            used[(first - 1) as usize] += 1;
+        }
+        assert!(used[0] > 60 && used[1] > 60, "{used:?}");
+    }
+
+    #[test]
+    fn symmetric_mode_retraces_the_path() {
+        let net = diamond();
+        let r = Routes::build(&net, RoutingMode::Symmetric);
+        let mut rng = dcfair_core::rng::Streams::new(1).stream("t", 0);
+        for sport in 0..100 {
+            let mut fwd = Packet { hops: 1, ..pkt(0, 1, sport) };
+            let up = r.next_port(2, &mut fwd, &mut rng).unwrap(); // s0's port 1 -> s1, 2 -> s2
+            let mut rev = Packet { hops: 1, src: 1, dst: 0, sport: 80, dport: sport, ..Default::default() };
+            let back = r.next_port(5, &mut rev, &mut rng).unwrap(); // s3's port 0 -> s1, 1 -> s2
+            assert_eq!(up - 1, back, "flow {sport}: the ACK must come back through the same middle switch");
+        }
+    }
+
+    #[test]
+    fn spray_uses_every_path_for_one_flow() {
+        let net = diamond();
+        let r = Routes::build(&net, RoutingMode::Spray);
+        let mut rng = dcfair_core::rng::Streams::new(1).stream("t", 0);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..50 {
+            seen.insert(r.next_port(2, &mut pkt(0, 1, 7), &mut rng).unwrap());
+        }
+        assert_eq!(seen.len(), 2);
+    }
+
+    #[test]
+    fn a_waypoint_is_visited_then_cleared() {
+        let net = diamond();
+        let r = Routes::build(&net, RoutingMode::Ecmp);
+        let mut rng = dcfair_core::rng::Streams::new(1).stream("t", 0);
+        let mut p = Packet { via: 4, ..pkt(0, 1, 1) }; // must pass s2 (node 4)
+        assert_eq!(r.next_port(2, &mut p, &mut rng), Some(2), "s0 heads for s2");
+        assert_eq!(r.next_port(4, &mut p, &mut rng), Some(1), "s2 clears via and heads for h1 via s3");
+        assert_eq!(p.via, NO_VIA);
+    }
+}

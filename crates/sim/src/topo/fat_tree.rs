@@ -1,0 +1,85 @@
+//! The k-ary fat-tree (Al-Fares, Loukissas, Vahdat, SIGCOMM 2008), the topology of the TCP
+//! Outcast paper's testbed.
+//!
+//! `k` pods, each with `k/2` edge (ToR) and `k/2` aggregation switches; `(k/2)^2` core
+//! switches; `k/2` hosts per edge switch, `k^3/4` hosts in all. Names: hosts `h0 ..` in pod
+//! order (host `h` sits under edge `h / (k/2)`), edge switches `e<pod>_<i>`, aggregation
+//! `a<pod>_<i>`, cores `c<i>`. Edge `e<p>_<i>` links to every aggregation switch of its pod;
+//! aggregation `a<p>_<j>` links to cores `c<j (k/2)> .. c<j (k/2) + k/2 - 1>`. Every switch port
+//! lists its down links first, then its up links in index order, so symmetric hashing mirrors
+//! paths. Host links run at `host_rate_mbps`, switch-switch links at `fabric_rate_mbps`, all with
+//! `link_delay_us` each way. Measured by default: every switch -> host port.
+
+use super::{at_least_one, default_host_buffer, link, non_negative, positive, switch_to_host_ports, Kit};
+use crate::net::{Network, NodeKind};
+use dcfair_core::qdisc::ConfigError;
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FatTreeConfig {
+    /// Ports per switch; even, at least 2.
+    pub k: u32,
+    pub host_rate_mbps: f64,
+    pub fabric_rate_mbps: f64,
+    pub link_delay_us: f64,
+    #[serde(default = "default_host_buffer")]
+    pub host_buffer_pkts: u32,
+}
+
+impl FatTreeConfig {
+    pub fn hosts(&self) -> u32 {
+        self.k * self.k * self.k / 4
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.k < 2 || self.k % 2 == 1 {
+            return Err(ConfigError::new("k", format!("a fat-tree needs an even k of at least 2, got {}", self.k)));
+        }
+        if self.k > 64 {
+            return Err(ConfigError::new("k", format!("at most 64 (65,536 hosts), got {}", self.k)));
+        }
+        positive("host_rate_mbps", self.host_rate_mbps)?;
+        positive("fabric_rate_mbps", self.fabric_rate_mbps)?;
+        non_negative("link_delay_us", self.link_delay_us)?;
+        at_least_one("host_buffer_pkts", self.host_buffer_pkts)
+    }
+
+    pub(crate) fn build(&self, kit: &Kit) -> (Network, Vec<u32>, Vec<u32>) {
+        let mut net = Network::default();
+        let (k, h) = (self.k, self.k / 2);
+        let host_link = link(self.host_rate_mbps, self.link_delay_us);
+        let fabric = link(self.fabric_rate_mbps, self.link_delay_us);
+        let hosts: Vec<u32> = (0..self.hosts()).map(|i| net.add_node(NodeKind::Host, format!("h{i}"))).collect();
+        let edge: Vec<Vec<u32>> =
+            (0..k).map(|p| (0..h).map(|i| net.add_node(NodeKind::Switch, format!("e{p}_{i}"))).collect()).collect();
+        let agg: Vec<Vec<u32>> =
+            (0..k).map(|p| (0..h).map(|i| net.add_node(NodeKind::Switch, format!("a{p}_{i}"))).collect()).collect();
+        let cores: Vec<u32> = (0..h * h).map(|i| net.add_node(NodeKind::Switch, format!("c{i}"))).collect();
+        // Down links first at every switch: hosts under edges, then edges under aggregations,
+        // then aggregations under cores (pod order).
+        for p in 0..k as usize {
+            for i in 0..h as usize {
+                for j in 0..h as usize {
+                    let host = hosts[(p * h as usize + i) * h as usize + j];
+                    kit.link(&mut net, edge[p][i], host, host_link);
+                }
+            }
+        }
+        for p in 0..k as usize {
+            for j in 0..h as usize {
+                for i in 0..h as usize {
+                    kit.link(&mut net, agg[p][j], edge[p][i], fabric);
+                }
+            }
+        }
+        for c in 0..(h * h) as usize {
+            let j = c / h as usize; // the aggregation index this core serves in every pod
+            for p in 0..k as usize {
+                kit.link(&mut net, cores[c], agg[p][j], fabric);
+            }
+        }
+        let measured = switch_to_host_ports(&net);
+        (net, cores, measured)
+    }
+}

@@ -1,0 +1,213 @@
+//! Multi-hop topologies and routing, through the public API (fixed seeds).
+
+use dcfair_sim::routing::{Routes, RoutingMode};
+use dcfair_sim::{load_scenario, run, Error, Results};
+
+const FAT_TREE: &str = r#"
+    name = "ft"
+    [sim]
+    duration_s = 0.5
+    [topology]
+    kind = "fat_tree"
+    k = 4
+    host_rate_mbps = 1000.0
+    fabric_rate_mbps = 1000.0
+    link_delay_us = 1.0
+    [queue]
+    limit_pkts = 100
+    [tcp]
+    min_rto_ms = 2.0
+    [flows]
+    count = 1
+    src = "h0"
+    dst = "h15"
+"#;
+
+fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn go(text: &str, extra: &[(&str, &str)]) -> Results {
+    let sc = load_scenario(text, "t.toml", &ov(extra)).unwrap();
+    run(&sc, None, None).unwrap()
+}
+
+fn invalid_key(text: &str, extra: &[(&str, &str)]) -> String {
+    let r = load_scenario(text, "t.toml", &ov(extra)).and_then(|sc| run(&sc, None, None));
+    match r {
+        Err(Error::Invalid { key, .. }) => key,
+        other => panic!("expected invalid input, got {:?}", other.map(|r| r.summary_json)),
+    }
+}
+
+fn metric(r: &Results, key: &str) -> f64 {
+    let v: serde_json::Value = serde_json::from_str(&r.summary_json).unwrap();
+    v["metrics"][key].as_f64().unwrap_or_else(|| panic!("{key} missing in {}", r.summary_json))
+}
+
+// --- fat-tree structure and routes ---------------------------------------------------------------
+#[test]
+fn fat_tree_k4_has_the_textbook_shape_and_path_lengths() {
+    let sc = load_scenario(FAT_TREE, "t.toml", &[]).unwrap();
+    let built = dcfair_sim::topo::build(&sc, dcfair_core::rng::Streams::new(1)).unwrap();
+    let net = &built.net;
+    let hosts = net.nodes.iter().filter(|n| n.kind == dcfair_sim::net::NodeKind::Host).count();
+    assert_eq!((hosts, net.nodes.len() - hosts), (16, 20), "k=4: 16 hosts, 8 edge + 8 agg + 4 core");
+    assert_eq!(net.ports.len(), 2 * (16 + 16 + 16), "48 full-duplex links");
+    assert_eq!(built.cores.len(), 4);
+    let routes = Routes::build(net, RoutingMode::Ecmp);
+    // Number of equal-cost first hops from h0's edge switch (e0_0) towards:
+    let e00 = net.nodes.iter().position(|n| n.name == "e0_0").unwrap() as u32;
+    let h = |name: &str| built.host(name).unwrap();
+    assert_eq!(routes.choices(e00, h("h1")).len(), 1, "same edge: straight down");
+    assert_eq!(routes.choices(e00, h("h2")).len(), 2, "same pod: either aggregation");
+    assert_eq!(routes.choices(e00, h("h15")).len(), 2, "other pod: either aggregation, then either core");
+}
+
+#[test]
+fn longer_paths_take_longer() {
+    // h0 -> h1 crosses 2 links, h0 -> h2 4 links, h0 -> h15 6 links. A short transfer is
+    // dominated by round trips and store-and-forward delays, so it finishes later on a longer path.
+    let fct = |dst: &str| {
+        let r = go(FAT_TREE, &[("flows.dst", dst), ("flows.size_bytes", "30000")]);
+        assert_eq!(metric(&r, "flows_completed"), 1.0, "h0 -> {dst}");
+        metric(&r, "fct_max_s")
+    };
+    let (two, four, six) = (fct("h1"), fct("h2"), fct("h15"));
+    assert!(two < four && four < six, "{two} {four} {six}");
+}
+
+#[test]
+fn a_permutation_of_long_flows_fills_the_fabric_without_loss_of_accounting() {
+    let srcs = "[\"h0\",\"h1\",\"h2\",\"h3\",\"h4\",\"h5\",\"h6\",\"h7\"]";
+    let dsts = "[\"h8\",\"h9\",\"h10\",\"h11\",\"h12\",\"h13\",\"h14\",\"h15\"]";
+    for mode in ["ecmp", "symmetric", "spray", "dst_bits"] {
+        let r = go(FAT_TREE, &[("flows.count", "8"), ("flows.src", srcs), ("flows.dst", dsts), ("routing.mode", mode)]);
+        // 8 flows into 8 distinct host ports: each receiver link is the flow's own.
+        let tput = metric(&r, "throughput_bps_tcp");
+        assert!(tput > 2.0e8, "{mode}: mean goodput {tput}");
+    }
+}
+
+#[test]
+fn equal_length_routing_climbs_to_a_core_even_for_neighbours() {
+    // h0 -> h1 share an edge switch: 2 links normally, 6 with equal-length routing. A finite flow
+    // takes longer over the longer path (more propagation per RTT).
+    let base = [("flows.dst", "h1"), ("flows.size_bytes", "20000")];
+    let short = go(FAT_TREE, &base);
+    let mut el = base.to_vec();
+    el.push(("routing.equal_length", "true"));
+    let long = go(FAT_TREE, &el);
+    assert!(metric(&long, "fct_max_s") > metric(&short, "fct_max_s"));
+}
+
+// --- other fabrics -------------------------------------------------------------------------------
+const LEAF_SPINE: &str = r#"
+    [sim]
+    duration_s = 0.2
+    [topology]
+    kind = "leaf_spine"
+    leaves = 3
+    spines = 2
+    hosts_per_leaf = 4
+    host_rate_mbps = 1000.0
+    fabric_rate_mbps = 1000.0
+    link_delay_us = 1.0
+    [queue]
+    limit_pkts = 100
+    [flows]
+    count = 4
+    src = ["h0", "h1", "h2", "h3"]
+    dst = ["h4", "h5", "h8", "h9"]
+"#;
+
+#[test]
+fn leaf_spine_runs_and_names_its_ports() {
+    let r = go(LEAF_SPINE, &[]);
+    assert!(metric(&r, "throughput_bps_tcp") > 1e8);
+    assert!(r.ports_csv.contains("l1->h4"), "{}", r.ports_csv);
+    let r = go(LEAF_SPINE, &[("measure.ports", "[\"l1->h4\"]")]);
+    assert_eq!(r.ports_csv.lines().count(), 2, "one measured port");
+}
+
+const PARKING_LOT: &str = r#"
+    [sim]
+    duration_s = 0.5
+    [measure]
+    window_s = 0.3
+    [topology]
+    kind = "parking_lot"
+    bottlenecks = 3
+    host_rate_mbps = 1000.0
+    bottleneck_rate_mbps = 100.0
+    link_delay_us = 5.0
+    [queue]
+    limit_pkts = 50
+    [flows]
+    count = 1
+    src = "src0"
+    dst = "dst3"
+    [groups.cross]
+    count = 3
+    src = ["src0", "src1", "src2"]
+    dst = ["dst1", "dst2", "dst3"]
+"#;
+
+#[test]
+fn parking_lot_long_flow_gets_less_than_the_cross_flows() {
+    let r = go(PARKING_LOT, &[]);
+    let long = metric(&r, "throughput_bps_flows");
+    let cross = metric(&r, "throughput_bps_cross");
+    assert!(long < cross, "the flow crossing 3 bottlenecks ({long}) gets less than one-hop flows ({cross})");
+    assert_eq!(r.ports_csv.lines().count(), 4, "3 chain links measured");
+}
+
+// --- bad input -------------------------------------------------------------------------------------
+#[test]
+fn bad_fabrics_name_the_key() {
+    assert_eq!(invalid_key(FAT_TREE, &[("topology.k", "5")]), "topology.k");
+    assert_eq!(invalid_key(FAT_TREE, &[("flows.dst", "h99")]), "flows.dst");
+    assert_eq!(invalid_key(FAT_TREE, &[("flows.dst", "h0")]), "flows.dst");
+    assert_eq!(invalid_key(FAT_TREE, &[("measure.ports", "[\"nope\"]")]), "measure.ports");
+    assert_eq!(invalid_key(PARKING_LOT, &[("routing.equal_length", "true")]), "routing.equal_length");
+    assert_eq!(invalid_key(LEAF_SPINE, &[("flows.src", "[]")]), "flows.src");
+    // no src on a fabric
+    let text = FAT_TREE.replace("src = \"h0\"", "");
+    assert_eq!(invalid_key(&text, &[]), "flows.src");
+}
+
+const CUSTOM: &str = r#"
+    [sim]
+    duration_s = 0.1
+    [topology]
+    kind = "custom"
+    hosts = ["a", "b", "c"]
+    switches = ["s1", "s2"]
+    links = [
+      { a = "a", b = "s1", rate_mbps = 1000.0, delay_us = 5.0 },
+      { a = "s1", b = "s2", rate_mbps = 100.0, delay_us = 50.0, measured = true },
+      { a = "s2", b = "b", rate_mbps = 1000.0, delay_us = 5.0 },
+      { a = "c", b = "s2", rate_mbps = 1000.0, delay_us = 5.0 },
+    ]
+    [queue]
+    limit_pkts = 20
+    [flows]
+    count = 1
+    src = "a"
+    dst = "b"
+"#;
+
+#[test]
+fn custom_topologies_run_and_reject_what_cannot_run() {
+    let r = go(CUSTOM, &[]);
+    assert!(metric(&r, "utilization") > 0.8, "{}", r.summary_json);
+    assert!(r.ports_csv.contains("s1->s2"));
+    // a link to nowhere, a host with two NICs, a disconnected pair of hosts
+    let bad = CUSTOM.replace("b = \"b\"", "b = \"x\"");
+    assert_eq!(invalid_key(&bad, &[]), "topology.links[2].b");
+    let two = CUSTOM.replace("{ a = \"c\", b = \"s2\"", "{ a = \"a\", b = \"s2\"");
+    assert_eq!(invalid_key(&two, &[]), "topology.links");
+    let cut = CUSTOM.replace("{ a = \"s1\", b = \"s2\", rate_mbps = 100.0, delay_us = 50.0, measured = true },", "");
+    let cut = cut.replace("{ a = \"c\", b = \"s2\"", "{ a = \"c\", b = \"s1\"");
+    assert_eq!(invalid_key(&cut, &[]), "topology");
+}
