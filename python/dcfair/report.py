@@ -484,13 +484,14 @@ def report_reproduction(d: Path) -> str:
     rows, classes = [], []
     for c in doc.get("claims", []):
         st = c.get("dcfair", {})
-        val = "-" if st.get("mean") is None else f"{format_value(st['mean'])} ± {format_value(st.get('std') or 0.0, 2)} (n={st.get('n')})"
+        val = "-" if st.get("mean") is None else f"{mean_std(st.get('values') or [st['mean']])} (n={st.get('n')})"
         holds = bool(c.get("holds"))
         rows.append([c.get("id"), c.get("claim"), c.get("paper_value"), val, "yes" if holds else "NO", c.get("criterion")])
         classes.append([None, None, None, None, "yes" if holds else "no", None])
     held = sum(1 for c in doc.get("claims", []) if c.get("holds"))
     body.append(f"<p>{held} of {len(rows)} claims hold{' (quick run)' if doc.get('quick') else ''}.</p>")
-    body.append(html_table(["claim", "statement", "paper", "dcfair", "holds", "criterion"], rows, left=3, classes=classes))
+    body.append(html_table(["claim", "statement", "paper", "dcfair", "holds", "criterion"], rows, left=3,
+                           classes=[c[:5] + ["l"] for c in classes]))
     body.append("<h2>Figure</h2>")
     fig = d / doc.get("figure_file", "figure.png")
     if fig.exists():
@@ -500,7 +501,7 @@ def report_reproduction(d: Path) -> str:
     res = d / "results.csv"
     if res.exists():
         df = pd.read_csv(res)
-        labels = [c for c in df.columns if c not in ("seed",) and df[c].dtype == object]
+        labels = [c for c in df.columns if c != "seed" and not pd.api.types.is_numeric_dtype(df[c])]
         metrics = [m for m in MAIN_METRICS if m in df.columns]
         body.append("<h2>Runs</h2>")
         if labels:
