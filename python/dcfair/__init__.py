@@ -42,8 +42,8 @@ _LAZY = {
     "run": ("dcfair.api", "run_scenario"),
     "Scenario": ("dcfair.scenario", "Scenario"),
     "Result": ("dcfair.results", "Result"),
-    "sweep": ("dcfair.sweep", "sweep"),
-    "report": ("dcfair.report", "write_report"),
+    "sweep": ("dcfair.sweeps", "sweep"),
+    "report": ("dcfair.reports", "write_report"),
 }
 
 

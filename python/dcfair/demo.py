@@ -9,7 +9,7 @@ The default is the HCF paper's long-flow setting (``scenarios/papers/hcf/longflo
 long-lived TCP flows through one 100 Mbps bottleneck with a 20-packet buffer, measured over the
 last 10 s) at its full 180 simulated seconds, with the bottleneck queue sampled every 10 ms.
 
-It is a sweep (:mod:`dcfair.sweep`) over ``queue.kind``: the runs go through the resumable point
+It is a sweep (:mod:`dcfair.sweeps`) over ``queue.kind``: the runs go through the resumable point
 runner on every local core, so running the demo again reuses the finished runs; ``OUT`` is a
 sweep directory (``sweep.parquet``, ``sweep.csv``, ``runs/``), and ``dcfair report OUT``
 redraws its page.
@@ -74,8 +74,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
-    from dcfair import api, report
-    from dcfair import sweep as sw
+    from dcfair import api, reports
+    from dcfair import sweeps as sw
     from dcfair.runner import available_cores
 
     t0 = time.perf_counter()
@@ -130,7 +130,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             table,
             footer=f"one row per run: {args.out / 'sweep.csv'}; per-run files: {args.out}/runs/",
         )
-        path = report.write_report(args.out)
+        path = reports.write_report(args.out)
         print(f"report: {path}")
     if failed is not None:
         print(f"dcfair demo: {failed}", file=sys.stderr)

@@ -77,7 +77,10 @@ def read_table(path: Path, table: str):
     dtype.update({c: "float64" for c in FLOATS.get(table, ())})
     if table == "timeseries":
         dtype["flow_id"] = "Int64"
-    df = pd.read_csv(path, dtype=dtype, keep_default_na=False, na_values=[""], float_precision="round_trip")
+    # Exact floats: pandas < 3 needs "round_trip" (its default parser may be 1 ulp off); pandas
+    # 3 parses exactly by default and deprecates the argument.
+    exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
+    df = pd.read_csv(path, dtype=dtype, keep_default_na=False, na_values=[""], **exact)
     for c in cats:
         if c in df.columns:
             values = df[c]

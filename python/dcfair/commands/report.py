@@ -21,7 +21,7 @@ def add_parser(sub) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from dcfair.report import write_report
+    from dcfair.reports import write_report
 
     path = write_report(args.dir, out=args.out)
     print(f"wrote {path}")

@@ -41,7 +41,7 @@ def add_parser(sub) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from dcfair import display
-    from dcfair import sweep as sw
+    from dcfair import sweeps as sw
     from dcfair.api import InvalidInput, as_scenario
 
     if not args.vary:
