@@ -296,22 +296,15 @@ def scenario_section(text: Optional[str], origin: str, overrides: Sequence[Seque
 
 
 def _find_scenario(d: Path) -> Tuple[Optional[str], str, List[List[Any]]]:
-    """(text, origin, overrides) of the run in ``d``, from what was recorded next to it."""
-    sc = d / "scenario.toml"
+    """(text, origin, overrides) of the run in ``d`` when the point runner recorded them
+    (``point.json``: runs of sweeps, reproductions, the demo); a plain ``dcfair run`` directory
+    has only what ``summary.json`` says."""
     pj = d / "point.json"
     if pj.exists():
         meta = json.loads(pj.read_text())
         path = Path(meta.get("scenario", ""))
         text = path.read_text() if path.is_file() else None
         return text, os.fspath(path), meta.get("overrides", [])
-    if sc.exists():
-        text = sc.read_text()
-        overrides = []
-        for line in text.splitlines():
-            if line.startswith("#   ") and "=" in line and line.startswith("#   --set "):
-                k, _, v = line[len("#   --set "):].partition("=")
-                overrides.append([k, v])
-        return text, os.fspath(sc), overrides
     return None, "", []
 
 
