@@ -261,3 +261,32 @@ def test_format_duration():
     from dcfair.display import format_duration
 
     assert [format_duration(x) for x in (0, 42.4, 75, 3725)] == ["0 s", "42 s", "1:15", "1:02:05"]
+
+
+def test_live_progress_on_a_terminal(tmp_path):
+    """Under a pseudo-terminal the sweep redraws one line (points done, time left) on stderr."""
+    import pty
+
+    master, slave = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["TERM"] = "xterm"
+    out = tmp_path / "tty"
+    proc = subprocess.Popen([sys.executable, "-m", "dcfair", "sweep", str(LONGFLOWS), "--vary", "queue.kind=droptail,hcf",
+                             "--seeds", "2", "--jobs", "1", *SHORT, "--out", str(out)],
+                            cwd=REPO, stdin=slave, stdout=slave, stderr=slave, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=120)
+    os.close(master)
+    text = b"".join(chunks).decode(errors="replace")
+    assert proc.returncode == 0, text
+    assert "\r\x1b[Ksweep hcf-longflows: 1/4 points" in text and "left" in text
+    assert "4/4 points" in text

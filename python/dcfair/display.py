@@ -230,5 +230,8 @@ def print_table(
 
 
 def print_summary(summary: Dict[str, Any], out_dir: Optional[str], stream: Optional[TextIO] = None) -> None:
-    footer = f"results: {out_dir}/ (summary.json, flows.csv, ports.csv)" if out_dir else None
+    files = "summary.json, flows.csv, ports.csv"
+    if out_dir and os.path.exists(os.path.join(out_dir, "timeseries.csv")):
+        files += ", timeseries.csv"
+    footer = f"results: {out_dir}/ ({files})" if out_dir else None
     print_table(summary_title(summary), ("metric", "value"), summary_rows(summary), stream, footer)
