@@ -162,3 +162,15 @@ def test_figures_render_in_a_browser(dirs, kind, tmp_path):
     non_white = float((a < 235).any(axis=2).mean())
     colors = len(np.unique(a.reshape(-1, 3), axis=0))
     assert non_white > 0.03 and colors > 50, (non_white, colors)
+
+
+def test_sweep_values_match_numbers_by_value():
+    """A column of 20 and 40.5 holds 20.0: it is still the sweep's value 20."""
+    import pandas as pd
+
+    from dcfair.reports import per_value
+
+    df = pd.DataFrame({"k": [20.0, 20.0, 40.5, 40.5], "m": [1.0, 3.0, 5.0, float("nan")]})
+    assert per_value(df, "k", [20, 40.5, 99], "m") == [(0, 2.0, pytest.approx(1.4142135), [1.0, 3.0]), (1, 5.0, 0.0, [5.0])]
+    df = pd.DataFrame({"k": ["droptail", "hcf"], "m": [1.0, 2.0]})
+    assert [p[0] for p in per_value(df, "k", ["hcf", "droptail"], "m")] == [0, 1]

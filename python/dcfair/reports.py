@@ -358,6 +358,30 @@ def _xs(values) -> Tuple[List[float], Optional[List[str]], bool]:
     return list(range(len(values))), [str(v) for v in values], False
 
 
+def value_matcher(values: Sequence[Any]):
+    """How a table column's entries are matched to a sweep's values: numbers by value (``20``
+    is ``20.0``, which is what a column of ints and floats holds), anything else as text."""
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return lambda v: float(v)
+    return lambda v: str(v)
+
+
+def per_value(g, key: str, values: Sequence[Any], metric: str) -> List[Tuple[int, float, float, List[float]]]:
+    """For each of ``values`` (by index) that has rows in ``g``: (index, mean, std over seeds,
+    the seeds' values) of ``metric``. NaN values are left out."""
+    import numpy as np
+
+    norm = value_matcher(values)
+    col = g[key].map(norm)
+    out = []
+    for i, v in enumerate(values):
+        x = g.loc[col == norm(v), metric].to_numpy(dtype=float)
+        x = x[~np.isnan(x)]
+        if len(x):
+            out.append((i, float(x.mean()), float(x.std(ddof=1)) if len(x) > 1 else 0.0, x.tolist()))
+    return out
+
+
 def fig_metric_vs_key(df, key: str, values: List[Any], metrics: List[str], others: List[str]) -> str:
     """Small multiples: each metric against ``key``; mean and std over seeds (error bars) and
     every seed as a dot; one line per combination of the other varied keys."""
@@ -368,22 +392,22 @@ def fig_metric_vs_key(df, key: str, values: List[Any], metrics: List[str], other
     nrow = math.ceil(len(metrics) / ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(4.1 * ncol, 3.1 * nrow), squeeze=False)
     xs, ticks, log = _xs(values)
-    pos = {str(v): x for v, x in zip(values, xs)}
     lines = [((), df)] if not others else list(df.groupby(others, sort=False, dropna=False))
     for ax, m in zip(axes.flat, metrics):
         for j, (combo, g) in enumerate(lines):
             combo = combo if isinstance(combo, tuple) else (combo,)
             lab = ", ".join(f"{k}={v}" for k, v in zip(others, combo)) or None
-            agg = g.groupby(g[key].astype(str), sort=False)[m]
-            mean, std = agg.mean(), agg.std(ddof=1).fillna(0.0)
-            xv = [pos[k] for k in mean.index if k in pos]
+            pts = per_value(g, key, values, m)
+            if not pts:
+                continue
             off = (j - (len(lines) - 1) / 2) * 0.06 if ticks else 0.0
-            xv = np.array(xv) + off
+            xv = np.array([xs[i] for i, *_ in pts]) + off
             # Categories get no connecting line: there is nothing between droptail and red.
-            line = ax.errorbar(xv, mean.values, yerr=std.values, marker="o", capsize=3, label=lab,
+            line = ax.errorbar(xv, [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o", capsize=3, label=lab,
                                linewidth=1.4, linestyle="none" if ticks else "-")
-            seeds_x = np.array([pos.get(str(v), np.nan) for v in g[key]]) + off
-            ax.plot(seeds_x, g[m].to_numpy(dtype=float), ".", color=line[0].get_color(), alpha=0.35, markersize=4)
+            sx = [xs[i] + off for i, _, _, seeds in pts for _ in seeds]
+            sy = [y for *_, seeds in pts for y in seeds]
+            ax.plot(sx, sy, ".", color=line[0].get_color(), alpha=0.35, markersize=4)
         ax.set_title(m, fontsize=10)
         ax.ticklabel_format(axis="y", useOffset=False, style="plain")
         if ticks:
@@ -444,8 +468,9 @@ def report_sweep(d: Path) -> str:
         k = multi[0] if multi else keys[0]
         groups, ts_groups, drops_rows = [], [], []
         window = None
+        norm = value_matcher(values[k])
         for v in values[k]:
-            g = df[df[k].astype(str) == str(v)]
+            g = df[df[k].map(norm) == norm(v)]
             if g.empty:
                 continue
             flows = [read_table(d / rd / "flows.csv", "flows") for rd in g["run_dir"]]
