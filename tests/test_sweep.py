@@ -86,6 +86,8 @@ def test_api_vary_forms():
     (["--vary", "queue.kind=hcf", "--seeds", "0"], ["--seeds", "at least 1"]),
     (["--vary", "queue.kind=hcf", "--jobs", "0"], ["--jobs"]),
     (["--vary", "queue.kind=hcf", "--set", "nope"], ["--set"]),
+    (["--vary", "queue.kind=hcf", "--ray", "127.0.0.1:1"], ["--ray", "nothing answers at 127.0.0.1:1"]),
+    (["--vary", "queue.kind=hcf", "--ray", "nonsense"], ["--ray", "HOST:PORT"]),
 ])
 def test_bad_input_exits_2_and_writes_nothing(tmp_path, args, needles):
     out = tmp_path / "sweep"
@@ -227,6 +229,7 @@ def test_ray_local_from_the_command_line(tmp_path):
             env={"RAY_USAGE_STATS_ENABLED": "0"})
     assert p.returncode == 0, p.stderr
     assert "2 runs (0 reused)" in p.stdout
+    assert p.stderr == ""  # Ray's own log lines are kept out of a pipe too
     assert len(pd.read_parquet(out / "sweep.parquet")) == 2
 
 

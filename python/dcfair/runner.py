@@ -201,23 +201,48 @@ def run_points(
     return records  # type: ignore[return-value]
 
 
+def check_ray(address: str) -> None:
+    """Fails fast, as :class:`dcfair.InvalidInput` naming ``--ray``, when Ray is not installed or
+    nothing listens at a cluster address (``ray.init`` would otherwise retry for minutes).
+    ``local`` and ``auto`` are left to Ray; a Ray already initialised here is used as it is."""
+    import socket
+
+    from dcfair.api import InvalidInput
+
+    try:
+        import ray
+    except ImportError:
+        raise InvalidInput("--ray", "Ray is not installed: pip install 'dcfair[ray]' (make install does)") from None
+    if address in ("local", "auto") or ray.is_initialized():
+        return
+    hostport = address.split("://", 1)[-1]
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise InvalidInput("--ray", f"expected local, auto, HOST:PORT or ray://HOST:PORT, got {address!r}")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as e:
+        raise InvalidInput("--ray", f"nothing answers at {hostport} ({e.strerror or e}): start the cluster "
+                           "first (ray start --head) or use --ray local") from None
+
+
 def _run_on_ray(address: str, jobs: Optional[int], todo, texts: Dict[str, str], records: list, done: int,
                 total: int, on_done) -> None:
     """The Ray backend of :func:`run_points` (same records, same files, same resumption)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no phoning home from a simulator
-    try:
-        import ray
-    except ImportError:
-        from dcfair.api import InvalidInput
+    check_ray(address)
+    import ray
+    import logging
 
-        raise InvalidInput("--ray", "Ray is not installed: pip install 'dcfair[ray]' (make install does)") from None
     started = False
     if not ray.is_initialized():
+        # Ray's own INFO/WARNING lines would break the rule that a sweep is quiet in a pipe.
+        quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
         if address == "local":
-            ray.init(num_cpus=jobs or available_cores(), include_dashboard=False, log_to_driver=False,
-                     object_store_memory=128 * 1024 * 1024)
+            ray.init(num_cpus=jobs or available_cores(), include_dashboard=False,
+                     object_store_memory=128 * 1024 * 1024, **quiet)
         else:
-            ray.init(address=address, log_to_driver=False)
+            ray.init(address=address, **quiet)
         started = True
     try:
         remote = ray.remote(num_cpus=1, max_retries=1)(_run_point_files)

@@ -268,6 +268,8 @@ def sweep(
     out_dir = Path(out)
     scenario_file = (out_dir / "scenario.toml").resolve()
     points, name = plan(sc, vary_, seed_list, scenario_file)  # raises before anything is written
+    if ray is not None:
+        runner.check_ray(ray)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     if not scenario_file.exists() or scenario_file.read_text() != sc.text:
