@@ -28,11 +28,11 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 DEMO_ARGS ?=
 
-.PHONY: help install demo test test-rust test-py system peers validate bench clean distclean
+.PHONY: help install demo test test-deps test-rust test-py system peers validate bench clean distclean
 
 help:
-	@echo "make demo       install everything, then compare droptail/red/sfq/drr/hcf on the HCF paper's long flows"
-	@echo "make test       install, then cargo test (release profile) and pytest"
+	@echo "make demo       install everything, then compare every discipline on the HCF paper's long flows: out/demo/report.html"
+	@echo "make test       install (and chromium for the report's browser test), then cargo test (release) and pytest"
 	@echo "make install    venv $(VENV) with the Python deps and the extension (idempotent)"
 	@echo "make test-rust  only the Rust tests;  make test-py  only the Python tests"
 	@echo "make peers      install the peer simulators used for validation and benchmarks (ns-2)"
@@ -70,14 +70,26 @@ $(STAMP): pyproject.toml | $(PY)
 
 $(EXT): $(RUST_SRC) pyproject.toml $(STAMP)
 	@echo "==> extension dcfair._engine (release build) and the package, editable, with its dependencies"
-	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras test
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras test,ray
 	touch $@
 	$(PY) -c 'import dcfair._engine as e; print("    dcfair._engine", e.version(), "->", e.__file__)'
 
 demo: install
 	$(PY) -m dcfair.demo $(DEMO_ARGS)
 
-test: install test-rust test-py
+test: install test-deps test-rust test-py
+
+# What only the tests need from Debian: a headless browser to open the HTML report
+# (tests/test_report.py). Installed with apt-get when missing and running as root; otherwise,
+# or if apt-get fails, the browser tests skip and say why.
+test-deps:
+	@if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "==> apt-get install chromium (for the report's browser test)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } \
+	      || echo "dcfair: could not install chromium; the browser tests will be skipped" >&2; \
+	  else echo "dcfair: chromium not found (Debian package chromium); the report's browser tests will be skipped" >&2; fi; \
+	fi
 
 # Release, like the extension, so that the dependencies (serde, toml, rand, ...) and the library
 # crates are compiled once for both; only the dev-dependencies and the test harnesses are extra.

@@ -43,9 +43,33 @@ def test_small_demo(tmp_path):
     if p.returncode == 1 and ENGINE_STUB in p.stderr:
         pytest.skip(f"{ENGINE_STUB} (crates/sim is still the stub)")
     assert p.returncode == 0, p.stderr
-    for d in ("droptail", "hcf"):
-        for s in (1, 2):
-            assert (out / d / f"seed{s}" / "summary.json").exists()
-    assert len((out / "runs.csv").read_text().splitlines()) == 1 + 4
+    import pandas as pd
+
+    df = pd.read_parquet(out / "sweep.parquet")  # the demo is a sweep over queue.kind
+    assert sorted(map(tuple, df[["queue.kind", "seed"]].values.tolist())) == [
+        ("droptail", 1), ("droptail", 2), ("hcf", 1), ("hcf", 2)]
+    for rd in df["run_dir"]:
+        assert (out / rd / "summary.json").exists() and (out / rd / "timeseries.csv").exists()
     header = p.stdout.splitlines()[1].split()
     assert header == ["metric", "droptail", "hcf"]
+    page = (out / "report.html").read_text()
+    assert f"report: {out / 'report.html'}" in p.stdout
+    assert "dcfair demo: hcf-longflows under every discipline" in page
+    assert 'alt="queue occupancy over time"' in page and ">Flows, by queue.kind</h2>" in page
+    # run again: every run is reused
+    p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "4 runs (4 reused)" in p.stderr, p.stderr
+
+
+def test_demo_runs_every_discipline_by_default():
+    from dcfair import api
+    from dcfair.demo import DISCIPLINES
+
+    assert set(DISCIPLINES) <= set(api.queue_kinds())
+
+
+def test_demo_bad_discipline_is_invalid_input(tmp_path):
+    cmd = [sys.executable, "-m", "dcfair.demo", "--disciplines", "droptail,fifo", "--out", str(tmp_path / "d")]
+    p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 2 and "invalid input: queue.kind" in p.stderr and "fifo" in p.stderr, p.stderr
+    assert not (tmp_path / "d").exists()

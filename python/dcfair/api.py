@@ -1,6 +1,12 @@
 """The Python API: read, validate and run scenarios.
 
 The command line is a thin layer over these functions, and so are sweeps and reproductions.
+
+- :func:`run_scenario` (``dcfair.run``): a :class:`~dcfair.Scenario` (or a path) in, a
+  :class:`~dcfair.Result` out, with the tables as DataFrames.
+- :func:`run` (``dcfair.api.run``): the older form, returning the summary dict only; kept for
+  existing callers (the command line, the point runner).
+
 Errors:
 
 - :class:`InvalidInput` (a ``ValueError`` with ``.key`` and ``.reason``): the scenario file,
@@ -14,13 +20,17 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
 
 from dcfair import _engine
 from dcfair._engine import InvalidInput
 from dcfair.overrides import Override, Overrides, normalize, split_assignment
 
-__all__ = ["InvalidInput", "load_scenario", "parse_set", "read_scenario", "run"]
+if TYPE_CHECKING:  # pragma: no cover
+    from dcfair.results import Result
+    from dcfair.scenario import Scenario
+
+__all__ = ["InvalidInput", "load_scenario", "parse_set", "read_scenario", "run", "run_scenario"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 #: ``progress(sim_time_s, duration_s, events, wall_time_s)``, called about every 0.2 s.
@@ -103,8 +113,76 @@ def run(
     leaves ``out`` as it was (and does not create it).
     """
     text, origin = _source(path, text, origin)
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
-        raise InvalidInput("seed", f"must be an integer in [0, 2^64), got {seed!r}")
+    _check_seed(seed)
     out_dir = None if out is None else os.fspath(out)
     summary = _engine.run(text, origin, _overrides(overrides), seed, out_dir, progress)
     return json.loads(summary)
+
+
+def queue_kinds() -> List[str]:
+    """The queue disciplines (``queue.kind`` values) this engine knows, in its own order.
+
+    The engine lists them when it rejects an unknown kind (``expected one of `droptail`, ...``);
+    this asks it with a name no discipline has. Empty if the message has no such list."""
+    import re
+
+    probe = "[sim]\nduration_s = 1.0\n[queue]\nkind = \"-no-such-discipline-\"\n"
+    try:
+        _engine.load_scenario(probe, "<queue kinds>", [])
+    except InvalidInput as e:
+        if e.key == "queue.kind":
+            return re.findall(r"`([a-z0-9_]+)`", str(e.reason).partition("expected")[2])
+    return []
+
+
+def _check_seed(seed: Optional[int]) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
+        raise InvalidInput("seed", f"must be an integer in [0, 2^64), got {seed!r}")
+
+
+def as_scenario(scenario: "Union[Scenario, PathLike]", overrides: Overrides = None) -> "Scenario":
+    """A :class:`~dcfair.Scenario` from a Scenario or a path, with ``overrides`` added."""
+    from dcfair.scenario import Scenario
+
+    if isinstance(scenario, Scenario):
+        sc = scenario
+    elif isinstance(scenario, (str, os.PathLike)):
+        sc = Scenario(read_scenario(scenario), origin=os.fspath(scenario), path=Path(scenario))
+    else:
+        raise TypeError(f"expected a dcfair.Scenario or a path, got {type(scenario).__name__}")
+    return sc.with_overrides(overrides) if overrides else sc
+
+
+def run_scenario(
+    scenario: "Union[Scenario, PathLike, None]" = None,
+    seed: Optional[int] = None,
+    out: Optional[PathLike] = None,
+    progress: Optional[Progress] = None,
+    *,
+    overrides: Overrides = None,
+    text: Optional[str] = None,
+    origin: Optional[str] = None,
+) -> "Result":
+    """Runs a scenario and returns its :class:`~dcfair.Result` (summary and DataFrames).
+
+    ``scenario``: a :class:`~dcfair.Scenario` or a path (or ``text=`` TOML); ``overrides`` are
+    added on top. ``seed`` replaces the scenario's seed. With ``out``, the result files are
+    written there once the run has succeeded (as :func:`run` does). ``progress`` as in
+    :func:`run`. This is ``dcfair.run``.
+    """
+    from dcfair.results import Result
+    from dcfair.scenario import Scenario
+
+    if text is not None:
+        if scenario is not None:
+            raise TypeError("give a scenario or text=, not both")
+        sc = Scenario(text, origin or "<string>")
+        sc = sc.with_overrides(overrides) if overrides else sc
+    elif scenario is None:
+        raise TypeError("run() needs a scenario (a dcfair.Scenario or a path) or text=")
+    else:
+        sc = as_scenario(scenario, overrides)
+    _check_seed(seed)
+    out_dir = None if out is None else os.fspath(out)
+    summary, tables = _engine.run_tables(sc.text, sc.origin, list(sc.overrides), seed, out_dir, progress)
+    return Result.from_engine(summary, tables, dir=out_dir, scenario=sc)

@@ -24,6 +24,8 @@ import dcfair
 #: subcommand name -> module in dcfair.commands, in the order `--help` lists them.
 COMMANDS = {
     "run": "dcfair.commands.run",
+    "sweep": "dcfair.commands.sweep",
+    "report": "dcfair.commands.report",
     "validate": "dcfair.commands.validate",
     "reproduce": "dcfair.commands.reproduce",
 }

@@ -93,6 +93,89 @@ class ProgressLine:
             self._drawn = False
 
 
+def format_duration(seconds: float) -> str:
+    """``75.2`` -> ``1:15``; ``3725`` -> ``1:02:05``; under a minute ``42 s``."""
+    s = int(round(max(0.0, seconds)))
+    if s < 60:
+        return f"{s} s"
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
+
+
+class PointsProgress:
+    """``on_done(done, total, point, record)`` for :func:`dcfair.runner.run_points`: one live
+    stderr line (points done, reused, failed, elapsed, time left). Construct it only when
+    :func:`live_progress_wanted`; failures are also printed as lines of their own.
+
+    Time left is the remaining points times the mean wall time per point run so far (points
+    reused from an earlier sweep do not count), which already reflects the parallelism."""
+
+    def __init__(self, label: str, stream: Optional[TextIO] = None, clock=None):
+        import time
+
+        self.label = label
+        self.stream = sys.stderr if stream is None else stream
+        self._clock = clock or time.monotonic
+        self._t0 = self._clock()
+        self._first_run: Optional[int] = None  # points done when the first real run ended
+        self.cached = 0
+        self.failed = 0
+        self._drawn = False
+
+    def __call__(self, done: int, total: int, point: Any, rec: Dict[str, Any]) -> None:
+        now = self._clock()
+        if rec.get("cached"):
+            self.cached += 1
+        elif not rec.get("ok"):
+            self.failed += 1
+            self.stream.write("\r\x1b[K" + f"{self.label}: FAILED {_point_name(point)}: {rec.get('message')}\n")
+        ran = done - self.cached
+        parts = [f"{self.label}: {done}/{total} points"]
+        if self.cached:
+            parts.append(f"{self.cached} reused")
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        el = now - self._t0
+        parts.append(f"{format_duration(el)} elapsed")
+        if 0 < ran and done < total and el > 0:
+            parts.append(f"~{format_duration(el / ran * (total - done))} left")
+        self.stream.write("\r\x1b[K" + ", ".join(parts))
+        self.stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        if self._drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._drawn = False
+
+
+def _point_name(point: Any) -> str:
+    labels = getattr(point, "labels", ())
+    seed = getattr(point, "seed", None)
+    return ", ".join([f"{k}={v}" for k, v in labels] + ([f"seed {seed}"] if seed is not None else []))
+
+
+def mean_std(values: Sequence[float]) -> str:
+    """``"mean ± std"`` (sample std over seeds); one value as itself; ``-`` for none."""
+    import numpy as np
+
+    a = np.asarray(list(values), dtype=float)
+    if len(a) == 0:
+        return "-"
+    if len(a) == 1:
+        return format_value(float(a[0]), 3)
+    mean, std = float(a.mean()), float(a.std(ddof=1))
+    if std <= 1e-12 * max(1.0, abs(mean)):  # rounding noise of equal values
+        std = 0.0
+
+    def fmt(x: float, digits: int) -> str:
+        return f"{x:,.0f}" if abs(x) >= 100 else format_value(x, digits)
+
+    return f"{fmt(mean, 3)} ± {fmt(std, 2)}"
+
+
 def summary_rows(summary: Dict[str, Any]) -> List[Tuple[str, str]]:
     """(name, value) rows for the main metrics present in a summary, then events and wall time."""
     metrics = summary.get("metrics") or {}
@@ -147,5 +230,8 @@ def print_table(
 
 
 def print_summary(summary: Dict[str, Any], out_dir: Optional[str], stream: Optional[TextIO] = None) -> None:
-    footer = f"results: {out_dir}/ (summary.json, flows.csv, ports.csv)" if out_dir else None
+    files = "summary.json, flows.csv, ports.csv"
+    if out_dir and os.path.exists(os.path.join(out_dir, "timeseries.csv")):
+        files += ", timeseries.csv"
+    footer = f"results: {out_dir}/ ({files})" if out_dir else None
     print_table(summary_title(summary), ("metric", "value"), summary_rows(summary), stream, footer)

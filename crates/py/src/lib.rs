@@ -23,11 +23,12 @@ use std::ops::ControlFlow;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 
-use dcfair_sim::{Error, Progress, Results, Scenario};
+use dcfair_sim::{Column, Error, Progress, Results, Scenario, Table};
+use numpy::IntoPyArray;
 use pyo3::exceptions::{PyOSError, PyRuntimeError};
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyDict, PyType};
+use pyo3::types::{PyDict, PyList, PyType};
 
 /// The exception class for invalid input, created from Python source at import time so that
 /// it is an ordinary `ValueError` subclass under the limited API (abi3), pickles across
@@ -110,16 +111,8 @@ fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(S
     Ok(d.into_any().unbind())
 }
 
-/// Loads, validates and runs a scenario; returns the text of `summary.json`.
-///
-/// `seed` overrides the scenario's seed. If `out_dir` is given, `summary.json`, `flows.csv`
-/// and `ports.csv` are written there after the run succeeds (the directory is created then,
-/// and not before). `progress(sim_time_s, duration_s, events, wall_time_s)` is called about
-/// every 0.2 s of wall time, with the GIL held; anything it raises stops the run and is
-/// re-raised. Ctrl-C raises `KeyboardInterrupt` the same way, with or without `progress`.
-#[pyfunction]
-#[pyo3(signature = (text, origin, overrides = Vec::new(), seed = None, out_dir = None, progress = None))]
-fn run(
+/// Loads, validates and runs a scenario, writing the results into `out_dir` if given.
+fn run_results(
     py: Python<'_>,
     text: String,
     origin: String,
@@ -127,7 +120,7 @@ fn run(
     seed: Option<u64>,
     out_dir: Option<PathBuf>,
     progress: Option<PyObject>,
-) -> PyResult<String> {
+) -> PyResult<Results> {
     if let Some(p) = &progress {
         if !p.bind(py).is_callable() {
             return Err(pyo3::exceptions::PyTypeError::new_err("progress must be callable or None"));
@@ -166,7 +159,7 @@ fn run(
                         return Outcome::Failed(e);
                     }
                 }
-                Outcome::Done(results.summary_json)
+                Outcome::Done(results)
             }
             Ok(Err(Error::Interrupted)) => match stopped {
                 Some(e) => Outcome::Python(e),
@@ -177,6 +170,70 @@ fn run(
         }
     });
     finish(py, outcome)
+}
+
+/// Loads, validates and runs a scenario; returns the text of `summary.json`.
+///
+/// `seed` overrides the scenario's seed. If `out_dir` is given, `summary.json`, `flows.csv`
+/// and `ports.csv` (and `timeseries.csv` when sampled) are written there after the run
+/// succeeds (the directory is created then, and not before). `progress(sim_time_s,
+/// duration_s, events, wall_time_s)` is called about every 0.2 s of wall time, with the GIL
+/// held; anything it raises stops the run and is re-raised. Ctrl-C raises `KeyboardInterrupt`
+/// the same way, with or without `progress`.
+#[pyfunction]
+#[pyo3(signature = (text, origin, overrides = Vec::new(), seed = None, out_dir = None, progress = None))]
+fn run(
+    py: Python<'_>,
+    text: String,
+    origin: String,
+    overrides: Vec<(String, String)>,
+    seed: Option<u64>,
+    out_dir: Option<PathBuf>,
+    progress: Option<PyObject>,
+) -> PyResult<String> {
+    Ok(run_results(py, text, origin, overrides, seed, out_dir, progress)?.summary_json)
+}
+
+/// A table as a list of `(name, kind, data)`: `kind` is `f64`, `opt_f64` (NaN = missing),
+/// `u64`, `opt_u64` (2^64 - 1 = missing) with `data` a 1-d numpy array that takes over the
+/// engine's own buffer (no copy), or `cat` with `data = (codes, levels)`: a `uint32` array
+/// (2^32 - 1 = missing) and a list of strings.
+fn table_to_py(py: Python<'_>, t: Table) -> PyResult<PyObject> {
+    let out = PyList::empty_bound(py);
+    for (name, col) in t.names.into_iter().zip(t.columns) {
+        let kind = col.kind();
+        let data: PyObject = match col {
+            Column::F64(v) | Column::OptF64(v) => v.into_pyarray_bound(py).into_any().unbind(),
+            Column::U64(v) | Column::OptU64(v) => v.into_pyarray_bound(py).into_any().unbind(),
+            Column::Cat { codes, levels } => (codes.into_pyarray_bound(py), levels).into_py(py),
+        };
+        out.append((name, kind, data))?;
+    }
+    Ok(out.into_any().unbind())
+}
+
+/// Like [`run`], but returns `(summary_json, tables)`: `tables` maps `flows`, `ports` and
+/// (only when the scenario samples time series) `timeseries` to columns as `table_to_py`
+/// describes. Files are written to `out_dir` exactly as [`run`] writes them.
+#[pyfunction]
+#[pyo3(signature = (text, origin, overrides = Vec::new(), seed = None, out_dir = None, progress = None))]
+fn run_tables(
+    py: Python<'_>,
+    text: String,
+    origin: String,
+    overrides: Vec<(String, String)>,
+    seed: Option<u64>,
+    out_dir: Option<PathBuf>,
+    progress: Option<PyObject>,
+) -> PyResult<(String, PyObject)> {
+    let r = run_results(py, text, origin, overrides, seed, out_dir, progress)?;
+    let tables = PyDict::new_bound(py);
+    tables.set_item("flows", table_to_py(py, r.flows)?)?;
+    tables.set_item("ports", table_to_py(py, r.ports)?)?;
+    if let Some(ts) = r.timeseries {
+        tables.set_item("timeseries", table_to_py(py, ts)?)?;
+    }
+    Ok((r.summary_json, tables.into_any().unbind()))
 }
 
 /// The engine version written into every output.
@@ -197,6 +254,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("InvalidInput", cls)?;
     m.add_function(wrap_pyfunction!(load_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_tables, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add("__version__", dcfair_sim::ENGINE_VERSION)?;
     Ok(())

@@ -84,6 +84,8 @@ pub struct Sim {
     pub end: SimTime,
     /// Total rate of the measured ports, bits/s (for utilization).
     pub measured_rate_bps: f64,
+    /// The time series sampler, when `[measure] sample_interval_s` is set (`series.rs`).
+    pub series: Option<crate::series::Series>,
     slab: Slab,
     scratch: Vec<Packet>,
     next_uid: u64,
@@ -164,6 +166,7 @@ impl Sim {
             window_start,
             end,
             measured_rate_bps: 0.0,
+            series: None,
             slab: Slab::default(),
             scratch: Vec::with_capacity(64),
             next_uid: 1,
@@ -264,6 +267,7 @@ impl Sim {
             Event::UdpSend { source } => self.udp_send(now, source as usize),
             Event::Request => self.request(now),
             Event::Sample => self.open_window(),
+            Event::SeriesTick => self.series_tick(now),
         }
     }
 

@@ -31,8 +31,10 @@ pub enum Event {
     Request,
     /// A UDP source emits its next packet.
     UdpSend { source: u32 },
-    /// Periodic sampling of time series.
+    /// The measurement window opens (snapshot of cumulative counters).
     Sample,
+    /// Periodic sampling of the time series (`[measure] sample_interval_s`; `series.rs`).
+    SeriesTick,
 }
 
 #[derive(Debug)]

@@ -10,6 +10,7 @@
 //! - Output files are written to temporary names and renamed into place, so a failure never
 //!   leaves a half-written or mixed set of results.
 
+pub mod columns;
 pub mod engine;
 pub mod error;
 pub mod event;
@@ -18,9 +19,11 @@ pub mod net;
 pub mod routing;
 pub mod run;
 pub mod scenario;
+pub mod series;
 pub mod topo;
 pub mod workload;
 
+pub use columns::{Column, Table};
 pub use error::Error;
 pub use scenario::Scenario;
 
@@ -40,12 +43,19 @@ pub struct Progress {
 }
 
 
-/// The results of one run: the three CONTRACT.md files, already rendered.
+/// The results of one run: the summary, and the tables as columns ([`Table`]).
+///
+/// `flows_csv` and `ports_csv` are the CSV text of `flows` and `ports` (rendered from them, so
+/// the two forms always agree); `timeseries` is present only when `[measure]
+/// sample_interval_s` is set, and is rendered to `timeseries.csv` only when written.
 #[derive(Clone, Debug)]
 pub struct Results {
     pub summary_json: String,
     pub flows_csv: String,
     pub ports_csv: String,
+    pub flows: Table,
+    pub ports: Table,
+    pub timeseries: Option<Table>,
 }
 
 /// Parses `text` (TOML; `origin` names it in messages), applies `--set`-style overrides
@@ -68,15 +78,21 @@ pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String),
 }
 
 impl Results {
-    /// Writes `summary.json`, `flows.csv`, `ports.csv` into `dir` (created if needed), each
-    /// through a temporary file and a rename.
+    /// Writes `summary.json`, `flows.csv`, `ports.csv` (and `timeseries.csv` when sampled)
+    /// into `dir` (created if needed), each through a temporary file and a rename. A
+    /// `timeseries.csv` left from an earlier run with sampling is removed when this run has
+    /// none, so a directory never mixes two runs.
     pub fn write_to(&self, dir: &std::path::Path) -> Result<(), Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let files = [("summary.json", &self.summary_json), ("flows.csv", &self.flows_csv), ("ports.csv", &self.ports_csv)];
-        // All three are fully written before any replaces an earlier result, so a full disk or
+        let series = self.timeseries.as_ref().map(Table::to_csv);
+        let mut files = vec![("summary.json", &self.summary_json), ("flows.csv", &self.flows_csv), ("ports.csv", &self.ports_csv)];
+        if let Some(ts) = &series {
+            files.push(("timeseries.csv", ts));
+        }
+        // All files are fully written before any replaces an earlier result, so a full disk or
         // a crash while writing leaves the previous set untouched.
         let mut written = Vec::new();
-        for (name, body) in files {
+        for (name, body) in &files {
             let tmp = dir.join(format!(".{name}.tmp"));
             if let Err(e) = std::fs::write(&tmp, body) {
                 for t in &written {
@@ -89,6 +105,12 @@ impl Results {
         }
         for ((name, _), tmp) in files.iter().zip(&written) {
             std::fs::rename(tmp, dir.join(name)).map_err(|e| Error::io(dir, e))?;
+        }
+        if series.is_none() {
+            let stale = dir.join("timeseries.csv");
+            if stale.exists() {
+                std::fs::remove_file(&stale).map_err(|e| Error::io(&stale, e))?;
+            }
         }
         Ok(())
     }

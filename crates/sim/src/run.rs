@@ -7,6 +7,7 @@
 //! - Every metric is computed here from the engine's raw counters; `docs/metrics.md` defines
 //!   each one and is kept in step with this file.
 
+use crate::columns::{CatBuilder, Column, Table};
 use crate::engine::Sim;
 use crate::metrics::{jain, mean, percentile, std_dev, variance, FlowObs};
 use crate::net::NodeKind;
@@ -21,15 +22,22 @@ use dcfair_core::qdisc::{DropReason, Qdisc, QdiscStats};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::SimTime;
 use serde_json::{json, Map, Value};
-use std::fmt::Write as _;
 
 /// Runs `sc` with `seed` (or the scenario's own).
 pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -> Result<Results, Error> {
     let seed = seed.unwrap_or(sc.seed);
     let wall = std::time::Instant::now();
-    let sim = simulate(sc, seed, progress)?;
+    let mut sim = simulate(sc, seed, progress)?;
     let wall_s = wall.elapsed().as_secs_f64();
-    Ok(render(sc, seed, &sim, sim.measured_rate_bps, wall_s))
+    Ok(finish(sc, seed, &mut sim, wall_s))
+}
+
+/// The result files of a finished run, with its time series if it sampled any.
+fn finish(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results {
+    let series = sim.series.take();
+    let mut results = render(sc, seed, sim, sim.measured_rate_bps, wall_s);
+    results.timeseries = series.map(crate::series::Series::into_table);
+    results
 }
 
 /// Runs `sc` like [`run`] and also returns the engine's event log (feature `trace`; the line
@@ -40,7 +48,7 @@ pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String),
     let wall = std::time::Instant::now();
     let mut sim = simulate(sc, seed, None)?;
     let wall_s = wall.elapsed().as_secs_f64();
-    let r = render(sc, seed, &sim, sim.measured_rate_bps, wall_s);
+    let r = finish(sc, seed, &mut sim, wall_s);
     Ok((r, std::mem::take(&mut sim.trace)))
 }
 
@@ -76,6 +84,7 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
         crate::scenario::TieBreak::FloatClock => sim.float_clock = true,
     }
     sim.schedule_starts();
+    sim.attach_series(sc)?;
     if sim.run(progress).is_break() {
         return Err(Error::Interrupted);
     }
@@ -221,7 +230,8 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, measured_rate_bps: f64, wall_s: f
     let mut summary_json = serde_json::to_string_pretty(&summary).expect("JSON of plain values");
     summary_json.push('\n');
 
-    Results { summary_json, flows_csv: flows_csv(sc, sim), ports_csv: ports_csv(sim, window) }
+    let (flows, ports) = (flows_table(sc, sim), ports_table(sim, window));
+    Results { summary_json, flows_csv: flows.to_csv(), ports_csv: ports.to_csv(), flows, ports, timeseries: None }
 }
 
 fn fct_of(f: &crate::workload::TcpFlow, o: &FlowObs) -> Option<f64> {
@@ -240,10 +250,6 @@ fn insert_fct(m: &mut Map<String, Value>, suffix: &str, fcts: &[f64]) {
     m.insert(format!("fct_std_s{suffix}"), num(std_dev(fcts)));
 }
 
-fn opt_s(t: Option<f64>) -> String {
-    t.map(|v| v.to_string()).unwrap_or_default()
-}
-
 /// Names of the flow groups by index: `Scenario::flow_groups()`, then `incast` if any.
 fn group_names(sc: &Scenario) -> Vec<&str> {
     let mut v: Vec<&str> = sc.flow_groups().into_iter().map(|(n, _)| n).collect();
@@ -253,77 +259,101 @@ fn group_names(sc: &Scenario) -> Vec<&str> {
     v
 }
 
-fn flows_csv(sc: &Scenario, sim: &Sim) -> String {
+/// `flows.csv` as columns: one row per flow, TCP flows first, then UDP sources.
+fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
     let groups = group_names(sc);
-    let mut s = String::from(
-        "flow_id,src,dst,kind,start_s,end_s,bytes_sent,bytes_delivered,pkts_in_window,fct_s,max_gap_s,retransmits,timeouts,group\n",
-    );
-    let name = |a: u32| &sim.net.nodes[a as usize].name;
+    let n = sim.tcp.len() + sim.udp.len();
+    let name = |a: u32| sim.net.nodes[a as usize].name.as_str();
+    let (mut flow_id, mut src, mut dst, mut kind) = (Vec::with_capacity(n), CatBuilder::new(), CatBuilder::new(), CatBuilder::new());
+    let (mut start_s, mut end_s, mut fct_s, mut max_gap_s) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let (mut bytes_sent, mut bytes_delivered, mut pkts_in_window, mut retransmits, mut timeouts) =
+        (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut group = CatBuilder::new();
     for (f, o) in sim.tcp.iter().zip(&sim.obs) {
         let st = f.sender.stats();
-        let end = o.completed.map(|c| c.as_secs_f64());
-        let fct = o.completed.map(|c| (c - f.start).as_secs_f64());
-        let _ = writeln!(
-            s,
-            "{},{},{},tcp,{},{},{},{},{},{},{},{},{},{}",
-            f.ids.flow,
-            name(f.ids.src),
-            name(f.ids.dst),
-            f.start.as_secs_f64(),
-            opt_s(end),
-            st.bytes_sent,
-            f.receiver.delivered_bytes(),
-            o.pkts_in_window,
-            opt_s(fct),
-            o.max_gap_until(f.start, sim.end).as_secs_f64(),
-            st.retransmits,
-            st.timeouts,
-            groups[f.group as usize]
-        );
+        flow_id.push(f.ids.flow as u64);
+        src.push(name(f.ids.src));
+        dst.push(name(f.ids.dst));
+        kind.push("tcp");
+        start_s.push(f.start.as_secs_f64());
+        end_s.push(o.completed.map_or(f64::NAN, |c| c.as_secs_f64()));
+        bytes_sent.push(st.bytes_sent);
+        bytes_delivered.push(f.receiver.delivered_bytes());
+        pkts_in_window.push(o.pkts_in_window);
+        fct_s.push(o.completed.map_or(f64::NAN, |c| (c - f.start).as_secs_f64()));
+        max_gap_s.push(o.max_gap_until(f.start, sim.end).as_secs_f64());
+        retransmits.push(st.retransmits);
+        timeouts.push(st.timeouts);
+        group.push(groups[f.group as usize]);
     }
     for u in &sim.udp {
         let o: &FlowObs = &sim.obs[u.flow as usize];
-        let _ = writeln!(
-            s,
-            "{},{},{},udp,{},,{},{},{},,{},0,0,udp",
-            u.flow,
-            name(u.src),
-            name(u.dst),
-            u.start.as_secs_f64(),
-            u.bytes_sent,
-            u.bytes_received,
-            o.pkts_in_window,
-            o.max_gap_until(u.start, sim.end).as_secs_f64()
-        );
+        flow_id.push(u.flow as u64);
+        src.push(name(u.src));
+        dst.push(name(u.dst));
+        kind.push("udp");
+        start_s.push(u.start.as_secs_f64());
+        end_s.push(f64::NAN);
+        bytes_sent.push(u.bytes_sent);
+        bytes_delivered.push(u.bytes_received);
+        pkts_in_window.push(o.pkts_in_window);
+        fct_s.push(f64::NAN);
+        max_gap_s.push(o.max_gap_until(u.start, sim.end).as_secs_f64());
+        retransmits.push(0);
+        timeouts.push(0);
+        group.push("udp");
     }
-    s
+    let mut t = Table::new();
+    t.push("flow_id", Column::U64(flow_id));
+    t.push("src", src.finish());
+    t.push("dst", dst.finish());
+    t.push("kind", kind.finish());
+    t.push("start_s", Column::F64(start_s));
+    t.push("end_s", Column::OptF64(end_s));
+    t.push("bytes_sent", Column::U64(bytes_sent));
+    t.push("bytes_delivered", Column::U64(bytes_delivered));
+    t.push("pkts_in_window", Column::U64(pkts_in_window));
+    t.push("fct_s", Column::OptF64(fct_s));
+    t.push("max_gap_s", Column::F64(max_gap_s));
+    t.push("retransmits", Column::U64(retransmits));
+    t.push("timeouts", Column::U64(timeouts));
+    t.push("group", group.finish());
+    t
 }
 
-fn ports_csv(sim: &Sim, window: f64) -> String {
-    // CONTRACT.md's columns first, in its order; then dcfair's additions.
-    let mut s = String::from("port,packets_out,bytes_out,utilization,drops,marks,max_queue_pkts");
+/// `ports.csv` as columns: one row per measured port. CONTRACT.md's columns first, in its
+/// order; then dcfair's additions.
+fn ports_table(sim: &Sim, window: f64) -> Table {
+    let measured: Vec<_> = sim.net.ports.iter().filter(|p| p.measured).collect();
+    let mut port = CatBuilder::new();
+    let mut kind = CatBuilder::new();
+    for p in &measured {
+        port.push(&p.name);
+        kind.push(p.queue.qdisc.name());
+    }
+    let u64s = |f: &dyn Fn(&crate::net::Port) -> u64| Column::U64(measured.iter().map(|p| f(p)).collect());
+    let mut t = Table::new();
+    t.push("port", port.finish());
+    t.push("packets_out", u64s(&|p| p.pkts_out));
+    t.push("bytes_out", u64s(&|p| p.bytes_out));
+    t.push(
+        "utilization",
+        Column::F64(
+            measured
+                .iter()
+                .map(|p| if window > 0.0 { p.window_bytes_out as f64 * 8.0 / (p.rate.as_f64() * window) } else { f64::NAN })
+                .collect(),
+        ),
+    );
+    t.push("drops", u64s(&|p| p.queue.stats.drops_pkts()));
+    t.push("marks", u64s(&|p| p.queue.stats.marks_total()));
+    t.push("max_queue_pkts", u64s(&|p| p.queue.stats.max_len_pkts));
     for r in DropReason::ALL {
-        let _ = write!(s, ",drops_{}", r.as_str());
+        t.push(format!("drops_{}", r.as_str()), u64s(&|p| p.queue.stats.drops_by_reason(r)));
     }
-    s.push_str(",queue_kind,rate_bps,max_queue_bytes\n");
-    for p in sim.net.ports.iter().filter(|p| p.measured) {
-        let st = &p.queue.stats;
-        let util = if window > 0.0 { p.window_bytes_out as f64 * 8.0 / (p.rate.as_f64() * window) } else { f64::NAN };
-        let _ = write!(
-            s,
-            "{},{},{},{},{},{},{}",
-            p.name,
-            p.pkts_out,
-            p.bytes_out,
-            util,
-            st.drops_pkts(),
-            st.marks_total(),
-            st.max_len_pkts
-        );
-        for r in DropReason::ALL {
-            let _ = write!(s, ",{}", st.drops_by_reason(r));
-        }
-        let _ = writeln!(s, ",{},{},{}", p.queue.qdisc.name(), p.rate.0, st.max_len_bytes);
-    }
-    s
+    t.push("queue_kind", kind.finish());
+    t.push("rate_bps", u64s(&|p| p.rate.0));
+    t.push("max_queue_bytes", u64s(&|p| p.queue.stats.max_len_bytes));
+    t
 }

@@ -102,13 +102,33 @@ pub enum TieBreak {
 }
 
 /// The measurement window is `[duration_s - window_s, duration_s]`.
-#[derive(Clone, Debug, Deserialize, Default)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeasureConfig {
     /// Length of the measurement window, seconds (default: the whole run).
     pub window_s: Option<f64>,
     /// Ports to measure, by name (`"sw->r0"`); default: the topology's bottlenecks.
     pub ports: Option<Vec<String>>,
+    /// Time series (`timeseries.csv`): sample queues and flows every this many seconds.
+    /// Default: off. See `series.rs`.
+    pub sample_interval_s: Option<f64>,
+    /// Sample every flow's delivered bytes (default true); `false` keeps only the queues,
+    /// which is what long runs of many flows want.
+    #[serde(default = "yes")]
+    pub sample_flows: bool,
+    /// Also sample every TCP sender's congestion window (needs `sample_interval_s`).
+    #[serde(default)]
+    pub cwnd: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for MeasureConfig {
+    fn default() -> Self {
+        MeasureConfig { window_s: None, ports: None, sample_interval_s: None, sample_flows: true, cwnd: false }
+    }
 }
 
 /// The `[routing]` table: how switches choose among equal-cost next hops (`routing.rs`).
@@ -389,6 +409,7 @@ impl Scenario {
             }
         }
         self.topology.validate().map_err(|e| e.within("topology"))?;
+        crate::series::validate(self).map_err(|e| e.within("measure"))?;
         self.queue.validate().map_err(|e| e.within("queue"))?;
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
         for (name, f) in self.flow_groups() {

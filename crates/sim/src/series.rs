@@ -1,0 +1,306 @@
+//! Time series: periodic samples of queues and flows (`[measure] sample_interval_s`).
+//!
+//! Off by default. When `measure.sample_interval_s` is set, one `SeriesTick` event fires at
+//! `0, T, 2T, ...` up to the end of the run (never past it: an incast that ends early ends its
+//! series there too), and each tick records, in long (tidy) form:
+//!
+//! - `queue_pkts`, `queue_bytes` of every measured port (what its discipline holds, not
+//!   counting the packet being serialized);
+//! - `delivered_bytes` of every flow: TCP in-order payload bytes delivered to the receiving
+//!   application, UDP wire bytes received (as in `flows.csv`'s `bytes_delivered`)
+//!   (unless `measure.sample_flows = false`, for long runs of many flows);
+//! - `cwnd_bytes` of every TCP sender, when `measure.cwnd = true`.
+//!
+//! Rules:
+//! - Nothing here is on the packet path: the whole cost is one event per interval, and per tick
+//!   a pass over the measured ports and the flows.
+//! - Tick `k` is at exactly `k * T` picoseconds (`T` rounded to the picosecond), so the sample
+//!   times never drift, and the series is a pure function of (scenario, seed).
+//! - The table's columns are `time_s, metric, port, flow_id, value`: `port` is empty for flow
+//!   metrics and `flow_id` empty for port metrics. `docs/metrics.md` documents them.
+//! - The number of rows is bounded up front ([`MAX_ROWS`]) so that a too-fine interval is
+//!   invalid input, not an out-of-memory crash an hour into the run.
+
+use crate::columns::{Column, Table};
+use crate::engine::Sim;
+use crate::event::Event;
+use crate::scenario::Scenario;
+use crate::Error;
+use dcfair_core::qdisc::ConfigError;
+use dcfair_core::time::SimTime;
+
+/// The metrics, in the order of their categorical codes.
+pub const METRICS: [&str; 4] = ["queue_pkts", "queue_bytes", "delivered_bytes", "cwnd_bytes"];
+const QUEUE_PKTS: u32 = 0;
+const QUEUE_BYTES: u32 = 1;
+const DELIVERED: u32 = 2;
+const CWND: u32 = 3;
+
+/// The most rows a run may sample (about 32 bytes each in memory).
+pub const MAX_ROWS: f64 = 50.0e6;
+
+/// Samples gathered during a run, as columns.
+#[derive(Debug, Default)]
+pub struct Series {
+    interval_ps: u64,
+    next_k: u64,
+    flows: bool,
+    cwnd: bool,
+    /// Port ids of the measured ports, and their names (the `port` levels).
+    ports: Vec<u32>,
+    port_names: Vec<String>,
+    time_s: Vec<f64>,
+    metric: Vec<u32>,
+    port: Vec<u32>,
+    flow: Vec<u64>,
+    value: Vec<f64>,
+}
+
+/// Rows one sample adds, and the number of samples, for a scenario with `ports` measured ports.
+fn estimate(sc: &Scenario, interval_s: f64, ports: f64) -> (f64, f64) {
+    let tcp: f64 = sc.flow_groups().iter().map(|(_, f)| f.count as f64).sum::<f64>()
+        + sc.incast.as_ref().map_or(0.0, |i| i.servers as f64);
+    let udp = if sc.udp.is_some() { 1.0 } else { 0.0 };
+    let flows = if sc.measure.sample_flows { tcp + udp } else { 0.0 };
+    let per_sample = 2.0 * ports + flows + if sc.measure.cwnd { tcp } else { 0.0 };
+    let samples = (sc.sim.duration_s / interval_s).floor() + 1.0;
+    (per_sample, samples)
+}
+
+/// Checks `measure.sample_interval_s` and `measure.cwnd` (keys relative to `[measure]`).
+pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
+    let Some(t) = sc.measure.sample_interval_s else {
+        if sc.measure.cwnd {
+            return Err(ConfigError::new("cwnd", "needs sample_interval_s (the time series are off without it)"));
+        }
+        if !sc.measure.sample_flows {
+            return Err(ConfigError::new("sample_flows", "needs sample_interval_s (the time series are off without it)"));
+        }
+        return Ok(());
+    };
+    if !t.is_finite() || t <= 0.0 {
+        return Err(ConfigError::new("sample_interval_s", format!("must be a positive number of seconds, got {t}")));
+    }
+    if t < 1e-9 {
+        return Err(ConfigError::new("sample_interval_s", format!("must be at least 1 ns, got {t}")));
+    }
+    // The measured ports are known only once the topology is built: count the named ones (or
+    // one) here; `Series::new` checks again with the real number.
+    let ports = sc.measure.ports.as_ref().map_or(1, Vec::len) as f64;
+    check_rows(sc, t, ports)
+}
+
+fn check_rows(sc: &Scenario, t: f64, ports: f64) -> Result<(), ConfigError> {
+    let (per_sample, samples) = estimate(sc, t, ports);
+    if per_sample * samples > MAX_ROWS {
+        return Err(ConfigError::new(
+            "sample_interval_s",
+            format!(
+                "{t} s gives {samples:.0} samples x {per_sample:.0} series = {:.3e} rows, more than {MAX_ROWS:.0e}; \
+                 sample less often, set sample_flows = false, or shorten the run",
+                per_sample * samples
+            ),
+        ));
+    }
+    Ok(())
+}
+
+impl Series {
+    /// The sampler for `sc`, or `None` when its time series are off; invalid input if the
+    /// series would exceed [`MAX_ROWS`] with the topology's real number of measured ports.
+    pub fn new(sc: &Scenario, sim: &Sim) -> Result<Option<Series>, Error> {
+        let Some(t) = sc.measure.sample_interval_s else { return Ok(None) };
+        let interval_ps = ((t * 1e12).round() as u64).max(1);
+        let ports: Vec<u32> = (0..sim.net.ports.len() as u32).filter(|&p| sim.net.ports[p as usize].measured).collect();
+        check_rows(sc, t, ports.len() as f64).map_err(|e| {
+            let e = e.within("measure");
+            Error::invalid(e.key, e.reason)
+        })?;
+        let port_names = ports.iter().map(|&p| sim.net.ports[p as usize].name.clone()).collect();
+        let (per_sample, samples) = estimate(sc, t, ports.len() as f64);
+        let rows = (per_sample * samples.min(1e6)) as usize;
+        Ok(Some(Series {
+            interval_ps,
+            flows: sc.measure.sample_flows,
+            cwnd: sc.measure.cwnd,
+            ports,
+            port_names,
+            time_s: Vec::with_capacity(rows),
+            metric: Vec::with_capacity(rows),
+            port: Vec::with_capacity(rows),
+            flow: Vec::with_capacity(rows),
+            value: Vec::with_capacity(rows),
+            ..Default::default()
+        }))
+    }
+
+    /// The time of the next tick.
+    pub fn next_time(&self) -> SimTime {
+        SimTime(self.next_k.saturating_mul(self.interval_ps))
+    }
+
+    #[inline]
+    fn row(&mut self, t: f64, metric: u32, port: u32, flow: u64, value: f64) {
+        self.time_s.push(t);
+        self.metric.push(metric);
+        self.port.push(port);
+        self.flow.push(flow);
+        self.value.push(value);
+    }
+
+    /// Records one sample of `sim` at `now`.
+    fn sample(&mut self, now: SimTime, sim: &Sim) {
+        let t = now.as_secs_f64();
+        for i in 0..self.ports.len() {
+            let st = &sim.net.ports[self.ports[i] as usize].queue.stats;
+            let (pkts, bytes) = (st.queued_pkts() as f64, st.queued_bytes() as f64);
+            self.row(t, QUEUE_PKTS, i as u32, u64::MAX, pkts);
+            self.row(t, QUEUE_BYTES, i as u32, u64::MAX, bytes);
+        }
+        if self.flows {
+            for f in &sim.tcp {
+                self.row(t, DELIVERED, u32::MAX, f.ids.flow as u64, f.receiver.delivered_bytes() as f64);
+            }
+            for u in &sim.udp {
+                self.row(t, DELIVERED, u32::MAX, u.flow as u64, u.bytes_received as f64);
+            }
+        }
+        if self.cwnd {
+            for f in &sim.tcp {
+                self.row(t, CWND, u32::MAX, f.ids.flow as u64, f.sender.cwnd_bytes() as f64);
+            }
+        }
+    }
+
+    /// The samples as a table: `time_s, metric, port, flow_id, value`.
+    pub fn into_table(self) -> Table {
+        let mut t = Table::new();
+        t.push("time_s", Column::F64(self.time_s));
+        t.push("metric", Column::Cat { codes: self.metric, levels: METRICS.iter().map(|s| s.to_string()).collect() });
+        t.push("port", Column::Cat { codes: self.port, levels: self.port_names });
+        t.push("flow_id", Column::OptU64(self.flow));
+        t.push("value", Column::F64(self.value));
+        t
+    }
+}
+
+impl Sim {
+    /// Attaches the scenario's sampler, if its time series are on, and schedules its first tick.
+    pub fn attach_series(&mut self, sc: &Scenario) -> Result<(), Error> {
+        self.series = Series::new(sc, self)?;
+        if let Some(s) = &self.series {
+            let at = s.next_time();
+            self.q.schedule(at, Event::SeriesTick);
+        }
+        Ok(())
+    }
+
+    /// A `SeriesTick`: sample, then schedule the next tick if it falls inside the run.
+    pub(crate) fn series_tick(&mut self, now: SimTime) {
+        let Some(mut s) = self.series.take() else { return };
+        s.sample(now, self);
+        s.next_k += 1;
+        let next = s.next_time();
+        if next <= self.end && next > now {
+            self.q.schedule(next, Event::SeriesTick);
+        }
+        self.series = Some(s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::columns::Column;
+    use crate::{load_scenario, run, Error};
+
+    const MINI: &str = r#"
+        name = "mini"
+        [sim]
+        duration_s = 0.5
+        [topology]
+        kind = "dumbbell"
+        senders = 3
+        access_rate_mbps = 1000.0
+        access_delay_us = 10.0
+        bottleneck_rate_mbps = 100.0
+        bottleneck_delay_us = 10.0
+        [queue]
+        kind = "droptail"
+        limit_pkts = 20
+        [flows]
+        count = 3
+        [udp]
+        rate_fraction = 0.05
+    "#;
+
+    fn go(extra: &[(&str, &str)]) -> crate::Results {
+        let ov: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        run(&load_scenario(MINI, "mini.toml", &ov).unwrap(), None, None).unwrap()
+    }
+
+    fn without_events(summary: &str) -> String {
+        summary.lines().filter(|l| !l.contains("\"events\"") && !l.contains("wall_time_s")).collect()
+    }
+
+    // --- what is sampled ------------------------------------------------------------------
+    #[test]
+    fn off_by_default() {
+        assert!(go(&[]).timeseries.is_none());
+    }
+
+    #[test]
+    fn one_row_per_series_per_tick_including_both_ends() {
+        let r = go(&[("measure.sample_interval_s", "0.1"), ("measure.cwnd", "true")]);
+        let t = r.timeseries.unwrap();
+        // 6 ticks (0, 0.1, ..., 0.5) x (2 queue series + 4 delivered (3 TCP + UDP) + 3 cwnd).
+        assert_eq!(t.rows(), 6 * 9);
+        let Some(Column::F64(times)) = t.column("time_s") else { panic!() };
+        assert_eq!(times[0], 0.0);
+        assert_eq!(*times.last().unwrap(), 0.5);
+        let Some(Column::Cat { codes, levels }) = t.column("metric") else { panic!() };
+        assert_eq!(levels, &["queue_pkts", "queue_bytes", "delivered_bytes", "cwnd_bytes"]);
+        assert_eq!(&codes[..9], &[0, 1, 2, 2, 2, 2, 3, 3, 3]);
+        let csv = t.to_csv();
+        assert!(csv.starts_with("time_s,metric,port,flow_id,value\n0,queue_pkts,sw->r0,,0\n0,queue_bytes,sw->r0,,0\n0,delivered_bytes,,0,0\n"), "{csv}");
+    }
+
+    #[test]
+    fn queues_only() {
+        let r = go(&[("measure.sample_interval_s", "0.1"), ("measure.sample_flows", "false"), ("measure.cwnd", "true")]);
+        assert_eq!(r.timeseries.unwrap().rows(), 6 * (2 + 3));
+    }
+
+    #[test]
+    fn delivered_bytes_end_where_flows_csv_ends() {
+        let r = go(&[("measure.sample_interval_s", "0.25")]);
+        let csv = r.timeseries.unwrap().to_csv();
+        let last: Vec<&str> = csv.lines().filter(|l| l.starts_with("0.5,delivered_bytes")).map(|l| l.rsplit(',').next().unwrap()).collect::<Vec<_>>();
+        let flows: Vec<String> = r.flows_csv.lines().skip(1).map(|l| l.split(',').nth(7).unwrap().to_string()).collect();
+        assert_eq!(last, flows);
+    }
+
+    // --- sampling changes nothing else -----------------------------------------------------
+    #[test]
+    fn sampling_leaves_the_results_unchanged() {
+        let a = go(&[]);
+        let b = go(&[("measure.sample_interval_s", "0.01"), ("measure.cwnd", "true")]);
+        assert_eq!(a.flows_csv, b.flows_csv);
+        assert_eq!(a.ports_csv, b.ports_csv);
+        assert_eq!(without_events(&a.summary_json), without_events(&b.summary_json));
+    }
+
+    // --- invalid input ---------------------------------------------------------------------
+    #[test]
+    fn bad_intervals_name_their_key() {
+        for (k, v) in [("measure.sample_interval_s", "0"), ("measure.sample_interval_s", "-1"), ("measure.sample_interval_s", "1e-12")] {
+            match load_scenario(MINI, "m.toml", &[(k.to_string(), v.to_string())]) {
+                Err(Error::Invalid { key, .. }) => assert_eq!(key, "measure.sample_interval_s"),
+                other => panic!("{v}: {other:?}"),
+            }
+        }
+        match load_scenario(MINI, "m.toml", &[("measure.cwnd".to_string(), "true".to_string())]) {
+            Err(Error::Invalid { key, .. }) => assert_eq!(key, "measure.cwnd"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
