@@ -1,14 +1,7 @@
-"""Shared helpers for the Python tests.
-
-Tests that need a real simulation are marked ``needs_engine`` and call ``skip_if_engine_stub``
-(or use ``engine_or_skip``): they skip only while the engine answers with its stub error
-"engine not built yet", and run (and must pass) as soon as the engine lands. Any other outcome
-is asserted on, so none of them can pass silently.
-"""
+"""Shared helpers for the Python tests: run the `dcfair` command, check clean errors."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -18,7 +11,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 LONGFLOWS = REPO / "scenarios" / "papers" / "hcf" / "longflows.toml"
-ENGINE_STUB = "engine not built yet"
 
 
 def dcfair(*args: str, cwd=None, timeout: float = 600, env=None) -> subprocess.CompletedProcess:
@@ -33,23 +25,6 @@ def dcfair(*args: str, cwd=None, timeout: float = 600, env=None) -> subprocess.C
         timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
-
-
-def skip_if_engine_stub(proc: subprocess.CompletedProcess) -> None:
-    """Skip the test if (and only if) the command failed with the engine's stub error."""
-    if proc.returncode == 1 and ENGINE_STUB in proc.stderr:
-        pytest.skip(f"{ENGINE_STUB} (crates/sim is still the stub)")
-
-
-@contextlib.contextmanager
-def engine_or_skip():
-    """Skip the test if (and only if) the block raises the engine's stub RuntimeError."""
-    try:
-        yield
-    except RuntimeError as e:
-        if ENGINE_STUB in str(e):
-            pytest.skip(f"{ENGINE_STUB} (crates/sim is still the stub)")
-        raise
 
 
 def assert_clean_error(proc: subprocess.CompletedProcess, code: int, *needles: str) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LONGFLOWS, REPO, assert_clean_error, dcfair, skip_if_engine_stub
+from conftest import LONGFLOWS, REPO, assert_clean_error, dcfair
 
 # A short run: 2 simulated seconds, measured over the last one (the window must fit the run).
 SHORT = ("--set", "sim.duration_s=2", "--set", "measure.window_s=1")
@@ -247,50 +247,40 @@ def test_progress_line_draws_and_clears():
 # ---------------------------------------------------------------- with the real engine
 
 
-@pytest.mark.needs_engine
 def test_validate_the_paper_scenario():
     p = dcfair("validate", LONGFLOWS)
-    skip_if_engine_stub(p)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("ok: hcf-longflows (duration 180 s")
 
 
-@pytest.mark.needs_engine
 def test_validate_with_overrides():
     p = dcfair("validate", LONGFLOWS, "--set", "queue.kind=hcf", "--set", "sim.duration_s=20")
-    skip_if_engine_stub(p)
     assert p.returncode == 0, p.stderr
     assert "duration 20 s" in p.stdout
 
 
-@pytest.mark.needs_engine
 @pytest.mark.parametrize("cmd", ["run", "validate"])
 def test_unknown_key_in_file_is_invalid_input(cmd, tmp_path):
     f = tmp_path / "typo.toml"
     f.write_text(LONGFLOWS.read_text() + "\n[bogus_section]\nfoo = 1\n")
     p = dcfair(cmd, f, "--out", tmp_path / "out") if cmd == "run" else dcfair(cmd, f)
-    skip_if_engine_stub(p)
     assert_clean_error(p, 2, "dcfair: invalid input: ", "bogus_section")
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.needs_engine
 @pytest.mark.parametrize(
     "override, key",
     [("queue.kind=no_such_discipline", "queue.kind"), ("no_such_key=1", "no_such_key"), ("queue.limit_pkts=-5", "queue.limit_pkts")],
 )
 def test_bad_override_is_invalid_input(override, key, tmp_path):
     p = dcfair("run", LONGFLOWS, "--set", override, "--out", tmp_path / "out")
-    skip_if_engine_stub(p)
     assert_clean_error(p, 2, f"dcfair: invalid input: {key}")
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.needs_engine
 def test_run_writes_the_contract_files(tmp_path):
     out = tmp_path / "out"
     p = dcfair("run", LONGFLOWS, *SHORT, "--seed", "7", "--out", out)
-    skip_if_engine_stub(p)
     assert p.returncode == 0, p.stderr
     assert sorted(x.name for x in out.iterdir()) == ["flows.csv", "ports.csv", "summary.json"]
     summary = json.loads((out / "summary.json").read_text())
@@ -304,21 +294,17 @@ def test_run_writes_the_contract_files(tmp_path):
     assert "\r" not in p.stderr and "\x1b[" not in p.stdout
 
 
-@pytest.mark.needs_engine
 def test_default_out_dir_is_out_slash_name(tmp_path):
     p = dcfair("run", LONGFLOWS, *SHORT, "--quiet", cwd=tmp_path)
-    skip_if_engine_stub(p)
     assert p.returncode == 0, p.stderr
     assert p.stdout == ""
     assert (tmp_path / "out" / "hcf-longflows" / "summary.json").exists()
 
 
-@pytest.mark.needs_engine
 def test_same_seed_same_bytes(tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     for d in (a, b):
         p = dcfair("run", LONGFLOWS, *SHORT, "--quiet", "--out", d)
-        skip_if_engine_stub(p)
         assert p.returncode == 0, p.stderr
     assert (a / "flows.csv").read_bytes() == (b / "flows.csv").read_bytes()
     assert (a / "ports.csv").read_bytes() == (b / "ports.csv").read_bytes()
@@ -327,7 +313,6 @@ def test_same_seed_same_bytes(tmp_path):
     assert sa == sb
 
 
-@pytest.mark.needs_engine
 def test_ctrl_c_stops_a_long_run_cleanly(tmp_path):
     out = tmp_path / "out"
     (tmp_path / "out").mkdir()
@@ -337,7 +322,6 @@ def test_ctrl_c_stops_a_long_run_cleanly(tmp_path):
     time.sleep(3.0)
     if proc.poll() is not None:  # ended before the signal: the stub, or an error worth seeing
         stdout, stderr = proc.communicate()
-        skip_if_engine_stub(subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr))
         pytest.fail(f"the run ended before Ctrl-C: {proc.returncode} {stderr}")
     t0 = time.monotonic()
     proc.send_signal(signal.SIGINT)

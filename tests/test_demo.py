@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from conftest import ENGINE_STUB, LONGFLOWS, REPO
+from conftest import LONGFLOWS, REPO
 
 
 def test_mean_std():
@@ -33,15 +33,12 @@ def test_comparison_table_has_a_column_per_discipline_in_order():
     assert table[1] == ["starved_fraction", "0.32 ± 0", "0.015 ± 0"]
 
 
-@pytest.mark.needs_engine
 def test_small_demo(tmp_path):
     out = tmp_path / "demo"
     cmd = [sys.executable, "-m", "dcfair.demo", "--scenario", str(LONGFLOWS), "--disciplines", "droptail,hcf",
            "--seeds", "2", "--duration", "12",  # > measure.window_s = 10
            "--out", str(out)]
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
-    if p.returncode == 1 and ENGINE_STUB in p.stderr:
-        pytest.skip(f"{ENGINE_STUB} (crates/sim is still the stub)")
     assert p.returncode == 0, p.stderr
     import pandas as pd
 

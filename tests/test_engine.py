@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from conftest import LONGFLOWS, engine_or_skip
+from conftest import LONGFLOWS
 
 from dcfair import _engine
 
@@ -84,30 +84,24 @@ def test_api_override_forms():
 # ---------------------------------------------------------------- with the real engine
 
 
-@pytest.mark.needs_engine
 def test_load_scenario_returns_name_seed_duration():
-    with engine_or_skip():
-        info = _engine.load_scenario(LONGFLOWS.read_text(), str(LONGFLOWS), [("sim.duration_s", "20")])
+    info = _engine.load_scenario(LONGFLOWS.read_text(), str(LONGFLOWS), [("sim.duration_s", "20")])
     assert info["name"] == "hcf-longflows"
     assert info["seed"] == 1
     assert info["duration_s"] == 20.0
 
 
-@pytest.mark.needs_engine
 def test_unknown_key_raises_invalid_input_with_the_key():
-    with engine_or_skip():
-        with pytest.raises(_engine.InvalidInput) as ei:
-            _engine.load_scenario(LONGFLOWS.read_text(), str(LONGFLOWS), [("queue.no_such_knob", "1")])
+    with pytest.raises(_engine.InvalidInput) as ei:
+        _engine.load_scenario(LONGFLOWS.read_text(), str(LONGFLOWS), [("queue.no_such_knob", "1")])
     assert "queue.no_such_knob" in ei.value.key
 
 
-@pytest.mark.needs_engine
 def test_run_returns_summary_json_and_writes_nothing_without_out_dir(tmp_path, monkeypatch):
     import json
 
     monkeypatch.chdir(tmp_path)
-    with engine_or_skip():
-        text = _engine.run(LONGFLOWS.read_text(), str(LONGFLOWS), [("sim.duration_s", "1"), ("measure.window_s", "0.5")], 3)
+    text = _engine.run(LONGFLOWS.read_text(), str(LONGFLOWS), [("sim.duration_s", "1"), ("measure.window_s", "0.5")], 3)
     summary = json.loads(text)
     assert summary["seed"] == 3 and summary["scenario"] == "hcf-longflows"
     assert list(tmp_path.iterdir()) == []
@@ -117,7 +111,6 @@ class _Stop(Exception):
     pass
 
 
-@pytest.mark.needs_engine
 @pytest.mark.parametrize("exc", [_Stop, KeyboardInterrupt])
 def test_an_exception_in_progress_stops_the_run(tmp_path, exc):
     calls = []
@@ -127,9 +120,8 @@ def test_an_exception_in_progress_stops_the_run(tmp_path, exc):
         raise exc()
 
     out = tmp_path / "out"
-    with engine_or_skip():
-        with pytest.raises(exc):
-            _engine.run(LONGFLOWS.read_text(), str(LONGFLOWS), [("sim.duration_s", "100000")], None, str(out), progress)
+    with pytest.raises(exc):
+        _engine.run(LONGFLOWS.read_text(), str(LONGFLOWS), [("sim.duration_s", "100000")], None, str(out), progress)
     assert len(calls) == 1
     sim_time_s, duration_s, events, wall_time_s = calls[0]
     assert 0 <= sim_time_s <= duration_s == 100000.0 and events >= 0 and wall_time_s > 0

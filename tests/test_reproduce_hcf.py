@@ -13,7 +13,6 @@ import pytest
 
 from conftest import dcfair
 
-pytestmark = pytest.mark.needs_engine
 
 ALL = [
     "hcf-throughput", "hcf-starvation", "hcf-buffer", "hcf-credits", "hcf-bins", "hcf-period",
