@@ -37,6 +37,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 TCL = os.path.join(REPO, "validation/ns2/longflows.tcl")
+sys.path.insert(0, os.path.join(REPO, "validation/ns2"))
+from run_ns2 import ns_version  # noqa: E402  (one probe of ns-2's version for both scripts)
 
 
 def log(msg: str) -> None:
@@ -99,26 +101,6 @@ def machine() -> dict:
     return {"cpu_model": cpu, "logical_cpus": os.cpu_count(), "system": platform.system(),
             "release": platform.release(), "machine": platform.machine(),
             "python": platform.python_version()}
-
-
-def ns_version(ns: str) -> dict:
-    info = {"ns_path": shutil.which(ns)}
-    with tempfile.NamedTemporaryFile("w", suffix=".tcl", delete=False) as f:
-        f.write("puts [ns-version]; exit 0\n")
-        probe = f.name
-    try:
-        r = subprocess.run([ns, probe], capture_output=True, text=True, timeout=60)
-        info["ns_version"] = r.stdout.strip() or None
-    finally:
-        os.unlink(probe)
-    try:
-        r = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "ns2"],
-                           capture_output=True, text=True, timeout=30)
-        if r.returncode == 0:
-            info["debian_package"] = f"ns2 {r.stdout.strip()}"
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return info
 
 
 def main(argv=None) -> int:

@@ -19,13 +19,15 @@ import argparse
 import datetime
 import hashlib
 import json
-import math
 import os
 import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import run_ns2  # noqa: E402
+
 SIMRUN = os.path.join(REPO, "target/release/examples/simrun")
 SCENARIO = "scenarios/papers/hcf/longflows.toml"
 QDISCS = ("droptail", "red", "sfq", "drr", "hcf")
@@ -34,20 +36,8 @@ AGG = ("starved_fraction", "throughput_variance_pkts", "jain_index", "utilizatio
 
 
 def aggregate(runs: list[dict]) -> dict:
-    out: dict = {}
-    for q in dict.fromkeys(r["qdisc"] for r in runs):
-        rs = [r for r in runs if r["qdisc"] == q]
-        agg: dict = {"n_runs": len(rs), "seeds": [r["seed"] for r in rs]}
-        for m in AGG:
-            v = [r["metrics"][m] for r in rs if r["metrics"].get(m) is not None]
-            if not v:
-                agg[m] = None
-                continue
-            mean = sum(v) / len(v)
-            std = math.sqrt(sum((x - mean) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0
-            agg[m] = {"mean": mean, "std": std, "min": min(v), "max": max(v), "n": len(v)}
-        out[q] = agg
-    return out
+    """The same summary as run_ns2.py's, over this script's metrics."""
+    return run_ns2.aggregate(runs, AGG)
 
 
 def main(argv=None) -> int:

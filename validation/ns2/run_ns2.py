@@ -200,13 +200,14 @@ def _children_rusage():
     return (r.ru_utime + r.ru_stime, r.ru_maxrss)
 
 
-def aggregate(runs: list[dict]) -> dict:
-    """mean, sample std (n-1), min, max and n of each metric, per discipline."""
+def aggregate(runs: list[dict], metrics=None) -> dict:
+    """mean, sample std (n-1), min, max and n of each metric (default AGG_METRICS), per
+    discipline. run_dcfair.py uses it too, so both simulators are summarized alike."""
     out: dict = {}
     for q in dict.fromkeys(r["qdisc"] for r in runs):
         rs = [r for r in runs if r["qdisc"] == q]
         agg = {"n_runs": len(rs), "seeds": [r["seed"] for r in rs]}
-        for m in AGG_METRICS:
+        for m in metrics or AGG_METRICS:
             v = [r["metrics"][m] for r in rs if r["metrics"].get(m) is not None]
             if not v:
                 agg[m] = None
