@@ -7,7 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 LONGFLOWS = REPO / "scenarios" / "papers" / "hcf" / "longflows.toml"

@@ -62,14 +62,32 @@ def format_rate(per_s: float) -> str:
     return f"{per_s:.0f} "
 
 
-class ProgressLine:
-    """``progress(sim_time_s, duration_s, events, wall_time_s)`` drawing one live stderr line."""
+class _LiveLine:
+    """One stderr line redrawn in place (``\\r`` + erase); ``close()`` erases it."""
 
     def __init__(self, label: str, stream: Optional[TextIO] = None):
         self.label = label
         self.stream = sys.stderr if stream is None else stream
-        self._last: Optional[Tuple[float, int]] = None  # (wall, events) at the previous call
         self._drawn = False
+
+    def _draw(self, text: str) -> None:
+        self.stream.write("\r\x1b[K" + text)
+        self.stream.flush()
+        self._drawn = True
+
+    def close(self) -> None:
+        if self._drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._drawn = False
+
+
+class ProgressLine(_LiveLine):
+    """``progress(sim_time_s, duration_s, events, wall_time_s)`` drawing one live stderr line."""
+
+    def __init__(self, label: str, stream: Optional[TextIO] = None):
+        super().__init__(label, stream)
+        self._last: Optional[Tuple[float, int]] = None  # (wall, events) at the previous call
 
     def __call__(self, sim_time_s: float, duration_s: float, events: int, wall_time_s: float) -> None:
         if self._last is not None and wall_time_s > self._last[0]:
@@ -82,15 +100,7 @@ class ProgressLine:
             f"{self.label}: {sim_time_s:,.2f} / {duration_s:,.2f} s simulated ({pct:3.0f}%)"
             f"  {format_rate(rate)}events/s  {wall_time_s:,.1f} s"
         )
-        self.stream.write("\r\x1b[K" + line)
-        self.stream.flush()
-        self._drawn = True
-
-    def close(self) -> None:
-        if self._drawn:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self._drawn = False
+        self._draw(line)
 
 
 def format_duration(seconds: float) -> str:
@@ -103,7 +113,7 @@ def format_duration(seconds: float) -> str:
     return f"{h}:{m:02d}:{sec:02d}" if h else f"{m}:{sec:02d}"
 
 
-class PointsProgress:
+class PointsProgress(_LiveLine):
     """``on_done(done, total, point, record)`` for :func:`dcfair.runner.run_points`: one live
     stderr line (points done, reused, failed, elapsed, time left). Construct it only when
     :func:`live_progress_wanted`; failures are also printed as lines of their own.
@@ -114,14 +124,12 @@ class PointsProgress:
     def __init__(self, label: str, stream: Optional[TextIO] = None, clock=None):
         import time
 
-        self.label = label
-        self.stream = sys.stderr if stream is None else stream
+        super().__init__(label, stream)
         self._clock = clock or time.monotonic
         self._t0 = self._clock()
         self._first_run: Optional[int] = None  # points done when the first real run ended
         self.cached = 0
         self.failed = 0
-        self._drawn = False
 
     def __call__(self, done: int, total: int, point: Any, rec: Dict[str, Any]) -> None:
         now = self._clock()
@@ -140,15 +148,7 @@ class PointsProgress:
         parts.append(f"{format_duration(el)} elapsed")
         if 0 < ran and done < total and el > 0:
             parts.append(f"~{format_duration(el / ran * (total - done))} left")
-        self.stream.write("\r\x1b[K" + ", ".join(parts))
-        self.stream.flush()
-        self._drawn = True
-
-    def close(self) -> None:
-        if self._drawn:
-            self.stream.write("\r\x1b[K")
-            self.stream.flush()
-            self._drawn = False
+        self._draw(", ".join(parts))
 
 
 def _point_name(point: Any) -> str:

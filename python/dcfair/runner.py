@@ -26,10 +26,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -281,23 +280,3 @@ def _run_on_ray(address: str, jobs: Optional[int], todo, texts: Dict[str, str], 
     finally:
         if started:
             ray.shutdown()
-
-
-def progress_printer(label: str, stream=None) -> Callable[[int, int, Point, Dict[str, Any]], None]:
-    """An ``on_done`` that prints one line per finished point to stderr (quiet under CI)."""
-    stream = stream or sys.stderr
-    quiet = bool(os.environ.get("CI"))
-    t0 = time.perf_counter()
-
-    def show(done: int, total: int, p: Point, rec: Dict[str, Any]) -> None:
-        if quiet and rec.get("ok", False):
-            return
-        el = time.perf_counter() - t0
-        what = ", ".join(f"{k}={v}" for k, v in p.labels) + f", seed {p.seed}"
-        status = "cached" if rec.get("cached") else ("ok" if rec.get("ok") else f"FAILED: {rec.get('message')}")
-        left = ""
-        if 0 < done < total and not rec.get("cached") and el > 0:
-            left = f", ~{el / done * (total - done):.0f} s left"
-        print(f"[{label} {done}/{total}{left}] {what}: {status}", file=stream, flush=True)
-
-    return show

@@ -30,10 +30,7 @@ Rules:
 from __future__ import annotations
 
 import json
-import math
 import os
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import math
 import sys
 from typing import IO, Iterable
 

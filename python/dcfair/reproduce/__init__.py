@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
@@ -136,8 +136,15 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
     r = reps[name]
     out = Path(out)
     points = r.plan(quick)
-    on_done = runner.progress_printer(name) if progress else None
-    records = runner.run_points(points, out / "runs", jobs=jobs, on_done=on_done)
+    from dcfair import display
+
+    # The same live line as sweeps: on a terminal only, never in pipes or CI.
+    on_done = display.PointsProgress(name) if progress and display.live_progress_wanted(False) else None
+    try:
+        records = runner.run_points(points, out / "runs", jobs=jobs, on_done=on_done)
+    finally:
+        if on_done is not None:
+            on_done.close()
     failed = [rec for rec in records if not rec.get("ok")]
     if failed:
         msgs = sorted({rec.get("message", "?") for rec in failed})
