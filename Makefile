@@ -20,7 +20,7 @@ EXT := python/dcfair/_engine.abi3.so
 STAMP := $(VENV)/.dcfair-tools
 RUST_SRC := Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
 # One release build serves the extension and `cargo test` (see `test-rust`).
-CARGO_TEST := cargo test --workspace --release
+CARGO_TEST := cargo test --workspace --release --all-targets
 # pyo3's build script looks at the interpreter: name the venv's so that maturin and plain cargo
 # agree and do not rebuild pyo3 (and the crates above it) for each other.
 export PYO3_PYTHON := $(abspath $(PY))

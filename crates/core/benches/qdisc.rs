@@ -14,7 +14,7 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use dcfair_core::packet::Packet;
-use dcfair_core::qdisc::hcf::PeriodKind;
+use dcfair_core::qdisc::hcf::{HcfConfig, PeriodKind};
 use dcfair_core::qdisc::{PortContext, Qdisc, QdiscEvents, QdiscKind, QueueConfig};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
@@ -35,16 +35,15 @@ const CASES: &[Case] = &[
     ("hcf", |q| q.kind = QdiscKind::Hcf),
     ("hcf_bloom3", |q| {
         q.kind = QdiscKind::Hcf;
-        q.hcf.hashes = 3;
+        q.hcf = Some(HcfConfig { hashes: 3, ..HcfConfig::default() });
     }),
     ("hcf_fixed_100us", |q| {
         q.kind = QdiscKind::Hcf;
-        q.hcf.period = PeriodKind::Fixed;
-        q.hcf.period_us = Some(100.0);
+        q.hcf = Some(HcfConfig { period: PeriodKind::Fixed, period_us: Some(100.0), ..HcfConfig::default() });
     }),
-    // ("red", |q| q.kind = QdiscKind::Red),
-    // ("sfq", |q| q.kind = QdiscKind::Sfq),
-    // ("drr", |q| q.kind = QdiscKind::Drr),
+    ("red", |q| q.kind = QdiscKind::Red),
+    ("sfq", |q| q.kind = QdiscKind::Sfq),
+    ("drr", |q| q.kind = QdiscKind::Drr),
 ];
 
 fn packet(uid: u64, flow: u32) -> Packet {

@@ -58,25 +58,23 @@ impl FatTreeConfig {
         let cores: Vec<u32> = (0..h * h).map(|i| net.add_node(NodeKind::Switch, format!("c{i}"))).collect();
         // Down links first at every switch: hosts under edges, then edges under aggregations,
         // then aggregations under cores (pod order).
-        for p in 0..k as usize {
-            for i in 0..h as usize {
-                for j in 0..h as usize {
-                    let host = hosts[(p * h as usize + i) * h as usize + j];
-                    kit.link(&mut net, edge[p][i], host, host_link);
+        let per_edge = h as usize;
+        for (e, &sw) in edge.iter().flatten().enumerate() {
+            for &host in &hosts[e * per_edge..(e + 1) * per_edge] {
+                kit.link(&mut net, sw, host, host_link);
+            }
+        }
+        for (pod_aggs, pod_edges) in agg.iter().zip(&edge) {
+            for &a in pod_aggs {
+                for &e in pod_edges {
+                    kit.link(&mut net, a, e, fabric);
                 }
             }
         }
-        for p in 0..k as usize {
-            for j in 0..h as usize {
-                for i in 0..h as usize {
-                    kit.link(&mut net, agg[p][j], edge[p][i], fabric);
-                }
-            }
-        }
-        for c in 0..(h * h) as usize {
-            let j = c / h as usize; // the aggregation index this core serves in every pod
-            for p in 0..k as usize {
-                kit.link(&mut net, cores[c], agg[p][j], fabric);
+        for (c, &core) in cores.iter().enumerate() {
+            let j = c / per_edge; // the aggregation index this core serves in every pod
+            for pod_aggs in &agg {
+                kit.link(&mut net, core, pod_aggs[j], fabric);
             }
         }
         let measured = switch_to_host_ports(&net);
