@@ -327,20 +327,23 @@ impl Sim {
     #[inline]
     fn start_tx(&mut self, pid: u32, now: SimTime) {
         let port = &mut self.net.ports[pid as usize];
-        let Some(pkt) = port.queue.dequeue(now) else {
-            port.queue.ev.dropped.clear();
-            return;
-        };
+        let next = port.queue.dequeue(now);
         port.queue.ev.dropped.clear();
+        let Some(pkt) = next else { return };
         #[cfg(feature = "trace")]
         if port.measured {
             use std::fmt::Write as _;
             let _ = writeln!(self.trace, "- {} {pid} {} {} {}", trace::t(now), pkt.flow, pkt.seq, pkt.size);
         }
         let done = now + port.rate.tx_time(pkt.size as u64);
-        // shadow clock, as ns-2's LinkDelay: resume at now + txt, arrival at now + (txt + delay)
-        let txt_f = 8.0 * pkt.size as f64 / port.rate_f;
-        let (done_f, at_f) = (self.fnow + txt_f, self.fnow + (txt_f + port.delay_f));
+        // shadow clock, as ns-2's LinkDelay: resume at now + txt, arrival at now + (txt + delay);
+        // only float-clock runs need it
+        let (done_f, at_f) = if self.float_clock {
+            let txt_f = 8.0 * pkt.size as f64 / port.rate_f;
+            (self.fnow + txt_f, self.fnow + (txt_f + port.delay_f))
+        } else {
+            (0.0, 0.0)
+        };
         port.busy_until = done;
         port.busy_until_f = done_f;
         port.pkts_out += 1;
