@@ -29,7 +29,7 @@ use crate::event::{Event, EventQueue};
 use crate::metrics::FlowObs;
 use crate::net::{Network, NodeKind};
 use crate::routing::Routes;
-use crate::workload::{Incast, TcpFlow, UdpSource};
+use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
 use crate::{Progress, ProgressFn};
 use std::ops::ControlFlow;
 use dcfair_core::packet::{Packet, Proto, NO_VIA};
@@ -411,22 +411,11 @@ impl Sim {
                 }
             }
             if let Some(ic) = &mut self.incast {
-                if let Some(i) = ic.server_of(f as u32) {
-                    let target = ic.per_server * ic.issued as u64;
-                    if !ic.answered[i] && ic.issued > 0 && delivered >= target {
-                        ic.answered[i] = true;
-                        ic.pending -= 1;
-                        if ic.pending == 0 {
-                            ic.round_times.push(now - ic.round_start);
-                            if ic.issued < ic.rounds {
-                                let at = now + ic.gap;
-                                self.q.schedule(at, Event::Request);
-                            } else {
-                                // The last answer is in: the run ends here (no idle tail).
-                                self.end = now;
-                            }
-                        }
-                    }
+                match ic.on_delivered(f as u32, delivered, now) {
+                    RoundEnd::NotYet => {}
+                    RoundEnd::NextRequestAt(at) => self.q.schedule(at, Event::Request),
+                    // The last answer is in: the run ends here (no idle tail).
+                    RoundEnd::LastRound => self.end = now,
                 }
             }
             let dst = flow.ids.dst;

@@ -156,10 +156,41 @@ pub struct Incast {
     pub round_times: Vec<SimDuration>,
 }
 
+/// What a delivery means for the incast's current request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RoundEnd {
+    NotYet,
+    /// Every answer is in; the next request leaves at this time.
+    NextRequestAt(SimTime),
+    /// Every answer to the last request is in.
+    LastRound,
+}
+
 impl Incast {
     #[inline]
     pub fn server_of(&self, flow: u32) -> Option<usize> {
         (flow >= self.first && flow < self.first + self.servers).then(|| (flow - self.first) as usize)
+    }
+
+    /// Flow `flow` has `delivered` bytes in order at the client at `now`: counts its answer
+    /// once it covers every request so far, and ends the round when it was the last one.
+    #[inline]
+    pub fn on_delivered(&mut self, flow: u32, delivered: u64, now: SimTime) -> RoundEnd {
+        let Some(i) = self.server_of(flow) else { return RoundEnd::NotYet };
+        if self.issued == 0 || self.answered[i] || delivered < self.per_server * self.issued as u64 {
+            return RoundEnd::NotYet;
+        }
+        self.answered[i] = true;
+        self.pending -= 1;
+        if self.pending > 0 {
+            return RoundEnd::NotYet;
+        }
+        self.round_times.push(now - self.round_start);
+        if self.issued < self.rounds {
+            RoundEnd::NextRequestAt(now + self.gap)
+        } else {
+            RoundEnd::LastRound
+        }
     }
 }
 
@@ -224,4 +255,47 @@ pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, built: &Built, bot
         bytes_received: 0,
         bytes_received_at_window: 0,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn incast(servers: u32, rounds: u32) -> Incast {
+        Incast {
+            first: 10,
+            servers,
+            per_server: 1000,
+            rounds,
+            gap: SimDuration::from_us(5),
+            start: SimTime::ZERO,
+            issued: 1,
+            round_start: SimTime::ZERO,
+            pending: servers,
+            answered: vec![false; servers as usize],
+            round_times: Vec::new(),
+        }
+    }
+
+    // --- the end of an incast round -----------------------------------------------------------
+    #[test]
+    fn a_round_ends_with_its_last_complete_answer() {
+        let mut ic = incast(2, 2);
+        let t = SimTime::from_secs_f64(0.001);
+        assert_eq!(ic.on_delivered(10, 999, t), RoundEnd::NotYet, "short of the answer");
+        assert_eq!(ic.on_delivered(10, 1000, t), RoundEnd::NotYet, "one of two answers");
+        assert_eq!(ic.on_delivered(10, 1500, t), RoundEnd::NotYet, "counted once");
+        assert_eq!(ic.on_delivered(3, 5000, t), RoundEnd::NotYet, "not a server");
+        assert_eq!(ic.on_delivered(11, 1000, t), RoundEnd::NextRequestAt(t + SimDuration::from_us(5)));
+        assert_eq!(ic.round_times, vec![t - SimTime::ZERO]);
+    }
+
+    #[test]
+    fn the_last_round_ends_the_workload_and_targets_are_cumulative() {
+        let mut ic = incast(1, 2);
+        ic.issued = 2; // second request: the server must have delivered 2 x 1000 bytes
+        let t = SimTime::from_secs_f64(0.002);
+        assert_eq!(ic.on_delivered(10, 1999, t), RoundEnd::NotYet);
+        assert_eq!(ic.on_delivered(10, 2000, t), RoundEnd::LastRound);
+    }
 }
