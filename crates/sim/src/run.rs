@@ -35,7 +35,7 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
 /// The result files of a finished run, with its time series if it sampled any.
 fn finish(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results {
     let series = sim.series.take();
-    let mut results = render(sc, seed, sim, sim.measured_rate_bps, wall_s);
+    let mut results = render(sc, seed, sim, wall_s);
     results.timeseries = series.map(crate::series::Series::into_table);
     results
 }
@@ -122,7 +122,7 @@ fn num(x: Option<f64>) -> Value {
     }
 }
 
-fn render(sc: &Scenario, seed: u64, sim: &Sim, measured_rate_bps: f64, wall_s: f64) -> Results {
+fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64) -> Results {
     let end = sim.end;
     // The run may have ended early (an incast's last round): the window ends with it.
     let window = end.saturating_since(sim.window_start).as_secs_f64();
@@ -162,7 +162,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, measured_rate_bps: f64, wall_s: f
     }
 
     let mut m = Map::new();
-    m.insert("utilization".into(), num(Some(window_bytes as f64 * 8.0 / (measured_rate_bps * window))));
+    m.insert("utilization".into(), num(Some(window_bytes as f64 * 8.0 / (sim.measured_rate_bps * window))));
     m.insert("jain_index".into(), num(jain(&pkts)));
     m.insert("throughput_variance_pkts".into(), num(variance(&pkts)));
     m.insert(
