@@ -498,7 +498,7 @@ impl Scenario {
                     Some(n) if !hosts.contains(n) => {
                         return Err(ConfigError::new(format!("udp.{end}"), format!("no host named {n:?} in this topology")))
                     }
-                    None if self.topology.default_endpoints().is_none() => {
+                    None if self.topology.default_udp_endpoints().is_none() => {
                         return Err(ConfigError::new(format!("udp.{end}"), "required: this topology has no default UDP hosts"))
                     }
                     _ => {}

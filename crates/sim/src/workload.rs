@@ -234,8 +234,9 @@ pub fn incast(sc: &Scenario, first: u32, group: u16, built: &Built) -> (Vec<TcpF
 /// of `bottleneck`.
 pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, built: &Built, bottleneck: BitsPerSec) -> Option<UdpSource> {
     let u = sc.udp.as_ref()?;
-    let host = built.host(u.src.as_deref().unwrap_or("udp")).expect("validated UDP source");
-    let dst = built.host(u.dst.as_deref().unwrap_or("r0")).expect("validated UDP destination");
+    let (def_src, def_dst) = sc.topology.default_udp_endpoints().unwrap_or_default();
+    let host = built.host(u.src.as_deref().unwrap_or(def_src)).expect("validated UDP source");
+    let dst = built.host(u.dst.as_deref().unwrap_or(def_dst)).expect("validated UDP destination");
     if u.rate_fraction <= 0.0 {
         return None;
     }

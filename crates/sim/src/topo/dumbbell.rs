@@ -13,6 +13,9 @@ use crate::net::{Network, NodeKind};
 use dcfair_core::qdisc::ConfigError;
 use serde::Deserialize;
 
+/// Name of the host the dumbbell adds for UDP background.
+pub const UDP_HOST: &str = "udp";
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DumbbellConfig {
@@ -55,7 +58,7 @@ impl DumbbellConfig {
         let (s, r) = self.endpoints();
         let mut v: Vec<String> = s.into_iter().chain(r).collect();
         if with_udp_host {
-            v.push("udp".into());
+            v.push(UDP_HOST.into());
         }
         v
     }
@@ -71,7 +74,7 @@ impl DumbbellConfig {
         let bottleneck = link(self.bottleneck_rate_mbps, self.bottleneck_delay_us);
         let senders: Vec<u32> = (0..self.senders).map(|i| net.add_node(NodeKind::Host, format!("s{i}"))).collect();
         let receivers: Vec<u32> = (0..self.receivers).map(|i| net.add_node(NodeKind::Host, format!("r{i}"))).collect();
-        let udp_host = kit.sc.udp.as_ref().map(|_| net.add_node(NodeKind::Host, "udp".into()));
+        let udp_host = kit.sc.udp.as_ref().map(|_| net.add_node(NodeKind::Host, UDP_HOST.into()));
         let sw = net.add_node(NodeKind::Switch, "sw".into());
         for &h in senders.iter().chain(udp_host.iter()) {
             kit.link_with(&mut net, h, sw, access, QueueKind::Fifo, QueueKind::Fifo);

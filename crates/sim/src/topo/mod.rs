@@ -66,6 +66,14 @@ impl TopologyConfig {
         }
     }
 
+    /// UDP end points when `[udp]` names none: the dumbbell's own `udp` host to `r0`.
+    pub fn default_udp_endpoints(&self) -> Option<(&'static str, &'static str)> {
+        match self {
+            TopologyConfig::Dumbbell(_) => Some((dumbbell::UDP_HOST, "r0")),
+            _ => None,
+        }
+    }
+
     /// Flow end points when a flow group names none: the dumbbell's senders and receivers.
     pub fn default_endpoints(&self) -> Option<(Vec<String>, Vec<String>)> {
         match self {
