@@ -32,12 +32,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench/ns2"))
+sys.path.insert(0, str(REPO / "validation"))
+import docsection  # noqa: E402
 from time_ns2 import TCL, machine, ns_version, run_timed  # noqa: E402
 
 SCENARIO = "scenarios/papers/hcf/longflows.toml"
 DOC = REPO / "docs/performance.md"
 OUT = REPO / "bench/results/longflows.json"
-BEGIN, END = "<!-- longflows-bench:begin -->", "<!-- longflows-bench:end -->"
 
 
 def dcfair_exe() -> str:
@@ -139,10 +140,7 @@ def main(argv=None) -> int:
     text = "\n".join(t)
     print(text)
     if not a.no_doc:
-        d = DOC.read_text()
-        head, rest = d.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        DOC.write_text(head + BEGIN + "\n" + text + "\n" + END + tail)
+        docsection.replace(DOC, "longflows-bench", text)
     return 0
 
 

@@ -15,7 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-BEGIN, END = "<!-- claims:begin -->", "<!-- claims:end -->"
+import docsection
+
 
 
 def fmt(x):
@@ -50,14 +51,12 @@ def main(argv):
         return 2
     doc_path, dirs = Path(argv[0]), argv[1:]
     t = table(dirs)
-    text = doc_path.read_text()
-    if BEGIN not in text or END not in text:
-        print(f"{doc_path}: markers {BEGIN} / {END} not found", file=sys.stderr)
-        return 2
-    head, rest = text.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
     cmd = "python validation/claims_table.py " + " ".join(argv)
-    doc_path.write_text(head + BEGIN + "\n" + t + "\n\nMade by `" + cmd + "`.\n" + END + tail)
+    try:
+        docsection.replace(doc_path, "claims", t + "\n\nMade by `" + cmd + "`.")
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
     print(t)
     return 0
 

@@ -21,6 +21,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "validation"))
+import docsection  # noqa: E402
 METRICS = (("starved_fraction", "starved", "{:.3f}"),
            ("throughput_variance_pkts", "variance", "{:.3g}"),
            ("jain_index", "Jain", "{:.3f}"),
@@ -66,19 +68,14 @@ def main(argv=None) -> int:
     table = "\n".join(lines)
     print(table)
     if a.doc:
-        begin, end = "<!-- longflows:begin -->", "<!-- longflows:end -->"
-        with open(a.doc) as f:
-            doc = f.read()
-        if begin not in doc or end not in doc:
-            print(f"compare.py: {a.doc}: markers {begin} / {end} not found", file=sys.stderr)
-            return 2
-        head, rest = doc.split(begin, 1)
-        _, tail = rest.split(end, 1)
         note = ("Each cell: mean ± sample std [min, max] over seeds. Inside the spread: dcfair's mean within "
                 "ns-2's mean ± 2 std, or the two [min, max] ranges overlapping. Made by "
                 "`python validation/ns2/compare.py --doc docs/validation.md`.")
-        with open(a.doc, "w") as f:
-            f.write(head + begin + "\n" + table + "\n\n" + note + "\n" + end + tail)
+        try:
+            docsection.replace(a.doc, "longflows", table + "\n\n" + note)
+        except ValueError as e:
+            print(f"compare.py: {e}", file=sys.stderr)
+            return 2
     return 0
 
 
