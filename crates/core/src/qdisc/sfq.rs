@@ -6,9 +6,20 @@
 //! its service; a perturbation of the hash every `perturb_s` bounds how long a collision lasts.
 //!
 //! Rules:
-//! - Classification: bucket = `hash_flow(pkt.flow_key(), salt) % buckets`. The salt is drawn
-//!   from the port's stream at construction and again at each perturbation.
+//! - Classification (`hash = "flow"`, the default): bucket = `hash_flow(pkt.flow_key(), salt) %
+//!   buckets`. The salt is drawn from the port's stream at construction and again at each
+//!   perturbation. With `hash = "addresses"` the bucket is `(src + dst) % buckets` over the host
+//!   addresses only, with no salt and no perturbation: every flow between the same two hosts
+//!   shares a bucket and the assignment is the same in every run, as in ns-2's `Queue/SFQ`
+//!   (which hashes the address sum; the TCP Outcast paper's section 5.2 simulations use it).
 //! - Arrival to a bucket holding `depth_pkts` packets: refused, [`DropReason::FlowLimit`].
+//! - With `drop_rule = "early"` (ns-2's `Queue/SFQ`, by Villamizar) the two rules below
+//!   replace push-out: with `cap` the buffer in packets (`limit_pkts`, else `limit_bytes / mtu`),
+//!   `free = cap - stored` and `used` the arriving packet's bucket length, the arrival is
+//!   refused ([`DropReason::FlowLimit`]) when `used >= free / 2` (integer halving), or when
+//!   `free < buckets` and `used > cap / buckets`, or when `free <= 0`. A bucket may thus hold at
+//!   most half of what is still free, so drops fall on the buckets that hog the buffer before it
+//!   is full. `depth_pkts` and the byte limit still apply.
 //! - Arrival that does not fit the shared buffer (`queue.limit_pkts` / `limit_bytes`): as if
 //!   it were stored first, packets are pushed out of the tail of the longest bucket (in packets)
 //!   until it fits, [`DropReason::LongestQueue`]. If the longest bucket is the arriving packet's
@@ -38,6 +49,8 @@
 //! | `depth_pkts`    | packets | 127     | per-bucket limit (Linux `depth`)                      |
 //! | `quantum_bytes` | bytes   | 1514    | allotment added per round (Linux `quantum`)           |
 //! | `perturb_s`     | seconds | 0       | hash perturbation period, 0 = never (Linux `perturb`) |
+//! | `drop_rule`     | -       | `push_out` | `push_out` (Linux) or `early` (ns-2), see above    |
+//! | `hash`          | -       | `flow`  | `flow` (salted 5-tuple) or `addresses` (ns-2), see above |
 //!
 //! Limits: every bucket is its own queue (Linux caps active flows at `flows`, 128 by default,
 //! and drops arrivals of a 129th flow; not modelled). Linux's optional RED per flow, head drop
@@ -70,11 +83,42 @@ pub struct SfqConfig {
     pub depth_pkts: u32,
     pub quantum_bytes: u32,
     pub perturb_s: f64,
+    pub drop_rule: SfqDropRule,
+    pub hash: SfqHash,
+}
+
+/// What SFQ does when the shared buffer runs short (`queue.sfq.drop_rule`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SfqDropRule {
+    /// Linux: store the arrival, push packets out of the longest bucket's tail.
+    #[default]
+    PushOut,
+    /// ns-2: refuse an arrival whose bucket holds half of the free space or more.
+    Early,
+}
+
+/// How packets are classified into buckets (`queue.sfq.hash`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SfqHash {
+    /// A salted hash of the directed 5-tuple.
+    #[default]
+    Flow,
+    /// `(src + dst) % buckets`, unsalted (ns-2).
+    Addresses,
 }
 
 impl Default for SfqConfig {
     fn default() -> Self {
-        SfqConfig { buckets: 1024, depth_pkts: 127, quantum_bytes: 1514, perturb_s: 0.0 }
+        SfqConfig {
+            buckets: 1024,
+            depth_pkts: 127,
+            quantum_bytes: 1514,
+            perturb_s: 0.0,
+            drop_rule: SfqDropRule::PushOut,
+            hash: SfqHash::Flow,
+        }
     }
 }
 
@@ -96,6 +140,9 @@ impl SfqConfig {
         let p = self.perturb_s;
         if !(p.is_finite() && (p == 0.0 || p >= 1e-9)) {
             return Err(ConfigError::new("perturb_s", format!("must be 0 (never) or at least 1e-9 s, got {p}")));
+        }
+        if p > 0.0 && self.hash == SfqHash::Addresses {
+            return Err(ConfigError::new("perturb_s", "hash = \"addresses\" has no salt to perturb: set perturb_s = 0"));
         }
         Ok(())
     }
@@ -315,6 +362,9 @@ pub struct Sfq {
     rng: Rng,
     /// Cells in service order during a perturbation (kept to reuse its allocation).
     scratch: Vec<u32>,
+    hash: SfqHash,
+    /// `Some(buffer in packets)` under the early drop rule.
+    early_cap: Option<u32>,
 }
 
 impl Sfq {
@@ -344,13 +394,31 @@ impl Sfq {
             next_perturb: SimTime::ZERO + perturb.unwrap_or(SimDuration::ZERO),
             rng,
             scratch: Vec::new(),
+            hash: c.hash,
+            early_cap: (c.drop_rule == SfqDropRule::Early).then(|| {
+                limit.pkts.unwrap_or_else(|| {
+                    let b = limit.bytes.unwrap_or(u64::MAX) / ctx.mtu.max(1) as u64;
+                    b.clamp(1, u32::MAX as u64) as u32
+                })
+            }),
         }
+    }
+
+    /// ns-2's early refusal (see the module rules).
+    #[inline]
+    fn early_refuses(&self, cap: u32, used: u32) -> bool {
+        let free = cap as i64 - self.fifos.total_pkts() as i64;
+        let used = used as i64;
+        free <= 0 || used >= free / 2 || (free < self.buckets as i64 && used > (cap / self.buckets) as i64)
     }
 
     /// The bucket `pkt` belongs to under the current salt.
     #[inline]
     pub fn bucket_of(&self, pkt: &Packet) -> u32 {
-        (hash_flow(pkt.flow_key(), self.salt) % self.buckets as u64) as u32
+        match self.hash {
+            SfqHash::Flow => (hash_flow(pkt.flow_key(), self.salt) % self.buckets as u64) as u32,
+            SfqHash::Addresses => ((pkt.src as u64 + pkt.dst as u64) % self.buckets as u64) as u32,
+        }
     }
 
     // --- buckets by length (Linux's `dep` lists) ----------------------------------------------
@@ -498,7 +566,7 @@ impl Qdisc for Sfq {
         }
         let b = self.bucket_of(&pkt);
         let len = self.fifos.len(b);
-        if len >= self.depth {
+        if len >= self.depth || self.early_cap.is_some_and(|cap| self.early_refuses(cap, len)) {
             ev.drop(pkt, DropReason::FlowLimit, false);
             return;
         }
@@ -812,7 +880,7 @@ mod tests {
     #[test]
     fn perturbation_never_reorders_a_flow() {
         // 8 buckets, 24 flows, a new hash every 3 operations (the testkit advances 1 us each)
-        let c = SfqConfig { buckets: 8, depth_pkts: 10, quantum_bytes: 700, perturb_s: 3e-6 };
+        let c = SfqConfig { buckets: 8, depth_pkts: 10, quantum_bytes: 700, perturb_s: 3e-6, ..SfqConfig::default() };
         let ops: Vec<(bool, u32, u32)> =
             (0..20_000u32).map(|i| (i % 3 != 2 || i % 11 == 0, (i * 7) % 24, 64 + (i * 131) % 1437)).collect();
         let out = check_accounting(Sfq::new(&c, Limit::pkts(40), &ctx(5)), &ops);
@@ -823,7 +891,7 @@ mod tests {
     // --- order, determinism, accounting -------------------------------------------------------
     #[test]
     fn no_reordering_within_a_flow() {
-        let c = SfqConfig { buckets: 4, depth_pkts: 6, quantum_bytes: 300, perturb_s: 0.0 };
+        let c = SfqConfig { buckets: 4, depth_pkts: 6, quantum_bytes: 300, perturb_s: 0.0, ..SfqConfig::default() };
         let ops: Vec<(bool, u32, u32)> =
             (0..20_000u32).map(|i| (i % 5 < 3, (i * 13) % 10, 40 + (i * 97) % 1460)).collect();
         let out = check_accounting(Sfq::new(&c, Limit::pkts(15), &ctx(2)), &ops);
@@ -860,14 +928,14 @@ mod tests {
     proptest! {
         #[test]
         fn accounting_holds(ops in proptest::collection::vec((proptest::bool::weighted(0.65), 0u32..12, 40u32..1500), 1..400)) {
-            let c = SfqConfig { buckets: 4, depth_pkts: 3, quantum_bytes: 500, perturb_s: 0.0 };
+            let c = SfqConfig { buckets: 4, depth_pkts: 3, quantum_bytes: 500, perturb_s: 0.0, ..SfqConfig::default() };
             let out = check_accounting(Sfq::new(&c, Limit::pkts(6), &ctx(1)), &ops);
             assert_per_flow_order(&out);
         }
 
         #[test]
         fn accounting_holds_with_bytes_and_perturbation(ops in proptest::collection::vec((proptest::bool::weighted(0.65), 0u32..12, 40u32..1500), 1..400)) {
-            let c = SfqConfig { buckets: 4, depth_pkts: 4, quantum_bytes: 1, perturb_s: 5e-6 };
+            let c = SfqConfig { buckets: 4, depth_pkts: 4, quantum_bytes: 1, perturb_s: 5e-6, ..SfqConfig::default() };
             let out = check_accounting(Sfq::new(&c, Limit { pkts: Some(8), bytes: Some(5000) }, &ctx(1)), &ops);
             assert_per_flow_order(&out);
         }
@@ -896,5 +964,81 @@ mod tests {
         assert_eq!(SfqConfig::deserialize(m).unwrap(), SfqConfig { depth_pkts: 10, ..SfqConfig::default() });
         let m = MapDeserializer::<_, Error>::new(vec![("quantum", 10u32)].into_iter());
         assert!(SfqConfig::deserialize(m).is_err());
+    }
+
+    // --- ns-2 variant: early drop rule, address hash ------------------------------------------
+    fn ns2(buckets: u32) -> SfqConfig {
+        SfqConfig { buckets, drop_rule: SfqDropRule::Early, hash: SfqHash::Addresses, ..SfqConfig::default() }
+    }
+
+    fn from(src: u32, flow: u32, seq: u64) -> Packet {
+        Packet { src, dst: 0, ..pkt(flow, seq, 1500) }
+    }
+
+    #[test]
+    fn address_hash_puts_host_pairs_in_fixed_buckets() {
+        let q = sfq(ns2(4), Limit::pkts(30));
+        let other = Sfq::new(&ns2(4), Limit::pkts(30), &ctx(7));
+        for src in 0..12 {
+            assert_eq!(q.bucket_of(&from(src, 1, 0)), src % 4);
+            assert_eq!(q.bucket_of(&from(src, 1, 0)), q.bucket_of(&from(src, 99, 0)), "flows of one host pair share");
+            assert_eq!(q.bucket_of(&from(src, 1, 0)), other.bucket_of(&from(src, 1, 0)), "no salt");
+        }
+    }
+
+    #[test]
+    fn early_rule_caps_a_bucket_at_half_the_free_space() {
+        // cap 30, one bucket alone: it may hold n while n < (30 - n) / 2, i.e. up to 10 packets.
+        let mut q = sfq(ns2(4), Limit::pkts(30));
+        let mut ev = QdiscEvents::default();
+        for s in 0..20 {
+            q.enqueue(from(1, 1, s), T0, &mut ev);
+        }
+        assert_eq!(q.fifos.len(1), 10);
+        assert_eq!(ev.dropped.len(), 10);
+        assert!(ev.dropped.iter().all(|d| d.reason == DropReason::FlowLimit));
+        // Another bucket still gets in, and itself stops at half of what is then free.
+        ev = QdiscEvents::default();
+        for s in 0..20 {
+            q.enqueue(from(2, 2, s), T0, &mut ev);
+        }
+        assert_eq!(q.fifos.len(2), 7, "7 >= (20 - 7) / 2 = 6 stops the 8th");
+        assert_eq!(q.fifos.total_pkts(), 17);
+    }
+
+    #[test]
+    fn early_rule_when_little_is_free_admits_only_short_buckets() {
+        // cap 8, 4 buckets. Buckets 0 and 1 take 2 each, bucket 2 one: free = 3.
+        let mut q = sfq(ns2(4), Limit::pkts(8));
+        let mut ev = QdiscEvents::default();
+        for (src, n) in [(0u32, 2u64), (1, 2), (2, 1)] {
+            for s in 0..n {
+                q.enqueue(from(src, src, s), T0, &mut ev);
+            }
+        }
+        assert!(ev.dropped.is_empty(), "{:?}", ev.dropped);
+        // A bucket holding one packet: 1 >= 3 / 2 refuses; an empty one gets in (0 < 1).
+        q.enqueue(from(2, 2, 1), T0, &mut ev);
+        assert_eq!(ev.dropped.len(), 1);
+        q.enqueue(from(3, 3, 0), T0, &mut ev);
+        assert_eq!((q.fifos.len(3), ev.dropped.len()), (1, 1));
+        // free = 2 now: nothing but an empty bucket could enter, and there is none.
+        for src in 0..4 {
+            q.enqueue(from(src, src, 5), T0, &mut ev);
+        }
+        assert_eq!((q.fifos.total_pkts(), ev.dropped.len()), (6, 5));
+    }
+
+    #[test]
+    fn early_rule_keeps_the_accounting_identities() {
+        let ops: Vec<(bool, u32, u32)> = (0..3000u32).map(|i| (i % 3 != 0, i * 7 % 5, 500 + i % 1000)).collect();
+        let out = check_accounting(Sfq::new(&ns2(4), Limit::pkts(20), &ctx(3)), &ops);
+        assert_per_flow_order(&out);
+    }
+
+    #[test]
+    fn address_hash_rejects_perturbation() {
+        let c = SfqConfig { perturb_s: 1.0, ..ns2(4) };
+        assert_eq!(c.validate().unwrap_err().key, "perturb_s");
     }
 }
