@@ -73,7 +73,7 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
         let name = |x: u32| built.net.nodes[x as usize].name.clone();
         return Err(Error::invalid("topology", format!("host {} cannot reach host {}: the topology is not connected", name(a), name(b))));
     }
-    let via = waypoints(sc, streams, &built, &tcp, &udp)?;
+    let via = waypoints(sc, streams, &built, &routes, &tcp, &udp)?;
     let measured_rate = built.measured_rate;
     let mut sim = Sim::new(built.net, routes, streams.stream("routing.spray", 0), tcp, udp, incast, window_start, end);
     sim.via = via;
@@ -91,25 +91,45 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
     Ok(sim)
 }
 
-/// Equal-length routing: the core each flow climbs to (both directions), by flow id.
-fn waypoints(sc: &Scenario, streams: Streams, built: &Built, tcp: &[TcpFlow], udp: &[UdpSource]) -> Result<Vec<u32>, Error> {
+/// The waypoint each flow's packets (both directions) pass through, by flow id: the group's
+/// `via` switch if it names one, else with equal-length routing the core the flow climbs to,
+/// else none.
+fn waypoints(sc: &Scenario, streams: Streams, built: &Built, routes: &Routes, tcp: &[TcpFlow], udp: &[UdpSource]) -> Result<Vec<u32>, Error> {
     let n = tcp.len() + udp.len();
-    if !sc.routing.equal_length {
-        return Ok(vec![NO_VIA; n]);
-    }
-    if built.cores.is_empty() {
-        return Err(Error::invalid("routing.equal_length", "this topology has no core tier to climb to (use fat_tree or leaf_spine)"));
-    }
-    let host_no = |h: u32| built.net.nodes[..h as usize].iter().filter(|x| x.kind == NodeKind::Host).count() as u64;
-    let ends = tcp.iter().map(|f| (f.ids.flow, f.ids.dst)).chain(udp.iter().map(|u| (u.flow, u.dst)));
-    let cores = built.cores.len() as u64;
     let mut via = vec![NO_VIA; n];
-    for (flow, dst) in ends {
-        let i = match sc.routing.core {
-            CoreChoice::Random => streams.stream("routing.core", flow as u64).gen_range(0..cores),
-            CoreChoice::DstBits => host_no(dst) % cores,
+    if sc.routing.equal_length {
+        if built.cores.is_empty() {
+            return Err(Error::invalid("routing.equal_length", "this topology has no core tier to climb to (use fat_tree or leaf_spine)"));
+        }
+        let host_no = |h: u32| built.net.nodes[..h as usize].iter().filter(|x| x.kind == NodeKind::Host).count() as u64;
+        let ends = tcp.iter().map(|f| (f.ids.flow, f.ids.dst)).chain(udp.iter().map(|u| (u.flow, u.dst)));
+        let cores = built.cores.len() as u64;
+        for (flow, dst) in ends {
+            let i = match sc.routing.core {
+                CoreChoice::Random => streams.stream("routing.core", flow as u64).gen_range(0..cores),
+                CoreChoice::DstBits => host_no(dst) % cores,
+            };
+            via[flow as usize] = built.cores[i as usize];
+        }
+    }
+    let groups = sc.flow_groups();
+    for f in tcp {
+        let Some((gname, g)) = groups.get(f.group as usize) else { continue };
+        let Some(name) = &g.via else { continue };
+        let key = if *gname == "flows" { "flows.via".to_string() } else { format!("groups.{gname}.via") };
+        let node = built.net.nodes.iter().position(|x| &x.name == name);
+        let sw = match node {
+            Some(i) if built.net.nodes[i].kind == NodeKind::Switch => i as u32,
+            Some(_) => return Err(Error::invalid(&key, format!("{name} is a host; a waypoint must be a switch"))),
+            None => return Err(Error::invalid(&key, format!("no switch named {name}"))),
         };
-        via[flow as usize] = built.cores[i as usize];
+        let nm = |x: u32| built.net.nodes[x as usize].name.clone();
+        for (a, b) in [(f.ids.src, f.ids.dst), (f.ids.dst, f.ids.src)] {
+            if !routes.reachable(&built.net, a, sw) || routes.choices(sw, b).is_empty() {
+                return Err(Error::invalid(&key, format!("no path from {} through {name} to {}", nm(a), nm(b))));
+            }
+        }
+        via[f.ids.flow as usize] = sw;
     }
     Ok(via)
 }

@@ -187,6 +187,10 @@ pub struct FlowsConfig {
     pub src: Option<Hosts>,
     /// Receiving hosts by name (one or a list).
     pub dst: Option<Hosts>,
+    /// A switch that every packet of these flows, data and ACKs, passes through (a waypoint;
+    /// the route to it and from it on are shortest paths). Overrides `routing.equal_length`'s
+    /// core for these flows.
+    pub via: Option<String>,
     /// Start times are uniform in `[start_min_s, start_max_s]`.
     #[serde(default)]
     pub start_min_s: f64,

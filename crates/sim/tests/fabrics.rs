@@ -101,6 +101,33 @@ fn equal_length_routing_climbs_to_a_core_even_for_neighbours() {
     assert!(metric(&long, "fct_max_s") > metric(&short, "fct_max_s"));
 }
 
+fn port_packets_out(r: &Results, port: &str) -> u64 {
+    let line = r.ports_csv.lines().find(|l| l.starts_with(&format!("{port},"))).unwrap_or_else(|| panic!("{port} not measured"));
+    line.split(',').nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_group_waypoint_takes_its_flows_through_that_switch() {
+    // h0 -> h1 share e0_0; through c0 they climb e0_0 -> a0_0 -> c0 and back down.
+    let base = [("flows.dst", "h1"), ("flows.size_bytes", "20000"), ("measure.ports", r#"["c0->a0_0", "e0_0->h1"]"#)];
+    let direct = go(FAT_TREE, &base);
+    assert_eq!(port_packets_out(&direct, "c0->a0_0"), 0);
+    let mut via = base.to_vec();
+    via.push(("flows.via", "c0"));
+    let detour = go(FAT_TREE, &via);
+    let delivered = port_packets_out(&detour, "e0_0->h1");
+    assert!(delivered >= 14, "20000 bytes are 14 segments, got {delivered}");
+    // Data and ACKs both pass c0 (both directions take the waypoint).
+    assert!(port_packets_out(&detour, "c0->a0_0") > delivered, "every data packet and the ACKs came down from c0");
+    assert!(metric(&detour, "fct_max_s") > metric(&direct, "fct_max_s"));
+}
+
+#[test]
+fn a_waypoint_must_be_a_switch() {
+    assert_eq!(invalid_key(FAT_TREE, &[("flows.via", "c99")]), "flows.via");
+    assert_eq!(invalid_key(FAT_TREE, &[("flows.via", "h3")]), "flows.via");
+}
+
 // --- other fabrics -------------------------------------------------------------------------------
 const LEAF_SPINE: &str = r#"
     [sim]
