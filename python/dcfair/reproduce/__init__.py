@@ -12,6 +12,9 @@ Rules:
 - Every reproduction writes into its output directory ``figure.png``, ``claims.json`` (the
   claims, the paper's values, dcfair's mean/std/min/max over seeds, whether each holds and by
   what criterion) and ``results.csv`` (one row per run: labels, seed, every scalar metric).
+- ``analyze`` may also fill ``study.table``: rows (dicts) of a side-by-side table, e.g. every
+  discipline on the paper's scenarios. It is written to ``table.csv`` and into ``claims.json``
+  under ``"table"``; it holds measurements, not claims.
 - ``--quick`` runs a smaller plan (shorter runs, fewer points, fewer seeds) so tests can run
   every reproduction; its claims are still checked, and say that they come from a quick run.
 - A claim *holds* by an explicit, stated criterion. Claims that do not hold are reported as
@@ -30,7 +33,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from dcfair.runner import Point
 
 REGISTRY: Dict[str, "Reproduction"] = {}
-_MODULES = ("dcfair.reproduce.hcf", "dcfair.reproduce.hcf_incast")
+_MODULES = ("dcfair.reproduce.hcf", "dcfair.reproduce.hcf_incast", "dcfair.reproduce.outcast")
 
 
 @dataclass
@@ -68,6 +71,8 @@ class Study:
     out: Path
     quick: bool
     records: List[Dict[str, Any]]
+    #: Optional side-by-side table that ``analyze`` fills (see the module rules).
+    table: Optional[List[Dict[str, Any]]] = None
 
     def rows(self, **labels) -> List[Dict[str, Any]]:
         """Successful runs whose labels match ``labels``."""
@@ -164,6 +169,13 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         "figure_file": "figure.png",
         "claims": [c.to_json() for c in claims],
     }
+    if study.table is not None:
+        import pandas as pd
+
+        doc["table"] = study.table
+        tmp_csv = out / ".table.csv.tmp"
+        pd.DataFrame(study.table).to_csv(tmp_csv, index=False)
+        tmp_csv.replace(out / "table.csv")
     tmp = out / ".claims.json.tmp"
     tmp.write_text(json.dumps(doc, indent=1) + "\n")
     tmp.replace(out / "claims.json")
