@@ -1,0 +1,91 @@
+"""The TCP Outcast reproductions in their quick form: every one runs and writes its files, the
+behaviours dcfair reproduces are asserted (fixed seeds, stated tolerances), and the claims it does
+not reproduce (docs/mechanisms/outcast.md) are only checked for being reported.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from conftest import dcfair
+
+ALL = ["outcast-case1", "outcast-case2", "outcast-case3", "outcast-case4", "outcast-case6", "outcast-mitigations"]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    root = tmp_path_factory.mktemp("outcast")
+    docs = {}
+    for name in ALL:
+        out = root / name
+        p = dcfair("reproduce", name, "--quick", "--out", out, timeout=600)
+        assert p.returncode == 0, (name, p.stdout[-2000:], p.stderr[-2000:])
+        for f in ("figure.png", "claims.json", "results.csv", "table.csv"):
+            assert (out / f).stat().st_size > 0, (name, f)
+        docs[name] = json.loads((out / "claims.json").read_text())
+        docs[name]["_out"] = out
+    return docs
+
+
+def claim(doc, cid):
+    return next(c for c in doc["claims"] if c["id"] == cid)
+
+
+def table(doc):
+    return pd.DataFrame(doc["table"])
+
+
+def test_every_reproduction_is_listed():
+    p = dcfair("reproduce", "--list")
+    assert p.returncode == 0, p.stderr
+    for name in ALL:
+        assert name in p.stdout
+
+
+def test_claims_and_tables_are_complete(quick):
+    for name, doc in quick.items():
+        assert doc["claims"] and doc["table"], name
+        for c in doc["claims"]:
+            assert isinstance(c["holds"], bool) and c["dcfair"]["n"] >= 2, (name, c["id"])
+            assert c["dcfair"]["mean"] is not None, (name, c["id"])
+        # The side-by-side table has a row for HCF wherever it has DropTail.
+        t = table(doc)
+        col = "mitigation" if "mitigation" in t else "qdisc"
+        assert {"droptail", "hcf"} <= set(t[col]), name
+
+
+def test_taildrop_outcasts_the_lone_flow(quick):
+    """Case I, 1 vs 12: the 2-hop flow gets several times less than a 6-hop flow."""
+    c = claim(quick["outcast-case1"], "twelve-several-times-less")
+    assert c["holds"] and c["dcfair"]["max"] < 0.34, c["dcfair"]
+
+
+def test_outcast_needs_neither_synchronized_starts_nor_one_receiver(quick):
+    assert claim(quick["outcast-case3"], "head-start-no-help")["holds"]
+    assert claim(quick["outcast-case3"], "late-start-starves")["holds"]
+    assert claim(quick["outcast-case4"], "agg-bottleneck-unfair")["holds"]
+    assert claim(quick["outcast-case4"], "agg-port-is-bottleneck")["holds"]
+
+
+def test_outcast_persists_with_larger_buffers_and_equal_rtts(quick):
+    d = quick["outcast-case6"]
+    for cid in ("buffer-16kb", "buffer-128kb", "equal-rtts", "three-ports"):
+        assert claim(d, cid)["holds"], cid
+
+
+def test_red_turns_the_outcast_into_an_rtt_bias(quick):
+    c = claim(quick["outcast-mitigations"], "red-rtt-bias")
+    assert c["holds"] and c["dcfair"]["min"] > 1.0, c["dcfair"]
+
+
+def test_hcf_gives_the_lone_flow_a_fair_share(quick):
+    """Beyond the paper: HCF keeps the 2-hop flow within a factor 1.6 of the 6-hop flows' mean."""
+    t = table(quick["outcast-case1"])
+    hcf12 = t[(t["qdisc"] == "hcf") & (t["six"] == 12)]["share_two_over_six"].iloc[0]
+    dt12 = t[(t["qdisc"] == "droptail") & (t["six"] == 12)]["share_two_over_six"].iloc[0]
+    assert hcf12 > 0.6 and hcf12 > 4 * dt12, (hcf12, dt12)
+    m = table(quick["outcast-mitigations"]).set_index("mitigation")["share_two_over_six"]
+    assert 0.6 < m["hcf"] < 1.6, m
