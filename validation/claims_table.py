@@ -7,6 +7,9 @@ Each DIR is the output directory of ``dcfair reproduce NAME`` (it holds claims.j
 (one row per claim: reproduction, claim, paper's value, dcfair's mean +- std [min, max] over
 seeds, holds or not, and the criterion) replaces the part of DOC.md between
 ``<!-- claims:begin -->`` and ``<!-- claims:end -->``, with the command that made it.
+Reproductions that also write a side-by-side table (``"table"`` in claims.json: e.g. every
+discipline on the paper's scenarios) get it rendered between ``<!-- tables:begin -->`` and
+``<!-- tables:end -->`` when DOC.md has those markers.
 """
 
 from __future__ import annotations
@@ -45,6 +48,23 @@ def table(dirs):
     return "\n".join(rows)
 
 
+def side_tables(dirs):
+    out = []
+    for d in dirs:
+        doc = json.loads((Path(d) / "claims.json").read_text())
+        rows = doc.get("table")
+        if not rows:
+            continue
+        cols = list(rows[0])
+        out.append(f"**{doc['reproduction']}** ({doc['figure']}{', quick' if doc['quick'] else ''}): {doc['title']}\n")
+        out.append("| " + " | ".join(cols) + " |")
+        out.append("|" + "---|" * len(cols))
+        for r in rows:
+            out.append("| " + " | ".join(fmt(r.get(c)) if isinstance(r.get(c), float) else str(r.get(c)) for c in cols) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__, file=sys.stderr)
@@ -54,6 +74,9 @@ def main(argv):
     cmd = "python validation/claims_table.py " + " ".join(argv)
     try:
         docsection.replace(doc_path, "claims", t + "\n\nMade by `" + cmd + "`.")
+        side = side_tables(dirs)
+        if side and "<!-- tables:begin -->" in doc_path.read_text():
+            docsection.replace(doc_path, "tables", side + "\nMade by `" + cmd + "`.")
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
