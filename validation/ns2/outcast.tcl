@@ -88,6 +88,11 @@ if {$cfg(six) < 1 || $cfg(six) > 12} { usage "--six must be in 1 .. 12" }
 if {$cfg(limit_pkts) <= 0 && $cfg(qdisc) ne "droptail"} { usage "--qdisc $cfg(qdisc) needs --limit_pkts" }
 
 set ns [new Simulator]
+# trace-all must precede the links it traces
+if {$cfg(trace) ne "none"} {
+    set tf [open $cfg(trace) w]
+    $ns trace-all $tf
+}
 # Random streams (MRG32k3a): the package seed is fixed and the run's seed picks *substreams*,
 # which L'Ecuyer's generator guarantees independent. Seeding with the run's seed instead
 # ($defaultRNG seed N) makes the first draws of every stream nearly proportional to N (seed 2's
@@ -228,10 +233,6 @@ if {$cfg(pin_routes)} {
     $ns cost $node(c3) $node(a0_1) 10
 }
 
-if {$cfg(trace) ne "none"} {
-    set tf [open $cfg(trace) w]
-    $ns trace-all $tf
-}
 if {$cfg(route_trace) ne "none"} {
     set rtf [open $cfg(route_trace) w]
     foreach {a b} {a0_0 e0_0 a0_1 e0_0 c0 a0_0 c1 a0_0 c2 a0_1 c3 a0_1 e0_0 h0 h1 e0_0} {
