@@ -28,7 +28,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 DEMO_ARGS ?=
 
-.PHONY: help install demo test test-deps test-rust test-py system peers validate bench clean distclean
+.PHONY: help install demo test test-deps test-rust test-py system peers validate validate-outcast bench clean distclean
 
 help:
 	@echo "make demo       install everything, then compare every discipline on the HCF paper's long flows: out/demo/report.html"
@@ -37,6 +37,7 @@ help:
 	@echo "make test-rust  only the Rust tests;  make test-py  only the Python tests"
 	@echo "make peers      install the peer simulators used for validation and benchmarks (ns-2)"
 	@echo "make validate   rerun dcfair beside ns-2 and refresh docs/validation.md"
+	@echo "make validate-outcast  only the TCP Outcast fat-tree beside ns-2 (~5 min; part of validate)"
 	@echo "make bench      time dcfair beside ns-2 and refresh docs/performance.md"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
 
@@ -118,6 +119,14 @@ validate: install peers
 	$(PY) validation/ns2/run_ns2.py
 	$(PY) validation/ns2/run_dcfair.py
 	$(PY) validation/ns2/compare.py --doc docs/validation.md
+	@$(MAKE) validate-outcast
+
+# The TCP Outcast fat-tree (case I and section 5's queues) beside ns-2: 6 variants x 5 seeds each.
+validate-outcast: install peers
+	cargo build --release -p dcfair-sim --example simrun
+	$(PY) validation/ns2/run_outcast.py
+	$(PY) validation/ns2/run_dcfair_outcast.py
+	$(PY) validation/ns2/compare_outcast.py --doc docs/validation.md
 
 bench: install peers
 	$(PY) bench/longflows.py --reps 3
