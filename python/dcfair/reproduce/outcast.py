@@ -387,3 +387,156 @@ def analyze_mitigations(st: Study) -> List[Claim]:
 register(Reproduction("outcast-mitigations", PAPER, "figs. 15-16, table 2",
                       "mitigations: RED, SFQ, equal-length routing (and every dcfair discipline)",
                       plan_mitigations, analyze_mitigations))
+
+
+# --- section 4: consecutive drops (figures 11, 14, 16b) -----------------------------------------
+
+BOTTLENECK = "e0_0->h0"
+
+
+def drop_runs(st: Study, **labels):
+    """drop_runs.csv (by group) of the matching runs at the bottleneck, concatenated, with the
+    seed: columns key (group), run_length, episodes, flows."""
+    import pandas as pd
+
+    frames = []
+    for r in st.rows(**labels):
+        df = pd.read_csv(Path(r["dir"]) / "drop_runs.csv")
+        df = df[(df["by"] == "group") & (df["port"] == BOTTLENECK)].copy()
+        df["seed"] = r["point"].seed
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=["key", "run_length", "episodes", "flows", "seed"])
+
+
+def per_flow_episodes(df, group: str, min_len: int = 1) -> List[float]:
+    """Per seed: episodes of at least ``min_len`` consecutive drops per flow of ``group``."""
+    out = []
+    for _, d in df[df["key"] == group].groupby("seed"):
+        flows = max(1, int(d["flows"].iloc[0]))
+        out.append(float(d[d["run_length"] >= min_len]["episodes"].sum()) / flows)
+    return out
+
+
+def single_drop_fraction(df, group: str) -> List[float]:
+    """Per seed: the fraction of a group's drop episodes that are a single drop."""
+    out = []
+    for _, d in df[df["key"] == group].groupby("seed"):
+        tot = float(d["episodes"].sum())
+        out.append(float(d[d["run_length"] == 1]["episodes"].sum()) / tot if tot else float("nan"))
+    return out
+
+
+DROPS_SETTINGS = {
+    "droptail, 1 flow per host": [("queue.kind", "droptail")],
+    "droptail, 20 flows per host": [("queue.kind", "droptail"), ("groups.two_hop.count", 20), ("groups.six_hop.count", 240)],
+    "red": NS2_QUEUE + [("queue.kind", "red")],
+    "sfq": NS2_QUEUE + [("queue.kind", "sfq")],
+    "equal-length (random core)": [("queue.kind", "droptail"), ("routing.equal_length", True), ("routing.core", "random")],
+    "hcf": [("queue.kind", "hcf")],
+}
+QUICK_DROPS = ("droptail, 1 flow per host", "red", "hcf")
+
+
+def plan_drops(quick: bool) -> List[Point]:
+    names = QUICK_DROPS if quick else tuple(DROPS_SETTINGS)
+    ov = [("measure.drop_runs_ports", f'["{BOTTLENECK}"]')]
+    return [Point.make(BASE, ov + DROPS_SETTINGS[n], s, setting=n) for n in names for s in _seeds(quick)]
+
+
+def analyze_drops(st: Study) -> List[Claim]:
+    names = [n for n in DROPS_SETTINGS if st.rows(setting=n)]
+    plt = pyplot()
+    fig, axes = plt.subplots(1, len(names), figsize=(3.2 * len(names), 3.6), sharey=True)
+    rows = []
+    for ax, n in zip(axes, names):
+        df = drop_runs(st, setting=n)
+        for g, color in (("two_hop", "red"), ("six_hop", "tab:blue")):
+            d = df[df["key"] == g]
+            if d.empty:
+                continue
+            flows = d.groupby("seed")["flows"].first().sum()
+            per_len = d.groupby("run_length")["episodes"].sum() / max(1, flows)
+            per_len = per_len[per_len.index <= 10]
+            off = -0.2 if g == "two_hop" else 0.2
+            ax.bar(per_len.index + off, per_len.values, width=0.4, color=color, label=g.replace("_", "-") + " (per flow)")
+            rows.append({"setting": n, "group": g, "episodes_per_flow": round(mean(per_flow_episodes(df, g)), 2),
+                         "episodes_3plus_per_flow": round(mean(per_flow_episodes(df, g, 3)), 2),
+                         "single_drop_fraction": round(mean(single_drop_fraction(df, g)), 3)})
+        ax.set_title(n, fontsize=8)
+        ax.set_xlabel("consecutive drops k")
+        ax.legend(fontsize=6)
+    axes[0].set_ylabel("episodes per flow (all seeds)")
+    fig.suptitle("TCP Outcast figs. 11, 14, 16(b): runs of consecutive drops at e0_0 -> h0, 1 vs 12 flows")
+    save_figure(fig, st)
+    st.table = rows
+    base = drop_runs(st, setting="droptail, 1 flow per host")
+    two3, six3 = per_flow_episodes(base, "two_hop", 3), per_flow_episodes(base, "six_hop", 3)
+    red = drop_runs(st, setting="red")
+    red_single = single_drop_fraction(red, "two_hop") + single_drop_fraction(red, "six_hop")
+    claims = [
+        Claim("two-hop-longer-runs", "DropTail: the 2-hop flow suffers more episodes of 3 or more consecutive drops than a 6-hop flow",
+              "many more (fig. 11a)", [a - b for a, b in zip(two3, six3)], mean(two3) > mean(six3),
+              "per-flow episodes of >= 3 drops: 2-hop minus 6-hop > 0", "episodes"),
+        Claim("red-single-drops", "RED: more than 90 % of drop episodes are single drops, for 2-hop and 6-hop flows alike",
+              "> 0.9 (fig. 14a)", red_single, min(red_single) > 0.9 if red_single else False,
+              "every seed and group above 0.9", "fraction"),
+    ]
+    if st.rows(setting="droptail, 20 flows per host"):
+        many = drop_runs(st, setting="droptail, 20 flows per host")
+        t20, s20 = per_flow_episodes(many, "two_hop", 3), per_flow_episodes(many, "six_hop", 3)
+        claims.append(Claim("twenty-per-host-longer-runs", "DropTail, 20 flows per host: 2-hop flows still see more long runs",
+                            "much higher (fig. 11b)", [a - b for a, b in zip(t20, s20)], mean(t20) > mean(s20),
+                            "per-flow episodes of >= 3 drops: 2-hop minus 6-hop > 0", "episodes"))
+    return claims
+
+
+register(Reproduction("outcast-drops", PAPER, "figs. 11, 14, 16(b)", "runs of consecutive drops per flow, 2-hop vs 6-hop",
+                      plan_drops, analyze_drops))
+
+
+# --- section 4.3: the ON/OFF blackout drop model (figure 13) -----------------------------------
+
+BLACKOUT = str(ROOT / "scenarios/papers/outcast/blackout.toml")
+BLACKOUT_F = (1, 2, 3, 5, 7, 10)
+BLACKOUT_M = (0, 1, 2, 4, 6, 8, 10)
+
+
+def plan_blackout(quick: bool) -> List[Point]:
+    fs, ms = ((1, 7), (0, 1, 10)) if quick else (BLACKOUT_F, BLACKOUT_M)
+    dur = [("sim.duration_s", 0.5 if quick else 2.0)]
+    return [Point.make(BLACKOUT, dur + [("flows.count", f), ("queue.blackout.drop_pkts", m)], s, qdisc="blackout", f=f, m=m)
+            for f in fs for m in ms for s in _seeds(quick)]
+
+
+def analyze_blackout(st: Study) -> List[Claim]:
+    fs = sorted({dict(r["point"].labels)["f"] for r in st.records})
+    ms = sorted({dict(r["point"].labels)["m"] for r in st.records})
+
+    def agg(f, m):  # aggregate goodput of the f flows, per seed
+        return [x * f for x in st.metric("throughput_bps_tcp", f=f, m=m)]
+
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for f in fs:
+        ax.plot(ms, [mean(agg(f, m)) / 1e6 for m in ms], marker="o", label=f"{f} flow{'s' if f > 1 else ''}")
+    ax.set_xlabel("consecutive drops per blackout m")
+    ax.set_ylabel("aggregate goodput (Mbit/s)")
+    ax.set_title("TCP Outcast fig. 13: ON/OFF blackout model, mean 5 ms between blackouts", fontsize=9)
+    ax.legend(fontsize=7)
+    save_figure(fig, st)
+    st.table = [{"flows": f, "m": m, "aggregate_mbps": round(mean(agg(f, m)) / 1e6, 1),
+                 "timeouts": mean(st.metric("timeouts", f=f, m=m))} for f in fs for m in ms]
+    fmax, fmin, mhi = max(fs), min(fs), max(ms)
+    many = [a / b for a, b in zip(agg(fmax, mhi), agg(fmax, 1))]
+    few = [a / b for a, b in zip(agg(fmin, mhi), agg(fmin, 1))]
+    return [
+        Claim("many-flows-barely-hurt", f"With {fmax} flows (>= 7), blackouts of up to {mhi} drops cost little throughput",
+              "slight effect", many, mean(many) >= 0.8, f"aggregate at m = {mhi} over m = 1 >= 0.8", "ratio"),
+        Claim("few-flows-collapse", f"With {fmin} flow, long blackouts are catastrophic", "large drop", few,
+              mean(few) <= 0.5, f"aggregate at m = {mhi} over m = 1 <= 0.5", "ratio"),
+    ]
+
+
+register(Reproduction("outcast-blackout", PAPER, "fig. 13", "the ON/OFF port-blackout drop model: throughput of f flows against m",
+                      plan_blackout, analyze_blackout))

@@ -11,7 +11,9 @@
 //!   perturbation. With `hash = "addresses"` the bucket is `(src + dst) % buckets` over the host
 //!   addresses only, with no salt and no perturbation: every flow between the same two hosts
 //!   shares a bucket and the assignment is the same in every run, as in ns-2's `Queue/SFQ`
-//!   (which hashes the address sum; the TCP Outcast paper's section 5.2 simulations use it).
+//!   (the TCP Outcast paper's section 5.2 simulations use it). ns-2 folds the sum through its
+//!   own formula before the modulo: for addresses below 16 the groupings are the same as here,
+//!   for larger ones they may differ (`validation/ns2/differences.md`).
 //! - Arrival to a bucket holding `depth_pkts` packets: refused, [`DropReason::FlowLimit`].
 //! - With `drop_rule = "early"` (ns-2's `Queue/SFQ`, by Villamizar) the two rules below
 //!   replace push-out: with `cap` the buffer in packets (`limit_pkts`, else `limit_bytes / mtu`),
