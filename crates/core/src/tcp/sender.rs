@@ -181,7 +181,7 @@ impl TcpSender {
             snd_nxt: iss,
             snd_max: iss,
             win: Window::with_rules(mss, cfg.init_cwnd_pkts, cfg.window_rules()),
-            cc: AnyCc::new(cfg.cc),
+            cc: AnyCc::from_config(cfg),
             peer_rwnd,
             peer_shift,
             my_shift,

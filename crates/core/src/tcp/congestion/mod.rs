@@ -16,7 +16,7 @@
 //!   that keeps the sender in recovery; `on_exit_recovery` when fast recovery ends;
 //!   `on_timeout` when the retransmission timer expires; `on_ecn_echo` for an ACK with ECE.
 //! - [`AnyCc`] dispatches statically over the built-in algorithms (no virtual calls on the
-//!   per-packet path); CUBIC and DCTCP slot in as new variants.
+//!   per-packet path): Reno, NewReno, CUBIC; DCTCP slots in as a new variant.
 //! - RFC 5681's increase rules are [`Window::slow_start_or_avoid`]; its decrease
 //!   (`ssthresh = max(FlightSize / 2, 2 SMSS)`) is [`Window::halve_ssthresh`].
 //! - Where RFCs and ns-2 disagree on a window reaction, [`WindowRules`] (set from
@@ -35,13 +35,15 @@
 //!   `srtt`, `min_rtt`); the loss hooks take none, since the algorithms here only reset
 //!   their epoch there.
 
+pub mod cubic;
 pub mod newreno;
 pub mod reno;
 
+pub use cubic::{Cubic, CubicParams};
 pub use newreno::NewReno;
 pub use reno::Reno;
 
-use super::CcKind;
+use super::{CcKind, TcpConfig};
 use crate::time::{SimDuration, SimTime};
 use serde::Deserialize;
 
@@ -329,17 +331,29 @@ pub trait CongestionControl {
 }
 
 /// Static dispatch over the built-in congestion controls.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AnyCc {
     Reno(Reno),
     NewReno(NewReno),
+    Cubic(Cubic),
 }
 
 impl AnyCc {
+    /// The algorithm `kind` with default parameters (CUBIC: RFC 9438's).
     pub fn new(kind: CcKind) -> AnyCc {
+        AnyCc::with_params(kind, CubicParams::default())
+    }
+
+    /// The algorithm `cfg.cc` with the parameters of `cfg`.
+    pub fn from_config(cfg: &TcpConfig) -> AnyCc {
+        AnyCc::with_params(cfg.cc, CubicParams::from_config(cfg))
+    }
+
+    fn with_params(kind: CcKind, cubic: CubicParams) -> AnyCc {
         match kind {
             CcKind::Reno => AnyCc::Reno(Reno),
             CcKind::Newreno => AnyCc::NewReno(NewReno),
+            CcKind::Cubic => AnyCc::Cubic(Cubic::new(cubic)),
         }
     }
 }
@@ -349,6 +363,7 @@ macro_rules! dispatch {
         match $self {
             AnyCc::Reno($c) => $e,
             AnyCc::NewReno($c) => $e,
+            AnyCc::Cubic($c) => $e,
         }
     };
 }
@@ -568,8 +583,17 @@ mod tests {
     fn any_cc_maps_kinds_and_names() {
         assert_eq!(AnyCc::new(CcKind::Reno).name(), "reno");
         assert_eq!(AnyCc::new(CcKind::Newreno).name(), "newreno");
+        assert_eq!(AnyCc::new(CcKind::Cubic).name(), "cubic");
         assert!(!AnyCc::new(CcKind::Reno).partial_ack_keeps_recovery());
         assert!(AnyCc::new(CcKind::Newreno).partial_ack_keeps_recovery());
+        assert!(AnyCc::new(CcKind::Cubic).partial_ack_keeps_recovery());
+        // the configuration's CUBIC parameters reach the algorithm
+        let cfg = TcpConfig { cc: CcKind::Cubic, cubic_beta: 0.8, cubic_c: 1.0, ..Default::default() };
+        match AnyCc::from_config(&cfg) {
+            AnyCc::Cubic(c) => assert_eq!((c.params().beta, c.params().c), (0.8, 1.0)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(AnyCc::from_config(&TcpConfig::default()), AnyCc::NewReno(NewReno));
     }
 
     #[test]
