@@ -23,8 +23,8 @@
 //! - **Congestion event** (fast retransmit, 4.6 and 4.7): with `cubic_fast_convergence`,
 //!   `W_max = cwnd (1 + beta) / 2` if `cwnd < W_max`, else `W_max = cwnd`; `cwnd_prior =
 //!   cwnd`; then the sender's window rules with `beta` for one half
-//!   ([`Window::enter_recovery_by`]): by default `ssthresh = max(beta * FlightSize, 2 SMSS)`,
-//!   `cwnd = ssthresh` plus the fast-recovery inflation. The epoch ends.
+//!   ([`Window::enter_recovery_by`]): by default `ssthresh = max(beta * min(FlightSize,
+//!   cwnd), 2 SMSS)`, `cwnd = ssthresh` plus the fast-recovery inflation. The epoch ends.
 //! - **Timeout** (4.8): `ssthresh` as at a congestion event (with `beta`), `cwnd = 1 SMSS`
 //!   (Reno's loss window, [`Window::timeout_by`]), `cwnd_prior = cwnd`, `W_max` unset: the
 //!   first epoch after it has `K = 0`, `W_max = W_est = cwnd_epoch`.
@@ -41,6 +41,12 @@
 //! - **`cwnd` at a loss means `min(cwnd without inflation, rwnd)`**, the window actually in
 //!   use: this model does no cwnd validation, so a receive-window-limited sender's cwnd may
 //!   have grown far beyond what it ever sent.
+//! - **`ssthresh = beta * min(FlightSize, cwnd)`** (with `ssthresh_from = "flight_size"`),
+//!   not RFC 9438's `beta * FlightSize`; Linux uses cwnd alone. Without SACK, FlightSize
+//!   counts everything sent behind the holes of a long NewReno recovery: a single flow on a
+//!   21-packet path had 160 segments "in flight" at its next fast retransmit, and beta of that
+//!   reopened the window to 112 segments, whose burst cost two RTOs. The minimum keeps the
+//!   RFC's FlightSize whenever the sender was limited by the application or the receiver.
 //! - **`cwnd_epoch >= W_max` gives `W_max = cwnd_epoch`, `K = 0`**, as Linux's origin point.
 //!   RFC 9438 only sets `K = 0`, which keeps the window flat until `C t^3` exceeds
 //!   `cwnd_epoch - W_max`. Both agree after a timeout (4.8). It happens otherwise only when
