@@ -269,7 +269,14 @@ def test_unknown_key_in_file_is_invalid_input(cmd, tmp_path):
 
 @pytest.mark.parametrize(
     "override, key",
-    [("queue.kind=no_such_discipline", "queue.kind"), ("no_such_key=1", "no_such_key"), ("queue.limit_pkts=-5", "queue.limit_pkts")],
+    [
+        ("queue.kind=no_such_discipline", "queue.kind"),
+        ("no_such_key=1", "no_such_key"),
+        ("queue.limit_pkts=-5", "queue.limit_pkts"),
+        # a group's own tcp table: values and unknown keys are named by their full path
+        ("flows.tcp.cubic_beta=1.5", "flows.tcp.cubic_beta"),
+        ("flows.tcp.no_such_key=1", "flows.tcp.no_such_key"),
+    ],
 )
 def test_bad_override_is_invalid_input(override, key, tmp_path):
     p = dcfair("run", LONGFLOWS, "--set", override, "--out", tmp_path / "out")

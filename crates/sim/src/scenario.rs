@@ -8,6 +8,16 @@
 //!   the file.
 //! - Override values are TOML literals (`20`, `0.5`, `true`, `"x"`, `[1, 2]`); anything that is
 //!   not a valid literal is taken as a string, so `--set queue.kind=hcf` works unquoted.
+//! - **Per-group TCP.** `[flows]` and every `[groups.NAME]` may hold a partial `tcp` table
+//!   (`[groups.mice.tcp] cc = "cubic"`). After the overrides, and before deserialization,
+//!   each such table is merged over a copy of the scenario's `[tcp]` in the tree (its keys
+//!   win, the others are inherited, sub-tables merge key by key), so a group's TCP is
+//!   deserialized, checked for unknown keys and validated like `[tcp]` itself, and errors
+//!   name the group's full path (`groups.mice.tcp.cubic_beta`). `--set
+//!   groups.mice.tcp.cc=cubic` creates the table like any other override. The scenario's
+//!   `[tcp]` is checked first on its own, so a bad key there is named `tcp.KEY`, not after
+//!   the first group that inherited it. Groups without a `tcp` table use `[tcp]`
+//!   ([`Scenario::tcp_of`]).
 //! - Every quantity carries its unit in its key name (`_s`, `_ms`, `_us`, `_mbps`, `_bytes`,
 //!   `_pkts`). After deserialization [`Scenario::validate`] checks values (positive rates,
 //!   windows inside the run, ...) and names the key on failure. Nothing runs before that.
@@ -181,7 +191,8 @@ pub struct FlowsConfig {
     pub count: u32,
     /// Payload bytes per flow; absent (and no `size_pkts`) = long-lived (never ends).
     pub size_bytes: Option<u64>,
-    /// Payload size in full segments (`tcp.mss_bytes` each); exclusive with `size_bytes`.
+    /// Payload size in full segments (the group's `tcp.mss_bytes` each); exclusive with
+    /// `size_bytes`.
     pub size_pkts: Option<u64>,
     /// Sending hosts by name (one or a list).
     pub src: Option<Hosts>,
@@ -196,6 +207,9 @@ pub struct FlowsConfig {
     pub start_min_s: f64,
     #[serde(default)]
     pub start_max_s: f64,
+    /// The group's TCP, both ends of each flow. After [`load`], the whole configuration: the
+    /// group's `tcp` table merged over the scenario's `[tcp]`. `None`: the scenario's `[tcp]`.
+    pub tcp: Option<TcpConfig>,
 }
 
 impl FlowsConfig {
@@ -312,6 +326,7 @@ pub fn load(text: &str, origin: &str, overrides: &[(String, String)]) -> Result<
     for (key, value) in overrides {
         apply_override(&mut tree, key, value)?;
     }
+    inherit_tcp(&mut tree)?;
     let mut sc: Scenario = serde_path_to_error::deserialize(tree).map_err(|e| {
         let path = e.path().to_string();
         let key = if path == "." || path.is_empty() { origin.to_string() } else { path };
@@ -324,6 +339,54 @@ pub fn load(text: &str, origin: &str, overrides: &[(String, String)]) -> Result<
     }
     sc.validate().map_err(|e| Error::invalid(e.key, e.reason))?;
     Ok(sc)
+}
+
+/// Merges every group's `tcp` table (`flows.tcp`, `groups.NAME.tcp`) over a copy of the
+/// top-level `tcp` table, in place. The top-level table is checked first (as a [`TcpConfig`]),
+/// so its errors are named `tcp.KEY` even though groups inherit its keys.
+fn inherit_tcp(tree: &mut toml::Value) -> Result<(), Error> {
+    let Some(root) = tree.as_table_mut() else { return Ok(()) };
+    let base = match root.get("tcp") {
+        Some(toml::Value::Table(t)) => t.clone(),
+        Some(_) => return Ok(()), // not a table: deserialization names `tcp`
+        None => toml::Table::new(),
+    };
+    let mut group_tables: Vec<&mut toml::Table> = Vec::new();
+    for (k, v) in root.iter_mut() {
+        match (k.as_str(), v) {
+            ("flows", toml::Value::Table(f)) => group_tables.push(f),
+            ("groups", toml::Value::Table(gs)) => group_tables.extend(gs.iter_mut().filter_map(|(_, g)| g.as_table_mut())),
+            _ => {}
+        }
+    }
+    let mut merging = group_tables.into_iter().filter_map(|g| match g.get_mut("tcp") {
+        Some(toml::Value::Table(t)) => Some(t),
+        _ => None, // absent, or not a table (deserialization names it)
+    });
+    let Some(first) = merging.next() else { return Ok(()) };
+    serde_path_to_error::deserialize::<_, TcpConfig>(toml::Value::Table(base.clone())).map_err(|e| {
+        let path = e.path().to_string();
+        let key = if path == "." || path.is_empty() { "tcp".to_string() } else { format!("tcp.{path}") };
+        Error::invalid(key, tidy_serde_message(&e.inner().to_string()))
+    })?;
+    for t in std::iter::once(first).chain(merging) {
+        let own = std::mem::take(t);
+        *t = base.clone();
+        merge_table(t, own);
+    }
+    Ok(())
+}
+
+/// Puts every key of `over` into `into`; where both hold a table, merges them key by key.
+fn merge_table(into: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (into.get_mut(&k), v) {
+            (Some(toml::Value::Table(a)), toml::Value::Table(b)) => merge_table(a, b),
+            (_, v) => {
+                into.insert(k, v);
+            }
+        }
+    }
 }
 
 fn locate(text: &str, span: Option<std::ops::Range<usize>>) -> String {
@@ -393,9 +456,15 @@ impl Scenario {
         v
     }
 
-    /// Wire size of a full TCP segment, which is the MTU of the run.
+    /// The TCP of the flows of group `f`: its own (merged) table, or the scenario's `[tcp]`.
+    pub fn tcp_of<'a>(&'a self, f: &'a FlowsConfig) -> &'a TcpConfig {
+        f.tcp.as_ref().unwrap_or(&self.tcp)
+    }
+
+    /// Wire size of the largest full TCP segment of any group, which is the MTU of the run.
     pub fn mtu(&self) -> u32 {
-        self.tcp.mss_bytes + self.tcp.header_bytes
+        let seg = |t: &TcpConfig| t.mss_bytes.saturating_add(t.header_bytes);
+        self.flow_groups().into_iter().map(|(_, f)| seg(self.tcp_of(f))).fold(seg(&self.tcp), u32::max)
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
@@ -425,6 +494,9 @@ impl Scenario {
                 return Err(ConfigError::new("groups.flows", "the name 'flows' is taken by the [flows] table"));
             }
             f.validate(self.sim.duration_s).map_err(|e| e.within(&key))?;
+            if let Some(t) = &f.tcp {
+                t.validate().map_err(|e| e.within(&format!("{key}.tcp")))?;
+            }
             let hosts = self.topology.host_names(self.udp.is_some());
             for (end, list) in [("src", &f.src), ("dst", &f.dst)] {
                 match list {
@@ -516,6 +588,7 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use dcfair_core::tcp::CcKind;
 
     const MINI: &str = r#"
         name = "mini"
@@ -616,6 +689,90 @@ mod tests {
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.mice.count", "5"), ov("groups.mice.size_pkts", "0")])), "groups.mice.size_pkts");
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("flows.start_max_s", "-1")])), "flows.start_max_s");
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.mice.cnt", "5")])), "groups.mice.cnt");
+    }
+
+    // --- per-group TCP -----------------------------------------------------------------------
+    #[test]
+    fn a_group_tcp_table_is_merged_over_the_scenario_tcp() {
+        let text = format!(
+            "{MINI}\n[tcp]\ncc = \"reno\"\nmss_bytes = 1000\n[groups.two_hop]\ncount = 1\n[groups.two_hop.tcp]\ncc = \"cubic\"\ncubic_beta = 0.8\n"
+        );
+        let sc = load(&text, "m.toml", &[]).unwrap();
+        let g = &sc.groups["two_hop"];
+        let t = sc.tcp_of(g);
+        assert_eq!((t.cc, t.cubic_beta, t.mss_bytes), (CcKind::Cubic, 0.8, 1000), "own keys win, the rest is inherited");
+        assert_eq!(t.header_bytes, 40, "defaults where neither table says");
+        // [flows] has no table: the scenario's [tcp]
+        let f = sc.flows.as_ref().unwrap();
+        assert!(f.tcp.is_none());
+        assert_eq!(sc.tcp_of(f).cc, CcKind::Reno);
+        // an override of [tcp] reaches the groups that do not set the key
+        let sc = load(&text, "m.toml", &[ov("tcp.mss_bytes", "1200")]).unwrap();
+        assert_eq!(sc.tcp_of(&sc.groups["two_hop"]).mss_bytes, 1200);
+        // size_pkts counts the group's segments
+        let sc = load(&text, "m.toml", &[ov("groups.two_hop.size_pkts", "3"), ov("groups.two_hop.tcp.mss_bytes", "500")]).unwrap();
+        let g = &sc.groups["two_hop"];
+        assert_eq!(g.size(sc.tcp_of(g).mss_bytes), Some(1500));
+    }
+
+    #[test]
+    fn set_creates_a_group_tcp_table() {
+        let sc = load(MINI, "m.toml", &[ov("groups.x.count", "2"), ov("groups.x.tcp.cc", "cubic"), ov("flows.tcp.cubic_c", "0.1")]).unwrap();
+        assert_eq!(sc.tcp_of(&sc.groups["x"]).cc, CcKind::Cubic);
+        let f = sc.flows.as_ref().unwrap();
+        assert_eq!((sc.tcp_of(f).cc, sc.tcp_of(f).cubic_c), (CcKind::Newreno, 0.1));
+        assert_eq!(sc.tcp.cubic_c, 0.4, "the scenario's [tcp] is untouched");
+    }
+
+    #[test]
+    fn bad_group_tcp_values_name_the_full_key() {
+        let g = |k: &str, v: &str| vec![ov("groups.two_hop.count", "1"), ov(&format!("groups.two_hop.tcp.{k}"), v)];
+        // validate(): out of range
+        assert_eq!(err_key(load(MINI, "m.toml", &g("cubic_beta", "1.5"))), "groups.two_hop.tcp.cubic_beta");
+        assert_eq!(err_key(load(MINI, "m.toml", &g("cubic_c", "0"))), "groups.two_hop.tcp.cubic_c");
+        assert_eq!(err_key(load(MINI, "m.toml", &g("mss_bytes", "0"))), "groups.two_hop.tcp.mss_bytes");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("flows.tcp.cubic_beta", "0")])), "flows.tcp.cubic_beta");
+        // deserialization: wrong type, unknown option value, unknown key
+        assert_eq!(err_key(load(MINI, "m.toml", &g("cubic_beta", "high"))), "groups.two_hop.tcp.cubic_beta");
+        assert_eq!(err_key(load(MINI, "m.toml", &g("cc", "vegas"))), "groups.two_hop.tcp.cc");
+        assert_eq!(err_key(load(MINI, "m.toml", &g("cubic_betta", "0.7"))), "groups.two_hop.tcp.cubic_betta");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.two_hop.count", "1"), ov("groups.two_hop.tcp", "3")])), "groups.two_hop.tcp");
+        // a combination that only the merged table has: the group's key is named
+        let ns2 = [ov("tcp.handshake", "false"), ov("tcp.headerless_first_segment", "true")];
+        load(MINI, "m.toml", &ns2).unwrap();
+        let mut both = ns2.to_vec();
+        both.extend(g("handshake", "true"));
+        assert_eq!(err_key(load(MINI, "m.toml", &both)), "groups.two_hop.tcp.headerless_first_segment");
+    }
+
+    #[test]
+    fn a_bad_scenario_tcp_key_is_named_at_tcp_even_when_groups_inherit_it() {
+        let g = [ov("groups.a.count", "1"), ov("groups.a.tcp.cc", "cubic")];
+        for (k, v) in [("tcp.bogus", "1"), ("tcp.mss_bytes", "\"big\""), ("tcp.cc", "vegas")] {
+            let mut o = g.to_vec();
+            o.push(ov(k, v));
+            assert_eq!(err_key(load(MINI, "m.toml", &o)), k);
+        }
+        let mut o = g.to_vec();
+        o.push(ov("tcp.cubic_beta", "2"));
+        assert_eq!(err_key(load(MINI, "m.toml", &o)), "tcp.cubic_beta", "validate() checks [tcp] first");
+    }
+
+    #[test]
+    fn the_mtu_is_the_largest_segment_of_any_group() {
+        assert_eq!(load(MINI, "m.toml", &[]).unwrap().mtu(), 1500);
+        let sc = load(MINI, "m.toml", &[ov("groups.jumbo.count", "1"), ov("groups.jumbo.tcp.mss_bytes", "8960")]).unwrap();
+        assert_eq!(sc.mtu(), 9000);
+        let sc = load(MINI, "m.toml", &[ov("groups.small.count", "1"), ov("groups.small.tcp.mss_bytes", "536")]).unwrap();
+        assert_eq!(sc.mtu(), 1500);
+    }
+
+    #[test]
+    fn sub_tables_merge_key_by_key() {
+        let parse = |t: &str| -> toml::Table { toml::from_str(t).unwrap() };
+        let mut into = parse("a = 1\nb = 2\n[sub]\nx = 1\ny = 2\n");
+        merge_table(&mut into, parse("b = 3\n[sub]\ny = 4\nz = 5\n"));
+        assert_eq!(into, parse("a = 1\nb = 3\n[sub]\nx = 1\ny = 4\nz = 5\n"));
     }
 
     #[test]

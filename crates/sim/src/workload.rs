@@ -3,7 +3,8 @@
 //! Rules:
 //! - A TCP flow is a [`TcpFlow`]: a sender endpoint at its source host and a receiver endpoint at
 //!   its destination, with the lazy-timer bookkeeping the engine needs (`timer_at`: the time of the
-//!   one pending timer event of each endpoint, if any).
+//!   one pending timer event of each endpoint, if any). Both ends are built from the TCP of the
+//!   flow's group (`Scenario::tcp_of`: its `tcp` table over `[tcp]`); incast servers use `[tcp]`.
 //! - A UDP source emits packets at a constant or Poisson rate from its own random stream; its
 //!   packets are counted at the receiver like any flow's.
 //! - Flow ids are dense: TCP flows first (`0..n_tcp`), then UDP sources.
@@ -14,7 +15,7 @@ use crate::scenario::{Scenario, UdpPattern};
 use crate::topo::Built;
 use dcfair_core::packet::{Packet, Proto};
 use dcfair_core::rng::{Rng, Streams};
-use dcfair_core::tcp::{FlowIds, TcpReceiver, TcpSender};
+use dcfair_core::tcp::{FlowIds, TcpConfig, TcpReceiver, TcpSender};
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
 use rand::Rng as _;
 
@@ -39,15 +40,16 @@ pub struct TcpFlow {
 
 impl TcpFlow {
     /// A flow of group `group` from `ids.src` to `ids.dst`, starting at `start`, whose sender
-    /// is `sender` (a bulk sender of `size` bytes, or a persistent one).
-    pub fn new(sc: &Scenario, ids: FlowIds, group: u16, size: Option<u64>, start: SimTime, sender: TcpSender) -> TcpFlow {
+    /// is `sender` (a bulk sender of `size` bytes, or a persistent one, built from `tcp`) and
+    /// whose receiver is built from `tcp`.
+    pub fn new(tcp: &TcpConfig, ids: FlowIds, group: u16, size: Option<u64>, start: SimTime, sender: TcpSender) -> TcpFlow {
         TcpFlow {
             ids,
             group,
             size,
             start,
             sender,
-            receiver: TcpReceiver::new(&sc.tcp, ids),
+            receiver: TcpReceiver::new(tcp, ids),
             timer_at: [None, None],
             deadline_seen: [None, None],
             timer_f: [0.0, 0.0],
@@ -110,7 +112,8 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow>
     let ids_of = |names: &[String]| -> Vec<u32> { names.iter().map(|n| built.host(n).expect("validated host name")).collect() };
     let (def_src, def_dst) = (ids_of(&def_src), ids_of(&def_dst));
     for (g, (_, f)) in sc.flow_groups().into_iter().enumerate() {
-        let size = f.size(sc.tcp.mss_bytes);
+        let tcp = sc.tcp_of(f);
+        let size = f.size(tcp.mss_bytes);
         let src = f.src.as_ref().map(|h| ids_of(&h.names()));
         let dst = f.dst.as_ref().map(|h| ids_of(&h.names()));
         for j in 0..f.count as usize {
@@ -128,8 +131,8 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow>
                 sport: 1024 + (i % 60_000) as u16,
                 dport: 80 + (i / 60_000) as u16,
             };
-            let sender = TcpSender::new(&sc.tcp, ids, size);
-            flows.push(TcpFlow::new(sc, ids, g as u16, size, SimTime::from_secs_f64(start_s), sender));
+            let sender = TcpSender::new(tcp, ids, size);
+            flows.push(TcpFlow::new(tcp, ids, g as u16, size, SimTime::from_secs_f64(start_s), sender));
         }
     }
     flows
@@ -211,7 +214,7 @@ pub fn incast(sc: &Scenario, first: u32, group: u16, built: &Built) -> (Vec<TcpF
             let id = first + i;
             let ids = FlowIds { flow: id, src: senders[i as usize], dst: receivers[0], sport: 2000, dport: 3000 + (i % 60_000) as u16 };
             let open = SimTime::from_secs_f64(open_gap * i as f64);
-            TcpFlow::new(sc, ids, group, None, open, TcpSender::new_persistent(&sc.tcp, ids))
+            TcpFlow::new(&sc.tcp, ids, group, None, open, TcpSender::new_persistent(&sc.tcp, ids))
         })
         .collect();
     let state = Incast {
@@ -261,6 +264,60 @@ pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, built: &Built, bot
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // --- each flow's TCP comes from its group -------------------------------------------------
+    #[test]
+    fn both_ends_of_a_flow_get_their_group_tcp() {
+        let text = r#"
+            [sim]
+            duration_s = 1.0
+            [topology]
+            kind = "dumbbell"
+            senders = 4
+            access_rate_mbps = 1000.0
+            access_delay_us = 10.0
+            bottleneck_rate_mbps = 100.0
+            bottleneck_delay_us = 10.0
+            [tcp]
+            cc = "reno"
+            handshake = false
+            rcv_buf_bytes = 20000
+            [flows]
+            count = 2
+            [groups.fat]
+            count = 2
+            [groups.fat.tcp]
+            cc = "cubic"
+            handshake = true
+            rcv_buf_bytes = 40000
+            [incast]
+            servers = 2
+            block_bytes = 1000
+            rounds = 1
+        "#;
+        let sc = crate::scenario::load(text, "mixed.toml", &[]).unwrap();
+        let streams = Streams::new(1);
+        let built = crate::topo::build(&sc, streams).unwrap();
+        let flows = tcp_flows(&sc, streams, &built);
+        let (servers, _) = super::incast(&sc, flows.len() as u32, 2, &built);
+        let got: Vec<_> = flows
+            .iter()
+            .chain(&servers)
+            .map(|f| (f.group, f.sender.cc_name(), f.receiver.state(), f.receiver.adv_window()))
+            .collect();
+        use dcfair_core::tcp::ReceiverState::{Established, Listen};
+        assert_eq!(
+            got,
+            [
+                (0, "reno", Established, 20000),
+                (0, "reno", Established, 20000),
+                (1, "cubic", Listen, 40000),
+                (1, "cubic", Listen, 40000),
+                (2, "reno", Established, 20000),
+                (2, "reno", Established, 20000),
+            ]
+        );
+    }
 
     fn incast(servers: u32, rounds: u32) -> Incast {
         Incast {

@@ -31,7 +31,7 @@
 //!
 //! Modules: [`sender`] (the sender state machine and loss recovery), [`receiver`] (cumulative
 //! ACKs, out-of-order buffer, delayed ACKs), [`rtt`] (RFC 6298 estimator), [`congestion`]
-//! (the [`congestion::CongestionControl`] trait, Reno, NewReno).
+//! (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC).
 
 pub mod congestion;
 pub mod receiver;
@@ -56,6 +56,8 @@ pub enum CcKind {
     /// RFC 6582 NewReno: partial ACKs retransmit the next hole and stay in fast recovery.
     #[default]
     Newreno,
+    /// RFC 9438 CUBIC (with NewReno's fast recovery): `congestion/cubic.rs`.
+    Cubic,
 }
 
 /// TCP parameters (the `[tcp]` table of a scenario). Units are in the key names; `docs/tcp.md`
@@ -63,7 +65,7 @@ pub enum CcKind {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
-    /// Congestion control of every sender (`"reno"` or `"newreno"`).
+    /// Congestion control of every sender (`"reno"`, `"newreno"` or `"cubic"`).
     pub cc: CcKind,
     /// Maximum segment size: payload bytes of a full segment.
     pub mss_bytes: u32,
@@ -121,6 +123,16 @@ pub struct TcpConfig {
     /// window instead of opening it, or to one segment if the retransmission timer expired
     /// before any ACK (ns-2's `delay_growth_` with `syn_ false`, and `bugfix_ss_`).
     pub first_ack_resets_cwnd: bool,
+    /// CUBIC's `C` (RFC 9438 4.1), segments per second cubed: how fast the window returns to
+    /// and probes beyond `W_max`. Only with `cc = "cubic"`.
+    pub cubic_c: f64,
+    /// CUBIC's multiplicative decrease `beta_cubic` (RFC 9438 4.6), in (0, 1).
+    pub cubic_beta: f64,
+    /// CUBIC's fast convergence (RFC 9438 4.7): a loss below the last `W_max` lowers it further.
+    pub cubic_fast_convergence: bool,
+    /// CUBIC's Reno-friendly region (RFC 9438 4.3): never slower than an AIMD flow with the
+    /// same average window as Reno.
+    pub cubic_reno_friendly: bool,
 }
 
 impl Default for TcpConfig {
@@ -149,6 +161,10 @@ impl Default for TcpConfig {
             recovery_max_burst: 0,
             headerless_first_segment: false,
             first_ack_resets_cwnd: false,
+            cubic_c: 0.4,
+            cubic_beta: 0.7,
+            cubic_fast_convergence: true,
+            cubic_reno_friendly: true,
         }
     }
 }
@@ -242,6 +258,12 @@ impl TcpConfig {
                     "applies only with handshake = false (ns-2's one-way TCP without a SYN)",
                 ));
             }
+        }
+        if !(self.cubic_c.is_finite() && self.cubic_c > 0.0) {
+            return Err(ConfigError::new("cubic_c", format!("must be a positive number (segments/s^3), got {}", self.cubic_c)));
+        }
+        if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
+            return Err(ConfigError::new("cubic_beta", format!("must be between 0 and 1 (exclusive), got {}", self.cubic_beta)));
         }
         if self.max_rto_s * 1000.0 < self.min_rto_ms {
             return Err(ConfigError::new(
@@ -647,6 +669,14 @@ mod tests {
         rejects(|c| c.max_rto_s = 1e300, "max_rto_s");
         rejects(|c| c.headerless_first_segment = true, "headerless_first_segment");
         rejects(|c| c.first_ack_resets_cwnd = true, "first_ack_resets_cwnd");
+        rejects(|c| c.cubic_c = 0.0, "cubic_c");
+        rejects(|c| c.cubic_c = -0.4, "cubic_c");
+        rejects(|c| c.cubic_c = f64::INFINITY, "cubic_c");
+        rejects(|c| c.cubic_c = f64::NAN, "cubic_c");
+        rejects(|c| c.cubic_beta = 0.0, "cubic_beta");
+        rejects(|c| c.cubic_beta = 1.0, "cubic_beta");
+        rejects(|c| c.cubic_beta = -0.7, "cubic_beta");
+        rejects(|c| c.cubic_beta = f64::NAN, "cubic_beta");
         TcpConfig { handshake: false, headerless_first_segment: true, first_ack_resets_cwnd: true, ..Default::default() }
             .validate()
             .unwrap();
@@ -672,5 +702,7 @@ mod tests {
         );
         assert_eq!(c.recovery_max_burst, 0);
         assert!(!c.headerless_first_segment && !c.first_ack_resets_cwnd);
+        // CUBIC's RFC 9438 values
+        assert_eq!((c.cubic_c, c.cubic_beta, c.cubic_fast_convergence, c.cubic_reno_friendly), (0.4, 0.7, true, true));
     }
 }

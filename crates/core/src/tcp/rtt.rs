@@ -13,6 +13,8 @@
 //!   every expiry until it reaches `max_backoff` (64, as ns-2's `t_backoff_`), RFC 6298 (5.5).
 //!   A valid sample (`sample()`) resets it to 1: with Karn's rule the caller only samples
 //!   segments that were never retransmitted, so the backed-off timeout is kept until then.
+//! - The smallest sample of the connection is kept as well (`min_rtt`, never expired: routes
+//!   do not change during a run); CUBIC reads it (`congestion/cubic.rs`).
 //! - Cost: O(1), no allocation. The estimator knows nothing about segments; the sender decides
 //!   what is a valid sample (one timed segment per RTT, or the timestamp echo).
 
@@ -32,6 +34,8 @@ pub struct RttEstimator {
     granularity: SimDuration,
     max_backoff: u32,
     samples: u64,
+    /// Smallest sample so far, picoseconds; `None` before the first sample.
+    min: Option<u64>,
 }
 
 impl RttEstimator {
@@ -53,6 +57,7 @@ impl RttEstimator {
             granularity,
             max_backoff: max_backoff.max(1),
             samples: 0,
+            min: None,
         }
     }
 
@@ -75,6 +80,7 @@ impl RttEstimator {
         self.base = SimDuration(s.saturating_add(var_term)).max(self.min_rto).min(self.max_rto);
         self.backoff = 1;
         self.samples += 1;
+        self.min = Some(self.min.map_or(r, |m| m.min(r)));
     }
 
     /// Doubles the backoff multiplier, up to `max_backoff` (RFC 6298 (5.5)).
@@ -98,6 +104,10 @@ impl RttEstimator {
     /// Smoothed RTT, `None` before the first sample.
     pub fn srtt(&self) -> Option<SimDuration> {
         self.srtt.map(SimDuration)
+    }
+    /// Smallest RTT sample so far, `None` before the first sample.
+    pub fn min_rtt(&self) -> Option<SimDuration> {
+        self.min.map(SimDuration)
     }
     /// RTT variation (0 before the first sample).
     pub fn rttvar(&self) -> SimDuration {
@@ -165,6 +175,16 @@ mod tests {
         // RTTVAR decays by 3/4 per sample down to (integer) zero
         assert_eq!(e.rttvar(), SimDuration::ZERO);
         assert_eq!(e.rto(), us(100));
+    }
+
+    #[test]
+    fn min_rtt_is_the_smallest_sample() {
+        let mut e = est(SimDuration::ZERO, SimDuration::from_secs(60));
+        assert_eq!(e.min_rtt(), None);
+        for (r, min) in [(300, 300), (100, 100), (250, 100), (99, 99)] {
+            e.sample(us(r));
+            assert_eq!(e.min_rtt(), Some(us(min)));
+        }
     }
 
     // --- bounds: min_rto, max_rto, granularity --------------------------------------------

@@ -181,7 +181,7 @@ impl TcpSender {
             snd_nxt: iss,
             snd_max: iss,
             win: Window::with_rules(mss, cfg.init_cwnd_pkts, cfg.window_rules()),
-            cc: AnyCc::new(cfg.cc),
+            cc: AnyCc::from_config(cfg),
             peer_rwnd,
             peer_shift,
             my_shift,
@@ -441,7 +441,8 @@ impl TcpSender {
             self.on_dupack(now, out);
         }
         if ece {
-            let ev = AckEvent { now, acked_bytes: acked, flight_bytes: flight_before, rtt_sample: sample, ece };
+            let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
+            let ev = AckEvent { now, acked_bytes: acked, flight_bytes: flight_before, rtt_sample: sample, srtt, min_rtt, ece };
             self.cc.on_ecn_echo(&mut self.win, &ev);
         }
         if self.state != SenderState::Done {
@@ -492,7 +493,8 @@ impl TcpSender {
                 self.partial_seen = true;
             }
         } else {
-            let ev = AckEvent { now, acked_bytes: acked, flight_bytes: flight_before, rtt_sample: sample, ece: false };
+            let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
+            let ev = AckEvent { now, acked_bytes: acked, flight_bytes: flight_before, rtt_sample: sample, srtt, min_rtt, ece: false };
             self.cc.on_ack(&mut self.win, &ev);
         }
         if self.first_ack_reset && acked_before == 0 && ack == self.data_start + self.mss.min(self.data_end - self.data_start) {

@@ -16,7 +16,7 @@
 //!   that keeps the sender in recovery; `on_exit_recovery` when fast recovery ends;
 //!   `on_timeout` when the retransmission timer expires; `on_ecn_echo` for an ACK with ECE.
 //! - [`AnyCc`] dispatches statically over the built-in algorithms (no virtual calls on the
-//!   per-packet path); CUBIC and DCTCP slot in as new variants.
+//!   per-packet path): Reno, NewReno, CUBIC; DCTCP slots in as a new variant.
 //! - RFC 5681's increase rules are [`Window::slow_start_or_avoid`]; its decrease
 //!   (`ssthresh = max(FlightSize / 2, 2 SMSS)`) is [`Window::halve_ssthresh`].
 //! - Where RFCs and ns-2 disagree on a window reaction, [`WindowRules`] (set from
@@ -27,14 +27,23 @@
 //!   `cwnd` that is fast-recovery inflation (one SMSS per duplicate ACK, ns-2's `dupwnd_`)
 //!   is kept apart in `Window::inflation` so that the "deflated" exit and the cwnd-based
 //!   `ssthresh` can leave it out.
+//! - The multiplicative decrease is a [`Decrease`]: Reno's one half (exact integer halving, the
+//!   plain helpers) or CUBIC's `beta_cubic` (the `_by` helpers). Both go through the same
+//!   `WindowRules`, so `ssthresh_from`, `recovery_cwnd` and `recovery_exit` mean the same for
+//!   every algorithm, with "half" read as "the algorithm's decrease".
+//! - Hooks that need time or the path's round-trip time read them from [`AckEvent`] (`now`,
+//!   `srtt`, `min_rtt`); the loss hooks take none, since the algorithms here only reset
+//!   their epoch there.
 
+pub mod cubic;
 pub mod newreno;
 pub mod reno;
 
+pub use cubic::{Cubic, CubicParams};
 pub use newreno::NewReno;
 pub use reno::Reno;
 
-use super::CcKind;
+use super::{CcKind, TcpConfig};
 use crate::time::{SimDuration, SimTime};
 use serde::Deserialize;
 
@@ -80,6 +89,33 @@ pub struct WindowRules {
     pub ssthresh_from: SsthreshFrom,
     pub recovery_cwnd: RecoveryCwnd,
     pub recovery_exit: RecoveryExit,
+}
+
+/// The multiplicative decrease of `ssthresh` at a loss.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Decrease {
+    /// Reno (RFC 5681): one half, by integer division (exact bytes, rounded down).
+    Half,
+    /// A factor in (0, 1), CUBIC's `beta_cubic` (RFC 9438 4.6): `bytes * beta` rounded down,
+    /// in IEEE-754 double arithmetic (the same on every platform). A product within 10^-6 of
+    /// a whole number is that number: `beta = 0.7` is slightly below 7/10 in binary, and
+    /// 70 % of 10 000 bytes should be 7 000, not 6 999.
+    Beta(f64),
+}
+
+impl Decrease {
+    /// The decreased value of `bytes`.
+    #[inline]
+    pub fn of(self, bytes: u64) -> u64 {
+        match self {
+            Decrease::Half => bytes / 2,
+            Decrease::Beta(b) => {
+                let v = bytes as f64 * b;
+                let r = v.round();
+                (if (v - r).abs() < 1e-6 { r } else { v.floor() }) as u64
+            }
+        }
+    }
 }
 
 /// What the sender knows at a loss (fast retransmit or timeout).
@@ -130,11 +166,20 @@ impl Window {
     /// `ssthresh` after a loss, by `rules.ssthresh_from`: `max(FlightSize / 2, 2 SMSS)`
     /// (RFC 5681 equation 4) or `max(floor(min(base cwnd, rwnd) / 2 / SMSS), 2) * SMSS` (ns-2).
     pub fn loss_ssthresh(&mut self, loss: &Loss) {
+        self.loss_ssthresh_by(loss, Decrease::Half)
+    }
+
+    /// [`Window::loss_ssthresh`] with the decrease `dec` in place of one half:
+    /// `max(dec(FlightSize), 2 SMSS)` or `max(floor(dec(min(base cwnd, rwnd)) / SMSS), 2) * SMSS`.
+    pub fn loss_ssthresh_by(&mut self, loss: &Loss, dec: Decrease) {
         match self.rules.ssthresh_from {
-            SsthreshFrom::FlightSize => self.halve_ssthresh(loss.flight),
+            SsthreshFrom::FlightSize => {
+                self.ssthresh = dec.of(loss.flight).max(2 * self.mss);
+                self.ca_credit = 0;
+            }
             SsthreshFrom::Cwnd => {
-                let half = self.base_cwnd().min(loss.rwnd) / 2;
-                self.ssthresh = (half / self.mss * self.mss).max(2 * self.mss);
+                let part = dec.of(self.base_cwnd().min(loss.rwnd));
+                self.ssthresh = (part / self.mss * self.mss).max(2 * self.mss);
                 self.ca_credit = 0;
             }
         }
@@ -144,11 +189,17 @@ impl Window {
     /// then `cwnd` = `ssthresh` or half of `min(cwnd, rwnd)` (by `rules.recovery_cwnd`),
     /// inflated by `dupacks` segments.
     pub fn enter_recovery(&mut self, loss: &Loss, dupacks: u32) {
+        self.enter_recovery_by(loss, dupacks, Decrease::Half)
+    }
+
+    /// [`Window::enter_recovery`] with the decrease `dec` in place of one half (for
+    /// `half_window`: `dec(min(cwnd, rwnd))` plus the inflation).
+    pub fn enter_recovery_by(&mut self, loss: &Loss, dupacks: u32, dec: Decrease) {
         let window = self.base_cwnd().min(loss.rwnd);
-        self.loss_ssthresh(loss);
+        self.loss_ssthresh_by(loss, dec);
         let base = match self.rules.recovery_cwnd {
             RecoveryCwnd::Ssthresh => self.ssthresh,
-            RecoveryCwnd::HalfWindow => window / 2,
+            RecoveryCwnd::HalfWindow => dec.of(window),
         };
         self.inflation = dupacks as u64 * self.mss;
         self.cwnd = base + self.inflation;
@@ -195,9 +246,14 @@ impl Window {
     /// Retransmission timeout (RFC 5681 3.1): `ssthresh` by [`Window::loss_ssthresh`] (the
     /// inflation dropped first, as ns-2 does), `cwnd` = one SMSS (the loss window).
     pub fn timeout(&mut self, loss: &Loss) {
+        self.timeout_by(loss, Decrease::Half)
+    }
+
+    /// [`Window::timeout`] with the decrease `dec` in place of one half.
+    pub fn timeout_by(&mut self, loss: &Loss, dec: Decrease) {
         self.cwnd = self.base_cwnd();
         self.inflation = 0;
-        self.loss_ssthresh(loss);
+        self.loss_ssthresh_by(loss, dec);
         self.cwnd = self.mss;
     }
 
@@ -237,6 +293,10 @@ pub struct AckEvent {
     pub flight_bytes: u64,
     /// The RTT sample this ACK produced, if any.
     pub rtt_sample: Option<SimDuration>,
+    /// The sender's smoothed RTT (RFC 6298 SRTT) after this ACK; `None` before any sample.
+    pub srtt: Option<SimDuration>,
+    /// The smallest RTT sample of the connection so far; `None` before any sample.
+    pub min_rtt: Option<SimDuration>,
     /// The ACK carried ECN-Echo.
     pub ece: bool,
 }
@@ -271,17 +331,29 @@ pub trait CongestionControl {
 }
 
 /// Static dispatch over the built-in congestion controls.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AnyCc {
     Reno(Reno),
     NewReno(NewReno),
+    Cubic(Cubic),
 }
 
 impl AnyCc {
+    /// The algorithm `kind` with default parameters (CUBIC: RFC 9438's).
     pub fn new(kind: CcKind) -> AnyCc {
+        AnyCc::with_params(kind, CubicParams::default())
+    }
+
+    /// The algorithm `cfg.cc` with the parameters of `cfg`.
+    pub fn from_config(cfg: &TcpConfig) -> AnyCc {
+        AnyCc::with_params(cfg.cc, CubicParams::from_config(cfg))
+    }
+
+    fn with_params(kind: CcKind, cubic: CubicParams) -> AnyCc {
         match kind {
             CcKind::Reno => AnyCc::Reno(Reno),
             CcKind::Newreno => AnyCc::NewReno(NewReno),
+            CcKind::Cubic => AnyCc::Cubic(Cubic::new(cubic)),
         }
     }
 }
@@ -291,6 +363,7 @@ macro_rules! dispatch {
         match $self {
             AnyCc::Reno($c) => $e,
             AnyCc::NewReno($c) => $e,
+            AnyCc::Cubic($c) => $e,
         }
     };
 }
@@ -478,13 +551,49 @@ mod tests {
         assert_eq!((w.ssthresh, w.cwnd, w.inflation), (5 * MSS, MSS, 0));
     }
 
+    #[test]
+    fn the_beta_helpers_decrease_by_beta_under_every_rule() {
+        let loss = Loss { flight: 10 * MSS, rwnd: u64::MAX };
+        assert_eq!((Decrease::Half.of(7283), Decrease::Beta(0.7).of(10_000), Decrease::Beta(0.7).of(7283)), (3641, 7000, 5098));
+        // RFC rules: beta * FlightSize, cwnd = ssthresh + inflation
+        let mut w = Window { cwnd: 12 * MSS, ..Window::new(MSS, 1) };
+        w.enter_recovery_by(&loss, 3, Decrease::Beta(0.7));
+        assert_eq!((w.ssthresh, w.cwnd), (7 * MSS, 10 * MSS));
+        // ns-2 rules: beta * min(cwnd, rwnd) in whole segments; beta * window on entry
+        let mut w = Window { cwnd: 12 * MSS, ..Window::with_rules(MSS, 1, ns2_rules()) };
+        w.enter_recovery_by(&loss, 3, Decrease::Beta(0.7));
+        assert_eq!((w.ssthresh, w.cwnd), (8 * MSS, 8400 + 3 * MSS));
+        let mut w = Window { cwnd: 12 * MSS, ..Window::new(MSS, 1) };
+        w.timeout_by(&loss, Decrease::Beta(0.7));
+        assert_eq!((w.ssthresh, w.cwnd), (7 * MSS, MSS));
+        // Half is the plain helpers, to the byte
+        for rules in [WindowRules::default(), ns2_rules()] {
+            let (mut a, mut b) = (Window { cwnd: 7283, ..Window::with_rules(MSS, 1, rules) }, Window { cwnd: 7283, ..Window::with_rules(MSS, 1, rules) });
+            a.enter_recovery(&loss, 3);
+            b.enter_recovery_by(&loss, 3, Decrease::Half);
+            assert_eq!(a, b);
+            a.timeout(&loss);
+            b.timeout_by(&loss, Decrease::Half);
+            assert_eq!(a, b);
+        }
+    }
+
     // --- dispatch -----------------------------------------------------------------------------
     #[test]
     fn any_cc_maps_kinds_and_names() {
         assert_eq!(AnyCc::new(CcKind::Reno).name(), "reno");
         assert_eq!(AnyCc::new(CcKind::Newreno).name(), "newreno");
+        assert_eq!(AnyCc::new(CcKind::Cubic).name(), "cubic");
         assert!(!AnyCc::new(CcKind::Reno).partial_ack_keeps_recovery());
         assert!(AnyCc::new(CcKind::Newreno).partial_ack_keeps_recovery());
+        assert!(AnyCc::new(CcKind::Cubic).partial_ack_keeps_recovery());
+        // the configuration's CUBIC parameters reach the algorithm
+        let cfg = TcpConfig { cc: CcKind::Cubic, cubic_beta: 0.8, cubic_c: 1.0, ..Default::default() };
+        match AnyCc::from_config(&cfg) {
+            AnyCc::Cubic(c) => assert_eq!((c.params().beta, c.params().c), (0.8, 1.0)),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(AnyCc::from_config(&TcpConfig::default()), AnyCc::NewReno(NewReno));
     }
 
     #[test]
@@ -496,7 +605,15 @@ mod tests {
             }
         }
         let mut w = Window::new(MSS, 4);
-        let ev = AckEvent { now: SimTime::ZERO, acked_bytes: MSS, flight_bytes: MSS, rtt_sample: None, ece: false };
+        let ev = AckEvent {
+            now: SimTime::ZERO,
+            acked_bytes: MSS,
+            flight_bytes: MSS,
+            rtt_sample: None,
+            srtt: None,
+            min_rtt: None,
+            ece: false,
+        };
         let mut c = Fixed;
         c.on_ack(&mut w, &ev);
         let loss = Loss { flight: 4 * MSS, rwnd: u64::MAX };

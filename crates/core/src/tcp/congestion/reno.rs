@@ -56,7 +56,7 @@ mod tests {
         Loss { flight, rwnd: u64::MAX }
     }
     fn ack(acked: u64) -> AckEvent {
-        AckEvent { now: SimTime::ZERO, acked_bytes: acked, flight_bytes: 0, rtt_sample: None, ece: false }
+        AckEvent { now: SimTime::ZERO, acked_bytes: acked, flight_bytes: 0, rtt_sample: None, srtt: None, min_rtt: None, ece: false }
     }
 
     // --- fast retransmit / fast recovery ---------------------------------------------------
