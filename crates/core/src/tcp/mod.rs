@@ -31,11 +31,13 @@
 //!
 //! Modules: [`sender`] (the sender state machine and loss recovery), [`receiver`] (cumulative
 //! ACKs, out-of-order buffer, delayed ACKs), [`rtt`] (RFC 6298 estimator), [`congestion`]
-//! (the [`congestion::CongestionControl`] trait, Reno, NewReno).
+//! (the [`congestion::CongestionControl`] trait, Reno, NewReno), [`sack`] (the sender's RFC
+//! 6675 scoreboard).
 
 pub mod congestion;
 pub mod receiver;
 pub mod rtt;
+pub mod sack;
 pub mod sender;
 
 pub use congestion::{RecoveryCwnd, RecoveryExit, SsthreshFrom, WindowRules};
