@@ -658,6 +658,13 @@ mod tests {
     }
 
     #[test]
+    fn sack_key_parses_and_a_bad_value_names_its_path() {
+        assert!(load(MINI, "m.toml", &[ov("tcp.sack", "true")]).unwrap().tcp.sack);
+        assert!(!load(MINI, "m.toml", &[]).unwrap().tcp.sack);
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("tcp.sack", "yes")])), "tcp.sack");
+    }
+
+    #[test]
     fn literal_parsing() {
         assert_eq!(parse_literal("20"), toml::Value::Integer(20));
         assert_eq!(parse_literal("0.5"), toml::Value::Float(0.5));

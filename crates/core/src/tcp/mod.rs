@@ -15,7 +15,7 @@
 //! - **Sequence numbers are absolute `u64` byte offsets** (no wrap-around). The sender's initial
 //!   sequence number is 0; with the handshake the SYN takes sequence number 0 and data starts
 //!   at 1, without it data starts at 0. A FIN takes one sequence number after the last byte.
-//!   ACKs are cumulative (no SACK yet).
+//!   ACKs are cumulative; with `sack` they also carry up to 3 SACK blocks (RFC 2018).
 //! - **Sizes on the wire:** a data segment is `payload + header_bytes`; a pure ACK, a SYN, a
 //!   SYN-ACK and a pure FIN are `header_bytes`. `Packet::uid` is left 0 (the engine numbers
 //!   packets); `created` and `ts_val` are the emission time; `ts_ecr` echoes the peer.
@@ -30,9 +30,9 @@
 //!   name (relative to the `tcp` table). The constructors assume a validated configuration.
 //!
 //! Modules: [`sender`] (the sender state machine and loss recovery), [`receiver`] (cumulative
-//! ACKs, out-of-order buffer, delayed ACKs), [`rtt`] (RFC 6298 estimator), [`congestion`]
-//! (the [`congestion::CongestionControl`] trait, Reno, NewReno), [`sack`] (the sender's RFC
-//! 6675 scoreboard).
+//! ACKs, out-of-order buffer, delayed ACKs, SACK blocks), [`rtt`] (RFC 6298 estimator),
+//! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno), [`sack`] (the
+//! sender's RFC 6675 scoreboard).
 
 pub mod congestion;
 pub mod receiver;
@@ -123,6 +123,10 @@ pub struct TcpConfig {
     /// window instead of opening it, or to one segment if the retransmission timer expired
     /// before any ACK (ns-2's `delay_growth_` with `syn_ false`, and `bugfix_ss_`).
     pub first_ack_resets_cwnd: bool,
+    /// Selective acknowledgements (RFC 2018) and SACK-based loss recovery (RFC 6675). Both
+    /// ends read the scenario's configuration, so SACK-permitted is taken as negotiated when
+    /// this is on (no option on the SYN).
+    pub sack: bool,
 }
 
 impl Default for TcpConfig {
@@ -151,6 +155,7 @@ impl Default for TcpConfig {
             recovery_max_burst: 0,
             headerless_first_segment: false,
             first_ack_resets_cwnd: false,
+            sack: false,
         }
     }
 }
@@ -652,6 +657,7 @@ mod tests {
         TcpConfig { handshake: false, headerless_first_segment: true, first_ack_resets_cwnd: true, ..Default::default() }
             .validate()
             .unwrap();
+        TcpConfig { sack: true, ..Default::default() }.validate().unwrap();
     }
     #[test]
     fn unscaled_large_buffers_are_allowed_and_capped() {
@@ -674,5 +680,6 @@ mod tests {
         );
         assert_eq!(c.recovery_max_burst, 0);
         assert!(!c.headerless_first_segment && !c.first_ack_resets_cwnd);
+        assert!(!c.sack);
     }
 }
