@@ -15,7 +15,8 @@
 //! - **Sequence numbers are absolute `u64` byte offsets** (no wrap-around). The sender's initial
 //!   sequence number is 0; with the handshake the SYN takes sequence number 0 and data starts
 //!   at 1, without it data starts at 0. A FIN takes one sequence number after the last byte.
-//!   ACKs are cumulative; with `sack` they also carry up to 3 SACK blocks (RFC 2018).
+//!   ACKs are cumulative; with `sack` they also carry up to 3 SACK blocks (RFC 2018) and the
+//!   sender recovers losses by RFC 6675.
 //! - **Sizes on the wire:** a data segment is `payload + header_bytes`; a pure ACK, a SYN, a
 //!   SYN-ACK and a pure FIN are `header_bytes`. `Packet::uid` is left 0 (the engine numbers
 //!   packets); `created` and `ts_val` are the emission time; `ts_ecr` echoes the peer.
@@ -394,6 +395,8 @@ pub(crate) mod testnet {
         data_start: u64,
         got: Vec<bool>,
         limited_transmit: bool,
+        sack: bool,
+        mss: u64,
         header: u32,
         headerless_first: bool,
     }
@@ -426,6 +429,8 @@ pub(crate) mod testnet {
                 data_start: cfg.handshake as u64,
                 got: vec![false; cap],
                 limited_transmit: cfg.limited_transmit,
+                sack: cfg.sack,
+                mss: cfg.mss_bytes as u64,
                 header: cfg.header_bytes,
                 headerless_first: cfg.headerless_first_segment && !cfg.handshake,
             }
@@ -482,8 +487,16 @@ pub(crate) mod testnet {
         fn after_sender(&mut self, nxt_before: u64) {
             if self.snd.snd_nxt() > nxt_before && !self.limited_transmit {
                 let f = self.snd.flight_bytes();
-                let w = self.snd.usable_window();
-                assert!(f <= w.max(1), "flight {f} above usable window {w} at {}", self.now);
+                if self.sack {
+                    // SACK: what counts against cwnd is the pipe (SACKed octets leave it),
+                    // and the receive window still bounds the flight
+                    let (p, c, r) = (self.snd.pipe(), self.snd.cwnd_bytes(), self.snd.peer_rwnd());
+                    assert!(p <= c.max(self.mss), "pipe {p} above cwnd {c} at {}", self.now);
+                    assert!(f <= r.max(1), "flight {f} above rwnd {r} at {}", self.now);
+                } else {
+                    let w = self.snd.usable_window();
+                    assert!(f <= w.max(1), "flight {f} above usable window {w} at {}", self.now);
+                }
                 self.max_flight = self.max_flight.max(f);
             }
             self.emit(Dir::Fwd);
