@@ -33,9 +33,10 @@
 //! Modules: [`sender`] (the sender state machine and loss recovery), [`receiver`] (cumulative
 //! ACKs, out-of-order buffer, delayed ACKs, SACK blocks), [`rtt`] (RFC 6298 estimator),
 //! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno), [`sack`] (the
-//! sender's RFC 6675 scoreboard).
+//! sender's RFC 6675 scoreboard), [`pacing`] (release times at `ratio * cwnd / srtt`).
 
 pub mod congestion;
+pub mod pacing;
 pub mod receiver;
 pub mod rtt;
 pub mod sack;
@@ -128,6 +129,12 @@ pub struct TcpConfig {
     /// ends read the scenario's configuration, so SACK-permitted is taken as negotiated when
     /// this is on (no option on the SYN).
     pub sack: bool,
+    /// Pace data segments at `ratio * cwnd / srtt` instead of sending them back to back.
+    pub pacing: bool,
+    /// Pacing ratio while `cwnd < ssthresh / 2` (early slow start), a multiple of `cwnd / srtt`.
+    pub pacing_ss_ratio: f64,
+    /// Pacing ratio otherwise (late slow start, congestion avoidance, recovery).
+    pub pacing_ca_ratio: f64,
 }
 
 impl Default for TcpConfig {
@@ -157,6 +164,9 @@ impl Default for TcpConfig {
             headerless_first_segment: false,
             first_ack_resets_cwnd: false,
             sack: false,
+            pacing: false,
+            pacing_ss_ratio: 1.0,
+            pacing_ca_ratio: 1.0,
         }
     }
 }
@@ -169,6 +179,8 @@ pub const MAX_WINDOW_FIELD: u64 = 0xFFFF;
 pub const MAX_SCALED_WINDOW: u64 = MAX_WINDOW_FIELD << MAX_WSCALE;
 /// Upper bound accepted for any duration key (about 11.6 days), so durations fit picoseconds.
 const MAX_DURATION_S: f64 = 1.0e6;
+/// Range accepted for the pacing ratios (`pacing_ss_ratio`, `pacing_ca_ratio`).
+pub const PACING_RATIO_RANGE: (f64, f64) = (0.01, 100.0);
 
 /// The smallest window-scale shift with which `buf` bytes fit the 16-bit field (at most 14).
 pub fn wscale_for(buf: u64) -> u8 {
@@ -249,6 +261,12 @@ impl TcpConfig {
                     key,
                     "applies only with handshake = false (ns-2's one-way TCP without a SYN)",
                 ));
+            }
+        }
+        for (key, v) in [("pacing_ss_ratio", self.pacing_ss_ratio), ("pacing_ca_ratio", self.pacing_ca_ratio)] {
+            let (lo, hi) = PACING_RATIO_RANGE;
+            if !v.is_finite() || !(lo..=hi).contains(&v) {
+                return Err(ConfigError::new(key, format!("must be a number from {lo} to {hi} (a multiple of cwnd / srtt), got {v}")));
             }
         }
         if self.max_rto_s * 1000.0 < self.min_rto_ms {
@@ -384,6 +402,8 @@ pub(crate) mod testnet {
         /// (time, RTO) after every sender timer expiry that changed the timeout count.
         pub rto_log: Vec<(SimTime, SimDuration)>,
         pub events: u64,
+        /// The last event `step` ran was a sender timer (retransmission, persist or pacing).
+        pub last_was_sender_timer: bool,
         evq: BTreeMap<(SimTime, u64), Ev>,
         seq: u64,
         fwd_busy: SimTime,
@@ -419,6 +439,7 @@ pub(crate) mod testnet {
                 max_flight: 0,
                 rto_log: Vec::new(),
                 events: 0,
+                last_was_sender_timer: false,
                 evq: BTreeMap::new(),
                 seq: 0,
                 fwd_busy: SimTime::ZERO,
@@ -539,6 +560,7 @@ pub(crate) mod testnet {
             assert!(t >= self.now, "time went backwards");
             self.now = t;
             self.events += 1;
+            self.last_was_sender_timer = matches!(ev, Ev::SenderTimer);
             match ev {
                 Ev::Arrive(Dir::Fwd, p) => {
                     if p.payload > 0 {
@@ -671,6 +693,11 @@ mod tests {
             .validate()
             .unwrap();
         TcpConfig { sack: true, ..Default::default() }.validate().unwrap();
+        for bad in [0.0, -1.0, 0.001, 101.0, f64::NAN, f64::INFINITY] {
+            rejects(|c| c.pacing_ss_ratio = bad, "pacing_ss_ratio");
+            rejects(|c| c.pacing_ca_ratio = bad, "pacing_ca_ratio");
+        }
+        TcpConfig { pacing: true, pacing_ss_ratio: 2.0, pacing_ca_ratio: 1.2, ..Default::default() }.validate().unwrap();
     }
     #[test]
     fn unscaled_large_buffers_are_allowed_and_capped() {
@@ -693,6 +720,8 @@ mod tests {
         );
         assert_eq!(c.recovery_max_burst, 0);
         assert!(!c.headerless_first_segment && !c.first_ack_resets_cwnd);
-        assert!(!c.sack);
+        // SACK and pacing are off; the ratios default to 1 (ns-3: 2.0 / 1.2, Linux 200 % / 120 %)
+        assert!(!c.sack && !c.pacing);
+        assert_eq!((c.pacing_ss_ratio, c.pacing_ca_ratio), (1.0, 1.0));
     }
 }

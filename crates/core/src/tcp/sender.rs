@@ -79,8 +79,15 @@
 //!   range shows the receiver dropped data it had SACKed; the scoreboard is cleared, and the
 //!   data is resent by recovery or, at the latest, by the retransmission timer (the receiver
 //!   modelled here never reneges).
+//! - **Pacing** (with `pacing`, see [`Pacer`]): once an RTT sample exists, data segments leave
+//!   no faster than `ratio * cwnd / srtt`; a held segment is released by the sender's own
+//!   deadline (`next_deadline()` is the earlier of the timer and the release time), so the
+//!   engine's lazy timer wakes it. The fast retransmit (SACK or not) and the first segment after
+//!   a timeout leave at once; every other data segment waits, NewReno's partial-ACK
+//!   retransmission excepted (it is sent from the ACK like the fast retransmit).
 
 use super::congestion::{AckEvent, AnyCc, CongestionControl, Loss, Window};
+use super::pacing::Pacer;
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::{decode_window, encode_window, wscale_for, FlowIds, SenderStats, TcpConfig, MAX_WSCALE};
@@ -189,6 +196,10 @@ pub struct TcpSender {
     /// With SACK, after a timeout until the cumulative ACK reaches `recover`: go-back-N skips
     /// SACKed octets and counts only unSACKed ones against cwnd.
     after_rto: bool,
+    // pacing
+    pacer: Pacer,
+    /// A data segment is held by the pacer until this time.
+    pace_wake: Option<SimTime>,
 }
 
 impl TcpSender {
@@ -265,6 +276,8 @@ impl TcpSender {
             high_rxt: iss,
             rescue_sent: false,
             after_rto: false,
+            pacer: Pacer::new(cfg),
+            pace_wake: None,
         }
     }
 
@@ -332,12 +345,18 @@ impl TcpSender {
         }
     }
 
-    /// Handles an expired timer; does nothing if its deadline is still in the future.
+    /// Handles an expired timer or pacing release; does nothing if neither deadline has passed.
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        let Some((at, kind)) = self.timer else { return };
-        if at > now {
-            return;
+        let paced = self.pace_wake.is_some_and(|w| w <= now);
+        if paced {
+            self.pace_wake = None;
         }
+        let Some((_, kind)) = self.timer.filter(|&(at, _)| at <= now) else {
+            if paced {
+                self.try_send(now, out); // a segment held by the pacer may leave
+            }
+            return;
+        };
         self.timer = None;
         match (self.state, kind) {
             // RFC 6298 5.5-5.6 with RFC 9293 3.8.1: resend the SYN, back off
@@ -358,8 +377,13 @@ impl TcpSender {
         }
     }
 
+    /// The earlier of the retransmission (or persist) timer and the pacer's release time.
     pub fn next_deadline(&self) -> Option<SimTime> {
-        self.timer.map(|(t, _)| t)
+        match (self.timer, self.pace_wake) {
+            (Some((t, _)), Some(w)) => Some(t.min(w)),
+            (Some((t, _)), None) => Some(t),
+            (None, w) => w,
+        }
     }
     pub fn stats(&self) -> &SenderStats {
         &self.stats
@@ -423,6 +447,10 @@ impl TcpSender {
     /// RFC 6675 HighRxt: one past the highest octet retransmitted in the current recovery.
     pub fn high_rxt(&self) -> u64 {
         self.high_rxt
+    }
+    /// The pacer (its release time).
+    pub fn pacer(&self) -> &Pacer {
+        &self.pacer
     }
     pub fn snd_una(&self) -> u64 {
         self.snd_una
@@ -598,6 +626,7 @@ impl TcpSender {
             self.state = SenderState::Done;
             self.timer = None;
             self.timed = None;
+            self.pace_wake = None;
         } else if self.snd_una == self.snd_max {
             self.timer = None; // RFC 6298 5.2: nothing outstanding
         } else if restart_timer {
@@ -757,6 +786,13 @@ impl TcpSender {
             if matches!(next, NextSeg::New) && new_left == 0 {
                 break;
             }
+            let data = !matches!(next, NextSeg::New) || self.snd_nxt < self.data_end;
+            if data {
+                if let Some(t) = self.pacer.hold_until(now, self.rtt.srtt()) {
+                    self.pace_wake = Some(t); // the pacer releases it (next_deadline)
+                    break;
+                }
+            }
             match next {
                 NextSeg::Rxt(s, e) => {
                     self.emit_range(s, e, now, out);
@@ -829,6 +865,7 @@ impl TcpSender {
         if !matches!(self.state, SenderState::Established | SenderState::FinWait1) {
             return;
         }
+        self.pace_wake = None;
         if self.sack && self.in_recovery {
             self.send_in_recovery(now, out);
             return;
@@ -877,6 +914,10 @@ impl TcpSender {
                     }
                     break;
                 };
+                if let Some(t) = self.pacer.hold_until(now, self.rtt.srtt()) {
+                    self.pace_wake = Some(t); // the pacer releases it (next_deadline)
+                    break;
+                }
                 self.send_from_nxt(len, now, out);
             } else if self.has_fin && self.snd_nxt == self.data_end {
                 self.send_from_nxt(0, now, out); // a pure FIN
@@ -936,6 +977,9 @@ impl TcpSender {
         }
         self.stats.pkts_sent += 1;
         self.stats.bytes_sent += len;
+        if len > 0 {
+            self.pacer.on_send(now, len, self.win.cwnd, self.win.ssthresh, self.rtt.srtt());
+        }
         self.snd_max = self.snd_max.max(end);
         if fin && self.state == SenderState::Established {
             self.state = SenderState::FinWait1;
@@ -1699,6 +1743,134 @@ mod tests {
         }
     }
 
+    // --- pacing ----------------------------------------------------------------------------------------
+    #[test]
+    fn paced_segments_leave_srtt_over_ratio_times_cwnd_apart() {
+        for (ss, ca) in [(1.0, 1.0), (2.0, 1.2)] {
+            let cfg = TcpConfig {
+                pacing: true,
+                pacing_ss_ratio: ss,
+                pacing_ca_ratio: ca,
+                init_cwnd_pkts: 10,
+                window_scaling: false,
+                ..nohs()
+            };
+            let mut s = TcpSender::new(&cfg, IDS, None);
+            let mut out = Vec::new();
+            let t0 = SimTime(1_000_000);
+            // no RTT sample yet: the initial window leaves at once (ns-3's PaceInitialWindow
+            // false), and nothing is held
+            s.start(t0, &mut out);
+            assert_eq!(segs(&mut out), (0..10).collect::<Vec<_>>());
+            assert_eq!(s.next_deadline(), Some(t0 + SimDuration::from_secs(1)), "only the RTO");
+            // the ACK of segment 0 after 1 ms: srtt = 1 ms, cwnd 11 segments, two may leave;
+            // the first goes at once, the second one gap later (slow start: the ss ratio)
+            let t1 = t0 + ms(1);
+            s.on_packet(&ack_pkt(MSS, 40), t1, &mut out);
+            assert_eq!(s.rtt_estimator().srtt(), Some(ms(1)));
+            assert_eq!(segs(&mut out), [10]);
+            let gap = |cwnd_segs: u64| SimDuration((1_000_000_000.0 / (ss * cwnd_segs as f64)) as u64);
+            assert_eq!(s.next_deadline(), Some(t1 + gap(11)));
+            s.on_timer(SimTime((t1 + gap(11)).0 - 1), &mut out);
+            assert!(out.is_empty(), "not a picosecond early");
+            s.on_timer(t1 + gap(11), &mut out);
+            assert_eq!(segs(&mut out), [11]);
+            assert!(s.next_deadline().unwrap() > t1 + ms(100), "the window is full: only the RTO is left");
+            // four more acknowledged (cwnd 12): five segments, one gap of srtt / (ratio * 12) apart
+            let t2 = t1 + ms(1);
+            s.on_packet(&ack_pkt(5 * MSS, 40), t2, &mut out);
+            let mut times = vec![(t2, segs(&mut out))];
+            while let Some(d) = s.next_deadline().filter(|&d| d < t2 + ms(1)) {
+                s.on_timer(d, &mut out);
+                times.push((d, segs(&mut out)));
+            }
+            assert!(times.iter().all(|(_, v)| v.len() == 1), "one segment per release: {times:?}");
+            assert_eq!(times.iter().map(|(_, v)| v[0]).collect::<Vec<_>>(), [12, 13, 14, 15, 16]);
+            for w in times.windows(2) {
+                assert_eq!(w[1].0.saturating_since(w[0].0), gap(12), "ratio {ss}");
+            }
+        }
+    }
+
+    /// Runs a paced transfer of `segs` segments over `net`, checking every data departure after
+    /// the first RTT sample: never two in one instant, and each at least the pacing gap of its
+    /// predecessor (computed from the cwnd, ssthresh and srtt it left with) after it, exactly
+    /// that gap when the pacer released it. Returns how many the pacer released.
+    fn check_paced(net: &mut Net) -> usize {
+        let mut last: Option<(SimTime, SimDuration)> = None;
+        let mut released = 0;
+        net.start();
+        let mut seen = net.log.len();
+        while !net.snd.is_done() && net.step() {
+            let new: Vec<(SimTime, u64)> = net.log[seen..]
+                .iter()
+                .filter(|x| x.dir == Dir::Fwd && x.pkt.payload > 0)
+                .map(|x| (x.t, x.pkt.payload as u64))
+                .collect();
+            seen = net.log.len();
+            let Some(srtt) = net.snd.rtt_estimator().srtt() else { continue };
+            assert!(new.len() <= 1, "two data segments back to back at {}", net.now);
+            let s = &net.snd;
+            for (t, len) in new {
+                if let Some((prev, gap)) = last {
+                    let d = t.saturating_since(prev);
+                    assert!(d >= gap, "segment at {t} only {d} after the previous one, gap {gap}");
+                    if net.last_was_sender_timer {
+                        assert_eq!(d, gap, "released by the pacer at {t}");
+                        released += 1;
+                    }
+                }
+                last = Some((t, s.pacer().gap(len, s.cwnd_bytes(), s.ssthresh_bytes(), srtt)));
+            }
+        }
+        released
+    }
+
+    #[test]
+    fn a_paced_flow_never_sends_two_segments_back_to_back() {
+        // handshake: the SYN's sample paces the initial window too; no bottleneck (the sender's
+        // departures are the line-rate bursts pacing removes) and a 1 Gbps one
+        for rate in [None, Some(BitsPerSec::from_gbps(1))] {
+            for (ss, ca) in [(1.0, 1.0), (2.0, 1.2)] {
+                let cfg = TcpConfig { pacing: true, pacing_ss_ratio: ss, pacing_ca_ratio: ca, rcv_buf_bytes: 1 << 20, ..Default::default() };
+                let mut net = Net::new(&cfg, Some(2500 * MSS), us(250));
+                net.rate = rate;
+                let released = check_paced(&mut net);
+                assert_eq!(net.rcv.delivered_bytes(), 2500 * MSS);
+                assert!(released > 100, "most segments wait for the pacer: {released}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_paced_endless_flow_still_fills_the_bottleneck() {
+        // as an_endless_flow_fills_the_bottleneck_and_never_sends_a_fin, paced: cwnd / srtt
+        // is the rate the window allows, so pacing at ratio 1 costs no throughput
+        for (ss, ca) in [(1.0, 1.0), (2.0, 1.2)] {
+            let cfg = TcpConfig { pacing: true, pacing_ss_ratio: ss, pacing_ca_ratio: ca, rcv_buf_bytes: 1 << 20, ..nohs() };
+            let mut net = Net::new(&cfg, None, us(50));
+            net.rate = Some(BitsPerSec(100_000_000));
+            net.start();
+            net.run(secs(1), 10_000_000);
+            let got = net.rcv.delivered_bytes();
+            assert!(got > 12_000_000 && got <= 12_166_000, "ratio {ss}: {got}");
+        }
+    }
+
+    #[test]
+    fn pacing_off_ignores_the_ratios_and_sends_back_to_back() {
+        let trace = |cfg: &TcpConfig| {
+            let mut net = lossy(5, 0.05, cfg, 300 * MSS);
+            run_to_end(&mut net);
+            net.log.iter().map(|s| (s.t, s.dir == Dir::Fwd, s.pkt.seq, s.pkt.ack, s.dropped)).collect::<Vec<_>>()
+        };
+        let base = TcpConfig::default();
+        let off = TcpConfig { pacing: false, pacing_ss_ratio: 2.0, pacing_ca_ratio: 1.2, ..Default::default() };
+        assert_eq!(trace(&base), trace(&off));
+        let paced = TcpConfig { pacing: true, ..Default::default() };
+        assert_ne!(trace(&base), trace(&paced));
+    }
+
     // --- retransmission timeout ---------------------------------------------------------------------
     #[test]
     fn successive_timeouts_double_the_rto_up_to_the_caps() {
@@ -1907,10 +2079,10 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
-        /// The same channel checks with SACK (pipe within cwnd when new data leaves): every byte
-        /// arrives exactly once, in order, whatever is lost in either direction.
+        /// The same channel checks with SACK (pipe within cwnd when new data leaves) and/or
+        /// pacing: every byte arrives exactly once, in order, whatever is lost in either direction.
         #[test]
-        fn with_sack_every_byte_is_delivered_exactly_once_in_order(
+        fn with_sack_or_pacing_every_byte_is_delivered_exactly_once_in_order(
             seed in any::<u64>(),
             loss in loss_strategy(),
             reno in any::<bool>(),
@@ -1920,10 +2092,12 @@ mod tests {
             rate in prop_oneof![Just(None), Just(Some(BitsPerSec(100_000_000)))],
             (mss_bytes, rcv_buf_bytes) in (prop_oneof![Just(536u32), Just(1460)], prop_oneof![Just(3000u64), Just(65535), Just(1 << 20)]),
             (init_cwnd_pkts, limited_transmit) in (1u32..5, any::<bool>()),
+            (sack, pacing) in prop_oneof![Just((true, false)), Just((true, true)), Just((false, true))],
         ) {
             let cfg = TcpConfig {
                 cc: if reno { CcKind::Reno } else { CcKind::Newreno },
-                sack: true,
+                sack,
+                pacing,
                 delayed_ack,
                 handshake,
                 mss_bytes,
