@@ -323,6 +323,15 @@ mod tests {
                 pipe += !lost as u64 + (o < rxt) as u64;
             }
             prop_assert_eq!(b.pipe(0, 70, rxt, dupthresh, mss), pipe);
+            // RFC 6675 (C.4): sending a segment adds its length to pipe. A retransmission of
+            // the unSACKed run at HighRxt (rules 1 and 3) moves HighRxt over it; new data
+            // (rule 2) moves HighData, with nothing SACKed above it
+            let (s, next) = b.unsacked_run(rxt);
+            let e = (s + mss).min(next.unwrap_or(70)).min(70);
+            if s < e {
+                prop_assert_eq!(b.pipe(0, 70, e, dupthresh, mss), pipe + (e - s));
+            }
+            prop_assert_eq!(b.pipe(0, 75, rxt, dupthresh, mss), pipe + 5);
             // runs: the first unSACKed octet at or after k and the next SACKed start
             for k in 0..70u64 {
                 let (u, next) = b.unsacked_run(k);
