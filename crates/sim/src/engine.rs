@@ -12,7 +12,10 @@
 //!   schedules the `TxDone` at `busy_until`.
 //! - Transport timers are lazy: each endpoint has at most one timer event in the queue, at or
 //!   before its deadline; when it fires, the endpoint checks its own deadline and the engine
-//!   re-arms at the endpoint's next deadline. Moving a deadline later costs nothing.
+//!   re-arms at the endpoint's next deadline. Moving a deadline later costs nothing. A paced
+//!   sender (`tcp.pacing`) reports the release time of its next held segment as a deadline, so
+//!   pacing runs on this same timer; without it a sender's deadline is its retransmission (or
+//!   persist) timer alone.
 //! - Events of the same instant run in scheduling order (`sim.tie_break = "fifo"`), or with
 //!   `"random_timers"` a timer goes before or after the others by a seeded coin (stream
 //!   `"engine.timer_ties"`) drawn when it is armed, or with `"float_clock"` every event also

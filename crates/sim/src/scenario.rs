@@ -819,6 +819,23 @@ mod tests {
     }
 
     #[test]
+    fn sack_and_pacing_keys_parse_and_bad_values_name_their_path() {
+        let sc = load(
+            MINI,
+            "m.toml",
+            &[ov("tcp.sack", "true"), ov("tcp.pacing", "true"), ov("tcp.pacing_ss_ratio", "2"), ov("tcp.pacing_ca_ratio", "1.2")],
+        )
+        .unwrap();
+        assert!(sc.tcp.sack && sc.tcp.pacing);
+        assert_eq!((sc.tcp.pacing_ss_ratio, sc.tcp.pacing_ca_ratio), (2.0, 1.2));
+        let off = load(MINI, "m.toml", &[]).unwrap();
+        assert!(!off.tcp.sack && !off.tcp.pacing);
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("tcp.sack", "yes")])), "tcp.sack");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("tcp.pacing_ss_ratio", "0")])), "tcp.pacing_ss_ratio");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("tcp.pacing_ca_ratio", "-1.5")])), "tcp.pacing_ca_ratio");
+    }
+
+    #[test]
     fn literal_parsing() {
         assert_eq!(parse_literal("20"), toml::Value::Integer(20));
         assert_eq!(parse_literal("0.5"), toml::Value::Float(0.5));

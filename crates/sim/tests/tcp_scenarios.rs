@@ -85,6 +85,39 @@ fn many_flows_share_and_the_books_balance() {
     }
 }
 
+// --- SACK and pacing ----------------------------------------------------------------------------
+#[test]
+fn sack_repairs_the_slow_start_overshoot_for_reno_too() {
+    // The overshoot of single_flow_fills_the_bottleneck: with SACK (RFC 6675) recovery no
+    // longer depends on the congestion control's partial-ACK rule, so Reno needs no RTO either,
+    // and nothing is resent that arrived (every retransmission repairs a drop).
+    for cc in ["reno", "newreno"] {
+        let r = go(&[("tcp.cc", cc), ("tcp.sack", "true")]);
+        assert!(metric(&r, "utilization") >= 0.95, "{cc}");
+        assert_eq!(metric(&r, "timeouts"), 0.0, "{cc}");
+        assert_eq!(metric(&r, "retransmits"), metric(&r, "drops"), "{cc}");
+    }
+}
+
+#[test]
+fn a_paced_flow_fills_the_bottleneck() {
+    for ratios in [("1.0", "1.0"), ("2.0", "1.2")] {
+        let r = go(&[("tcp.pacing", "true"), ("tcp.pacing_ss_ratio", ratios.0), ("tcp.pacing_ca_ratio", ratios.1)]);
+        assert!(metric(&r, "utilization") >= 0.95, "{ratios:?}");
+    }
+}
+
+#[test]
+fn sack_and_pacing_off_are_the_defaults_byte_for_byte() {
+    let extra = [("flows.count", "10"), ("topology.senders", "10"), ("flows.start_max_s", "0.1")];
+    let a = go(&extra);
+    let mut off = extra.to_vec();
+    off.extend([("tcp.sack", "false"), ("tcp.pacing", "false"), ("tcp.pacing_ss_ratio", "2.0")]);
+    let b = go(&off);
+    assert_eq!(a.flows_csv, b.flows_csv);
+    assert_eq!(mask_wall(&a.summary_json), mask_wall(&b.summary_json));
+}
+
 // --- determinism --------------------------------------------------------------------------------
 fn mask_wall(s: &str) -> String {
     s.lines().filter(|l| !l.contains("\"wall_time_s\"")).collect::<Vec<_>>().join("\n")

@@ -15,7 +15,8 @@
 //! - **Sequence numbers are absolute `u64` byte offsets** (no wrap-around). The sender's initial
 //!   sequence number is 0; with the handshake the SYN takes sequence number 0 and data starts
 //!   at 1, without it data starts at 0. A FIN takes one sequence number after the last byte.
-//!   ACKs are cumulative (no SACK yet).
+//!   ACKs are cumulative; with `sack` they also carry up to 3 SACK blocks (RFC 2018) and the
+//!   sender recovers losses by RFC 6675.
 //! - **Sizes on the wire:** a data segment is `payload + header_bytes`; a pure ACK, a SYN, a
 //!   SYN-ACK and a pure FIN are `header_bytes`. `Packet::uid` is left 0 (the engine numbers
 //!   packets); `created` and `ts_val` are the emission time; `ts_ecr` echoes the peer.
@@ -30,12 +31,15 @@
 //!   name (relative to the `tcp` table). The constructors assume a validated configuration.
 //!
 //! Modules: [`sender`] (the sender state machine and loss recovery), [`receiver`] (cumulative
-//! ACKs, out-of-order buffer, delayed ACKs), [`rtt`] (RFC 6298 estimator), [`congestion`]
-//! (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC).
+//! ACKs, out-of-order buffer, delayed ACKs, SACK blocks), [`rtt`] (RFC 6298 estimator),
+//! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC), [`sack`]
+//! (the sender's RFC 6675 scoreboard), [`pacing`] (release times at `ratio * cwnd / srtt`).
 
 pub mod congestion;
+pub mod pacing;
 pub mod receiver;
 pub mod rtt;
+pub mod sack;
 pub mod sender;
 
 pub use congestion::{RecoveryCwnd, RecoveryExit, SsthreshFrom, WindowRules};
@@ -133,6 +137,16 @@ pub struct TcpConfig {
     /// CUBIC's Reno-friendly region (RFC 9438 4.3): never slower than an AIMD flow with the
     /// same average window as Reno.
     pub cubic_reno_friendly: bool,
+    /// Selective acknowledgements (RFC 2018) and SACK-based loss recovery (RFC 6675). Both
+    /// ends read the scenario's configuration, so SACK-permitted is taken as negotiated when
+    /// this is on (no option on the SYN).
+    pub sack: bool,
+    /// Pace data segments at `ratio * cwnd / srtt` instead of sending them back to back.
+    pub pacing: bool,
+    /// Pacing ratio while `cwnd < ssthresh / 2` (early slow start), a multiple of `cwnd / srtt`.
+    pub pacing_ss_ratio: f64,
+    /// Pacing ratio otherwise (late slow start, congestion avoidance, recovery).
+    pub pacing_ca_ratio: f64,
 }
 
 impl Default for TcpConfig {
@@ -165,6 +179,10 @@ impl Default for TcpConfig {
             cubic_beta: 0.7,
             cubic_fast_convergence: true,
             cubic_reno_friendly: true,
+            sack: false,
+            pacing: false,
+            pacing_ss_ratio: 1.0,
+            pacing_ca_ratio: 1.0,
         }
     }
 }
@@ -177,6 +195,8 @@ pub const MAX_WINDOW_FIELD: u64 = 0xFFFF;
 pub const MAX_SCALED_WINDOW: u64 = MAX_WINDOW_FIELD << MAX_WSCALE;
 /// Upper bound accepted for any duration key (about 11.6 days), so durations fit picoseconds.
 const MAX_DURATION_S: f64 = 1.0e6;
+/// Range accepted for the pacing ratios (`pacing_ss_ratio`, `pacing_ca_ratio`).
+pub const PACING_RATIO_RANGE: (f64, f64) = (0.01, 100.0);
 
 /// The smallest window-scale shift with which `buf` bytes fit the 16-bit field (at most 14).
 pub fn wscale_for(buf: u64) -> u8 {
@@ -264,6 +284,12 @@ impl TcpConfig {
         }
         if !(self.cubic_beta > 0.0 && self.cubic_beta < 1.0) {
             return Err(ConfigError::new("cubic_beta", format!("must be between 0 and 1 (exclusive), got {}", self.cubic_beta)));
+        }
+        for (key, v) in [("pacing_ss_ratio", self.pacing_ss_ratio), ("pacing_ca_ratio", self.pacing_ca_ratio)] {
+            let (lo, hi) = PACING_RATIO_RANGE;
+            if !v.is_finite() || !(lo..=hi).contains(&v) {
+                return Err(ConfigError::new(key, format!("must be a number from {lo} to {hi} (a multiple of cwnd / srtt), got {v}")));
+            }
         }
         if self.max_rto_s * 1000.0 < self.min_rto_ms {
             return Err(ConfigError::new(
@@ -398,6 +424,8 @@ pub(crate) mod testnet {
         /// (time, RTO) after every sender timer expiry that changed the timeout count.
         pub rto_log: Vec<(SimTime, SimDuration)>,
         pub events: u64,
+        /// The last event `step` ran was a sender timer (retransmission, persist or pacing).
+        pub last_was_sender_timer: bool,
         evq: BTreeMap<(SimTime, u64), Ev>,
         seq: u64,
         fwd_busy: SimTime,
@@ -409,6 +437,8 @@ pub(crate) mod testnet {
         data_start: u64,
         got: Vec<bool>,
         limited_transmit: bool,
+        sack: bool,
+        mss: u64,
         header: u32,
         headerless_first: bool,
     }
@@ -431,6 +461,7 @@ pub(crate) mod testnet {
                 max_flight: 0,
                 rto_log: Vec::new(),
                 events: 0,
+                last_was_sender_timer: false,
                 evq: BTreeMap::new(),
                 seq: 0,
                 fwd_busy: SimTime::ZERO,
@@ -441,6 +472,8 @@ pub(crate) mod testnet {
                 data_start: cfg.handshake as u64,
                 got: vec![false; cap],
                 limited_transmit: cfg.limited_transmit,
+                sack: cfg.sack,
+                mss: cfg.mss_bytes as u64,
                 header: cfg.header_bytes,
                 headerless_first: cfg.headerless_first_segment && !cfg.handshake,
             }
@@ -497,8 +530,16 @@ pub(crate) mod testnet {
         fn after_sender(&mut self, nxt_before: u64) {
             if self.snd.snd_nxt() > nxt_before && !self.limited_transmit {
                 let f = self.snd.flight_bytes();
-                let w = self.snd.usable_window();
-                assert!(f <= w.max(1), "flight {f} above usable window {w} at {}", self.now);
+                if self.sack {
+                    // SACK: what counts against cwnd is the pipe (SACKed octets leave it),
+                    // and the receive window still bounds the flight
+                    let (p, c, r) = (self.snd.pipe(), self.snd.cwnd_bytes(), self.snd.peer_rwnd());
+                    assert!(p <= c.max(self.mss), "pipe {p} above cwnd {c} at {}", self.now);
+                    assert!(f <= r.max(1), "flight {f} above rwnd {r} at {}", self.now);
+                } else {
+                    let w = self.snd.usable_window();
+                    assert!(f <= w.max(1), "flight {f} above usable window {w} at {}", self.now);
+                }
                 self.max_flight = self.max_flight.max(f);
             }
             self.emit(Dir::Fwd);
@@ -541,6 +582,7 @@ pub(crate) mod testnet {
             assert!(t >= self.now, "time went backwards");
             self.now = t;
             self.events += 1;
+            self.last_was_sender_timer = matches!(ev, Ev::SenderTimer);
             match ev {
                 Ev::Arrive(Dir::Fwd, p) => {
                     if p.payload > 0 {
@@ -680,6 +722,12 @@ mod tests {
         TcpConfig { handshake: false, headerless_first_segment: true, first_ack_resets_cwnd: true, ..Default::default() }
             .validate()
             .unwrap();
+        TcpConfig { sack: true, ..Default::default() }.validate().unwrap();
+        for bad in [0.0, -1.0, 0.001, 101.0, f64::NAN, f64::INFINITY] {
+            rejects(|c| c.pacing_ss_ratio = bad, "pacing_ss_ratio");
+            rejects(|c| c.pacing_ca_ratio = bad, "pacing_ca_ratio");
+        }
+        TcpConfig { pacing: true, pacing_ss_ratio: 2.0, pacing_ca_ratio: 1.2, ..Default::default() }.validate().unwrap();
     }
     #[test]
     fn unscaled_large_buffers_are_allowed_and_capped() {
@@ -704,5 +752,8 @@ mod tests {
         assert!(!c.headerless_first_segment && !c.first_ack_resets_cwnd);
         // CUBIC's RFC 9438 values
         assert_eq!((c.cubic_c, c.cubic_beta, c.cubic_fast_convergence, c.cubic_reno_friendly), (0.4, 0.7, true, true));
+        // SACK and pacing are off; the ratios default to 1 (ns-3: 2.0 / 1.2, Linux 200 % / 120 %)
+        assert!(!c.sack && !c.pacing);
+        assert_eq!((c.pacing_ss_ratio, c.pacing_ca_ratio), (1.0, 1.0));
     }
 }

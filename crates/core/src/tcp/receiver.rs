@@ -25,9 +25,18 @@
 //!   segment that arrived at or before the left edge of the last ACK sent. A delayed ACK thus
 //!   echoes the earlier of the two segments and a duplicate ACK the last in-order one.
 //! - **ECN**: CE marks are counted; echoing them (RFC 3168 ECE, DCTCP) is a hook left for later.
+//! - **SACK** (RFC 2018 section 4, with `sack`): every ACK carries up to 3 blocks
+//!   (`Packet::sack`, unused slots `start == end`) naming out-of-order data held. The first block
+//!   is the whole contiguous block holding the segment that triggered the ACK, unless that
+//!   segment advanced the cumulative ACK; the others repeat the most recently reported blocks,
+//!   most recent first, leaving out any that is now part of a block already in the option and
+//!   any that the cumulative ACK has passed. The list is a fixed array of 3: a block that drops
+//!   off it is reported again only when a segment lands in it. Each listed block is always a
+//!   whole interval of the out-of-order set (a merge makes the merged block the first one). No
+//!   D-SACK (RFC 2883), no reneging: received data is kept until it is delivered.
 
 use super::{decode_window, encode_window, FlowIds, TcpConfig};
-use crate::packet::{flags, Ecn, Packet, Proto, NO_WSCALE};
+use crate::packet::{flags, Ecn, Packet, Proto, SackBlock, NO_WSCALE};
 use crate::time::{SimDuration, SimTime};
 
 /// Connection state of the receiver (RFC 9293 3.3.2 names).
@@ -95,6 +104,54 @@ impl IntervalSet {
     fn bytes(&self) -> u64 {
         self.v.iter().map(|&(s, e)| e - s).sum()
     }
+    /// The interval holding byte `seq`, if any.
+    fn containing(&self, seq: u64) -> Option<(u64, u64)> {
+        let i = self.v.partition_point(|&(_, end)| end <= seq);
+        self.v.get(i).copied().filter(|&(start, _)| start <= seq)
+    }
+}
+
+/// Most SACK blocks one ACK carries (the size of `Packet::sack`).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// The SACK blocks to report, most recent first (RFC 2018 section 4); a fixed array, no
+/// allocation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct SackList {
+    blocks: [SackBlock; MAX_SACK_BLOCKS],
+    n: usize,
+}
+
+impl SackList {
+    /// `first` becomes the first block; earlier blocks follow unless `first` covers them.
+    fn report(&mut self, first: SackBlock) {
+        let mut next = [SackBlock::default(); MAX_SACK_BLOCKS];
+        next[0] = first;
+        let mut n = 1;
+        for b in &self.blocks[..self.n] {
+            let covered = b.start >= first.start && b.end <= first.end;
+            if !covered && n < MAX_SACK_BLOCKS {
+                next[n] = *b;
+                n += 1;
+            }
+        }
+        self.blocks = next;
+        self.n = n;
+    }
+    /// Forgets the blocks the cumulative ACK `rcv_nxt` has passed, keeping the order.
+    fn drop_below(&mut self, rcv_nxt: u64) {
+        let mut n = 0;
+        for i in 0..self.n {
+            if self.blocks[i].start >= rcv_nxt {
+                self.blocks[n] = self.blocks[i];
+                n += 1;
+            }
+        }
+        for b in &mut self.blocks[n..] {
+            *b = SackBlock::default();
+        }
+        self.n = n;
+    }
 }
 
 /// The receiving end of one flow.
@@ -128,6 +185,9 @@ pub struct TcpReceiver {
     last_ack_sent: u64,
     ts_recent: SimTime,
     delack_deadline: Option<SimTime>,
+    /// RFC 2018: report SACK blocks, and the blocks to report.
+    sack: bool,
+    sack_list: SackList,
     /// Flags added to every ACK; the ECN echo hook will set ECE here.
     ack_flags: u8,
     stats: ReceiverStats,
@@ -164,6 +224,8 @@ impl TcpReceiver {
             last_ack_sent: 0,
             ts_recent: SimTime::ZERO,
             delack_deadline: None,
+            sack: cfg.sack,
+            sack_list: SackList::default(),
             ack_flags: 0,
             stats: ReceiverStats::default(),
         }
@@ -252,6 +314,10 @@ impl TcpReceiver {
     pub fn ooo_bytes(&self) -> u64 {
         self.ooo.bytes()
     }
+    /// The SACK blocks the next ACK will carry, most recent first (empty without `sack`).
+    pub fn sack_blocks(&self) -> &[SackBlock] {
+        &self.sack_list.blocks[..self.sack_list.n]
+    }
 
     // ----- internals -------------------------------------------------------------------------
 
@@ -295,12 +361,21 @@ impl TcpReceiver {
                 self.stats.ooo_segments += 1;
                 self.ooo.insert(start, end.min(right));
                 ack_now = true;
+                if self.sack {
+                    // RFC 2018 4: the first block holds the segment that triggered the ACK
+                    if let Some((s, e)) = self.ooo.containing(start) {
+                        self.sack_list.report(SackBlock { start: s, end: e });
+                    }
+                }
             } else {
                 // in order (maybe partly old): advance, then pull in what was buffered
                 let had_gap = !self.ooo.is_empty();
                 self.rcv_nxt = end.min(right);
                 self.rcv_nxt = self.ooo.take_prefix(self.rcv_nxt);
                 ack_now |= had_gap; // RFC 5681 4.2: it filled all or part of a gap
+                if self.sack && had_gap {
+                    self.sack_list.drop_below(self.rcv_nxt);
+                }
             }
         }
         if !self.fin_received && self.fin_seq == Some(self.rcv_nxt) {
@@ -360,6 +435,9 @@ impl TcpReceiver {
         let mut p = self.header_packet(now);
         p.flags = flags::ACK | self.ack_flags;
         p.rwnd = encode_window(self.rcv_buf, self.shift);
+        if self.sack {
+            p.sack = self.sack_list.blocks;
+        }
         self.last_ack_sent = self.rcv_nxt;
         self.delack_deadline = None;
         self.stats.acks_sent += 1;
@@ -636,6 +714,77 @@ mod tests {
         assert_eq!(out[1].ts_ecr, t(100), "a duplicate ACK echoes TS.Recent");
         r.on_packet(&stamp(seg(2920, MSS), 300), t(350), &mut out); // the retransmission fills it
         assert_eq!((out[2].ack, out[2].ts_ecr), (5840, t(300)));
+    }
+
+    // --- SACK blocks (RFC 2018 section 4) -------------------------------------------------------------
+    fn sack_cfg() -> TcpConfig {
+        TcpConfig { sack: true, rcv_buf_bytes: 1 << 20, ..nohs() }
+    }
+    /// The blocks of the one ACK `p` provokes, in segments of MSS bytes.
+    fn blocks(r: &mut TcpReceiver, p: &Packet) -> Vec<(u64, u64)> {
+        let mut out = Vec::new();
+        r.on_packet(p, t(0), &mut out);
+        assert_eq!(out.len(), 1);
+        let m = MSS as u64;
+        let used: Vec<_> = out[0].sack.iter().take_while(|b| b.start < b.end).collect();
+        assert!(out[0].sack[used.len()..].iter().all(|b| *b == SackBlock::default()), "unused slots are empty");
+        used.iter().map(|b| (b.start / m, b.end / m)).collect()
+    }
+    fn s(k: u64) -> Packet {
+        seg(k * MSS as u64, MSS)
+    }
+
+    #[test]
+    fn sack_blocks_most_recent_first_merged_and_dropped_when_acked() {
+        let mut r = TcpReceiver::new(&sack_cfg(), IDS);
+        assert_eq!(blocks(&mut r, &s(0)), []);
+        // holes at 1, 3, 5, 7: each ACK names the newest block first
+        assert_eq!(blocks(&mut r, &s(2)), [(2, 3)]);
+        assert_eq!(blocks(&mut r, &s(4)), [(4, 5), (2, 3)]);
+        assert_eq!(blocks(&mut r, &s(6)), [(6, 7), (4, 5), (2, 3)]);
+        // a fourth block pushes the oldest off the three slots
+        assert_eq!(blocks(&mut r, &s(8)), [(8, 9), (6, 7), (4, 5)]);
+        // segment 3 joins blocks 2 and 4: the merged block comes first and covers block 4
+        assert_eq!(blocks(&mut r, &s(3)), [(2, 5), (8, 9), (6, 7)]);
+        // a duplicate of held data moves its block to the front
+        assert_eq!(blocks(&mut r, &s(8)), [(8, 9), (2, 5), (6, 7)]);
+        // a segment next to a block grows it (first block = the whole contiguous block)
+        assert_eq!(blocks(&mut r, &s(9)), [(8, 10), (2, 5), (6, 7)]);
+        // segment 1 advances the cumulative ACK to 5: the passed block goes, order stays
+        let mut out = Vec::new();
+        r.on_packet(&s(1), t(1), &mut out);
+        assert_eq!(out[0].ack, 5 * MSS as u64);
+        assert_eq!(r.sack_blocks().len(), 2);
+        assert_eq!(blocks(&mut r, &s(0)), [(8, 10), (6, 7)], "a duplicate below rcv_nxt changes nothing");
+        // filling everything empties the list
+        r.on_packet(&s(5), t(2), &mut out);
+        assert_eq!(blocks(&mut r, &s(7)), []);
+        assert_eq!(r.delivered_bytes(), 10 * MSS as u64);
+        assert!(r.sack_blocks().is_empty());
+    }
+
+    #[test]
+    fn sack_block_of_a_trimmed_segment_ends_at_the_window() {
+        let c = TcpConfig { sack: true, rcv_buf_bytes: 4000, window_scaling: false, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        let mut out = Vec::new();
+        r.on_packet(&seg(3000, MSS), t(0), &mut out);
+        assert_eq!(out[0].sack[0], SackBlock { start: 3000, end: 4000 });
+        // entirely beyond the window: nothing held, nothing reported
+        out.clear();
+        r.on_packet(&seg(5000, MSS), t(1), &mut out);
+        assert_eq!((out[0].sack[0], out[0].sack[1]), (SackBlock { start: 3000, end: 4000 }, SackBlock::default()));
+    }
+
+    #[test]
+    fn without_sack_acks_carry_no_blocks() {
+        let mut r = TcpReceiver::new(&nohs(), IDS);
+        let mut out = Vec::new();
+        for k in [0u64, 2, 4, 6] {
+            r.on_packet(&s(k), t(k), &mut out);
+        }
+        assert!(out.iter().all(|a| a.sack == [SackBlock::default(); 3]));
+        assert!(r.sack_blocks().is_empty());
     }
 
     // --- steady state ----------------------------------------------------------------------------------

@@ -55,9 +55,41 @@
 //!   sender's own window and `priority` = payload bytes not yet acknowledged (pFabric's
 //!   remaining flow size; ACKs and SYNs carry 0). `uid` is left 0, `created = ts_val = now`,
 //!   `ts_ecr` echoes the receiver. ECT is never set (ECN is a hook for DCTCP).
+//! - **SACK loss recovery** (RFC 6675, with `sack`; the ACKs' blocks kept in a
+//!   [`Scoreboard`]). A duplicate ACK is an ACK that SACKs octets not SACKed before (RFC 6675
+//!   section 2; an ACK without new SACK information is not one, whatever its ACK number).
+//!   Recovery starts at the `dupack_threshold`-th of them or as soon as `IsLost(HighACK + 1)`
+//!   (section 5 steps 2-4), provided the cumulative ACK has reached `recover` (RecoveryPoint
+//!   of the last recovery or timeout, section 5.1): `recover = snd_max`, the congestion control
+//!   reacts through `on_enter_fast_recovery` and its inflation is taken off again (cwnd stays
+//!   at the window it chose, `ssthresh` by default, for the whole recovery: no inflation, no
+//!   partial-ACK deflation; `partial_ack_keeps_recovery` is not consulted), and the segment at
+//!   `snd_una` is retransmitted. Then, on every ACK, while `cwnd - pipe >= SMSS`, `NextSeg()`
+//!   rules 1-4 pick what leaves: the first lost hole above `HighRxt`, else new data (within
+//!   rwnd), else the first unSACKed hole above `HighRxt` below the highest SACK, else once per
+//!   recovery the rescue segment ending at the highest unSACKed octet. Recovery ends on a
+//!   cumulative ACK at or beyond `recover` (`on_exit_recovery`); the scoreboard is kept. The
+//!   retransmission timer restarts on every cumulative ACK (RFC 6298 5.3).
+//! - **SACK after a timeout** (RFC 6675 5.1): the scoreboard is cleared (RFC 2018 section 5's
+//!   SHOULD: the timeout may mean the receiver reneged), recovery ends, `recover = snd_max`, and go-back-N
+//!   resends from `snd_una`, but SACK blocks that arrive after the timeout are used: octets they
+//!   cover are skipped, and only unSACKed octets between `snd_una` and `snd_nxt` count against
+//!   cwnd, until the cumulative ACK reaches `recover`. No new recovery starts before that.
+//! - **SACK reneging** (RFC 2018 section 8): a cumulative ACK that stops at or inside a SACKed
+//!   range shows the receiver dropped data it had SACKed; the scoreboard is cleared, and the
+//!   data is resent by recovery or, at the latest, by the retransmission timer (the receiver
+//!   modelled here never reneges).
+//! - **Pacing** (with `pacing`, see [`Pacer`]): once an RTT sample exists, data segments leave
+//!   no faster than `ratio * cwnd / srtt`; a held segment is released by the sender's own
+//!   deadline (`next_deadline()` is the earlier of the timer and the release time), so the
+//!   engine's lazy timer wakes it. The fast retransmit (SACK or not) and the first segment after
+//!   a timeout leave at once; every other data segment waits, NewReno's partial-ACK
+//!   retransmission excepted (it is sent from the ACK like the fast retransmit).
 
 use super::congestion::{AckEvent, AnyCc, CongestionControl, Loss, Window};
+use super::pacing::Pacer;
 use super::rtt::RttEstimator;
+use super::sack::Scoreboard;
 use super::{decode_window, encode_window, wscale_for, FlowIds, SenderStats, TcpConfig, MAX_WSCALE};
 use crate::packet::{flags, Packet, Proto, NO_WSCALE};
 use crate::time::{SimDuration, SimTime};
@@ -84,6 +116,20 @@ enum TimerKind {
     /// RFC 9293 3.8.6.1 zero-window probe.
     Persist,
 }
+
+/// What RFC 6675's `NextSeg()` picked.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NextSeg {
+    /// Rules 1 and 3: retransmit `[start, end)`.
+    Rxt(u64, u64),
+    /// Rule 2: the next segment of new data (or the FIN).
+    New,
+    /// Rule 4: the rescue retransmission `[start, end)`.
+    Rescue(u64, u64),
+}
+
+/// Largest SACK scoreboard, in ranges (see `TcpSender::new`).
+const MAX_SACK_RANGES: u64 = 1024;
 
 /// The sending end of one flow.
 #[derive(Debug)]
@@ -140,6 +186,20 @@ pub struct TcpSender {
     rcv_ack: u64,
     ts_recent: SimTime,
     stats: SenderStats,
+    // SACK (RFC 6675)
+    sack: bool,
+    sb: Scoreboard,
+    /// One past the highest octet retransmitted in this recovery (RFC 6675 HighRxt).
+    high_rxt: u64,
+    /// NextSeg rule 4's rescue retransmission was sent in this recovery.
+    rescue_sent: bool,
+    /// With SACK, after a timeout until the cumulative ACK reaches `recover`: go-back-N skips
+    /// SACKed octets and counts only unSACKed ones against cwnd.
+    after_rto: bool,
+    // pacing
+    pacer: Pacer,
+    /// A data segment is held by the pacer until this time.
+    pace_wake: Option<SimTime>,
 }
 
 impl TcpSender {
@@ -205,6 +265,19 @@ impl TcpSender {
             rcv_ack: 0,
             ts_recent: SimTime::ZERO,
             stats: SenderStats::default(),
+            sack: cfg.sack,
+            // enough ranges for every other segment of the largest receive window SACKed, so
+            // that only windows rewritten below a segment can make it forget a range
+            sb: if cfg.sack {
+                Scoreboard::with_capacity((cfg.rcv_buf_bytes / mss / 2 + 2).min(MAX_SACK_RANGES) as usize)
+            } else {
+                Scoreboard::default()
+            },
+            high_rxt: iss,
+            rescue_sent: false,
+            after_rto: false,
+            pacer: Pacer::new(cfg),
+            pace_wake: None,
         }
     }
 
@@ -272,12 +345,18 @@ impl TcpSender {
         }
     }
 
-    /// Handles an expired timer; does nothing if its deadline is still in the future.
+    /// Handles an expired timer or pacing release; does nothing if neither deadline has passed.
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        let Some((at, kind)) = self.timer else { return };
-        if at > now {
-            return;
+        let paced = self.pace_wake.is_some_and(|w| w <= now);
+        if paced {
+            self.pace_wake = None;
         }
+        let Some((_, kind)) = self.timer.filter(|&(at, _)| at <= now) else {
+            if paced {
+                self.try_send(now, out); // a segment held by the pacer may leave
+            }
+            return;
+        };
         self.timer = None;
         match (self.state, kind) {
             // RFC 6298 5.5-5.6 with RFC 9293 3.8.1: resend the SYN, back off
@@ -298,8 +377,13 @@ impl TcpSender {
         }
     }
 
+    /// The earlier of the retransmission (or persist) timer and the pacer's release time.
     pub fn next_deadline(&self) -> Option<SimTime> {
-        self.timer.map(|(t, _)| t)
+        match (self.timer, self.pace_wake) {
+            (Some((t, _)), Some(w)) => Some(t.min(w)),
+            (Some((t, _)), None) => Some(t),
+            (None, w) => w,
+        }
     }
     pub fn stats(&self) -> &SenderStats {
         &self.stats
@@ -340,6 +424,33 @@ impl TcpSender {
     /// Payload bytes in `[snd_una, snd_nxt)`: sent (since the last go-back) and not acknowledged.
     pub fn flight_bytes(&self) -> u64 {
         self.snd_nxt.min(self.data_end).saturating_sub(self.snd_una.max(self.data_start))
+    }
+    /// Payload octets presumed in the network. Without SACK, `flight_bytes()`. With SACK, in
+    /// recovery: RFC 6675's `SetPipe()` (unSACKed octets not lost, plus those retransmitted);
+    /// otherwise the unSACKed octets in `[snd_una, snd_nxt)`.
+    pub fn pipe(&self) -> u64 {
+        if !self.sack {
+            return self.flight_bytes();
+        }
+        let una = self.snd_una.max(self.data_start);
+        if self.in_recovery {
+            let high = self.snd_max.min(self.data_end);
+            self.sb.pipe(una, high, self.high_rxt.max(una), self.dupthresh, self.mss)
+        } else {
+            self.sb.unsacked_between(una, self.snd_nxt.min(self.data_end))
+        }
+    }
+    /// The SACK scoreboard (empty without `sack`).
+    pub fn scoreboard(&self) -> &Scoreboard {
+        &self.sb
+    }
+    /// RFC 6675 HighRxt: one past the highest octet retransmitted in the current recovery.
+    pub fn high_rxt(&self) -> u64 {
+        self.high_rxt
+    }
+    /// The pacer (its release time).
+    pub fn pacer(&self) -> &Pacer {
+        &self.pacer
     }
     pub fn snd_una(&self) -> u64 {
         self.snd_una
@@ -434,11 +545,15 @@ impl TcpSender {
         let ece = pkt.has(flags::ECE);
         let flight_before = self.flight_bytes();
         let acked = self.payload_between(self.snd_una, ack);
+        let newly_sacked = if self.sack { self.update_scoreboard(pkt) } else { 0 };
         let mut sample = None;
         if ack > self.snd_una {
             sample = self.on_new_ack(pkt, now, out);
-        } else if pkt.payload == 0 && !pkt.has(flags::FIN) && self.snd_max > self.snd_una {
+        } else if !self.sack && pkt.payload == 0 && !pkt.has(flags::FIN) && self.snd_max > self.snd_una {
             self.on_dupack(now, out);
+        }
+        if newly_sacked > 0 && self.state != SenderState::Done {
+            self.on_sack_dupack(now, out);
         }
         if ece {
             let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
@@ -476,14 +591,20 @@ impl TcpSender {
         self.snd_nxt = self.snd_nxt.max(ack);
         self.dupacks = 0;
         self.lt_bytes = 0;
+        if self.after_rto && self.recover.is_none_or(|r| ack >= r) {
+            self.after_rto = false; // RFC 6675 5.1: the data outstanding at the timeout is in
+        }
         let mut restart_timer = true;
         if self.in_recovery {
             let full = self.recover.is_none_or(|r| ack >= r);
-            if full || !self.cc.partial_ack_keeps_recovery() {
-                // RFC 6582 3.2 step 3 (full ACK) / RFC 5681 3.2 step 6 (Reno, any new ACK)
+            if full || (!self.sack && !self.cc.partial_ack_keeps_recovery()) {
+                // RFC 6582 3.2 step 3 (full ACK) / RFC 5681 3.2 step 6 (Reno, any new ACK) /
+                // RFC 6675 5 (A) (SACK: the ACK covers RecoveryPoint)
                 self.in_recovery = false;
                 let flight = self.flight_bytes();
                 self.cc.on_exit_recovery(&mut self.win, flight, acked);
+            } else if self.sack {
+                // RFC 6675 5 (B): the scoreboard is updated, cwnd stays, NextSeg sends (C)
             } else {
                 // RFC 6582 3.2 step 3 (partial ACK): deflate, resend the next hole, stay
                 self.cc.on_partial_ack(&mut self.win, acked);
@@ -507,6 +628,7 @@ impl TcpSender {
             self.state = SenderState::Done;
             self.timer = None;
             self.timed = None;
+            self.pace_wake = None;
         } else if self.snd_una == self.snd_max {
             self.timer = None; // RFC 6298 5.2: nothing outstanding
         } else if restart_timer {
@@ -544,6 +666,164 @@ impl TcpSender {
         self.timer = Some((now + self.rtt.rto(), TimerKind::Retransmit));
     }
 
+    // ----- SACK loss recovery (RFC 6675) ------------------------------------------------------
+
+    /// RFC 6675 `Update()`: the cumulative ACK trims the scoreboard (a stop inside a SACKed
+    /// range is reneging: start over), then the ACK's blocks, clipped to the outstanding data,
+    /// are recorded. Returns the octets SACKed for the first time.
+    fn update_scoreboard(&mut self, pkt: &Packet) -> u64 {
+        let ack = pkt.ack;
+        if self.sb.advance(ack) {
+            self.sb.clear(); // RFC 2018 8: the receiver reneged
+        }
+        let high = self.snd_max.min(self.data_end);
+        let mut new = 0;
+        for b in &pkt.sack {
+            let (s, e) = (b.start.max(ack), b.end.min(high));
+            if s < e {
+                new += self.sb.insert(s, e);
+            }
+        }
+        new
+    }
+
+    /// An ACK with new SACK information (RFC 6675's duplicate ACK), section 5 step 2.
+    fn on_sack_dupack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if self.in_recovery {
+            return; // (B): nothing but the scoreboard; try_send runs (C)
+        }
+        self.dupacks = self.dupacks.saturating_add(1);
+        // 5.1: no new recovery before the cumulative ACK reaches RecoveryPoint
+        let allowed = self.recover.is_none_or(|r| self.snd_una >= r);
+        if allowed && (self.dupacks >= self.dupthresh || self.sb.is_lost(self.snd_una, self.dupthresh, self.mss)) {
+            self.enter_sack_recovery(now, out);
+        }
+    }
+
+    /// RFC 6675 section 5 step 4: RecoveryPoint, the congestion reaction (cwnd = the window
+    /// the congestion control chose, without inflation), retransmit `HighACK + 1`.
+    fn enter_sack_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let loss = Loss { flight: self.flight_bytes().saturating_sub(self.lt_bytes), rwnd: self.peer_rwnd };
+        self.cc.on_enter_fast_recovery(&mut self.win, &loss, self.dupacks);
+        self.win.cwnd = self.win.base_cwnd(); // (4.2) no inflation with SACK
+        self.win.inflation = 0;
+        self.in_recovery = true;
+        self.recover = Some(self.snd_max); // (4.1) RecoveryPoint = HighData
+        self.after_rto = false;
+        self.lt_bytes = 0;
+        self.stats.fast_retransmits += 1;
+        self.timed = None; // Karn
+        self.rescue_sent = false;
+        let (s, e) = self.unsacked_segment(self.snd_una);
+        self.emit_range(s, e, now, out); // (4.3)
+        self.high_rxt = e;
+        self.timer = Some((now + self.rtt.rto(), TimerKind::Retransmit));
+    }
+
+    /// Up to one SMSS of unSACKed, already sent payload starting at the first unSACKed octet at
+    /// or after `from`, ending before the next SACKed range.
+    fn unsacked_segment(&self, from: u64) -> (u64, u64) {
+        let sent_end = self.snd_max.min(self.data_end);
+        let (s, next) = self.sb.unsacked_run(from);
+        let e = s.saturating_add(self.mss).min(next.unwrap_or(u64::MAX)).min(sent_end);
+        (s, e.max(s))
+    }
+
+    /// New data (or the FIN) may leave: NextSeg rule 2's "unsent data, and the receiver's
+    /// advertised window allows".
+    fn new_data_allowed(&self) -> bool {
+        if self.snd_nxt < self.data_end {
+            let len = self.mss.min(self.data_end - self.snd_nxt);
+            self.snd_nxt + len <= self.snd_una.saturating_add(self.peer_rwnd)
+        } else {
+            self.has_fin && self.snd_nxt == self.data_end
+        }
+    }
+
+    /// RFC 6675 `NextSeg()`, rules 1-4 in order.
+    fn next_seg(&self) -> Option<NextSeg> {
+        let sent_end = self.snd_max.min(self.data_end);
+        let (s, e) = self.unsacked_segment(self.high_rxt.max(self.snd_una));
+        // (1) the first unSACKed octet above HighRxt that IsLost (the lost edge is a SACKed
+        // range's start, so (1.b) holds too)
+        if s < sent_end && self.sb.lost_edge(self.dupthresh, self.mss).is_some_and(|l| s < l) {
+            return Some(NextSeg::Rxt(s, e));
+        }
+        // (2) new data
+        if self.new_data_allowed() {
+            return Some(NextSeg::New);
+        }
+        // (3) an unSACKed octet above HighRxt below the highest SACKed one, lost or not
+        if s < sent_end && self.sb.high_sacked().is_some_and(|h| s < h) {
+            return Some(NextSeg::Rxt(s, e));
+        }
+        // (4) once per recovery: a segment ending at the highest unSACKed octet outstanding
+        if !self.rescue_sent {
+            let una = self.snd_una.max(self.data_start);
+            let ranges = self.sb.ranges();
+            let (lo, hi) = match ranges.last() {
+                Some(&(_, top)) if top < sent_end => (top, sent_end),
+                Some(&(bottom, _)) => (ranges.len().checked_sub(2).map_or(una, |k| ranges[k].1), bottom),
+                None => (una, sent_end),
+            };
+            let lo = lo.max(una);
+            if lo < hi {
+                return Some(NextSeg::Rescue(lo.max(hi.saturating_sub(self.mss)), hi));
+            }
+        }
+        None
+    }
+
+    /// RFC 6675 5 (C): while `cwnd - pipe >= SMSS`, send what `NextSeg()` picks.
+    fn send_in_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        let mut new_left = if self.recovery_max_burst > 0 { self.recovery_max_burst } else { u32::MAX };
+        // (C.4) the rescue segment is in the pipe for this ACK, although SetPipe() leaves it
+        // out later (HighRxt does not move)
+        let mut rescue_bytes = 0;
+        loop {
+            if self.win.cwnd < (self.pipe() + rescue_bytes).saturating_add(self.mss) {
+                break;
+            }
+            let Some(next) = self.next_seg() else { break };
+            if matches!(next, NextSeg::New) && new_left == 0 {
+                break;
+            }
+            let data = !matches!(next, NextSeg::New) || self.snd_nxt < self.data_end;
+            if data {
+                if let Some(t) = self.pacer.hold_until(now, self.rtt.srtt()) {
+                    self.pace_wake = Some(t); // the pacer releases it (next_deadline)
+                    break;
+                }
+            }
+            match next {
+                NextSeg::Rxt(s, e) => {
+                    self.emit_range(s, e, now, out);
+                    self.high_rxt = self.high_rxt.max(e); // (C.2)
+                }
+                NextSeg::Rescue(s, e) => {
+                    self.emit_range(s, e, now, out); // HighRxt stays
+                    self.rescue_sent = true;
+                    rescue_bytes = e - s;
+                }
+                NextSeg::New => {
+                    new_left -= 1;
+                    let len = if self.snd_nxt < self.data_end { self.mss.min(self.data_end - self.snd_nxt) } else { 0 };
+                    self.send_from_nxt(len, now, out); // (C.3)
+                }
+            }
+        }
+    }
+
+    /// Retransmits the sent payload `[s, e)`, with the FIN if it ends the data and the FIN was
+    /// sent.
+    fn emit_range(&mut self, s: u64, e: u64, now: SimTime, out: &mut Vec<Packet>) {
+        let len = e.saturating_sub(s);
+        let fin = self.has_fin && self.snd_max > self.data_end && s + len == self.data_end;
+        if len > 0 || fin {
+            self.emit(s, len, fin, now, out);
+        }
+    }
+
     // ----- timers -----------------------------------------------------------------------------
 
     /// RFC 6298 5.4-5.6 and RFC 5681 3.1 (equation 4, loss window), go-back-N as ns-2.
@@ -558,6 +838,13 @@ impl TcpSender {
         self.dupacks = 0;
         self.lt_bytes = 0;
         self.snd_nxt = self.snd_una;
+        if self.sack {
+            // RFC 6675 5.1 / RFC 2018: forget the SACK information; what arrives from now on
+            // is used until the ACK reaches `recover`
+            self.sb.clear();
+            self.after_rto = true;
+            self.high_rxt = self.snd_una;
+        }
         self.timer = Some((now + self.rtt.rto(), TimerKind::Retransmit));
         // the oldest unacknowledged segment leaves even into a closed window (then one byte)
         let wnd = self.usable_window().max(1);
@@ -580,6 +867,11 @@ impl TcpSender {
         if !matches!(self.state, SenderState::Established | SenderState::FinWait1) {
             return;
         }
+        self.pace_wake = None;
+        if self.sack && self.in_recovery {
+            self.send_in_recovery(now, out);
+            return;
+        }
         let lt = if self.limited_transmit && !self.in_recovery && self.dupacks > 0 && self.dupacks < self.dupthresh {
             self.dupacks as u64 * self.mss
         } else {
@@ -593,10 +885,27 @@ impl TcpSender {
                 break;
             }
             burst -= 1;
+            // SACK after a timeout: skip what the receiver SACKed, stop before the next range
+            let mut run = u64::MAX;
+            if self.sack && self.after_rto && self.snd_nxt < self.snd_max {
+                let (s, next) = self.sb.unsacked_run(self.snd_nxt);
+                self.snd_nxt = s.min(self.snd_max);
+                run = next.map_or(u64::MAX, |n| n - self.snd_nxt);
+            }
             if self.snd_nxt < self.data_end {
-                let want = self.mss.min(self.data_end - self.snd_nxt);
-                let space = right.saturating_sub(self.snd_nxt);
-                let idle = self.snd_nxt == self.snd_una;
+                let mut want = self.mss.min(self.data_end - self.snd_nxt);
+                let mut space = right.saturating_sub(self.snd_nxt);
+                let mut idle = self.snd_nxt == self.snd_una;
+                if self.sack && self.after_rto {
+                    // only unSACKed octets count against cwnd (rwnd still binds the right edge)
+                    let una = self.snd_una.max(self.data_start);
+                    let pipe = self.sb.unsacked_between(una, self.snd_nxt);
+                    let cw = self.win.cwnd.saturating_add(lt).saturating_sub(pipe);
+                    let rw = self.snd_una.saturating_add(self.peer_rwnd).saturating_sub(self.snd_nxt);
+                    want = want.min(run);
+                    space = cw.min(rw);
+                    idle = pipe == 0;
+                }
                 let len = if space >= want {
                     want
                 } else if idle && space > 0 {
@@ -607,6 +916,10 @@ impl TcpSender {
                     }
                     break;
                 };
+                if let Some(t) = self.pacer.hold_until(now, self.rtt.srtt()) {
+                    self.pace_wake = Some(t); // the pacer releases it (next_deadline)
+                    break;
+                }
                 self.send_from_nxt(len, now, out);
             } else if self.has_fin && self.snd_nxt == self.data_end {
                 self.send_from_nxt(0, now, out); // a pure FIN
@@ -658,11 +971,17 @@ impl TcpSender {
         let end = seq + len + fin as u64;
         if seq < self.snd_max {
             self.stats.retransmits += 1;
+            if self.sack && self.timed.is_some_and(|(t_end, _)| seq < t_end && t_end <= end) {
+                self.timed = None; // Karn: SACK recovery may resend the timed segment
+            }
         } else if !self.timestamps && self.timed.is_none() && len > 0 {
             self.timed = Some((end, now)); // time new data only (Karn)
         }
         self.stats.pkts_sent += 1;
         self.stats.bytes_sent += len;
+        if len > 0 {
+            self.pacer.on_send(now, len, self.win.cwnd, self.win.ssthresh, self.rtt.srtt());
+        }
         self.snd_max = self.snd_max.max(end);
         if fin && self.state == SenderState::Established {
             self.state = SenderState::FinWait1;
@@ -1164,6 +1483,396 @@ mod tests {
         }
     }
 
+    // --- SACK loss recovery (RFC 6675) -------------------------------------------------------------
+    fn sack_nohs() -> TcpConfig {
+        TcpConfig { sack: true, ..nohs() }
+    }
+    /// A pure ACK for segment `ack` (in MSS) carrying SACK blocks (in MSS), window `rwnd_segs`.
+    fn sack_ack(ack: u64, blocks: &[(u64, u64)], rwnd_segs: u64) -> Packet {
+        let mut p = ack_pkt(ack * MSS, rwnd_segs);
+        for (slot, &(a, b)) in p.sack.iter_mut().zip(blocks) {
+            *slot = crate::packet::SackBlock { start: a * MSS, end: b * MSS };
+        }
+        p
+    }
+    /// Segment numbers (in MSS) of the data segments in `out`, then clears it.
+    fn segs(out: &mut Vec<Packet>) -> Vec<u64> {
+        let v = out.iter().filter(|p| p.payload > 0).map(|p| p.seq / MSS).collect();
+        out.clear();
+        v
+    }
+    /// A SACK sender with segments 0..12 out (initial window 10, segment 0 acknowledged, so
+    /// cwnd is 11 segments) and the peer's window `rwnd` segments.
+    fn sack_sender_with_12_out(rwnd: u64) -> (TcpSender, Vec<Packet>) {
+        let cfg = TcpConfig { init_cwnd_pkts: 10, window_scaling: false, ..sack_nohs() };
+        let mut s = TcpSender::new(&cfg, IDS, None);
+        let mut out = Vec::new();
+        s.start(SimTime(1), &mut out);
+        s.on_packet(&sack_ack(1, &[], rwnd), SimTime(2), &mut out);
+        assert_eq!((s.snd_nxt(), s.cwnd_bytes()), (12 * MSS, 11 * MSS));
+        out.clear();
+        (s, out)
+    }
+
+    #[test]
+    fn nextseg_resends_lost_holes_before_new_data() {
+        let (mut s, mut out) = sack_sender_with_12_out(40);
+        let t = SimTime(3);
+        // segments 1, 3 and 5 lost; three ACKs with new SACK information: fast retransmit
+        s.on_packet(&sack_ack(1, &[(2, 3)], 40), t, &mut out);
+        s.on_packet(&sack_ack(1, &[(4, 5), (2, 3)], 40), t, &mut out);
+        assert!(segs(&mut out).is_empty() && !s.in_recovery());
+        s.on_packet(&sack_ack(1, &[(6, 7), (4, 5), (2, 3)], 40), t, &mut out);
+        assert_eq!(segs(&mut out), [1]);
+        assert!(s.in_recovery());
+        // RFC 6675 (4.2): cwnd = ssthresh = FlightSize / 2, no inflation
+        assert_eq!((s.ssthresh_bytes(), s.cwnd_bytes()), (11 * MSS / 2, 11 * MSS / 2));
+        assert_eq!((s.high_rxt(), s.stats().fast_retransmits), (2 * MSS, 1));
+        // pipe: 3, 5, 7..12 not lost (7 segments) + the retransmission of 1
+        assert_eq!(s.pipe(), 8 * MSS);
+        // two more SACKed: 3 and 5 are now lost (3 segments SACKed above them); pipe 4 leaves
+        // room for one segment, rule 1 picks the first lost hole
+        s.on_packet(&sack_ack(1, &[(6, 9), (4, 5), (2, 3)], 40), t, &mut out);
+        assert_eq!(segs(&mut out), [3]);
+        assert_eq!(s.pipe(), 5 * MSS);
+        // rule 1 again although new data could go (rule 2 comes after)
+        s.on_packet(&sack_ack(1, &[(6, 10), (4, 5), (2, 3)], 40), t, &mut out);
+        assert_eq!(segs(&mut out), [5]);
+        // no lost hole above HighRxt left: new data
+        s.on_packet(&sack_ack(1, &[(6, 11), (4, 5), (2, 3)], 40), t, &mut out);
+        assert_eq!(segs(&mut out), [12]);
+        assert_eq!(s.cwnd_bytes(), 11 * MSS / 2, "cwnd stays at ssthresh through recovery");
+        // a partial cumulative ACK keeps recovery and the window
+        s.on_packet(&sack_ack(3, &[(4, 5), (6, 11)], 40), t, &mut out);
+        assert!(s.in_recovery());
+        assert_eq!(s.cwnd_bytes(), 11 * MSS / 2);
+        // the ACK that covers RecoveryPoint (12) ends it; cwnd = ssthresh
+        out.clear();
+        s.on_packet(&sack_ack(14, &[], 40), t, &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd_bytes(), 11 * MSS / 2);
+    }
+
+    #[test]
+    fn nextseg_rescue_then_unlost_holes_when_new_data_is_blocked() {
+        // the peer's window (11 segments) allows no new data
+        let (mut s, mut out) = sack_sender_with_12_out(11);
+        let t = SimTime(3);
+        for k in [3, 4] {
+            s.on_packet(&sack_ack(1, &[(2, k)], 11), t, &mut out);
+        }
+        s.on_packet(&sack_ack(1, &[(2, 5)], 11), t, &mut out);
+        assert_eq!(segs(&mut out), [1]);
+        for k in [6, 7, 8] {
+            s.on_packet(&sack_ack(1, &[(2, k)], 11), t, &mut out);
+            assert!(segs(&mut out).is_empty(), "pipe still at or above cwnd - 1 SMSS");
+        }
+        // room for one: no lost hole, no new data, nothing unSACKed below the highest SACK:
+        // rule 4, the rescue retransmission of the highest unSACKed segment (11)
+        s.on_packet(&sack_ack(1, &[(2, 9)], 11), t, &mut out);
+        assert_eq!(segs(&mut out), [11]);
+        assert_eq!(s.high_rxt(), 2 * MSS, "the rescue leaves HighRxt alone");
+        // only one rescue per recovery
+        s.on_packet(&sack_ack(1, &[(2, 10)], 11), t, &mut out);
+        assert!(segs(&mut out).is_empty());
+        // 11 SACKed, 10 not: 10 is not lost (one segment SACKed above it) but lies below the
+        // highest SACK: rule 3
+        s.on_packet(&sack_ack(1, &[(11, 12), (2, 10)], 11), t, &mut out);
+        assert_eq!(segs(&mut out), [10]);
+        assert_eq!(s.high_rxt(), 11 * MSS);
+        // the window opens (an ACK without new SACK information): rule 2 before anything else
+        s.on_packet(&sack_ack(1, &[(11, 12), (2, 10)], 40), t, &mut out);
+        assert_eq!(segs(&mut out), [12, 13]);
+        assert_eq!(s.dupacks(), 3, "duplicate ACKs are counted only outside recovery");
+    }
+
+    #[test]
+    fn sack_recovery_starts_when_the_head_is_lost_before_three_duplicates() {
+        // one ACK SACKs three segments at once (the ACKs between were lost): IsLost(HighACK+1)
+        let (mut s, mut out) = sack_sender_with_12_out(40);
+        s.on_packet(&sack_ack(1, &[(2, 5)], 40), SimTime(3), &mut out);
+        assert!(s.in_recovery());
+        assert_eq!((s.dupacks(), segs(&mut out)[0]), (1, 1));
+        // an ACK that brings no new SACK information is no duplicate (RFC 6675 section 2)
+        let (mut s, mut out) = sack_sender_with_12_out(40);
+        for _ in 0..5 {
+            s.on_packet(&sack_ack(1, &[(2, 3)], 40), SimTime(3), &mut out);
+        }
+        assert_eq!((s.dupacks(), s.in_recovery()), (1, false));
+        // without any SACK block, ACKs for snd_una are not duplicates either
+        for _ in 0..5 {
+            s.on_packet(&sack_ack(1, &[], 40), SimTime(3), &mut out);
+        }
+        assert_eq!((s.dupacks(), s.in_recovery()), (1, false));
+    }
+
+    #[test]
+    fn sack_reneging_clears_the_scoreboard() {
+        let (mut s, mut out) = sack_sender_with_12_out(40);
+        s.on_packet(&sack_ack(1, &[(3, 5)], 40), SimTime(3), &mut out);
+        assert_eq!(s.scoreboard().ranges(), [(3 * MSS, 5 * MSS)]);
+        // the cumulative ACK stops where the receiver had SACKed: it dropped that data
+        s.on_packet(&sack_ack(3, &[], 40), SimTime(4), &mut out);
+        assert!(s.scoreboard().is_empty());
+        // an ACK that covers a SACKed range is not reneging
+        s.on_packet(&sack_ack(3, &[(6, 8)], 40), SimTime(5), &mut out);
+        s.on_packet(&sack_ack(8, &[(9, 10)], 40), SimTime(6), &mut out);
+        assert_eq!(s.scoreboard().ranges(), [(9 * MSS, 10 * MSS)]);
+    }
+
+    /// Runs 200 segments over a 100 us RTT, losing the first copy of each listed segment (a
+    /// segment listed twice loses its first retransmission too); returns the sender's
+    /// counters, the completion time and the times of the retransmissions.
+    fn lose(cfg: &TcpConfig, lost: &[u64]) -> (SenderStats, SimTime, Vec<SimTime>) {
+        let mut net = Net::new(cfg, Some(200 * MSS), us(50));
+        drop_first_copies(&mut net, false, lost);
+        run_to_end(&mut net);
+        assert_eq!(net.rcv.delivered_bytes(), 200 * MSS);
+        let mut high = 0;
+        let mut rxt = Vec::new();
+        for d in net.data_sent() {
+            if d.pkt.seq < high {
+                rxt.push(d.t);
+            }
+            high = high.max(d.pkt.seq + 1);
+        }
+        (net.snd.stats().clone(), net.now, rxt)
+    }
+
+    #[test]
+    fn sack_repairs_four_losses_of_one_window_in_one_round_trip() {
+        // Observed (deterministic): four holes three segments apart in one window. SACK: one
+        // fast retransmit, the other three holes resent within 30 us (well inside the first
+        // 100 us round trip of recovery), done at 1.3 ms. NewReno: one hole per round trip,
+        // each on the partial ACK of the one before, done at 1.6 ms. Neither times out, and
+        // both resend exactly the four lost segments.
+        let lost = [30, 33, 36, 39];
+        let (sack, sack_end, sack_rxt) = lose(&sack_nohs(), &lost);
+        assert_eq!((sack.fast_retransmits, sack.retransmits, sack.timeouts), (1, 4, 0));
+        let (nr, nr_end, nr_rxt) = lose(&nohs(), &lost);
+        assert_eq!((nr.fast_retransmits, nr.retransmits, nr.timeouts), (1, 4, 0));
+        let spread = |r: &[SimTime]| r[3].saturating_since(r[0]);
+        assert!(spread(&sack_rxt) < us(100), "SACK: all holes within one RTT, {}", spread(&sack_rxt));
+        for w in nr_rxt.windows(2) {
+            assert!(w[1].saturating_since(w[0]) >= us(100), "NewReno: one hole per round trip");
+        }
+        assert_eq!((sack_end, nr_end), (SimTime::from_secs_f64(0.0013), SimTime::from_secs_f64(0.0016)));
+    }
+
+    #[test]
+    fn sack_recovery_keeps_cwnd_at_ssthresh_and_the_books_balance() {
+        // forward losses (3 %) on a 2000-segment transfer: after every event the scoreboard
+        // and the unSACKed octets add up to the outstanding data, pipe never exceeds the
+        // outstanding data plus what was retransmitted, it equals the flight while nothing is
+        // SACKed, and cwnd = ssthresh throughout every recovery
+        let size = 2000 * MSS;
+        let mut net = Net::new(&sack_nohs(), Some(size), us(20));
+        let mut rng = Streams::new(9).stream("tcp.test.loss", 0);
+        net.drop = Box::new(move |p, dir, _| dir == Dir::Fwd && p.payload > 0 && rng.gen::<f64>() < 0.03);
+        net.start();
+        let (mut recoveries, mut steps_in_recovery) = (0, 0);
+        let mut was = false;
+        while !net.snd.is_done() && net.step() {
+            let s = &net.snd;
+            let (una, hi) = (s.snd_una(), s.snd_max().min(size));
+            let sb = s.scoreboard();
+            assert_eq!(sb.sacked_bytes() + sb.unsacked_between(una, hi), hi.saturating_sub(una));
+            assert!(s.pipe() <= hi.saturating_sub(una) + s.high_rxt().saturating_sub(una));
+            if sb.is_empty() && !s.in_recovery() {
+                assert_eq!(s.pipe(), s.flight_bytes());
+            }
+            if s.in_recovery() {
+                assert_eq!(s.cwnd_bytes(), s.ssthresh_bytes());
+                steps_in_recovery += 1;
+                recoveries += !was as u32;
+            }
+            was = s.in_recovery();
+        }
+        assert!(net.snd.is_done());
+        assert_eq!(net.rcv.delivered_bytes(), size);
+        assert!(recoveries > 10 && steps_in_recovery > 100, "{recoveries} recoveries");
+    }
+
+    #[test]
+    fn a_lost_retransmission_is_repaired_by_the_timeout() {
+        // segment 30 and its fast retransmission are both lost: RFC 6675 cannot see it, the
+        // RTO resends it; the rescue retransmission (NextSeg rule 4) was the only other copy
+        let (st, end, _) = lose(&sack_nohs(), &[30, 30]);
+        assert_eq!((st.fast_retransmits, st.timeouts, st.retransmits), (1, 1, 3));
+        // one 200 ms RTO after the fast retransmit (at 1.5 ms), then one round trip
+        assert_eq!(end, SimTime::from_secs_f64(0.2015));
+        // NewReno has no rescue segment: 30 twice, the rest acknowledged by the RTO's copy
+        let (nr, nr_end, _) = lose(&nohs(), &[30, 30]);
+        assert_eq!((nr.fast_retransmits, nr.timeouts, nr.retransmits, nr_end), (1, 1, 2, end));
+    }
+
+    #[test]
+    fn after_a_timeout_sack_blocks_spare_what_arrived() {
+        // 30..35 and 40..45 lost twice (first copies and their retransmissions in recovery):
+        // the RTO clears the scoreboard, go-back-N resends from 30, and the SACK blocks that
+        // come back with those ACKs make it skip 35..40, which had arrived: one timeout. NewReno
+        // (observed) resends one hole per round trip, so its go-back-N copies are the second
+        // copies of 31..35 and 40..45, lost too: six timeouts, and 35 sent twice.
+        let lost: Vec<u64> = (30..35).chain(40..45).flat_map(|k| [k, k]).collect();
+        let copies = |cfg: &TcpConfig| {
+            let mut net = Net::new(cfg, Some(200 * MSS), us(50));
+            drop_first_copies(&mut net, false, &lost);
+            run_to_end(&mut net);
+            let sent = |k: u64| net.data_sent().filter(|d| d.pkt.seq == k * MSS).count();
+            ((35..40).map(sent).collect::<Vec<_>>(), net.snd.stats().timeouts)
+        };
+        assert_eq!(copies(&sack_nohs()), (vec![1; 5], 1));
+        assert_eq!(copies(&nohs()), (vec![2, 1, 1, 1, 1], 6));
+    }
+
+    #[test]
+    fn sack_repairs_every_loss_pattern_with_the_ns2_rules_too() {
+        let cfg = TcpConfig {
+            sack: true,
+            limited_transmit: true,
+            max_backoff: 1024,
+            ssthresh_from: crate::tcp::SsthreshFrom::Cwnd,
+            recovery_cwnd: crate::tcp::RecoveryCwnd::HalfWindow,
+            recovery_exit: crate::tcp::RecoveryExit::Deflated,
+            recovery_max_burst: 2,
+            ..nohs()
+        };
+        for lost in [&[0u64][..], &[1], &[3, 5], &[4, 5, 6, 7, 8], &[2, 9, 10, 30, 31], &[30, 30, 30]] {
+            let mut net = Net::new(&cfg, Some(200 * MSS), us(50));
+            drop_first_copies(&mut net, false, lost);
+            run_to_end(&mut net);
+            assert_eq!(net.rcv.delivered_bytes(), 200 * MSS, "lost {lost:?}");
+        }
+    }
+
+    // --- pacing ----------------------------------------------------------------------------------------
+    #[test]
+    fn paced_segments_leave_srtt_over_ratio_times_cwnd_apart() {
+        for (ss, ca) in [(1.0, 1.0), (2.0, 1.2)] {
+            let cfg = TcpConfig {
+                pacing: true,
+                pacing_ss_ratio: ss,
+                pacing_ca_ratio: ca,
+                init_cwnd_pkts: 10,
+                window_scaling: false,
+                ..nohs()
+            };
+            let mut s = TcpSender::new(&cfg, IDS, None);
+            let mut out = Vec::new();
+            let t0 = SimTime(1_000_000);
+            // no RTT sample yet: the initial window leaves at once (ns-3's PaceInitialWindow
+            // false), and nothing is held
+            s.start(t0, &mut out);
+            assert_eq!(segs(&mut out), (0..10).collect::<Vec<_>>());
+            assert_eq!(s.next_deadline(), Some(t0 + SimDuration::from_secs(1)), "only the RTO");
+            // the ACK of segment 0 after 1 ms: srtt = 1 ms, cwnd 11 segments, two may leave;
+            // the first goes at once, the second one gap later (slow start: the ss ratio)
+            let t1 = t0 + ms(1);
+            s.on_packet(&ack_pkt(MSS, 40), t1, &mut out);
+            assert_eq!(s.rtt_estimator().srtt(), Some(ms(1)));
+            assert_eq!(segs(&mut out), [10]);
+            let gap = |cwnd_segs: u64| SimDuration((1_000_000_000.0 / (ss * cwnd_segs as f64)) as u64);
+            assert_eq!(s.next_deadline(), Some(t1 + gap(11)));
+            s.on_timer(SimTime((t1 + gap(11)).0 - 1), &mut out);
+            assert!(out.is_empty(), "not a picosecond early");
+            s.on_timer(t1 + gap(11), &mut out);
+            assert_eq!(segs(&mut out), [11]);
+            assert!(s.next_deadline().unwrap() > t1 + ms(100), "the window is full: only the RTO is left");
+            // four more acknowledged (cwnd 12): five segments, one gap of srtt / (ratio * 12) apart
+            let t2 = t1 + ms(1);
+            s.on_packet(&ack_pkt(5 * MSS, 40), t2, &mut out);
+            let mut times = vec![(t2, segs(&mut out))];
+            while let Some(d) = s.next_deadline().filter(|&d| d < t2 + ms(1)) {
+                s.on_timer(d, &mut out);
+                times.push((d, segs(&mut out)));
+            }
+            assert!(times.iter().all(|(_, v)| v.len() == 1), "one segment per release: {times:?}");
+            assert_eq!(times.iter().map(|(_, v)| v[0]).collect::<Vec<_>>(), [12, 13, 14, 15, 16]);
+            for w in times.windows(2) {
+                assert_eq!(w[1].0.saturating_since(w[0].0), gap(12), "ratio {ss}");
+            }
+        }
+    }
+
+    /// Runs a paced transfer of `segs` segments over `net`, checking every data departure after
+    /// the first RTT sample: never two in one instant, and each at least the pacing gap of its
+    /// predecessor (computed from the cwnd, ssthresh and srtt it left with) after it, exactly
+    /// that gap when the pacer released it. Returns how many the pacer released.
+    fn check_paced(net: &mut Net) -> usize {
+        let mut last: Option<(SimTime, SimDuration)> = None;
+        let mut released = 0;
+        net.start();
+        let mut seen = net.log.len();
+        while !net.snd.is_done() && net.step() {
+            let new: Vec<(SimTime, u64)> = net.log[seen..]
+                .iter()
+                .filter(|x| x.dir == Dir::Fwd && x.pkt.payload > 0)
+                .map(|x| (x.t, x.pkt.payload as u64))
+                .collect();
+            seen = net.log.len();
+            let Some(srtt) = net.snd.rtt_estimator().srtt() else { continue };
+            assert!(new.len() <= 1, "two data segments back to back at {}", net.now);
+            let s = &net.snd;
+            for (t, len) in new {
+                if let Some((prev, gap)) = last {
+                    let d = t.saturating_since(prev);
+                    assert!(d >= gap, "segment at {t} only {d} after the previous one, gap {gap}");
+                    if net.last_was_sender_timer {
+                        assert_eq!(d, gap, "released by the pacer at {t}");
+                        released += 1;
+                    }
+                }
+                last = Some((t, s.pacer().gap(len, s.cwnd_bytes(), s.ssthresh_bytes(), srtt)));
+            }
+        }
+        released
+    }
+
+    #[test]
+    fn a_paced_flow_never_sends_two_segments_back_to_back() {
+        // handshake: the SYN's sample paces the initial window too; no bottleneck (the sender's
+        // departures are the line-rate bursts pacing removes) and a 1 Gbps one
+        for rate in [None, Some(BitsPerSec::from_gbps(1))] {
+            for (ss, ca) in [(1.0, 1.0), (2.0, 1.2)] {
+                let cfg = TcpConfig { pacing: true, pacing_ss_ratio: ss, pacing_ca_ratio: ca, rcv_buf_bytes: 1 << 20, ..Default::default() };
+                let mut net = Net::new(&cfg, Some(2500 * MSS), us(250));
+                net.rate = rate;
+                let released = check_paced(&mut net);
+                assert_eq!(net.rcv.delivered_bytes(), 2500 * MSS);
+                assert!(released > 100, "most segments wait for the pacer: {released}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_paced_endless_flow_still_fills_the_bottleneck() {
+        // as an_endless_flow_fills_the_bottleneck_and_never_sends_a_fin, paced: cwnd / srtt
+        // is the rate the window allows, so pacing at ratio 1 costs no throughput
+        for (ss, ca) in [(1.0, 1.0), (2.0, 1.2)] {
+            let cfg = TcpConfig { pacing: true, pacing_ss_ratio: ss, pacing_ca_ratio: ca, rcv_buf_bytes: 1 << 20, ..nohs() };
+            let mut net = Net::new(&cfg, None, us(50));
+            net.rate = Some(BitsPerSec(100_000_000));
+            net.start();
+            net.run(secs(1), 10_000_000);
+            let got = net.rcv.delivered_bytes();
+            assert!(got > 12_000_000 && got <= 12_166_000, "ratio {ss}: {got}");
+        }
+    }
+
+    #[test]
+    fn pacing_off_ignores_the_ratios_and_sends_back_to_back() {
+        let trace = |cfg: &TcpConfig| {
+            let mut net = lossy(5, 0.05, cfg, 300 * MSS);
+            run_to_end(&mut net);
+            net.log.iter().map(|s| (s.t, s.dir == Dir::Fwd, s.pkt.seq, s.pkt.ack, s.dropped)).collect::<Vec<_>>()
+        };
+        let base = TcpConfig::default();
+        let off = TcpConfig { pacing: false, pacing_ss_ratio: 2.0, pacing_ca_ratio: 1.2, ..Default::default() };
+        assert_eq!(trace(&base), trace(&off));
+        let paced = TcpConfig { pacing: true, ..Default::default() };
+        assert_ne!(trace(&base), trace(&paced));
+    }
+
     // --- retransmission timeout ---------------------------------------------------------------------
     #[test]
     fn successive_timeouts_double_the_rto_up_to_the_caps() {
@@ -1367,6 +2076,64 @@ mod tests {
             prop_assert!(net.rcv.fin_received());
             prop_assert_eq!(net.snd.stats().bytes_acked, size);
             prop_assert!(net.max_flight <= cfg.rcv_buf_bytes);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+        /// The same channel checks with SACK (pipe within cwnd when new data leaves) and/or
+        /// pacing: every byte arrives exactly once, in order, whatever is lost in either direction.
+        #[test]
+        fn with_sack_or_pacing_every_byte_is_delivered_exactly_once_in_order(
+            seed in any::<u64>(),
+            loss in loss_strategy(),
+            reno in any::<bool>(),
+            delayed_ack in any::<bool>(),
+            handshake in any::<bool>(),
+            size in 0u64..120_000,
+            rate in prop_oneof![Just(None), Just(Some(BitsPerSec(100_000_000)))],
+            (mss_bytes, rcv_buf_bytes) in (prop_oneof![Just(536u32), Just(1460)], prop_oneof![Just(3000u64), Just(65535), Just(1 << 20)]),
+            (init_cwnd_pkts, limited_transmit) in (1u32..5, any::<bool>()),
+            (sack, pacing) in prop_oneof![Just((true, false)), Just((true, true)), Just((false, true))],
+        ) {
+            let cfg = TcpConfig {
+                cc: if reno { CcKind::Reno } else { CcKind::Newreno },
+                sack,
+                pacing,
+                delayed_ack,
+                handshake,
+                mss_bytes,
+                rcv_buf_bytes,
+                init_cwnd_pkts,
+                limited_transmit,
+                ..Default::default()
+            };
+            let mut net = Net::new(&cfg, Some(size), us(20));
+            net.rate = rate;
+            let mut rng = Streams::new(seed).stream("tcp.test.loss", 0);
+            let mut burst_left = 0u32;
+            let mut n = 0u16;
+            net.drop = match loss {
+                Loss::Bernoulli(p) => Box::new(move |_, _, _| rng.gen::<f64>() < p),
+                Loss::Bursts(p) => Box::new(move |_, _, _| {
+                    if burst_left == 0 && rng.gen::<f64>() < p {
+                        burst_left = rng.gen_range(1..=4);
+                    }
+                    let d = burst_left > 0;
+                    burst_left = burst_left.saturating_sub(1);
+                    d
+                }),
+                Loss::Listed(list) => Box::new(move |_, _, _| {
+                    n = n.saturating_add(1);
+                    list.contains(&(n - 1))
+                }),
+            };
+            net.start();
+            net.run(SimTime::MAX, 3_000_000);
+            prop_assert!(net.snd.is_done(), "not done: {:?} at {}", net.snd.stats(), net.now);
+            prop_assert_eq!(net.rcv.delivered_bytes(), size);
+            prop_assert!(net.rcv.fin_received());
+            prop_assert_eq!(net.snd.stats().bytes_acked, size);
         }
     }
 }
