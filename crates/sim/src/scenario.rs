@@ -310,8 +310,14 @@ pub fn load(text: &str, origin: &str, overrides: &[(String, String)]) -> Result<
     }
     let mut sc: Scenario = serde_path_to_error::deserialize(tree).map_err(|e| {
         let path = e.path().to_string();
-        let key = if path == "." || path.is_empty() { origin.to_string() } else { path };
-        Error::invalid(key, tidy_serde_message(&e.inner().to_string()))
+        let top = path == "." || path.is_empty();
+        let message = tidy_serde_message(&e.inner().to_string());
+        // A missing key is named by its own path, not its table's: `measure.trace.port`.
+        if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+            let key = if top { field.to_string() } else { format!("{path}.{field}") };
+            return Error::invalid(key, "required, and missing");
+        }
+        Error::invalid(if top { origin.to_string() } else { path }, message)
     })?;
     if sc.name == default_name() {
         if let Some(stem) = std::path::Path::new(origin).file_stem().and_then(|s| s.to_str()) {
@@ -584,6 +590,13 @@ mod tests {
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("tcp.mss_bytes", "0")])), "tcp.mss_bytes");
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("tcp.min_rto_ms", "-1")])), "tcp.min_rto_ms");
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("queue.red.max_p", "2")])), "queue.red.max_p");
+    }
+
+    #[test]
+    fn missing_key_names_its_own_path() {
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.mice.size_pkts", "5")])), "groups.mice.count");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("measure.trace.start_s", "0.1")])), "measure.trace.port");
+        assert_eq!(err_key(load("[topology]\nkind = \"dumbbell\"\n", "m.toml", &[])), "topology.senders");
     }
 
     #[test]
