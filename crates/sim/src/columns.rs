@@ -159,15 +159,35 @@ impl Table {
         s.push_str(&self.names.join(","));
         s.push('\n');
         for r in 0..self.rows() {
-            for (i, c) in self.columns.iter().enumerate() {
-                if i > 0 {
-                    s.push(',');
-                }
-                c.write_cell(r, &mut s);
-            }
-            s.push('\n');
+            self.write_row(r, &mut s);
         }
         s
+    }
+
+    /// The same text as [`Table::to_csv`], written to `out` a block of lines at a time (for
+    /// big tables: no copy of the whole text in memory).
+    pub fn write_csv<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
+        let mut s = String::with_capacity(1 << 16);
+        s.push_str(&self.names.join(","));
+        s.push('\n');
+        for r in 0..self.rows() {
+            self.write_row(r, &mut s);
+            if s.len() >= 1 << 15 {
+                out.write_all(s.as_bytes())?;
+                s.clear();
+            }
+        }
+        out.write_all(s.as_bytes())
+    }
+
+    fn write_row(&self, r: usize, s: &mut String) {
+        for (i, c) in self.columns.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            c.write_cell(r, s);
+        }
+        s.push('\n');
     }
 }
 
@@ -203,6 +223,16 @@ mod tests {
             cat.push(l);
         }
         assert_eq!(cat.finish(), Column::Cat { codes: vec![0, 1, 0, 2], levels: vec!["b".into(), "a".into(), "c".into()] });
+    }
+
+    #[test]
+    fn written_csv_is_the_csv_text() {
+        let mut t = Table::new();
+        t.push("a", Column::F64((0..5000).map(|i| i as f64 / 7.0).collect()));
+        t.push("b", Column::OptU64((0..5000).map(|i| if i % 3 == 0 { u64::MAX } else { i }).collect()));
+        let mut out = Vec::new();
+        t.write_csv(&mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), t.to_csv());
     }
 
     #[test]
