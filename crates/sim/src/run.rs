@@ -18,7 +18,7 @@ use crate::workload::{TcpFlow, UdpSource};
 use dcfair_core::packet::NO_VIA;
 use rand::Rng as _;
 use crate::{topo, workload, Error, ProgressFn, Results, ENGINE_VERSION};
-use dcfair_core::qdisc::{DropReason, Qdisc, QdiscStats};
+use dcfair_core::qdisc::{AnyQdisc, DropReason, Qdisc, QdiscStats};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::SimTime;
 use serde_json::{json, Map, Value};
@@ -56,7 +56,8 @@ pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String),
 fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Result<Sim, Error> {
     let streams = Streams::new(seed);
 
-    let built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
+    let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
+    restrict_blackouts(sc, &mut built.net)?;
     let mut tcp = workload::tcp_flows(sc, streams, &built);
     let (servers, incast) = workload::incast(sc, tcp.len() as u32, sc.flow_groups().len() as u16, &built);
     tcp.extend(servers);
@@ -89,6 +90,33 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
         return Err(Error::Interrupted);
     }
     Ok(sim)
+}
+
+/// `queue.blackout.input`: tell every blackout port which of its inputs (if any) is the named
+/// port, i.e. the local index of the link through which that port's packets arrive.
+fn restrict_blackouts(sc: &Scenario, net: &mut crate::net::Network) -> Result<(), Error> {
+    const KEY: &str = "queue.blackout.input";
+    let Some(name) = sc.queue.blackout.as_ref().and_then(|b| b.input.as_deref()) else { return Ok(()) };
+    if sc.queue.kind != dcfair_core::qdisc::QdiscKind::Blackout {
+        return Ok(());
+    }
+    let input = net.ports.iter().position(|p| p.name == name).ok_or_else(|| {
+        Error::invalid(KEY, format!("no port named {name:?} (name the port that feeds the switch, such as \"s0->sw\")"))
+    })?;
+    let (fed, ingress) = (net.ports[input].peer_node, net.ports[input].peer_port);
+    let mut found = false;
+    for p in net.ports.iter_mut() {
+        if let AnyQdisc::Blackout(b) = &mut p.queue.qdisc {
+            let here = p.node == fed;
+            found |= here;
+            b.restrict_to_ingress(here.then_some(ingress));
+        }
+    }
+    if !found {
+        let node = &net.nodes[fed as usize].name;
+        return Err(Error::invalid(KEY, format!("{name:?} feeds {node}, which has no port running the blackout discipline")));
+    }
+    Ok(())
 }
 
 /// Equal-length routing: the core each flow climbs to (both directions), by flow id.
