@@ -122,6 +122,26 @@ impl CatBuilder {
     pub fn finish(self) -> Column {
         Column::Cat { codes: self.codes, levels: self.levels }
     }
+
+    /// A categorical column from codes into a fixed table of `levels` (`u32::MAX`: missing),
+    /// re-coded in order of first appearance and without the levels never used, as if it had
+    /// been built row by row: the form every categorical column of a result takes.
+    pub fn from_codes(codes: impl IntoIterator<Item = u32>, levels: &[String]) -> Column {
+        let mut map = vec![u32::MAX; levels.len()];
+        let mut b = CatBuilder::new();
+        for c in codes {
+            if c == u32::MAX {
+                b.push_code(u32::MAX);
+                continue;
+            }
+            let m = &mut map[c as usize];
+            if *m == u32::MAX {
+                *m = b.code(&levels[c as usize]);
+            }
+            b.push_code(*m);
+        }
+        b.finish()
+    }
 }
 
 /// Named columns of equal length.
@@ -233,6 +253,13 @@ mod tests {
         let mut out = Vec::new();
         t.write_csv(&mut out).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), t.to_csv());
+    }
+
+    #[test]
+    fn codes_from_a_fixed_table_follow_first_appearance() {
+        let levels: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let col = CatBuilder::from_codes([2, u32::MAX, 0, 2], &levels);
+        assert_eq!(col, Column::Cat { codes: vec![0, u32::MAX, 1, 0], levels: vec!["c".into(), "a".into()] });
     }
 
     #[test]

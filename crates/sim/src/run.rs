@@ -32,11 +32,30 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
     Ok(finish(sc, seed, &mut sim, wall_s))
 }
 
-/// The result files of a finished run, with its time series if it sampled any.
+/// The result files of a finished run, with the optional tables it asked for.
 fn finish(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results {
-    let series = sim.series.take();
-    let mut results = render(sc, seed, sim, wall_s);
-    results.timeseries = series.map(crate::series::Series::into_table);
+    let series = sim.series.take().map(crate::series::Series::into_tables);
+    let drop_runs = crate::probe::drop_runs_table(sim);
+    let trace = crate::probe::trace_table(sim);
+    let trace_info = trace.as_ref().map(|(_, rows, cut)| {
+        let t = sc.measure.trace.as_ref().expect("a trace table comes from [measure.trace]");
+        json!({
+            "port": t.port,
+            "start_s": t.start_s,
+            "end_s": t.end_s.unwrap_or(sc.sim.duration_s).min(sc.sim.duration_s),
+            "rows": rows,
+            "max_rows": t.max_rows,
+            "truncated_at_s": cut.map(|c| c.as_secs_f64()),
+        })
+    });
+    let mut results = render(sc, seed, sim, wall_s, trace_info);
+    if let Some((ts, groups, windows)) = series {
+        results.timeseries = Some(ts);
+        results.groups = Some(groups);
+        results.group_windows = windows;
+    }
+    results.drop_runs = drop_runs;
+    results.trace = trace.map(|(t, _, _)| t);
     results
 }
 
@@ -78,6 +97,13 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
     let measured_rate = built.measured_rate;
     let mut sim = Sim::new(built.net, routes, streams.stream("routing.spray", 0), tcp, udp, incast, window_start, end);
     sim.via = via;
+    sim.group_names = group_names(sc).into_iter().map(String::from).collect();
+    sim.flow_group = sim.tcp.iter().map(|f| f.group).collect();
+    if !sim.udp.is_empty() {
+        sim.flow_group.extend(std::iter::repeat_n(sim.group_names.len() as u16, sim.udp.len()));
+        sim.group_names.push("udp".into());
+    }
+    sim.attach_probes(sc)?;
     sim.measured_rate_bps = measured_rate.as_f64();
     match sc.sim.tie_break {
         crate::scenario::TieBreak::Fifo => {}
@@ -150,7 +176,7 @@ fn num(x: Option<f64>) -> Value {
     }
 }
 
-fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64) -> Results {
+fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>) -> Results {
     let end = sim.end;
     // The run may have ended early (an incast's last round): the window ends with it.
     let window = end.saturating_since(sim.window_start).as_secs_f64();
@@ -234,6 +260,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64) -> Results {
             let gf: Vec<f64> = idx.iter().filter_map(|&i| fct_of(&sim.tcp[i], &sim.obs[i])).collect();
             let gg: Vec<f64> = idx.iter().map(|&i| goodput[i]).collect();
             m.insert(format!("throughput_bps_{name}"), num(mean(&gg)));
+            m.insert(format!("aggregate_throughput_bps_{name}"), num(Some(gg.iter().sum())));
             m.insert(
                 format!("starved_fraction_{name}"),
                 num((!gp.is_empty()).then(|| gp.iter().filter(|&&x| x == 0.0).count() as f64 / gp.len() as f64)),
@@ -244,7 +271,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64) -> Results {
         }
     }
 
-    let summary = json!({
+    let mut summary = json!({
         "scenario": sc.name,
         "seed": seed,
         "engine_version": ENGINE_VERSION,
@@ -255,11 +282,25 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64) -> Results {
         "events": sim.q.events(),
         "metrics": Value::Object(m),
     });
+    if let Some(t) = trace {
+        summary["trace"] = t;
+    }
     let mut summary_json = serde_json::to_string_pretty(&summary).expect("JSON of plain values");
     summary_json.push('\n');
 
     let (flows, ports) = (flows_table(sc, sim), ports_table(sim, window));
-    Results { summary_json, flows_csv: flows.to_csv(), ports_csv: ports.to_csv(), flows, ports, timeseries: None }
+    Results {
+        summary_json,
+        flows_csv: flows.to_csv(),
+        ports_csv: ports.to_csv(),
+        flows,
+        ports,
+        timeseries: None,
+        groups: None,
+        group_windows: None,
+        drop_runs: None,
+        trace: None,
+    }
 }
 
 fn fct_of(f: &crate::workload::TcpFlow, o: &FlowObs) -> Option<f64> {

@@ -119,6 +119,13 @@ pub struct MeasureConfig {
     /// Also sample every TCP sender's congestion window (needs `sample_interval_s`).
     #[serde(default)]
     pub cwnd: bool,
+    /// Average the groups' goodput over consecutive windows of this many seconds, a whole
+    /// multiple of `sample_interval_s` (`group_windows.csv`; `groups.rs`).
+    pub group_window_s: Option<f64>,
+    /// Count consecutive-drop runs at these ports (`drop_runs.csv`; `probe.rs`).
+    pub drop_runs_ports: Option<Vec<String>>,
+    /// Trace every packet event at one port (`trace.csv`; `probe.rs`).
+    pub trace: Option<crate::probe::TraceConfig>,
 }
 
 fn yes() -> bool {
@@ -127,7 +134,16 @@ fn yes() -> bool {
 
 impl Default for MeasureConfig {
     fn default() -> Self {
-        MeasureConfig { window_s: None, ports: None, sample_interval_s: None, sample_flows: true, cwnd: false }
+        MeasureConfig {
+            window_s: None,
+            ports: None,
+            sample_interval_s: None,
+            sample_flows: true,
+            cwnd: false,
+            group_window_s: None,
+            drop_runs_ports: None,
+            trace: None,
+        }
     }
 }
 
@@ -416,6 +432,8 @@ impl Scenario {
         }
         self.topology.validate().map_err(|e| e.within("topology"))?;
         crate::series::validate(self).map_err(|e| e.within("measure"))?;
+        crate::groups::validate(self).map_err(|e| e.within("measure"))?;
+        crate::probe::validate(self).map_err(|e| e.within("measure"))?;
         self.queue.validate().map_err(|e| e.within("queue"))?;
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
         for (name, f) in self.flow_groups() {
@@ -575,6 +593,13 @@ mod tests {
     }
 
     #[test]
+    fn missing_key_names_its_own_path() {
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.mice.size_pkts", "5")])), "groups.mice.count");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("measure.trace.start_s", "0.1")])), "measure.trace.port");
+        assert_eq!(err_key(load("[topology]\nkind = \"dumbbell\"\n", "m.toml", &[])), "topology.senders");
+    }
+
+    #[test]
     fn wrong_type_names_its_path() {
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("flows.count", "many")])), "flows.count");
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("queue.kind", "fifo")])), "queue.kind");
@@ -590,13 +615,6 @@ mod tests {
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("tcp.mss_bytes", "0")])), "tcp.mss_bytes");
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("tcp.min_rto_ms", "-1")])), "tcp.min_rto_ms");
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("queue.red.max_p", "2")])), "queue.red.max_p");
-    }
-
-    #[test]
-    fn missing_key_names_its_own_path() {
-        assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.mice.size_pkts", "5")])), "groups.mice.count");
-        assert_eq!(err_key(load(MINI, "m.toml", &[ov("measure.trace.start_s", "0.1")])), "measure.trace.port");
-        assert_eq!(err_key(load("[topology]\nkind = \"dumbbell\"\n", "m.toml", &[])), "topology.senders");
     }
 
     #[test]
