@@ -236,9 +236,10 @@ class Result:
         return wide
 
     def drop_run_histogram(self, by: str = "input", port: Optional[str] = None, share: bool = False):
-        """Consecutive-drop runs at one port, wide: index ``run_length``, one column per input
-        port (``by="input"``) or flow group (``by="group"``), values the number of runs (their
-        share of the key's runs with ``share=True``; divide by ``flows`` for a per-flow mean).
+        """Consecutive-drop runs at one port, wide: index ``run_length`` (every length from 1 to
+        the longest), one column per input port (``by="input"``) or flow group (``by="group"``),
+        values the number of runs (their share of the key's runs with ``share=True``; divide by
+        ``flows`` for a per-flow mean).
         ``port`` may be left out when only one port was probed."""
         runs = self.drop_runs
         ports = [str(p) for p in runs["port"].unique()]
@@ -250,7 +251,9 @@ class Result:
         keys = [str(k) for k in part["key"].unique()]
         wide = part.pivot(index="run_length", columns="key", values="share" if share else "episodes")
         wide.columns = [str(c) for c in wide.columns]
-        return wide[keys].fillna(0)
+        # The file lists only the lengths that occurred: every length from 1 gets a row here.
+        longest = int(part["run_length"].max()) if len(part) else 0
+        return wide[keys].reindex(range(1, longest + 1)).rename_axis("run_length").fillna(0)
 
     def __getitem__(self, key: str) -> Any:
         """``result["metrics"]`` is ``result.summary["metrics"]`` (the pre-Result API)."""

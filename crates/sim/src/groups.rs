@@ -111,16 +111,17 @@ impl GroupSeries {
         while k0 < last {
             let k1 = (k0 + step).min(last);
             let dt_s = (self.times[k1] - self.times[k0]) as f64 / PS_PER_SEC as f64;
-            for i in 0..g {
-                let b = self.cum[k1 * g + i] - self.cum[k0 * g + i];
+            let (from, to) = (&self.cum[k0 * g..(k0 + 1) * g], &self.cum[k1 * g..(k1 + 1) * g]);
+            for (i, (&code, &n)) in codes.iter().zip(&self.flows).enumerate() {
+                let b = to[i] - from[i];
                 let rate = b as f64 * 8.0 / dt_s;
                 start_s.push(self.times[k0] as f64 / PS_PER_SEC as f64);
                 end_s.push(self.times[k1] as f64 / PS_PER_SEC as f64);
-                group.push_code(codes[i]);
-                flows.push(self.flows[i]);
+                group.push_code(code);
+                flows.push(n);
                 bytes.push(b);
                 bps.push(rate);
-                per_flow.push(if self.flows[i] > 0 { rate / self.flows[i] as f64 } else { f64::NAN });
+                per_flow.push(if n > 0 { rate / n as f64 } else { f64::NAN });
             }
             k0 = k1;
         }

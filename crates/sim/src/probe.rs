@@ -24,7 +24,9 @@
 //!   is its arrival decision and the runs are exact.
 //! - A run still open when the simulation ends is counted with the length it has.
 //! - State is one counter per input and per flow; histograms grow only when a run longer than
-//!   any before ends. Nothing is allocated per packet.
+//!   any before ends (runs of 256 drops or more go to a map). Nothing is allocated per packet.
+//! - `drop_runs.csv` has one row per run length that occurred, per key; a key that sent packets
+//!   but lost none has a single row (run length 1, no episode), so that it still shows.
 //!
 //! Trace (`trace.csv`): one row per arrival, enqueue, drop and dequeue at one port inside
 //! `[start_s, end_s]` (both ends included), with the queue length after the event (for
@@ -113,18 +115,36 @@ pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
 // Consecutive-drop runs
 // ---------------------------------------------------------------------------------------------
 
-/// Histogram of run lengths: `hist[n]` = runs of exactly `n` drops (`hist[0]` unused).
+/// Run lengths below this are counted in an array, longer ones in a map (a flow starved for
+/// a million packets must not cost a million counters, or a million rows).
+const DENSE_RUNS: usize = 256;
+
+/// Histogram of run lengths: runs of exactly `n` drops.
 #[derive(Clone, Debug, Default, PartialEq)]
-struct Hist(Vec<u64>);
+struct Hist {
+    /// `short[n]` for `n < DENSE_RUNS` (`short[0]` unused); grows to the longest short run.
+    short: Vec<u64>,
+    long: std::collections::BTreeMap<u32, u64>,
+}
 
 impl Hist {
     #[inline]
     fn add(&mut self, len: u32) {
         let n = len as usize;
-        if n >= self.0.len() {
-            self.0.resize(n + 1, 0);
+        if n >= DENSE_RUNS {
+            *self.long.entry(len).or_insert(0) += 1;
+            return;
         }
-        self.0[n] += 1;
+        if n >= self.short.len() {
+            self.short.resize(n + 1, 0);
+        }
+        self.short[n] += 1;
+    }
+
+    /// `(run length, runs)` for every length that occurred, shortest first.
+    fn lengths(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let short = self.short.iter().enumerate().filter(|(_, &e)| e > 0).map(|(n, &e)| (n as u64, e));
+        short.chain(self.long.iter().map(|(&n, &e)| (n as u64, e)))
     }
 }
 
@@ -494,17 +514,18 @@ struct RunCols {
 }
 
 impl RunCols {
-    /// Rows `1 ..= longest run` (at least one row, so a key without drops still shows).
+    /// One row per run length that occurred; a key without drops gets one row, run length 1
+    /// and no episode, so that it still shows.
     fn key(&mut self, port: &str, by: &str, key: &str, flows: u64, h: &Hist) {
-        let total: u64 = h.0.iter().sum();
-        let longest = h.0.len().saturating_sub(1).max(1);
-        for n in 1..=longest {
-            let e = h.0.get(n).copied().unwrap_or(0);
+        let total: u64 = h.lengths().map(|(_, e)| e).sum();
+        let none = [(1, 0)];
+        let rows: Box<dyn Iterator<Item = (u64, u64)>> = if total == 0 { Box::new(none.into_iter()) } else { Box::new(h.lengths()) };
+        for (n, e) in rows {
             self.port.push(port);
             self.by.push(by);
             self.key.push(key);
             self.flows.push(flows);
-            self.run_length.push(n as u64);
+            self.run_length.push(n);
             self.episodes.push(e);
             self.share.push(if total > 0 { e as f64 / total as f64 } else { f64::NAN });
         }
@@ -550,7 +571,7 @@ mod tests {
     // --- runs by input, from hand-made sequences -----------------------------------------
     /// Feeds `seq` (input, flow, accepted?) to a fresh counter of 2 inputs, 3 flows in groups
     /// [0, 1, 1], closes it, and returns the histograms (input 0, input 1, group 0, group 1).
-    fn runs_of(seq: &[(u32, u32, bool)]) -> Vec<Vec<u64>> {
+    fn runs_of(seq: &[(u32, u32, bool)]) -> Vec<Vec<(u64, u64)>> {
         let groups = [0u16, 1, 1];
         let mut r = DropRuns::new(2, 3, 2);
         for &(input, flow, ok) in seq {
@@ -562,7 +583,7 @@ mod tests {
             }
         }
         r.close(&groups);
-        r.input_hist.iter().chain(&r.group_hist).map(|h| h.0.clone()).collect()
+        r.input_hist.iter().chain(&r.group_hist).map(|h| h.lengths().collect()).collect()
     }
 
     #[test]
@@ -572,8 +593,8 @@ mod tests {
         let (d, a) = (false, true);
         let seq = [(0, 0, d), (1, 1, a), (0, 0, d), (0, 0, a), (1, 1, a), (0, 0, d), (0, 0, a), (0, 0, d), (1, 1, a), (0, 0, d), (0, 0, d), (0, 0, a)];
         let h = runs_of(&seq);
-        assert_eq!(h[0], vec![0, 1, 1, 1], "input 0: one run each of 1, 2 and 3");
-        assert!(h[1].iter().all(|&e| e == 0), "input 1 never lost a packet");
+        assert_eq!(h[0], [(1, 1), (2, 1), (3, 1)], "input 0: one run each of 1, 2 and 3");
+        assert!(h[1].is_empty(), "input 1 never lost a packet");
     }
 
     #[test]
@@ -586,8 +607,8 @@ mod tests {
         }
         seq.push((0, 0, true));
         let h = runs_of(&seq);
-        assert_eq!(h[0], vec![0, 0, 0, 0, 1], "one run of 4 at input 0");
-        assert_eq!(h[2], vec![0, 0, 0, 0, 1], "flow 0 (group 0) lost the same 4 in a row");
+        assert_eq!(h[0], [(4, 1)], "one run of 4 at input 0");
+        assert_eq!(h[2], [(4, 1)], "flow 0 (group 0) lost the same 4 in a row");
     }
 
     #[test]
@@ -596,15 +617,15 @@ mod tests {
         // input 1 sees D A D A (runs 1, 1) but flow 1 sees D D and flow 2 sees A A.
         let seq = [(1, 1, false), (1, 2, true), (1, 1, false), (1, 2, true), (1, 1, true)];
         let h = runs_of(&seq);
-        assert_eq!(h[1], vec![0, 2]);
-        assert_eq!(h[3], vec![0, 0, 1], "one run of 2 (flow 1)");
+        assert_eq!(h[1], [(1, 2)]);
+        assert_eq!(h[3], [(2, 1)], "one run of 2 (flow 1)");
     }
 
     #[test]
     fn open_runs_are_counted_at_the_end() {
         let h = runs_of(&[(0, 0, true), (0, 0, false), (0, 0, false)]);
-        assert_eq!(h[0], vec![0, 0, 1]);
-        assert_eq!(h[2], vec![0, 0, 1]);
+        assert_eq!(h[0], [(2, 1)]);
+        assert_eq!(h[2], [(2, 1)]);
     }
 
     #[test]
@@ -619,17 +640,23 @@ mod tests {
 
     // --- rendering ------------------------------------------------------------------------
     #[test]
-    fn rows_run_from_one_to_the_longest_and_keys_without_drops_show_once() {
+    fn rows_are_the_lengths_that_occurred_and_keys_without_drops_show_once() {
+        let mut h = Hist::default();
+        for len in [1, 3, 1, 1, 100_000, 300, 300] {
+            h.add(len);
+        }
+        assert_eq!(h.short.len(), 4, "long runs do not grow the array");
         let mut c = RunCols::default();
-        c.key("sw->r0", "input", "s0->sw", 2, &Hist(vec![0, 3, 0, 1]));
-        c.key("sw->r0", "input", "s1->sw", 1, &Hist(vec![]));
+        c.key("sw->r0", "input", "s0->sw", 2, &h);
+        c.key("sw->r0", "input", "s1->sw", 1, &Hist::default());
         let csv = c.finish().to_csv();
         assert_eq!(
             csv,
             "port,by,key,flows,run_length,episodes,share\n\
-             sw->r0,input,s0->sw,2,1,3,0.75\n\
-             sw->r0,input,s0->sw,2,2,0,0\n\
-             sw->r0,input,s0->sw,2,3,1,0.25\n\
+             sw->r0,input,s0->sw,2,1,3,0.42857142857142855\n\
+             sw->r0,input,s0->sw,2,3,1,0.14285714285714285\n\
+             sw->r0,input,s0->sw,2,300,2,0.2857142857142857\n\
+             sw->r0,input,s0->sw,2,100000,1,0.14285714285714285\n\
              sw->r0,input,s1->sw,1,1,0,\n"
         );
     }
