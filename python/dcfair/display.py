@@ -230,8 +230,11 @@ def print_table(
 
 
 def print_summary(summary: Dict[str, Any], out_dir: Optional[str], stream: Optional[TextIO] = None) -> None:
+    from dcfair.results import OPTIONAL_FILES
+
     files = "summary.json, flows.csv, ports.csv"
-    if out_dir and os.path.exists(os.path.join(out_dir, "timeseries.csv")):
-        files += ", timeseries.csv"
+    for name in OPTIONAL_FILES:
+        if out_dir and os.path.exists(os.path.join(out_dir, name)):
+            files += f", {name}"
     footer = f"results: {out_dir}/ ({files})" if out_dir else None
     print_table(summary_title(summary), ("metric", "value"), summary_rows(summary), stream, footer)

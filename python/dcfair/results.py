@@ -7,6 +7,11 @@
     res.ports                                       # ports.csv
     res.timeseries                                  # timeseries.csv (empty unless sampled)
     res.series("queue_pkts")                        # one metric, wide: time x port (or flow)
+    res.groups, res.group_windows                   # groups.csv, group_windows.csv
+    res.group_goodput(window=True)                  # wide: end_s x group, bits/s
+    res.drop_runs                                   # drop_runs.csv (port blackout)
+    res.drop_run_histogram(by="input")              # wide: run_length x input port
+    res.trace                                       # trace.csv (packet events at one port)
 
 Rules:
 
@@ -18,6 +23,9 @@ Rules:
   fresh run works on a finished one.
 - ``result["metrics"]`` (any summary key) still works, so code written when ``dcfair.run``
   returned the summary dict keeps working.
+- The optional tables (:data:`OPTIONAL_TABLES`: only when the scenario asks for them,
+  docs/metrics.md) are empty DataFrames with their columns when absent, so code can filter and
+  pivot them without checking first.
 """
 
 from __future__ import annotations
@@ -32,16 +40,40 @@ CATEGORICAL = {
     "flows": ("src", "dst", "kind", "group"),
     "ports": ("port", "queue_kind"),
     "timeseries": ("metric", "port"),
+    "groups": ("group",),
+    "group_windows": ("group",),
+    "drop_runs": ("port", "by", "key"),
+    "trace": ("event", "input", "group", "reason"),
 }
 #: Columns that are floats even when every value in a file happens to be whole.
 FLOATS = {
     "flows": ("start_s", "end_s", "fct_s", "max_gap_s"),
     "ports": ("utilization",),
     "timeseries": ("time_s", "value"),
+    "groups": ("start_s", "end_s", "goodput_bps", "goodput_bps_per_flow"),
+    "group_windows": ("start_s", "end_s", "goodput_bps", "goodput_bps_per_flow"),
+    "drop_runs": ("share",),
+    "trace": ("time_s",),
 }
 TIMESERIES_COLUMNS = ("time_s", "metric", "port", "flow_id", "value")
+#: The optional tables a run may have, by file stem (``<name>.csv``), and their columns.
+OPTIONAL_TABLES = {
+    "timeseries": TIMESERIES_COLUMNS,
+    "groups": ("start_s", "end_s", "group", "flows", "delivered_bytes", "goodput_bps", "goodput_bps_per_flow"),
+    "group_windows": ("start_s", "end_s", "group", "flows", "delivered_bytes", "goodput_bps", "goodput_bps_per_flow"),
+    "drop_runs": ("port", "by", "key", "flows", "run_length", "episodes", "share"),
+    "trace": ("time_s", "event", "input", "flow_id", "group", "seq", "size_bytes", "reason", "queue_pkts", "queue_bytes"),
+}
+#: Their file names: written when a run has the table, removed from its directory when not.
+OPTIONAL_FILES = tuple(f"{name}.csv" for name in OPTIONAL_TABLES)
+
 #: The time-series metrics in the engine's code order (its categories, present or not).
 TIMESERIES_METRICS = ("queue_pkts", "queue_bytes", "delivered_bytes", "cwnd_bytes")
+#: Categories in the engine's code order, present in a file or not.
+FIXED_LEVELS = {
+    ("timeseries", "metric"): TIMESERIES_METRICS,
+    ("trace", "event"): ("arrive", "enqueue", "drop", "dequeue"),
+}
 _U64_MAX = 2**64 - 1
 
 
@@ -86,33 +118,58 @@ def read_table(path: Path, table: str):
             values = df[c]
             # Categories in order of first appearance, like the engine's codes.
             levels = [v for v in pd.unique(values) if isinstance(v, str)]
-            if (table, c) == ("timeseries", "metric"):
-                levels = list(TIMESERIES_METRICS) + [v for v in levels if v not in TIMESERIES_METRICS]
+            fixed = FIXED_LEVELS.get((table, c), ())
+            levels = list(fixed) + [v for v in levels if v not in fixed]
             df[c] = pd.Categorical(values, categories=levels)
     return df
 
 
-def empty_timeseries():
+def empty_table(table: str):
+    """An optional table with no rows: its columns with the dtypes a run gives."""
     import pandas as pd
 
-    return pd.DataFrame({
-        "time_s": pd.Series([], dtype="float64"),
-        "metric": pd.Categorical([]),
-        "port": pd.Categorical([]),
-        "flow_id": pd.Series([], dtype="Int64"),
-        "value": pd.Series([], dtype="float64"),
-    })
+    cats, floats = CATEGORICAL.get(table, ()), FLOATS.get(table, ())
+    cols = {}
+    for c in OPTIONAL_TABLES[table]:
+        if c in cats:
+            cols[c] = pd.Categorical([])
+        elif c in floats:
+            cols[c] = pd.Series([], dtype="float64")
+        elif (table, c) == ("timeseries", "flow_id"):
+            cols[c] = pd.Series([], dtype="Int64")
+        else:
+            cols[c] = pd.Series([], dtype="int64")
+    return pd.DataFrame(cols)
+
+
+def empty_timeseries():
+    return empty_table("timeseries")
 
 
 class Result:
     """What one run produced; see the module docstring."""
 
     def __init__(self, summary: Dict[str, Any], flows, ports, timeseries=None, dir: Optional[Path] = None,
-                 scenario=None):
+                 scenario=None, optional: Optional[Dict[str, Any]] = None):
         self.summary = summary
         self.flows = flows
         self.ports = ports
-        self.timeseries = empty_timeseries() if timeseries is None else timeseries
+        tables = dict(optional or {})
+        if timeseries is not None:
+            tables["timeseries"] = timeseries
+        #: timeseries.csv: queues, flows' delivered bytes, cwnd (``measure.sample_interval_s``).
+        self.timeseries = tables.get("timeseries", None)
+        #: groups.csv: each flow group's goodput per sample interval.
+        self.groups = tables.get("groups", None)
+        #: group_windows.csv: the same averaged over ``measure.group_window_s``.
+        self.group_windows = tables.get("group_windows", None)
+        #: drop_runs.csv: consecutive-drop runs at ``measure.drop_runs_ports``.
+        self.drop_runs = tables.get("drop_runs", None)
+        #: trace.csv: packet events at ``measure.trace.port``.
+        self.trace = tables.get("trace", None)
+        for name in OPTIONAL_TABLES:
+            if getattr(self, name) is None:
+                setattr(self, name, empty_table(name))
         #: Where the files are (``out=`` of the run, or the directory loaded), else None.
         self.dir = None if dir is None else Path(dir)
         #: The :class:`dcfair.Scenario` that ran, when known.
@@ -120,29 +177,32 @@ class Result:
 
     @classmethod
     def from_engine(cls, summary_json: str, tables: Dict[str, Any], dir=None, scenario=None) -> "Result":
-        ts = tables.get("timeseries")
+        optional = {name: frame_from_columns(tables[name]) for name in OPTIONAL_TABLES if name in tables}
         return cls(
             json.loads(summary_json),
             frame_from_columns(tables["flows"]),
             frame_from_columns(tables["ports"]),
-            None if ts is None else frame_from_columns(ts),
+            None,
             dir,
             scenario,
+            optional,
         )
 
     @classmethod
     def load(cls, dir: "str | os.PathLike[str]") -> "Result":
-        """Reads a run's directory (``summary.json``, ``flows.csv``, ``ports.csv``, and
-        ``timeseries.csv`` if present)."""
+        """Reads a run's directory (``summary.json``, ``flows.csv``, ``ports.csv``, and the
+        optional files present: :data:`OPTIONAL_FILES`)."""
         d = Path(dir)
         summary = json.loads((d / "summary.json").read_text())
-        ts = d / "timeseries.csv"
+        optional = {name: read_table(d / f"{name}.csv", name) for name in OPTIONAL_TABLES if (d / f"{name}.csv").exists()}
         return cls(
             summary,
             read_table(d / "flows.csv", "flows"),
             read_table(d / "ports.csv", "ports"),
-            read_table(ts, "timeseries") if ts.exists() else None,
+            None,
             d,
+            None,
+            optional,
         )
 
     # ------------------------------------------------------------------ conveniences
@@ -165,6 +225,35 @@ class Result:
         if by == "port":
             wide.columns = [str(c) for c in wide.columns]
         return wide
+
+    def group_goodput(self, window: bool = False, per_flow: bool = False):
+        """Each flow group's goodput in bits/s, wide: index ``end_s`` (the end of each sample
+        interval, or of each window with ``window=True``), one column per group; the group's
+        aggregate, or its mean per flow with ``per_flow=True``."""
+        t = self.group_windows if window else self.groups
+        wide = t.pivot(index="end_s", columns="group", values="goodput_bps_per_flow" if per_flow else "goodput_bps")
+        wide.columns = [str(c) for c in wide.columns]
+        return wide
+
+    def drop_run_histogram(self, by: str = "input", port: Optional[str] = None, share: bool = False):
+        """Consecutive-drop runs at one port, wide: index ``run_length`` (every length from 1 to
+        the longest), one column per input port (``by="input"``) or flow group (``by="group"``),
+        values the number of runs (their share of the key's runs with ``share=True``; divide by
+        ``flows`` for a per-flow mean).
+        ``port`` may be left out when only one port was probed."""
+        runs = self.drop_runs
+        ports = [str(p) for p in runs["port"].unique()]
+        if port is None:
+            if len(ports) > 1:
+                raise ValueError(f"drop runs were counted at {len(ports)} ports ({', '.join(ports)}): name one")
+            port = ports[0] if ports else None
+        part = runs[(runs["port"] == port) & (runs["by"] == by)]
+        keys = [str(k) for k in part["key"].unique()]
+        wide = part.pivot(index="run_length", columns="key", values="share" if share else "episodes")
+        wide.columns = [str(c) for c in wide.columns]
+        # The file lists only the lengths that occurred: every length from 1 gets a row here.
+        longest = int(part["run_length"].max()) if len(part) else 0
+        return wide[keys].reindex(range(1, longest + 1)).rename_axis("run_length").fillna(0)
 
     def __getitem__(self, key: str) -> Any:
         """``result["metrics"]`` is ``result.summary["metrics"]`` (the pre-Result API)."""

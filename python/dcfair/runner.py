@@ -102,8 +102,11 @@ def _write_point(d: Path, files: Dict[str, bytes], meta: Dict[str, Any]) -> None
         tmp = d / f".{name}.tmp"
         tmp.write_bytes(files[name])
         os.replace(tmp, d / name)
-    if "timeseries.csv" not in files and (d / "timeseries.csv").exists():
-        (d / "timeseries.csv").unlink()
+    from dcfair.results import OPTIONAL_FILES
+
+    for name in OPTIONAL_FILES:  # a directory never mixes two runs
+        if name not in files and (d / name).exists():
+            (d / name).unlink()
     _atomic_write(d / "point.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
 
 

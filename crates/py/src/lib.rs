@@ -175,7 +175,7 @@ fn run_results(
 /// Loads, validates and runs a scenario; returns the text of `summary.json`.
 ///
 /// `seed` overrides the scenario's seed. If `out_dir` is given, `summary.json`, `flows.csv`
-/// and `ports.csv` (and `timeseries.csv` when sampled) are written there after the run
+/// and `ports.csv` (and the optional files the scenario asks for) are written there after the run
 /// succeeds (the directory is created then, and not before). `progress(sim_time_s,
 /// duration_s, events, wall_time_s)` is called about every 0.2 s of wall time, with the GIL
 /// held; anything it raises stops the run and is re-raised. Ctrl-C raises `KeyboardInterrupt`
@@ -213,8 +213,9 @@ fn table_to_py(py: Python<'_>, t: Table) -> PyResult<PyObject> {
 }
 
 /// Like [`run`], but returns `(summary_json, tables)`: `tables` maps `flows`, `ports` and
-/// (only when the scenario samples time series) `timeseries` to columns as `table_to_py`
-/// describes. Files are written to `out_dir` exactly as [`run`] writes them.
+/// the optional tables the scenario asked for (`timeseries`, `groups`, `group_windows`,
+/// `drop_runs`, `trace`: the stems of `dcfair_sim::OPTIONAL_FILES`) to columns as
+/// `table_to_py` describes. Files are written to `out_dir` exactly as [`run`] writes them.
 #[pyfunction]
 #[pyo3(signature = (text, origin, overrides = Vec::new(), seed = None, out_dir = None, progress = None))]
 fn run_tables(
@@ -230,8 +231,18 @@ fn run_tables(
     let tables = PyDict::new_bound(py);
     tables.set_item("flows", table_to_py(py, r.flows)?)?;
     tables.set_item("ports", table_to_py(py, r.ports)?)?;
-    if let Some(ts) = r.timeseries {
-        tables.set_item("timeseries", table_to_py(py, ts)?)?;
+    let optional = [
+        ("timeseries", r.timeseries),
+        ("groups", r.groups),
+        ("group_windows", r.group_windows),
+        ("drop_runs", r.drop_runs),
+        ("trace", r.trace),
+    ];
+    debug_assert!(optional.iter().zip(dcfair_sim::OPTIONAL_FILES).all(|((k, _), f)| f == format!("{k}.csv")));
+    for (name, t) in optional {
+        if let Some(t) = t {
+            tables.set_item(name, table_to_py(py, t)?)?;
+        }
     }
     Ok((r.summary_json, tables.into_any().unbind()))
 }

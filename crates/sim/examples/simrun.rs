@@ -1,5 +1,5 @@
 //! Minimal driver for profiling and benchmarks: `simrun SCENARIO.toml [KEY=VALUE ...] [--out DIR]`.
-//! Prints the summary and `events/s` on stderr; `--out DIR` also writes the three result files.
+//! Prints the summary and `events/s` on stderr; `--out DIR` also writes the result files.
 //! Users want the `dcfair` command instead.
 
 fn main() {
@@ -49,6 +49,9 @@ fn main() {
     }
     print!("{}", r.summary_json);
     let v: serde_json::Value = serde_json::from_str(&r.summary_json).expect("own JSON");
+    if let Some(t) = v["trace"]["truncated_at_s"].as_f64() {
+        eprintln!("simrun: warning: the trace stopped at {t} s (measure.trace.max_rows)");
+    }
     let ev = v["events"].as_f64().unwrap_or(0.0);
     eprintln!("simrun: {ev} events in {wall:.3} s = {:.2} M events/s", ev / wall / 1e6);
 }

@@ -122,6 +122,26 @@ impl CatBuilder {
     pub fn finish(self) -> Column {
         Column::Cat { codes: self.codes, levels: self.levels }
     }
+
+    /// A categorical column from codes into a fixed table of `levels` (`u32::MAX`: missing),
+    /// re-coded in order of first appearance and without the levels never used, as if it had
+    /// been built row by row: the form every categorical column of a result takes.
+    pub fn from_codes(codes: impl IntoIterator<Item = u32>, levels: &[String]) -> Column {
+        let mut map = vec![u32::MAX; levels.len()];
+        let mut b = CatBuilder::new();
+        for c in codes {
+            if c == u32::MAX {
+                b.push_code(u32::MAX);
+                continue;
+            }
+            let m = &mut map[c as usize];
+            if *m == u32::MAX {
+                *m = b.code(&levels[c as usize]);
+            }
+            b.push_code(*m);
+        }
+        b.finish()
+    }
 }
 
 /// Named columns of equal length.
@@ -159,15 +179,35 @@ impl Table {
         s.push_str(&self.names.join(","));
         s.push('\n');
         for r in 0..self.rows() {
-            for (i, c) in self.columns.iter().enumerate() {
-                if i > 0 {
-                    s.push(',');
-                }
-                c.write_cell(r, &mut s);
-            }
-            s.push('\n');
+            self.write_row(r, &mut s);
         }
         s
+    }
+
+    /// The same text as [`Table::to_csv`], written to `out` a block of lines at a time (for
+    /// big tables: no copy of the whole text in memory).
+    pub fn write_csv<W: std::io::Write>(&self, out: &mut W) -> std::io::Result<()> {
+        let mut s = String::with_capacity(1 << 16);
+        s.push_str(&self.names.join(","));
+        s.push('\n');
+        for r in 0..self.rows() {
+            self.write_row(r, &mut s);
+            if s.len() >= 1 << 15 {
+                out.write_all(s.as_bytes())?;
+                s.clear();
+            }
+        }
+        out.write_all(s.as_bytes())
+    }
+
+    fn write_row(&self, r: usize, s: &mut String) {
+        for (i, c) in self.columns.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            c.write_cell(r, s);
+        }
+        s.push('\n');
     }
 }
 
@@ -203,6 +243,23 @@ mod tests {
             cat.push(l);
         }
         assert_eq!(cat.finish(), Column::Cat { codes: vec![0, 1, 0, 2], levels: vec!["b".into(), "a".into(), "c".into()] });
+    }
+
+    #[test]
+    fn written_csv_is_the_csv_text() {
+        let mut t = Table::new();
+        t.push("a", Column::F64((0..5000).map(|i| i as f64 / 7.0).collect()));
+        t.push("b", Column::OptU64((0..5000).map(|i| if i % 3 == 0 { u64::MAX } else { i }).collect()));
+        let mut out = Vec::new();
+        t.write_csv(&mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), t.to_csv());
+    }
+
+    #[test]
+    fn codes_from_a_fixed_table_follow_first_appearance() {
+        let levels: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        let col = CatBuilder::from_codes([2, u32::MAX, 0, 2], &levels);
+        assert_eq!(col, Column::Cat { codes: vec![0, u32::MAX, 1, 0], levels: vec!["c".into(), "a".into()] });
     }
 
     #[test]

@@ -22,6 +22,9 @@
 //!   carries the `f64` time ns-2's floating-point clock would give it (`fnow` plus the delay in
 //!   `f64`, see `scenario::TieBreak`) and ties go to the smaller one. The exact integer time
 //!   always decides first; the shadow clock only orders ties, so it never moves an event.
+//! - A port with a probe (`probe.rs`: drop runs, `[measure.trace]`) hands its queue calls to
+//!   the probe, which makes the very same call and records what happened; any other port
+//!   pays one comparison per packet for the feature.
 //! - With the `trace` cargo feature (tests and the ns-2 differential scripts only), `Sim::trace`
 //!   collects one text line per event of interest: at a measured port `+` (offered and
 //!   stored), `d` (dropped), `-` (serialization starts); `r` (arrival at the destination
@@ -31,6 +34,7 @@
 use crate::event::{Event, EventQueue};
 use crate::metrics::FlowObs;
 use crate::net::{Network, NodeKind};
+use crate::probe::NO_PROBE;
 use crate::routing::Routes;
 use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
 use crate::{Progress, ProgressFn};
@@ -89,6 +93,12 @@ pub struct Sim {
     pub measured_rate_bps: f64,
     /// The time series sampler, when `[measure] sample_interval_s` is set (`series.rs`).
     pub series: Option<crate::series::Series>,
+    /// Port probes (`probe.rs`), indexed by `Port::probe`.
+    pub probes: Vec<crate::probe::Probe>,
+    /// The flow group of every flow by flow id (TCP flows, then UDP sources), an index into
+    /// `group_names`: the groups of `flows.csv`.
+    pub flow_group: Vec<u16>,
+    pub group_names: Vec<String>,
     slab: Slab,
     scratch: Vec<Packet>,
     next_uid: u64,
@@ -170,6 +180,9 @@ impl Sim {
             end,
             measured_rate_bps: 0.0,
             series: None,
+            probes: Vec::new(),
+            flow_group: Vec::new(),
+            group_names: Vec::new(),
             slab: Slab::default(),
             scratch: Vec::with_capacity(64),
             next_uid: 1,
@@ -299,7 +312,11 @@ impl Sim {
         let port = &mut self.net.ports[pid as usize];
         #[cfg(feature = "trace")]
         let (tflow, tseq, tsize) = (pkt.flow, pkt.seq, pkt.size);
-        port.queue.enqueue(pkt, now);
+        if port.probe == NO_PROBE {
+            port.queue.enqueue(pkt, now);
+        } else {
+            self.probes[port.probe as usize].offer(now, pkt, &mut port.queue, &self.flow_group);
+        }
         #[cfg(feature = "trace")]
         if port.measured {
             use std::fmt::Write as _;
@@ -331,6 +348,9 @@ impl Sim {
     fn start_tx(&mut self, pid: u32, now: SimTime) {
         let port = &mut self.net.ports[pid as usize];
         let next = port.queue.dequeue(now);
+        if port.probe != NO_PROBE {
+            self.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.flow_group);
+        }
         port.queue.ev.dropped.clear();
         let Some(pkt) = next else { return };
         #[cfg(feature = "trace")]

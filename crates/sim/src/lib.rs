@@ -14,8 +14,10 @@ pub mod columns;
 pub mod engine;
 pub mod error;
 pub mod event;
+pub mod groups;
 pub mod metrics;
 pub mod net;
+pub mod probe;
 pub mod routing;
 pub mod run;
 pub mod scenario;
@@ -46,8 +48,10 @@ pub struct Progress {
 /// The results of one run: the summary, and the tables as columns ([`Table`]).
 ///
 /// `flows_csv` and `ports_csv` are the CSV text of `flows` and `ports` (rendered from them, so
-/// the two forms always agree); `timeseries` is present only when `[measure]
-/// sample_interval_s` is set, and is rendered to `timeseries.csv` only when written.
+/// the two forms always agree). The optional tables are present only when the scenario asks
+/// for them, and are rendered to their files ([`OPTIONAL_FILES`]) only when written:
+/// `timeseries` and `groups` with `[measure] sample_interval_s`, `group_windows` with
+/// `group_window_s`, `drop_runs` with `drop_runs_ports`, `trace` with `[measure.trace]`.
 #[derive(Clone, Debug)]
 pub struct Results {
     pub summary_json: String,
@@ -56,7 +60,16 @@ pub struct Results {
     pub flows: Table,
     pub ports: Table,
     pub timeseries: Option<Table>,
+    pub groups: Option<Table>,
+    pub group_windows: Option<Table>,
+    pub drop_runs: Option<Table>,
+    pub trace: Option<Table>,
 }
+
+/// The files a run writes only when its scenario asks for them (`docs/metrics.md`). A run
+/// that has none of one removes that file from its output directory, so a directory never
+/// mixes two runs.
+pub const OPTIONAL_FILES: [&str; 5] = ["timeseries.csv", "groups.csv", "group_windows.csv", "drop_runs.csv", "trace.csv"];
 
 /// Parses `text` (TOML; `origin` names it in messages), applies `--set`-style overrides
 /// (`("queue.kind", "hcf")`; values are TOML literals, bare words are strings) and validates.
@@ -77,24 +90,54 @@ pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String),
     run::run_traced(sc, seed)
 }
 
+/// The body of one result file.
+enum Body<'a> {
+    Text(&'a str),
+    Csv(&'a Table),
+}
+
+fn write_body(path: &std::path::Path, body: &Body<'_>) -> std::io::Result<()> {
+    match body {
+        Body::Text(s) => std::fs::write(path, s),
+        Body::Csv(t) => {
+            let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+            t.write_csv(&mut w)?;
+            std::io::Write::flush(&mut w)
+        }
+    }
+}
+
 impl Results {
-    /// Writes `summary.json`, `flows.csv`, `ports.csv` (and `timeseries.csv` when sampled)
-    /// into `dir` (created if needed), each through a temporary file and a rename. A
-    /// `timeseries.csv` left from an earlier run with sampling is removed when this run has
-    /// none, so a directory never mixes two runs.
+    /// The optional tables by file name, in [`OPTIONAL_FILES`] order.
+    pub fn optional_tables(&self) -> [(&'static str, Option<&Table>); 5] {
+        [
+            (OPTIONAL_FILES[0], self.timeseries.as_ref()),
+            (OPTIONAL_FILES[1], self.groups.as_ref()),
+            (OPTIONAL_FILES[2], self.group_windows.as_ref()),
+            (OPTIONAL_FILES[3], self.drop_runs.as_ref()),
+            (OPTIONAL_FILES[4], self.trace.as_ref()),
+        ]
+    }
+
+    /// Writes `summary.json`, `flows.csv`, `ports.csv` and the optional tables this run has
+    /// into `dir` (created if needed), each through a temporary file and a rename. An optional
+    /// file left from an earlier run is removed when this run has none, so a directory never
+    /// mixes two runs.
     pub fn write_to(&self, dir: &std::path::Path) -> Result<(), Error> {
         std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
-        let series = self.timeseries.as_ref().map(Table::to_csv);
-        let mut files = vec![("summary.json", &self.summary_json), ("flows.csv", &self.flows_csv), ("ports.csv", &self.ports_csv)];
-        if let Some(ts) = &series {
-            files.push(("timeseries.csv", ts));
-        }
+        let mut files = vec![
+            ("summary.json", Body::Text(&self.summary_json)),
+            ("flows.csv", Body::Text(&self.flows_csv)),
+            ("ports.csv", Body::Text(&self.ports_csv)),
+        ];
+        let optional = self.optional_tables();
+        files.extend(optional.iter().filter_map(|(name, t)| t.map(|t| (*name, Body::Csv(t)))));
         // All files are fully written before any replaces an earlier result, so a full disk or
         // a crash while writing leaves the previous set untouched.
         let mut written = Vec::new();
         for (name, body) in &files {
             let tmp = dir.join(format!(".{name}.tmp"));
-            if let Err(e) = std::fs::write(&tmp, body) {
+            if let Err(e) = write_body(&tmp, body) {
                 for t in &written {
                     let _ = std::fs::remove_file(t);
                 }
@@ -106,9 +149,9 @@ impl Results {
         for ((name, _), tmp) in files.iter().zip(&written) {
             std::fs::rename(tmp, dir.join(name)).map_err(|e| Error::io(dir, e))?;
         }
-        if series.is_none() {
-            let stale = dir.join("timeseries.csv");
-            if stale.exists() {
+        for (name, t) in optional {
+            let stale = dir.join(name);
+            if t.is_none() && stale.exists() {
                 std::fs::remove_file(&stale).map_err(|e| Error::io(&stale, e))?;
             }
         }

@@ -57,6 +57,8 @@ pub struct Port {
     pub bytes_out: u64,
     /// Bytes whose serialization ended inside the measurement window.
     pub window_bytes_out: u64,
+    /// Index of this port's probe in `Sim::probes`, or `probe::NO_PROBE` (`probe.rs`).
+    pub probe: u32,
 }
 
 /// The arenas of nodes and ports.
@@ -128,6 +130,7 @@ impl Port {
             pkts_out: 0,
             bytes_out: 0,
             window_bytes_out: 0,
+            probe: crate::probe::NO_PROBE,
         }
     }
 }

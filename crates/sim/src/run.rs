@@ -18,7 +18,7 @@ use crate::workload::{TcpFlow, UdpSource};
 use dcfair_core::packet::NO_VIA;
 use rand::Rng as _;
 use crate::{topo, workload, Error, ProgressFn, Results, ENGINE_VERSION};
-use dcfair_core::qdisc::{DropReason, Qdisc, QdiscStats};
+use dcfair_core::qdisc::{AnyQdisc, DropReason, Qdisc, QdiscStats};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::SimTime;
 use serde_json::{json, Map, Value};
@@ -32,11 +32,30 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
     Ok(finish(sc, seed, &mut sim, wall_s))
 }
 
-/// The result files of a finished run, with its time series if it sampled any.
+/// The result files of a finished run, with the optional tables it asked for.
 fn finish(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results {
-    let series = sim.series.take();
-    let mut results = render(sc, seed, sim, wall_s);
-    results.timeseries = series.map(crate::series::Series::into_table);
+    let series = sim.series.take().map(crate::series::Series::into_tables);
+    let drop_runs = crate::probe::drop_runs_table(sim);
+    let trace = crate::probe::trace_table(sim);
+    let trace_info = trace.as_ref().map(|(_, rows, cut)| {
+        let t = sc.measure.trace.as_ref().expect("a trace table comes from [measure.trace]");
+        json!({
+            "port": t.port,
+            "start_s": t.start_s,
+            "end_s": t.end_s.unwrap_or(sc.sim.duration_s).min(sc.sim.duration_s),
+            "rows": rows,
+            "max_rows": t.max_rows,
+            "truncated_at_s": cut.map(|c| c.as_secs_f64()),
+        })
+    });
+    let mut results = render(sc, seed, sim, wall_s, trace_info);
+    if let Some((ts, groups, windows)) = series {
+        results.timeseries = Some(ts);
+        results.groups = Some(groups);
+        results.group_windows = windows;
+    }
+    results.drop_runs = drop_runs;
+    results.trace = trace.map(|(t, _, _)| t);
     results
 }
 
@@ -56,7 +75,8 @@ pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String),
 fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Result<Sim, Error> {
     let streams = Streams::new(seed);
 
-    let built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
+    let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
+    restrict_blackouts(sc, &mut built.net)?;
     let mut tcp = workload::tcp_flows(sc, streams, &built);
     let (servers, incast) = workload::incast(sc, tcp.len() as u32, sc.flow_groups().len() as u16, &built);
     tcp.extend(servers);
@@ -77,6 +97,13 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
     let measured_rate = built.measured_rate;
     let mut sim = Sim::new(built.net, routes, streams.stream("routing.spray", 0), tcp, udp, incast, window_start, end);
     sim.via = via;
+    sim.group_names = group_names(sc).into_iter().map(String::from).collect();
+    sim.flow_group = sim.tcp.iter().map(|f| f.group).collect();
+    if !sim.udp.is_empty() {
+        sim.flow_group.extend(std::iter::repeat_n(sim.group_names.len() as u16, sim.udp.len()));
+        sim.group_names.push("udp".into());
+    }
+    sim.attach_probes(sc)?;
     sim.measured_rate_bps = measured_rate.as_f64();
     match sc.sim.tie_break {
         crate::scenario::TieBreak::Fifo => {}
@@ -89,6 +116,33 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
         return Err(Error::Interrupted);
     }
     Ok(sim)
+}
+
+/// `queue.blackout.input`: tell every blackout port which of its inputs (if any) is the named
+/// port, i.e. the local index of the link through which that port's packets arrive.
+fn restrict_blackouts(sc: &Scenario, net: &mut crate::net::Network) -> Result<(), Error> {
+    const KEY: &str = "queue.blackout.input";
+    let Some(name) = sc.queue.blackout.as_ref().and_then(|b| b.input.as_deref()) else { return Ok(()) };
+    if sc.queue.kind != dcfair_core::qdisc::QdiscKind::Blackout {
+        return Ok(());
+    }
+    let input = net.ports.iter().position(|p| p.name == name).ok_or_else(|| {
+        Error::invalid(KEY, format!("no port named {name:?} (name the port that feeds the switch, such as \"s0->sw\")"))
+    })?;
+    let (fed, ingress) = (net.ports[input].peer_node, net.ports[input].peer_port);
+    let mut found = false;
+    for p in net.ports.iter_mut() {
+        if let AnyQdisc::Blackout(b) = &mut p.queue.qdisc {
+            let here = p.node == fed;
+            found |= here;
+            b.restrict_to_ingress(here.then_some(ingress));
+        }
+    }
+    if !found {
+        let node = &net.nodes[fed as usize].name;
+        return Err(Error::invalid(KEY, format!("{name:?} feeds {node}, which has no port running the blackout discipline")));
+    }
+    Ok(())
 }
 
 /// The waypoint each flow's packets (both directions) pass through, by flow id: the group's
@@ -142,7 +196,7 @@ fn num(x: Option<f64>) -> Value {
     }
 }
 
-fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64) -> Results {
+fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>) -> Results {
     let end = sim.end;
     // The run may have ended early (an incast's last round): the window ends with it.
     let window = end.saturating_since(sim.window_start).as_secs_f64();
@@ -226,6 +280,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64) -> Results {
             let gf: Vec<f64> = idx.iter().filter_map(|&i| fct_of(&sim.tcp[i], &sim.obs[i])).collect();
             let gg: Vec<f64> = idx.iter().map(|&i| goodput[i]).collect();
             m.insert(format!("throughput_bps_{name}"), num(mean(&gg)));
+            m.insert(format!("aggregate_throughput_bps_{name}"), num(Some(gg.iter().sum())));
             m.insert(
                 format!("starved_fraction_{name}"),
                 num((!gp.is_empty()).then(|| gp.iter().filter(|&&x| x == 0.0).count() as f64 / gp.len() as f64)),
@@ -236,7 +291,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64) -> Results {
         }
     }
 
-    let summary = json!({
+    let mut summary = json!({
         "scenario": sc.name,
         "seed": seed,
         "engine_version": ENGINE_VERSION,
@@ -247,11 +302,25 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64) -> Results {
         "events": sim.q.events(),
         "metrics": Value::Object(m),
     });
+    if let Some(t) = trace {
+        summary["trace"] = t;
+    }
     let mut summary_json = serde_json::to_string_pretty(&summary).expect("JSON of plain values");
     summary_json.push('\n');
 
     let (flows, ports) = (flows_table(sc, sim), ports_table(sim, window));
-    Results { summary_json, flows_csv: flows.to_csv(), ports_csv: ports.to_csv(), flows, ports, timeseries: None }
+    Results {
+        summary_json,
+        flows_csv: flows.to_csv(),
+        ports_csv: ports.to_csv(),
+        flows,
+        ports,
+        timeseries: None,
+        groups: None,
+        group_windows: None,
+        drop_runs: None,
+        trace: None,
+    }
 }
 
 fn fct_of(f: &crate::workload::TcpFlow, o: &FlowObs) -> Option<f64> {

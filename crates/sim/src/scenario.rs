@@ -129,6 +129,13 @@ pub struct MeasureConfig {
     /// Also sample every TCP sender's congestion window (needs `sample_interval_s`).
     #[serde(default)]
     pub cwnd: bool,
+    /// Average the groups' goodput over consecutive windows of this many seconds, a whole
+    /// multiple of `sample_interval_s` (`group_windows.csv`; `groups.rs`).
+    pub group_window_s: Option<f64>,
+    /// Count consecutive-drop runs at these ports (`drop_runs.csv`; `probe.rs`).
+    pub drop_runs_ports: Option<Vec<String>>,
+    /// Trace every packet event at one port (`trace.csv`; `probe.rs`).
+    pub trace: Option<crate::probe::TraceConfig>,
 }
 
 fn yes() -> bool {
@@ -137,7 +144,16 @@ fn yes() -> bool {
 
 impl Default for MeasureConfig {
     fn default() -> Self {
-        MeasureConfig { window_s: None, ports: None, sample_interval_s: None, sample_flows: true, cwnd: false }
+        MeasureConfig {
+            window_s: None,
+            ports: None,
+            sample_interval_s: None,
+            sample_flows: true,
+            cwnd: false,
+            group_window_s: None,
+            drop_runs_ports: None,
+            trace: None,
+        }
     }
 }
 
@@ -329,8 +345,14 @@ pub fn load(text: &str, origin: &str, overrides: &[(String, String)]) -> Result<
     inherit_tcp(&mut tree)?;
     let mut sc: Scenario = serde_path_to_error::deserialize(tree).map_err(|e| {
         let path = e.path().to_string();
-        let key = if path == "." || path.is_empty() { origin.to_string() } else { path };
-        Error::invalid(key, tidy_serde_message(&e.inner().to_string()))
+        let top = path == "." || path.is_empty();
+        let message = tidy_serde_message(&e.inner().to_string());
+        // A missing key is named by its own path, not its table's: `measure.trace.port`.
+        if let Some(field) = message.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+            let key = if top { field.to_string() } else { format!("{path}.{field}") };
+            return Error::invalid(key, "required, and missing");
+        }
+        Error::invalid(if top { origin.to_string() } else { path }, message)
     })?;
     if sc.name == default_name() {
         if let Some(stem) = std::path::Path::new(origin).file_stem().and_then(|s| s.to_str()) {
@@ -483,6 +505,8 @@ impl Scenario {
         }
         self.topology.validate().map_err(|e| e.within("topology"))?;
         crate::series::validate(self).map_err(|e| e.within("measure"))?;
+        crate::groups::validate(self).map_err(|e| e.within("measure"))?;
+        crate::probe::validate(self).map_err(|e| e.within("measure"))?;
         self.queue.validate().map_err(|e| e.within("queue"))?;
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
         for (name, f) in self.flow_groups() {
@@ -643,6 +667,13 @@ mod tests {
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("bogus", "3")])), "bogus");
         let k = err_key(load(MINI, "m.toml", &[ov("topology.sendrs", "3")]));
         assert!(k.starts_with("topology"), "{k}");
+    }
+
+    #[test]
+    fn missing_key_names_its_own_path() {
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.mice.size_pkts", "5")])), "groups.mice.count");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("measure.trace.start_s", "0.1")])), "measure.trace.port");
+        assert_eq!(err_key(load("[topology]\nkind = \"dumbbell\"\n", "m.toml", &[])), "topology.senders");
     }
 
     #[test]

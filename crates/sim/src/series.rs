@@ -9,7 +9,9 @@
 //! - `delivered_bytes` of every flow: TCP in-order payload bytes delivered to the receiving
 //!   application, UDP wire bytes received (as in `flows.csv`'s `bytes_delivered`)
 //!   (unless `measure.sample_flows = false`, for long runs of many flows);
-//! - `cwnd_bytes` of every TCP sender, when `measure.cwnd = true`.
+//! - `cwnd_bytes` of every TCP sender, when `measure.cwnd = true`;
+//! - the delivered bytes of every flow group, rendered as `groups.csv` (and
+//!   `group_windows.csv`) by `groups.rs`, whatever `sample_flows` says.
 //!
 //! Rules:
 //! - Nothing here is on the packet path: the whole cost is one event per interval, and per tick
@@ -46,6 +48,8 @@ pub struct Series {
     next_k: u64,
     flows: bool,
     cwnd: bool,
+    /// Per-group sums of delivered bytes (`groups.rs`).
+    groups: crate::groups::GroupSeries,
     /// Port ids of the measured ports, and their names (the `port` levels).
     ports: Vec<u32>,
     port_names: Vec<String>,
@@ -62,7 +66,8 @@ fn estimate(sc: &Scenario, interval_s: f64, ports: f64) -> (f64, f64) {
         + sc.incast.as_ref().map_or(0.0, |i| i.servers as f64);
     let udp = if sc.udp.is_some() { 1.0 } else { 0.0 };
     let flows = if sc.measure.sample_flows { tcp + udp } else { 0.0 };
-    let per_sample = 2.0 * ports + flows + if sc.measure.cwnd { tcp } else { 0.0 };
+    let groups = (sc.flow_groups().len() + sc.incast.is_some() as usize + sc.udp.is_some() as usize) as f64;
+    let per_sample = 2.0 * ports + flows + if sc.measure.cwnd { tcp } else { 0.0 } + groups;
     let samples = (sc.sim.duration_s / interval_s).floor() + 1.0;
     (per_sample, samples)
 }
@@ -120,6 +125,7 @@ impl Series {
         let (per_sample, samples) = estimate(sc, t, ports.len() as f64);
         let rows = (per_sample * samples.min(1e6)) as usize;
         Ok(Some(Series {
+            groups: crate::groups::GroupSeries::new(sc, sim),
             interval_ps,
             flows: sc.measure.sample_flows,
             cwnd: sc.measure.cwnd,
@@ -170,17 +176,20 @@ impl Series {
                 self.row(t, CWND, u32::MAX, f.ids.flow as u64, f.sender.cwnd_bytes() as f64);
             }
         }
+        self.groups.sample(now, sim);
     }
 
-    /// The samples as a table: `time_s, metric, port, flow_id, value`.
-    pub fn into_table(self) -> Table {
+    /// The samples as tables: the time series (`time_s, metric, port, flow_id, value`), the
+    /// groups' goodput per sample interval, and per window if asked for (`groups.rs`).
+    pub fn into_tables(self) -> (Table, Table, Option<Table>) {
+        let (groups, windows) = self.groups.into_tables();
         let mut t = Table::new();
         t.push("time_s", Column::F64(self.time_s));
         t.push("metric", Column::Cat { codes: self.metric, levels: METRICS.iter().map(|s| s.to_string()).collect() });
         t.push("port", Column::Cat { codes: self.port, levels: self.port_names });
         t.push("flow_id", Column::OptU64(self.flow));
         t.push("value", Column::F64(self.value));
-        t
+        (t, groups, windows)
     }
 }
 

@@ -41,4 +41,19 @@ def main(args: argparse.Namespace) -> int:
             progress.close()
     if not args.quiet:
         display.print_summary(summary, out)
+    warn_truncated_trace(summary)
     return 0
+
+
+def warn_truncated_trace(summary) -> None:
+    """A trace that hit ``measure.trace.max_rows`` is incomplete: say so on stderr (even with
+    --quiet), with what to change."""
+    import sys
+
+    trace = summary.get("trace") or {}
+    if trace.get("truncated_at_s") is not None:
+        print(
+            f"dcfair: warning: trace.csv stopped at {trace['truncated_at_s']} s after {trace['rows']} rows "
+            f"(measure.trace.max_rows); narrow measure.trace.start_s/end_s or raise max_rows",
+            file=sys.stderr,
+        )

@@ -497,14 +497,14 @@ register(Reproduction("outcast-drops", PAPER, "figs. 11, 14, 16(b)", "runs of co
 
 # --- section 4.3: the ON/OFF blackout drop model (figure 13) -----------------------------------
 
-BLACKOUT = str(ROOT / "scenarios/papers/outcast/blackout.toml")
+BLACKOUT = str(ROOT / "scenarios/papers/outcast/blackout_model.toml")
 BLACKOUT_F = (1, 2, 3, 5, 7, 10)
 BLACKOUT_M = (0, 1, 2, 4, 6, 8, 10)
 
 
 def plan_blackout(quick: bool) -> List[Point]:
     fs, ms = ((1, 7), (0, 1, 10)) if quick else (BLACKOUT_F, BLACKOUT_M)
-    dur = [("sim.duration_s", 0.5 if quick else 2.0)]
+    dur = [("sim.duration_s", 1.0), ("measure.window_s", 0.8)] if quick else []
     return [Point.make(BLACKOUT, dur + [("flows.count", f), ("queue.blackout.drop_pkts", m)], s, qdisc="blackout", f=f, m=m)
             for f in fs for m in ms for s in _seeds(quick)]
 
