@@ -296,12 +296,22 @@ def plan_case6(quick: bool) -> List[Point]:
              ("groups.six_b.src", '["h10", "h11", "h12", "h13", "h14", "h15"]'), ("groups.six_b.dst", "h0"),
              ("groups.six_b.via", "a0_1"), ("groups.six_b.start_max_s", 0.001)]
     pts += [_pt(q, s, three, variant="3 input ports") for q in qs for s in seeds]
+    # Figure 8: TCP CUBIC without and with SACK (the testbed's Linux), NewReno with SACK.
+    for name, ov in CASE6_TCP.items():
+        pts += [_pt(q, s, ov, variant=name) for q in qs for s in seeds]
     return pts
+
+
+CASE6_TCP = {
+    "CUBIC": [("tcp.cc", "cubic")],
+    "CUBIC + SACK": [("tcp.cc", "cubic"), ("tcp.sack", True)],
+    "NewReno + SACK": [("tcp.sack", True)],
+}
 
 
 def analyze_case6(st: Study) -> List[Claim]:
     bufs = (16, 128) if st.quick else CASE6_BUFFERS_KB
-    variants = [f"buffer {kb} KB" for kb in bufs] + ["equal RTTs", "3 input ports"]
+    variants = [f"buffer {kb} KB" for kb in bufs] + ["equal RTTs", "3 input ports"] + list(CASE6_TCP)
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(11, 4))
     _bars(ax, st, "variant", variants, "TCP Outcast section 3.2.6: buffer sizes, equal RTTs, three input ports",
@@ -319,6 +329,11 @@ def analyze_case6(st: Study) -> List[Claim]:
     s = share(st, qdisc="droptail", variant="3 input ports")
     claims.append(Claim("three-ports", "DropTail, three input ports (1 / 6 / 6 flows): the Outcast problem is present",
                         "present", s, mean(s) <= 0.5, "mean share (2-hop over the 6-hop flows through a0_0) <= 1/2", "share"))
+    for name in CASE6_TCP:
+        s = share(st, qdisc="droptail", variant=name)
+        claims.append(Claim("tcp-" + name.lower().replace(" + ", "-").replace(" ", "-"),
+                            f"DropTail, TCP {name}: the Outcast problem occurs", "occurs (fig. 8)", s, mean(s) <= 0.5,
+                            "mean share <= 1/2", "share"))
     return claims
 
 
@@ -334,12 +349,13 @@ MITIGATIONS = {
     "sfq": [("queue.kind", "sfq")],
     "equal-length (random core)": [("queue.kind", "droptail"), ("routing.equal_length", True), ("routing.core", "random")],
     "equal-length (core by dst bits)": [("queue.kind", "droptail"), ("routing.equal_length", True), ("routing.core", "dst_bits")],
+    "pacing": [("queue.kind", "droptail"), ("tcp.pacing", True)],
     "sfq (Linux, 1024 buckets)": [("queue.kind", "sfq"), ("queue.sfq.buckets", 1024), ("queue.sfq.drop_rule", "push_out"),
                                   ("queue.sfq.hash", "flow")],
     "drr": [("queue.kind", "drr")],
     "hcf": [("queue.kind", "hcf")],
 }
-QUICK_MITIGATIONS = ("droptail", "red", "sfq", "equal-length (random core)", "hcf")
+QUICK_MITIGATIONS = ("droptail", "red", "sfq", "equal-length (random core)", "pacing", "hcf")
 
 
 def plan_mitigations(quick: bool) -> List[Point]:
@@ -377,6 +393,10 @@ def analyze_mitigations(st: Study) -> List[Claim]:
         _ratio_claim("sfq-fair", "SFQ (4 buckets): almost equal throughput", "about 1", sfq, 0.75, 1.33),
         _ratio_claim("equal-length-fair", "Equal-length routing (random core): a fair share", "about 1", el, 0.75, 1.33),
     ]
+    pc = share(st, mitigation="pacing")
+    claims.append(Claim("pacing-narrows", "TCP pacing narrows the gap (7x -> 2x) but the 2-hop flow still gets less",
+                        "1/2 (from 1/7)", pc, mean(dt) < mean(pc) < 0.9,
+                        "mean share above DropTail's and below 0.9", "share"))
     if st.rows(mitigation="equal-length (core by dst bits)"):
         eb = share(st, mitigation="equal-length (core by dst bits)")
         claims.append(_ratio_claim("equal-length-dst-bits-fair", "Equal-length routing (core by destination bits): a fair share",
