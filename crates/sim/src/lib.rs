@@ -16,6 +16,7 @@ pub mod error;
 pub mod event;
 pub mod metrics;
 pub mod net;
+pub mod poisson;
 pub mod routing;
 pub mod run;
 pub mod scenario;
