@@ -926,6 +926,16 @@ mod tests {
         assert!(fl.iter().all(|f| f.start >= SimTime::from_secs_f64(10.0) && f.size.unwrap() <= 20000));
     }
 
+    /// The memory a flow holds before it starts (docs/workloads.md): printed, not asserted,
+    /// since the TCP state belongs to `crates/core/src/tcp`.
+    #[test]
+    fn idle_flow_footprint() {
+        let (flow, obs) = (std::mem::size_of::<TcpFlow>(), std::mem::size_of::<crate::metrics::FlowObs>());
+        let ev = std::mem::size_of::<crate::event::Event>();
+        println!("TcpFlow {flow} B, FlowObs {obs} B, Event {ev} B, via 4 B: {} B per idle flow", flow + obs + ev + 4);
+        assert!(flow + obs < 4096, "a flow should stay well under a page");
+    }
+
     // --- bad input --------------------------------------------------------------------------
     #[test]
     fn bad_values_name_their_key() {
