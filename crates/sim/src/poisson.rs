@@ -388,8 +388,9 @@ fn nic_rate(net: &Network, host: u32) -> f64 {
 pub fn plan(sc: &Scenario, p: &PoissonConfig, net: &Network) -> Plan {
     let cdf = p.cdf.as_ref().expect("prepare() read the CDF");
     let (src, _) = p.ends(sc);
-    let host = |n: &String| net.nodes.iter().position(|x| x.kind == crate::net::NodeKind::Host && &x.name == n).expect("validated host") as u32;
-    let reference_bps: f64 = src.iter().map(|n| nic_rate(net, host(n))).sum();
+    let hosts: std::collections::HashMap<&str, u32> =
+        net.nodes.iter().enumerate().filter(|(_, x)| x.kind == crate::net::NodeKind::Host).map(|(i, x)| (x.name.as_str(), i as u32)).collect();
+    let reference_bps: f64 = src.iter().map(|n| nic_rate(net, hosts[n.as_str()])).sum();
     let mean_size_bytes = cdf.mean_size_bytes(p.unit_bytes(sc.tcp.mss_bytes), p.max_size_bytes);
     let bytes_per_s = p.load * reference_bps / 8.0;
     let f = p.one_packet_fraction;
@@ -512,16 +513,18 @@ pub fn path_delay(net: &Network, routes: &Routes, a: u32, via: u32, b: u32) -> S
     total
 }
 
-/// The size classes: name and membership by size in bytes.
-pub fn classes(mss: u32) -> [(&'static str, Box<dyn Fn(u64) -> bool>); 5] {
-    let mss = mss as u64;
-    [
-        ("all", Box::new(|_| true)),
-        ("1pkt", Box::new(move |s| s <= mss)),
-        ("small", Box::new(|s| s < SMALL_BELOW_BYTES)),
-        ("mid", Box::new(|s| (SMALL_BELOW_BYTES..LARGE_FROM_BYTES).contains(&s))),
-        ("large", Box::new(|s| s >= LARGE_FROM_BYTES)),
-    ]
+/// The size classes of `summary.json`, in order.
+pub const CLASSES: [&str; 5] = ["all", "1pkt", "small", "mid", "large"];
+
+/// Whether a flow of `size` bytes belongs to size class `class` (one of [`CLASSES`]).
+pub fn in_class(class: &str, size: u64, mss: u32) -> bool {
+    match class {
+        "1pkt" => size <= mss as u64,
+        "small" => size < SMALL_BELOW_BYTES,
+        "mid" => (SMALL_BELOW_BYTES..LARGE_FROM_BYTES).contains(&size),
+        "large" => size >= LARGE_FROM_BYTES,
+        _ => true,
+    }
 }
 
 /// One finished or unfinished Poisson flow, as the metrics see it.
@@ -548,8 +551,8 @@ pub fn insert_metrics(m: &mut Map<String, Value>, sc: &Scenario, plan: &Plan, fl
     m.insert("poisson_arrival_rate_per_s".into(), num(Some(plan.rate_per_s[0] + plan.rate_per_s[1])));
     m.insert("poisson_offered_load".into(), num(Some(bytes as f64 * 8.0 / (plan.reference_bps * span))));
     m.insert("poisson_one_packet_byte_fraction".into(), num((bytes > 0).then(|| bytes_1pkt as f64 / bytes as f64)));
-    for (name, member) in classes(sc.tcp.mss_bytes) {
-        let of: Vec<&Done> = flows.iter().filter(|f| member(f.size)).collect();
+    for name in CLASSES {
+        let of: Vec<&Done> = flows.iter().filter(|f| in_class(name, f.size, sc.tcp.mss_bytes)).collect();
         let done: Vec<&Done> = of.iter().copied().filter(|f| f.fct_s.is_some()).collect();
         let fct: Vec<f64> = done.iter().map(|f| f.fct_s.unwrap_or(0.0)).collect();
         let slow: Vec<f64> = done.iter().map(|f| f.fct_s.unwrap_or(0.0) / f.ideal_s).collect();
