@@ -328,18 +328,19 @@ pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
             return Err(within(ConfigError::new("stop_s", format!("must be after start_s ({} s) and at most sim.duration_s ({d} s), got {stop}", p.start_s))));
         }
     }
-    let known = sc.topology.host_names(sc.udp.is_some());
+    let known: std::collections::HashSet<String> = sc.topology.host_names(sc.udp.is_some()).into_iter().collect();
     for (key, list) in [("hosts", &p.hosts), ("src", &p.src), ("dst", &p.dst)] {
         let Some(h) = list else { continue };
         let names = h.names();
         if names.is_empty() {
             return Err(within(ConfigError::new(key, "name at least one host")));
         }
-        for (i, n) in names.iter().enumerate() {
+        let mut seen = std::collections::HashSet::new();
+        for n in &names {
             if !known.contains(n) {
                 return Err(within(ConfigError::new(key, format!("no host named {n:?} in this topology"))));
             }
-            if names[..i].contains(n) {
+            if !seen.insert(n) {
                 return Err(within(ConfigError::new(key, format!("{n:?} is named twice"))));
             }
         }
