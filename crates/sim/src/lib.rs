@@ -17,6 +17,7 @@ pub mod event;
 pub mod groups;
 pub mod metrics;
 pub mod net;
+pub mod poisson;
 pub mod probe;
 pub mod routing;
 pub mod run;

@@ -80,6 +80,8 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
     let mut tcp = workload::tcp_flows(sc, streams, &built);
     let (servers, incast) = workload::incast(sc, tcp.len() as u32, sc.flow_groups().len() as u16, &built);
     tcp.extend(servers);
+    let poisson = crate::poisson::flows(sc, streams, &built, tcp.len() as u32, poisson_group(sc))?;
+    tcp.extend(poisson);
     let udp_flow = tcp.len() as u32;
     // UDP's rate is a fraction of the first measured port's rate (the dumbbell: one bottleneck).
     let first_measured = built.net.ports.iter().find(|p| p.measured).map_or(built.measured_rate, |p| p.rate);
@@ -271,6 +273,10 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
         m.insert("round_time_p99_s".into(), num(percentile(&rt, 99.0)));
         m.insert("round_time_max_s".into(), num(rt.iter().cloned().reduce(f64::max)));
     }
+    if let Some(p) = &sc.poisson {
+        let (done, bytes_1pkt) = crate::poisson::done_flows(sim, poisson_group(sc));
+        crate::poisson::insert_metrics(&mut m, sc, &crate::poisson::plan(sc, p, &sim.net), &done, bytes_1pkt);
+    }
     // Per-group figures, suffixed with the group's name, when there is more than one group.
     let groups = group_names(sc);
     if groups.len() > 1 {
@@ -339,13 +345,20 @@ fn insert_fct(m: &mut Map<String, Value>, suffix: &str, fcts: &[f64]) {
     m.insert(format!("fct_std_s{suffix}"), num(std_dev(fcts)));
 }
 
-/// Names of the flow groups by index: `Scenario::flow_groups()`, then `incast` if any.
+/// Names of the flow groups by index: `Scenario::flow_groups()`, then `incast` if any, then
+/// the `[poisson]` groups.
 fn group_names(sc: &Scenario) -> Vec<&str> {
     let mut v: Vec<&str> = sc.flow_groups().into_iter().map(|(n, _)| n).collect();
     if sc.incast.is_some() {
         v.push("incast");
     }
+    v.extend(crate::poisson::group_names(sc));
     v
+}
+
+/// Index of the first `[poisson]` group (see [`group_names`]).
+fn poisson_group(sc: &Scenario) -> u16 {
+    (sc.flow_groups().len() + sc.incast.is_some() as usize) as u16
 }
 
 /// `flows.csv` as columns: one row per flow, TCP flows first, then UDP sources.

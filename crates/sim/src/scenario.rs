@@ -62,6 +62,8 @@ pub struct Scenario {
     pub udp: Option<UdpConfig>,
     /// Synchronized requests answered by many servers (TCP incast).
     pub incast: Option<IncastConfig>,
+    /// Poisson flow arrivals with an empirical size distribution (`poisson.rs`).
+    pub poisson: Option<crate::poisson::PoissonConfig>,
 }
 
 fn default_name() -> String {
@@ -360,6 +362,7 @@ pub fn load(text: &str, origin: &str, overrides: &[(String, String)]) -> Result<
         }
     }
     sc.validate().map_err(|e| Error::invalid(e.key, e.reason))?;
+    crate::poisson::prepare(&mut sc, origin)?;
     Ok(sc)
 }
 
@@ -581,6 +584,7 @@ impl Scenario {
                 return Err(ConfigError::new("incast.start_s", "the first request would leave after the run ends"));
             }
         }
+        crate::poisson::validate(self)?;
         if let Some(u) = &self.udp {
             if !(0.0..=1.0).contains(&u.rate_fraction) || !u.rate_fraction.is_finite() {
                 return Err(ConfigError::new("udp.rate_fraction", format!("must be in [0, 1], got {}", u.rate_fraction)));

@@ -1,0 +1,90 @@
+//! `[poisson]` flow arrivals end to end: the flows run, finish and are measured (fixed seeds).
+
+use dcfair_sim::{load_scenario, run, Results};
+
+/// 8 hosts at 10 Gbit/s on a leaf-spine with 4 us links; web search at 30 % load for 20 ms.
+fn scenario() -> String {
+    let cdf = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/workloads/websearch_cdf.txt");
+    format!(
+        r#"
+        name = "poisson"
+        [sim]
+        duration_s = 0.3
+        [topology]
+        kind = "leaf_spine"
+        leaves = 2
+        spines = 2
+        hosts_per_leaf = 4
+        host_rate_mbps = 10000.0
+        fabric_rate_mbps = 20000.0
+        link_delay_us = 4.0
+        [queue]
+        limit_pkts = 200
+        [tcp]
+        min_rto_ms = 2.0
+        [poisson]
+        load = 0.3
+        cdf_file = "{cdf}"
+        cdf_unit = "packets"
+        stop_s = 0.02
+        "#
+    )
+}
+
+fn go(extra: &[(&str, &str)], seed: u64) -> Results {
+    let ov: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let sc = load_scenario(&scenario(), "t.toml", &ov).unwrap();
+    run(&sc, Some(seed), None).unwrap()
+}
+
+fn metrics(r: &Results) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(&r.summary_json).unwrap();
+    v["metrics"].clone()
+}
+
+#[test]
+fn poisson_flows_run_finish_and_get_size_class_metrics() {
+    let r = go(&[], 1);
+    let m = metrics(&r);
+    let n = m["poisson_flows"].as_u64().unwrap();
+    // 24 Gbit/s offered over 20 ms by 1.66 MB flows: about 36 flows
+    assert!((15..=70).contains(&n), "{n} flows");
+    assert_eq!(m["flows"].as_u64(), Some(n));
+    assert_eq!(m["flows_completed"].as_u64(), Some(n), "all finish in 0.3 s: {}", r.summary_json);
+    assert_eq!(m["flows_size_all"].as_u64(), Some(n));
+    let by_class: u64 = ["small", "mid", "large"].iter().map(|c| m[format!("flows_size_{c}")].as_u64().unwrap()).sum();
+    assert_eq!(by_class, n, "small, mid and large partition the flows");
+    assert!(m["poisson_reference_bps"].as_f64() == Some(8e10));
+    // a slowdown is at least about 1 (the ideal leaves out headers, handshake, store-and-forward)
+    let s = m["slowdown_mean_size_all"].as_f64().unwrap();
+    assert!(s >= 1.0, "slowdown {s}");
+    let tput = m["mean_throughput_bps_size_all"].as_f64().unwrap();
+    assert!(tput > 0.0 && tput <= 1e10, "mean throughput {tput}");
+    for k in ["fct_mean_s_size_small", "fct_p50_s_size_small", "fct_p99_s_size_small", "fct_max_s_size_small", "slowdown_p99_size_small"] {
+        assert!(m[k].is_number(), "{k}: {}", r.summary_json);
+    }
+    // classes without flows are null, never missing
+    assert!(m.get("fct_mean_s_size_large").is_some());
+    // flows.csv: every flow in group poisson, ids dense, starts in [0, 0.02)
+    let lines: Vec<&str> = r.flows_csv.lines().collect();
+    assert_eq!(lines.len() as u64, n + 1);
+    assert!(lines[1..].iter().all(|l| l.ends_with(",poisson")), "{}", lines[1]);
+}
+
+#[test]
+fn one_packet_flows_are_their_own_group_and_runs_are_deterministic() {
+    let a = go(&[("poisson.one_packet_fraction", "0.1")], 5);
+    let b = go(&[("poisson.one_packet_fraction", "0.1")], 5);
+    let mask = |s: &str| s.lines().filter(|l| !l.contains("wall_time_s")).collect::<Vec<_>>().join("\n");
+    assert_eq!(mask(&a.summary_json), mask(&b.summary_json));
+    assert_eq!(a.flows_csv, b.flows_csv);
+    let m = metrics(&a);
+    // 10 % of 24 Gbit/s in 1460-byte flows for 20 ms: about 4100 flows
+    let ones = a.flows_csv.lines().filter(|l| l.ends_with(",poisson_1pkt")).count();
+    assert!((3500..4700).contains(&ones), "{ones}");
+    assert!(m["fct_mean_s_poisson_1pkt"].is_number(), "per-group keys: {}", a.summary_json);
+    assert!(m["fct_mean_s_poisson"].is_number());
+    assert!(m["flows_size_1pkt"].as_u64().unwrap() >= ones as u64);
+    let f = m["poisson_one_packet_byte_fraction"].as_f64().unwrap();
+    assert!(f > 0.02 && f < 0.4, "{f}: one long-tailed draw of 20 ms");
+}
