@@ -35,7 +35,7 @@ help:
 	@echo "make test       install (and chromium for the report's browser test), then cargo test (release) and pytest"
 	@echo "make install    venv $(VENV) with the Python deps and the extension (idempotent)"
 	@echo "make test-rust  only the Rust tests;  make test-py  only the Python tests"
-	@echo "make peers      install the peer simulators used for validation and benchmarks (ns-2)"
+	@echo "make peers      install the peer simulators used for validation and benchmarks (ns-2, ns-3)"
 	@echo "make validate   rerun dcfair beside ns-2 and refresh docs/validation.md"
 	@echo "make bench      time dcfair beside ns-2 and refresh docs/performance.md"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
@@ -104,13 +104,26 @@ test-py: install
 	@echo "==> pytest"
 	$(PY) -m pytest -q tests
 
-# Peer simulators for validation and benchmarks (Debian packages), installed when missing.
+# Peer simulators for validation and benchmarks (Debian packages), installed when missing:
+# ns-2 (the `ns` command) and ns-3 3.37 (the library and its headers; validation/ns3/ compiles
+# its own program against them with pkg-config and g++).
+NS3_PKGS := ns3 libns3-dev pkg-config g++
 peers:
 	@if ! command -v ns >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "==> apt-get install ns2"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ns2; \
 	  else echo "dcfair: please install the Debian package ns2" >&2; exit 1; fi; \
+	fi
+	@missing=""; \
+	for p in $(NS3_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$${missing:+$$missing }$$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "==> apt-get install $$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  else echo "dcfair: please install the Debian packages: $$missing" >&2; exit 1; fi; \
 	fi
 
 validate: install peers
