@@ -83,6 +83,7 @@ def test_metrics_on_a_small_run(tmp_path):
         rows.append((t, "delivered_bytes", "", 0, 1000 * k))
         rows.append((t, "delivered_bytes", "", 1, 3000 * k))
     f0 = M.Flow0(departures=[0.6, 0.6, 0.7, 0.9], arrivals=[(0.1, 1), (0.6, 1), (0.7, 2)],
+                 acks=[0.45, 0.55, 0.58, 0.59, 0.77],
                  losses=[M.Loss(0.55, "recovery", 20000, 10000, 10000),
                          M.Loss(0.75, "recovery", 16000, 8000, 8000),
                          M.Loss(0.95, "timeout", 12000, 6000, 1000)],
@@ -102,6 +103,8 @@ def test_metrics_on_a_small_run(tmp_path):
     assert m["spurious"] == 2 and m["dup_arrivals"] == 1
     assert m["in_recovery"] == pytest.approx((0.1 + 0.05) / 0.5)
     assert m["outstanding"] == pytest.approx(5.0)
+    # in recovery within the window: (0.5, 0.6] and (0.75, 0.8]: sends 0.6, 0.6; ACKs 0.55, 0.58, 0.59, 0.77
+    assert m["recovery_send_ratio"] == pytest.approx(2 / 4)
 
 
 def test_dcfair_trace_reader(tmp_path):
@@ -123,6 +126,7 @@ def test_dcfair_trace_reader(tmp_path):
     assert [(e.t, e.kind, e.before, e.ssthresh) for e in f0.losses] == [
         (0.3, "recovery", 10000, 5000), (0.9, "timeout", 5000, 2500)]
     assert f0.departures == [0.1] and f0.arrivals == [(0.2, 0)] and f0.drops_in_window == 1
+    assert f0.acks == [0.2]
     assert f0.recovery == [(0.3, 0.4)]
     assert f0.outstanding == [(0.1, 10.0), (0.3, 10.0), (0.4, 0.0)]
 

@@ -25,10 +25,11 @@ class Case:
 
 
 SAW = ("utilization", "goodput_mbps", "drops", "spurious", "timeouts", "queue_mean",
-       "queue_p99", "loss_events", "period_s", "wmax_pkts", "reduction", "in_recovery")
+       "queue_p99", "loss_events", "period_s", "wmax_pkts", "reduction", "in_recovery",
+       "recovery_send_ratio")
 MANY = ("utilization", "jain", "goodput_mbps", "drops", "spurious", "timeouts",
         "queue_mean", "queue_p99", "queue_empty", "loss_events", "reduction", "in_recovery",
-        "outstanding")
+        "recovery_send_ratio", "outstanding")
 PACE = ("utilization", "jain", "drops", "spurious", "timeouts", "queue_mean", "queue_std",
         "queue_p99", "gap_median_us", "gap_cv", "burst_frac")
 

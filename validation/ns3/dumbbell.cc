@@ -30,7 +30,6 @@
 //                      a t fid ack                    a segment (an ACK) arrives at the sender
 //                      b t fid bytes                  ns-3's BytesInFlight ("pipe") changed
 //                      c t fid cwnd                   CongestionWindow changed (bytes)
-//                      w t fid cwnd                   CongestionWindowInflated changed
 //                      g t fid STATE                  CongState changed (CA_OPEN, ...)
 //                      l t fid kind before ssthresh cwnd   a loss event (kind recovery|timeout):
 //                                                     cwnd before it, ssthresh and cwnd after
@@ -117,10 +116,6 @@ void
 OnCwndInflated(Flow* f, uint32_t, uint32_t v)
 {
     f->cwndInflated = v;
-    if (f->events)
-    {
-        g_events << "w " << Fmt(Simulator::Now().GetSeconds()) << " " << f->id << " " << v << "\n";
-    }
 }
 
 void

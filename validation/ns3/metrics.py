@@ -29,6 +29,8 @@ Window: ``[duration - window, duration]``. Definitions:
                    that was not lost)
 ``dup_arrivals``   flow 0's data segments that reach the receiver in the window a second time
 ``in_recovery``    fraction of the window flow 0 spends in fast recovery
+``recovery_send_ratio``  data segments flow 0 sends per ACK it receives while in fast recovery
+                   (RFC 5681 / 6582 recovery: about one half, the window having been halved)
 ``outstanding``    flow 0's data sent and not cumulatively acknowledged (highest byte sent -
                    cumulative ACK), in segments, averaged over the ACKs it receives in the
                    window (whatever the window or the sender's own estimate says)
@@ -41,6 +43,7 @@ Per-epoch metrics are pooled over epochs (and seeds) by ``aggregate``; the other
 
 from __future__ import annotations
 
+import bisect
 import csv
 import math
 from dataclasses import dataclass, field
@@ -59,6 +62,7 @@ METRICS: dict[str, tuple[str, str, bool]] = {
     "spurious": ("retransmits - drops", "{:.0f}", False),
     "dup_arrivals": ("flow 0 duplicate arrivals", "{:.0f}", False),
     "in_recovery": ("flow 0 time in fast recovery", "{:.3f}", False),
+    "recovery_send_ratio": ("flow 0 sends per ACK in recovery", "{:.3f}", False),
     "outstanding": ("flow 0 outstanding (pkts)", "{:.1f}", False),
     "queue_mean": ("queue mean (pkts)", "{:.2f}", False),
     "queue_std": ("queue std (pkts)", "{:.2f}", False),
@@ -88,6 +92,7 @@ class Flow0:
     """Flow 0's events, from either simulator's event log."""
     departures: list[float] = field(default_factory=list)          # data segments sent
     arrivals: list[tuple[float, int]] = field(default_factory=list)  # (t, seq) at the receiver
+    acks: list[float] = field(default_factory=list)                # ACKs back at the sender
     losses: list[Loss] = field(default_factory=list)
     recovery: list[tuple[float, float]] = field(default_factory=list)  # fast-recovery intervals
     outstanding: list[tuple[float, float]] = field(default_factory=list)  # (t, segments) per ACK
@@ -185,6 +190,12 @@ def compute(run: Run, *, duration: float, window: float, interval: float, mss: i
             seen.add(seq)
 
     in_rec = sum(max(0.0, min(b, duration) - max(a, ws)) for a, b in f0.recovery) / window
+    rec_sends = rec_acks = 0
+    for a, b in f0.recovery:
+        a, b = max(a, ws), min(b, duration)
+        if b > a:
+            rec_sends += bisect.bisect_right(f0.departures, b) - bisect.bisect_right(f0.departures, a)
+            rec_acks += bisect.bisect_right(f0.acks, b) - bisect.bisect_right(f0.acks, a)
     outs = [o for t, o in f0.outstanding if ws <= t <= duration]
 
     mean_of = lambda v: sum(v) / len(v) if v else None  # noqa: E731
@@ -199,6 +210,7 @@ def compute(run: Run, *, duration: float, window: float, interval: float, mss: i
         "spurious": run.retransmits - run.drops,
         "dup_arrivals": dups,
         "in_recovery": in_rec,
+        "recovery_send_ratio": rec_sends / rec_acks if rec_acks else None,
         "outstanding": mean_of(outs),
         "queue_mean": qmean,
         "queue_std": qstd,
@@ -270,6 +282,7 @@ def ns3_events(path: str, mss: int, flow: int = 0) -> Flow0:
             elif c == "r":
                 f0.arrivals.append((t, int(f[3])))
             elif c == "a":
+                f0.acks.append(t)
                 ack = max(ack, int(f[3]))
                 if highest:
                     f0.outstanding.append((t, max(0, highest - ack) / mss))
@@ -319,6 +332,8 @@ def dcfair_trace(path: str, window_start: float, header_bytes: int, mss: int,
             elif c == "r":  # r t fid seq size flags ack: data (and ACKs) at their host
                 if int(f[4]) > header_bytes:
                     f0.arrivals.append((t, int(f[3])))
+                else:
+                    f0.acks.append(t)
             else:  # s t fid why cwnd ssthresh una nxt max dupacks recovery rto backoff timeouts
                 cwnd, ss, una, mx = int(f[4]), int(f[5]), int(f[6]), int(f[8])
                 rec, tos = int(f[10]), int(f[13])

@@ -9,10 +9,12 @@ runs (metrics, per-epoch values, the exact command), their aggregate per case, t
 versions and the build command.
 
 Usage:
-  run_ns3.py [--cases newreno1,newreno8,...] [--seeds 1,2] [-j 2] [--merge] [--keep DIR]
-             [--out PATH] [--build-only] [--print-args CASE]
---merge keeps the other cases' runs already in OUT; --keep DIR keeps each run's raw output
-(summary.json, flows.csv, timeseries.csv, events.txt) in DIR/<case>_s<seed>/.
+  run_ns3.py [--cases newreno1,newreno8,...] [--seeds 1,2] [-j 2] [--merge] [--recompute]
+             [--raw DIR] [--out PATH] [--set KEY=VALUE] [--build-only] [--print-args CASE]
+Each run's raw output (summary.json, flows.csv, timeseries.csv, events.txt, run.json) stays in
+RAW/<case>_s<seed>/ (default out/ns3/runs, not committed); --recompute measures those again
+without running ns-3 (after a change to metrics.py). --merge keeps the other cases' runs
+already in OUT.
 Exit status: 0 all runs succeeded, 1 some run failed, 2 bad input or ns-3 missing.
 """
 
@@ -38,6 +40,7 @@ import tomlmap  # noqa: E402
 SRC = os.path.join(HERE, "dumbbell.cc")
 BIN = os.environ.get("DCFAIR_NS3_BIN") or os.path.join(common.REPO, "out", "ns3", "dumbbell")
 OUT = os.path.join(common.RESULTS, "ns3_dumbbell_ns3.json")
+RAW = os.path.join(common.REPO, "out", "ns3", "runs")
 MODULES = ("ns3-core", "ns3-network", "ns3-internet", "ns3-point-to-point",
            "ns3-applications", "ns3-traffic-control")
 CXX = os.environ.get("CXX", "g++")
@@ -95,45 +98,62 @@ class RunFailed(Exception):
     pass
 
 
-def run_one(case: C.Case, seed: int, keep: str | None, timeout: float, extra: list[str]) -> dict:
+def measure(flat: dict, raw: str, sm: dict) -> tuple[dict, dict]:
+    """The metrics (and per-epoch lists) of one run from its raw output directory."""
+    duration = float(flat["sim.duration_s"])
+    window = float(flat.get("measure.window_s", duration))
+    mss = int(flat.get("tcp.mss_bytes", 1460))
+    f0 = M.ns3_events(os.path.join(raw, "events.txt"), mss)
+    m = M.compute(M.Run(series_csv=os.path.join(raw, "timeseries.csv"), flow0=f0,
+                        utilization=sm["utilization"], drops=sm["drops"],
+                        drops_in_window=sm["drops_in_window"],
+                        retransmits=sm["retransmits"], timeouts=sm["timeouts"]),
+                  duration=duration, window=window,
+                  interval=float(flat["measure.sample_interval_s"]), mss=mss)
+    return m, m.pop("_epochs")
+
+
+def run_one(case: C.Case, seed: int, raw_root: str, timeout: float, extra: list[str],
+            recompute: bool) -> dict:
+    """Runs ns-3 for one case and seed into RAW_ROOT/<case>_s<seed>/ (or, with `recompute`,
+    reads what an earlier run left there) and measures it."""
     flat = tomlmap.load(os.path.join(common.REPO, case.scenario),
                         [*case.overrides, *extra, f"seed={seed}"])
     args = tomlmap.ns3_args(flat)
-    tmp = tempfile.mkdtemp(prefix=f"ns3_{case.name}_")
-    try:
-        cmd = [BIN, *args, "--eventFlows=1", f"--outDir={tmp}"]
+    raw = os.path.join(raw_root, f"{case.name}_s{seed}")
+    cmd = [BIN, *args, "--eventFlows=1", f"--outDir={raw}"]
+    if recompute:
+        try:
+            with open(os.path.join(raw, "run.json")) as fh:
+                rec = json.load(fh)
+        except OSError as e:
+            raise RunFailed(f"--recompute: no earlier run in {raw}: {e}")
+        if rec["command"][1:] != [*args, "--eventFlows=1"]:
+            raise RunFailed(f"--recompute: {raw} was made with other options; rerun it")
+    else:
+        tmp = raw + ".tmp"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
         t0 = time.monotonic()
         try:
-            r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            r = subprocess.run([*cmd[:-1], f"--outDir={tmp}"], capture_output=True, text=True,
+                               timeout=timeout)
         except subprocess.TimeoutExpired:
             raise RunFailed(f"timed out after {timeout:g} s")
         wall = time.monotonic() - t0
         if r.returncode != 0:
             raise RunFailed(f"exit {r.returncode}: {(r.stderr or r.stdout).strip()[-1500:]}")
-        with open(os.path.join(tmp, "summary.json")) as fh:
-            summ = json.load(fh)
-        sm = summ["metrics"]
-        duration = float(flat["sim.duration_s"])
-        window = float(flat.get("measure.window_s", duration))
-        mss = int(flat.get("tcp.mss_bytes", 1460))
-        f0 = M.ns3_events(os.path.join(tmp, "events.txt"), mss)
-        m = M.compute(M.Run(series_csv=os.path.join(tmp, "timeseries.csv"), flow0=f0,
-                            utilization=sm["utilization"], drops=sm["drops"],
-                            drops_in_window=sm["drops_in_window"],
-                            retransmits=sm["retransmits"], timeouts=sm["timeouts"]),
-                      duration=duration, window=window,
-                      interval=float(flat["measure.sample_interval_s"]), mss=mss)
-        if keep:
-            dst = os.path.join(keep, f"{case.name}_s{seed}")
-            shutil.rmtree(dst, ignore_errors=True)
-            shutil.copytree(tmp, dst)
-        epochs = m.pop("_epochs")
-        return {"case": case.name, "seed": seed,
-                "command": [os.path.relpath(BIN, common.REPO), *cmd[1:-1], "--outDir=<tmp>"],
-                "wall_time_s": round(wall, 3), "ns3_counters": sm, "metrics": m,
-                "epochs": epochs}
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        rec = {"case": case.name, "seed": seed,
+               "command": [os.path.relpath(BIN, common.REPO), *args, "--eventFlows=1"],
+               "wall_time_s": round(wall, 3)}
+        with open(os.path.join(tmp, "run.json"), "w") as fh:
+            json.dump(rec, fh)
+        shutil.rmtree(raw, ignore_errors=True)
+        os.replace(tmp, raw)
+    with open(os.path.join(raw, "summary.json")) as fh:
+        sm = json.load(fh)["metrics"]
+    m, epochs = measure(flat, raw, sm)
+    return {**rec, "ns3_counters": sm, "metrics": m, "epochs": epochs}
 
 
 def main(argv=None) -> int:
@@ -143,7 +163,9 @@ def main(argv=None) -> int:
     ap.add_argument("-j", "--jobs", type=int, default=1, help="ns-3 processes at a time")
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--merge", action="store_true", help="keep the other cases' runs in --out")
-    ap.add_argument("--keep", metavar="DIR", help="keep each run's raw output under DIR")
+    ap.add_argument("--raw", metavar="DIR", default=RAW, help="raw outputs (default out/ns3/runs)")
+    ap.add_argument("--recompute", action="store_true",
+                    help="measure the raw outputs of earlier runs again instead of running ns-3")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="scenario override on this side only (experiments; recorded in OUT)")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per ns-3 run")
@@ -160,7 +182,7 @@ def main(argv=None) -> int:
     if shutil.which("pkg-config") is None or shutil.which(CXX) is None:
         print("run_ns3.py: needs pkg-config and a C++ compiler (make peers)", file=sys.stderr)
         return 2
-    build = ensure_built(a.rebuild)
+    build = build_command() if a.recompute else ensure_built(a.rebuild)
     if a.build_only:
         return 0
     cases = C.select(a.cases)
@@ -181,12 +203,14 @@ def main(argv=None) -> int:
     log(f"ns-3 {versions().get('ns3')}: {len(jobs)} runs of {len(cases)} cases, {a.jobs} at a time")
     runs, failures = [], []
     with cf.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(run_one, c, s, a.keep, a.timeout, a.set): (c, s) for c, s in jobs}
+        futs = {ex.submit(run_one, c, s, a.raw, a.timeout, a.set, a.recompute): (c, s)
+                for c, s in jobs}
         for fut in cf.as_completed(futs):
             c, s = futs[fut]
             try:
                 r = fut.result()
-            except (RunFailed, M.MetricsError, tomlmap.MappingError, OSError, KeyError) as e:
+            except (RunFailed, M.MetricsError, tomlmap.MappingError, OSError, KeyError,
+                    ValueError) as e:
                 log(f"{c.name} seed {s}: FAILED: {e}")
                 failures.append({"case": c.name, "seed": s, "error": str(e)})
                 continue
