@@ -88,7 +88,8 @@ def test_metrics_on_a_small_run(tmp_path):
                          M.Loss(0.75, "recovery", 16000, 8000, 8000),
                          M.Loss(0.95, "timeout", 12000, 6000, 1000)],
                  recovery=[(0.4, 0.6), (0.75, 0.8)],
-                 outstanding=[(0.3, 100.0), (0.6, 4.0), (0.8, 6.0)])
+                 outstanding=[(0.3, 100.0), (0.6, 4.0), (0.8, 6.0)],
+                 in_network=[(0.45, 50), (0.55, 3), (0.59, 5), (0.7, 9), (0.77, 7)])
     m = M.compute(M.Run(series_csv=_series(tmp_path, rows), flow0=f0, utilization=0.9,
                         drops=7, retransmits=9, timeouts=1),
                   duration=1.0, window=0.5, interval=0.1, mss=1000)
@@ -105,6 +106,7 @@ def test_metrics_on_a_small_run(tmp_path):
     assert m["outstanding"] == pytest.approx(5.0)
     # in recovery within the window: (0.5, 0.6] and (0.75, 0.8]: sends 0.6, 0.6; ACKs 0.55, 0.58, 0.59, 0.77
     assert m["recovery_send_ratio"] == pytest.approx(2 / 4)
+    assert m["in_network_recovery"] == pytest.approx((3 + 5 + 7) / 3)
 
 
 def test_dcfair_trace_reader(tmp_path):
@@ -126,7 +128,7 @@ def test_dcfair_trace_reader(tmp_path):
     assert [(e.t, e.kind, e.before, e.ssthresh) for e in f0.losses] == [
         (0.3, "recovery", 10000, 5000), (0.9, "timeout", 5000, 2500)]
     assert f0.departures == [0.1] and f0.arrivals == [(0.2, 0)] and f0.drops_in_window == 1
-    assert f0.acks == [0.2]
+    assert f0.acks == [0.2] and f0.in_network == [(0.2, 0)]
     assert f0.recovery == [(0.3, 0.4)]
     assert f0.outstanding == [(0.1, 10.0), (0.3, 10.0), (0.4, 0.0)]
 

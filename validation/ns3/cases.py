@@ -27,11 +27,12 @@ class Case:
 SAW = ("utilization", "goodput_mbps", "drops", "spurious", "timeouts", "queue_mean",
        "queue_p99", "loss_events", "period_s", "wmax_pkts", "reduction", "in_recovery",
        "recovery_send_ratio")
-MANY = ("utilization", "jain", "goodput_mbps", "drops", "spurious", "timeouts",
+MANY = ("utilization", "jain", "goodput_mbps", "drops_in_window", "spurious", "timeouts",
         "queue_mean", "queue_p99", "queue_empty", "loss_events", "reduction", "in_recovery",
-        "recovery_send_ratio", "outstanding")
-PACE = ("utilization", "jain", "drops", "spurious", "timeouts", "queue_mean", "queue_std",
-        "queue_p99", "gap_median_us", "gap_cv", "burst_frac")
+        "recovery_send_ratio", "in_network_recovery", "outstanding")
+GAPS = ("queue_std", "gap_median_us", "gap_cv", "burst_frac")
+PACE = ("utilization", "jain", "goodput_mbps", "drops_in_window", "spurious", "timeouts",
+        "queue_mean", "queue_p99") + GAPS
 
 SEEDS5 = (1, 2, 3, 4, 5)
 
@@ -39,7 +40,7 @@ CASES: tuple[Case, ...] = (
     Case("newreno1", "validation/ns3/scenarios/newreno1.toml", (1,),
          "NewReno, 1 flow, 20-packet buffer, SACK off", SAW),
     Case("newreno8", "validation/ns3/scenarios/newreno8.toml", SEEDS5,
-         "NewReno, 8 flows, 50-packet buffer, SACK off, no pacing", MANY + ("gap_median_us", "gap_cv", "burst_frac")),
+         "NewReno, 8 flows, 50-packet buffer, SACK off, no pacing", MANY + GAPS),
     Case("cubic1", "validation/ns3/scenarios/cubic1.toml", (1,),
          "CUBIC, 1 flow, 20-packet buffer, SACK on", SAW,
          needs=("tcp.cc=cubic", "tcp.sack", "tcp.cubic_*")),
@@ -49,12 +50,15 @@ CASES: tuple[Case, ...] = (
     Case("cubic8", "validation/ns3/scenarios/cubic8.toml", SEEDS5,
          "CUBIC, 8 flows, 50-packet buffer, SACK on", MANY,
          needs=("tcp.cc=cubic", "tcp.sack", "tcp.cubic_*")),
+    Case("newreno8_sack", "validation/ns3/scenarios/newreno8_sack.toml", SEEDS5,
+         "NewReno, 8 flows, 50-packet buffer, SACK on, no pacing", PACE,
+         needs=("tcp.sack", "tcp.pacing")),
     Case("pacing8", "validation/ns3/scenarios/pacing8.toml", SEEDS5,
-         "NewReno, 8 flows, 50-packet buffer, SACK off, paced (ratios 1.0 / 1.0)", PACE,
-         needs=("tcp.pacing", "tcp.pacing_ss_ratio", "tcp.pacing_ca_ratio")),
+         "NewReno, 8 flows, 50-packet buffer, SACK on, paced (ratios 1.0 / 1.0)", PACE,
+         needs=("tcp.sack", "tcp.pacing", "tcp.pacing_ss_ratio", "tcp.pacing_ca_ratio")),
     Case("pacing8_linux", "validation/ns3/scenarios/pacing8_linux.toml", SEEDS5,
-         "NewReno, 8 flows, 50-packet buffer, SACK off, paced (ratios 2.0 / 1.2)", PACE,
-         needs=("tcp.pacing", "tcp.pacing_ss_ratio", "tcp.pacing_ca_ratio")),
+         "NewReno, 8 flows, 50-packet buffer, SACK on, paced (ratios 2.0 / 1.2)", PACE,
+         needs=("tcp.sack", "tcp.pacing", "tcp.pacing_ss_ratio", "tcp.pacing_ca_ratio")),
 )
 
 BY_NAME = {c.name: c for c in CASES}

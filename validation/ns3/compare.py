@@ -83,7 +83,8 @@ def table(ns3: dict, dcf: dict) -> str:
             label, fmt, _ = M.METRICS[key]
             n = na.get(c.name, {}).get(key)
             if c.name in pending:
-                msg = pending[c.name]["error"].replace("|", "\\|").replace("simrun: ", "")
+                msg = pending[c.name]["error"].replace("simrun: ", "").replace("invalid scenario: ", "")
+                msg = msg.split(", expected")[0].replace("|", "\\|").replace("`", "'")
                 d_cell = f"pending: `{msg}`" if first else "pending"
                 d = None
             else:

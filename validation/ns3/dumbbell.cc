@@ -27,6 +27,7 @@
 //   events.txt       per-event log of the first --eventFlows flows (formats in README.md):
 //                      x t fid seq payload            a data segment handed to IP (socket "Tx")
 //                      r t fid seq payload            a data segment arrives at the receiver
+//                      d t fid seq payload            a data segment is dropped at the bottleneck
 //                      a t fid ack                    a segment (an ACK) arrives at the sender
 //                      b t fid bytes                  ns-3's BytesInFlight ("pipe") changed
 //                      c t fid cwnd                   CongestionWindow changed (bytes)
@@ -199,9 +200,40 @@ OnTx(Flow* f, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
     }
 }
 
+// The flow a frame at the bottleneck belongs to (its TCP destination port - 5000), its sequence
+// number and payload; false for anything else. Frames there carry their PPP header.
+bool
+Classify(Ptr<const Packet> p, uint32_t* flow, uint32_t* seq, uint32_t* len)
+{
+    Ptr<Packet> c = p->Copy();
+    PppHeader ppp;
+    Ipv4Header ip;
+    TcpHeader tcp;
+    if (c->RemoveHeader(ppp) == 0 || c->RemoveHeader(ip) == 0 || ip.GetProtocol() != 6 ||
+        c->RemoveHeader(tcp) == 0)
+    {
+        return false;
+    }
+    uint32_t port = tcp.GetDestinationPort();
+    if (port < 5000 || port - 5000 >= g_flows.size())
+    {
+        return false;
+    }
+    *flow = port - 5000;
+    *seq = tcp.GetSequenceNumber().GetValue();
+    *len = c->GetSize();
+    return true;
+}
+
 void
 OnBottleneckDrop(Ptr<const Packet> p)
 {
+    uint32_t flow, seq, len;
+    if (Classify(p, &flow, &seq, &len) && len > 0 && g_flows[flow].events)
+    {
+        g_events << "d " << Fmt(Simulator::Now().GetSeconds()) << " " << flow << " " << seq << " "
+                 << len << "\n";
+    }
     g_drops++;
     g_dropBytes += p->GetSize();
     if (Simulator::Now().GetSeconds() >= g_windowStart)
@@ -227,22 +259,12 @@ OnBottleneckTxEnd(Ptr<const Packet> p)
 void
 OnReceiverMacRx(Ptr<const Packet> p)
 {
-    Ptr<Packet> c = p->Copy();
-    PppHeader ppp;
-    Ipv4Header ip;
-    TcpHeader tcp;
-    if (c->RemoveHeader(ppp) == 0 || c->RemoveHeader(ip) == 0 || ip.GetProtocol() != 6 || c->RemoveHeader(tcp) == 0)
+    uint32_t flow, seq, len;
+    if (Classify(p, &flow, &seq, &len) && len > 0 && g_flows[flow].events)
     {
-        return;
+        g_events << "r " << Fmt(Simulator::Now().GetSeconds()) << " " << flow << " " << seq << " "
+                 << len << "\n";
     }
-    uint32_t len = c->GetSize();
-    uint32_t port = tcp.GetDestinationPort();
-    if (len == 0 || port < 5000 || port - 5000 >= g_flows.size() || !g_flows[port - 5000].events)
-    {
-        return;
-    }
-    g_events << "r " << Fmt(Simulator::Now().GetSeconds()) << " " << port - 5000 << " "
-             << tcp.GetSequenceNumber().GetValue() << " " << len << "\n";
 }
 
 void

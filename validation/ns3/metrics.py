@@ -34,6 +34,9 @@ Window: ``[duration - window, duration]``. Definitions:
 ``outstanding``    flow 0's data sent and not cumulatively acknowledged (highest byte sent -
                    cumulative ACK), in segments, averaged over the ACKs it receives in the
                    window (whatever the window or the sender's own estimate says)
+``in_network_recovery``  flow 0's segments in the network (sent - arrived at the receiver -
+                   dropped at the bottleneck, all exact from the event logs) at the ACKs it
+                   receives while in fast recovery, mean over the window
 ``gap_*``          gaps between flow 0's consecutive departures in the window: median (us),
                    coefficient of variation, and ``burst_frac`` = fraction of gaps under 1 us
                    (segments sent back to back at the same instant)
@@ -57,13 +60,14 @@ METRICS: dict[str, tuple[str, str, bool]] = {
     "jain": ("Jain index", "{:.4f}", False),
     "drops": ("drops (whole run)", "{:.0f}", False),
     "drops_in_window": ("drops in window", "{:.0f}", False),
-    "retransmits": ("retransmitted segments", "{:.0f}", False),
-    "timeouts": ("timeouts", "{:.1f}", False),
-    "spurious": ("retransmits - drops", "{:.0f}", False),
+    "retransmits": ("retransmitted segments (whole run)", "{:.0f}", False),
+    "timeouts": ("timeouts (whole run)", "{:.1f}", False),
+    "spurious": ("retransmits - drops (whole run)", "{:.0f}", False),
     "dup_arrivals": ("flow 0 duplicate arrivals", "{:.0f}", False),
     "in_recovery": ("flow 0 time in fast recovery", "{:.3f}", False),
     "recovery_send_ratio": ("flow 0 sends per ACK in recovery", "{:.3f}", False),
     "outstanding": ("flow 0 outstanding (pkts)", "{:.1f}", False),
+    "in_network_recovery": ("flow 0 in the network in recovery (pkts)", "{:.1f}", False),
     "queue_mean": ("queue mean (pkts)", "{:.2f}", False),
     "queue_std": ("queue std (pkts)", "{:.2f}", False),
     "queue_p99": ("queue p99 (pkts)", "{:.1f}", False),
@@ -96,6 +100,8 @@ class Flow0:
     losses: list[Loss] = field(default_factory=list)
     recovery: list[tuple[float, float]] = field(default_factory=list)  # fast-recovery intervals
     outstanding: list[tuple[float, float]] = field(default_factory=list)  # (t, segments) per ACK
+    # (t, segments sent - arrived at the receiver - dropped at the bottleneck) per ACK
+    in_network: list[tuple[float, int]] = field(default_factory=list)
     drops_in_window: int = 0  # dcfair's trace only: drops at the bottleneck, all flows
 
 
@@ -197,6 +203,11 @@ def compute(run: Run, *, duration: float, window: float, interval: float, mss: i
             rec_sends += bisect.bisect_right(f0.departures, b) - bisect.bisect_right(f0.departures, a)
             rec_acks += bisect.bisect_right(f0.acks, b) - bisect.bisect_right(f0.acks, a)
     outs = [o for t, o in f0.outstanding if ws <= t <= duration]
+    inrec = []
+    for a, b in f0.recovery:
+        lo = bisect.bisect_right(f0.in_network, (max(a, ws), math.inf))
+        hi = bisect.bisect_right(f0.in_network, (min(b, duration), math.inf))
+        inrec.extend(n for _, n in f0.in_network[lo:hi])
 
     mean_of = lambda v: sum(v) / len(v) if v else None  # noqa: E731
     return {
@@ -212,6 +223,7 @@ def compute(run: Run, *, duration: float, window: float, interval: float, mss: i
         "in_recovery": in_rec,
         "recovery_send_ratio": rec_sends / rec_acks if rec_acks else None,
         "outstanding": mean_of(outs),
+        "in_network_recovery": mean_of(inrec),
         "queue_mean": qmean,
         "queue_std": qstd,
         "queue_p99": _pctl(qs, 99),
@@ -269,6 +281,7 @@ def ns3_events(path: str, mss: int, flow: int = 0) -> Flow0:
     ack = 0
     rec_start = None
     last_t = 0.0
+    net = 0
     with open(path) as fh:
         for line in fh:
             f = line.split()
@@ -279,10 +292,15 @@ def ns3_events(path: str, mss: int, flow: int = 0) -> Flow0:
             if c == "x":
                 f0.departures.append(t)
                 highest = max(highest, int(f[3]) + int(f[4]))
+                net += 1
             elif c == "r":
                 f0.arrivals.append((t, int(f[3])))
+                net -= 1
+            elif c == "d":
+                net -= 1
             elif c == "a":
                 f0.acks.append(t)
+                f0.in_network.append((t, net))
                 ack = max(ack, int(f[3]))
                 if highest:
                     f0.outstanding.append((t, max(0, highest - ack) / mss))
@@ -313,12 +331,16 @@ def dcfair_trace(path: str, window_start: float, header_bytes: int, mss: int,
     loss_recover = -1
     rec_start = None
     last_t = 0.0
+    net = 0
     with open(path) as fh:
         for line in fh:
             c = line[:1]
-            if c == "d":
-                if float(line.split()[1]) >= window_start:
+            if c == "d":  # d t port fid seq size
+                f = line.split()
+                if float(f[1]) >= window_start:
                     f0.drops_in_window += 1
+                if f[3] == fid and int(f[5]) > header_bytes:
+                    net -= 1
                 continue
             if c not in "xrs":
                 continue
@@ -329,11 +351,14 @@ def dcfair_trace(path: str, window_start: float, header_bytes: int, mss: int,
             last_t = t
             if c == "x":
                 f0.departures.append(t)
+                net += 1
             elif c == "r":  # r t fid seq size flags ack: data (and ACKs) at their host
                 if int(f[4]) > header_bytes:
                     f0.arrivals.append((t, int(f[3])))
+                    net -= 1
                 else:
                     f0.acks.append(t)
+                    f0.in_network.append((t, net))
             else:  # s t fid why cwnd ssthresh una nxt max dupacks recovery rto backoff timeouts
                 cwnd, ss, una, mx = int(f[4]), int(f[5]), int(f[6]), int(f[8])
                 rec, tos = int(f[10]), int(f[13])

@@ -114,12 +114,12 @@ def measure(flat: dict, raw: str, sm: dict) -> tuple[dict, dict]:
 
 
 def run_one(case: C.Case, seed: int, raw_root: str, timeout: float, extra: list[str],
-            recompute: bool) -> dict:
+            recompute: bool, ns3_extra: list[str]) -> dict:
     """Runs ns-3 for one case and seed into RAW_ROOT/<case>_s<seed>/ (or, with `recompute`,
     reads what an earlier run left there) and measures it."""
     flat = tomlmap.load(os.path.join(common.REPO, case.scenario),
                         [*case.overrides, *extra, f"seed={seed}"])
-    args = tomlmap.ns3_args(flat)
+    args = tomlmap.ns3_args(flat) + ns3_extra
     raw = os.path.join(raw_root, f"{case.name}_s{seed}")
     cmd = [BIN, *args, "--eventFlows=1", f"--outDir={raw}"]
     if recompute:
@@ -168,6 +168,9 @@ def main(argv=None) -> int:
                     help="measure the raw outputs of earlier runs again instead of running ns-3")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="scenario override on this side only (experiments; recorded in OUT)")
+    ap.add_argument("--ns3-arg", action="append", default=[], metavar="--OPTION=VALUE",
+                    help="extra dumbbell.cc option after the translated ones, e.g. "
+                         "--ns3-arg=--recovery=prr (experiments; recorded in OUT)")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds per ns-3 run")
     ap.add_argument("--build-only", action="store_true")
     ap.add_argument("--rebuild", action="store_true", help="compile even if up to date")
@@ -203,7 +206,7 @@ def main(argv=None) -> int:
     log(f"ns-3 {versions().get('ns3')}: {len(jobs)} runs of {len(cases)} cases, {a.jobs} at a time")
     runs, failures = [], []
     with cf.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        futs = {ex.submit(run_one, c, s, a.raw, a.timeout, a.set, a.recompute): (c, s)
+        futs = {ex.submit(run_one, c, s, a.raw, a.timeout, a.set, a.recompute, a.ns3_arg): (c, s)
                 for c, s in jobs}
         for fut in cf.as_completed(futs):
             c, s = futs[fut]
@@ -236,6 +239,7 @@ def main(argv=None) -> int:
         "build_command": [os.path.basename(build[0]), *[os.path.relpath(t, common.REPO)
                           if t.startswith(common.REPO) else t for t in build[1:]]],
         "side_overrides": a.set,
+        "extra_ns3_options": a.ns3_arg,
         "generated_utc": common.now_utc(),
         "git_commit": common.git_commit(),
         "host": common.host(),
