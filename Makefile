@@ -134,8 +134,8 @@ validate: install peers
 	$(PY) validation/ns2/run_dcfair.py
 	$(PY) validation/ns2/compare.py --doc docs/validation.md
 
-# The ns-3 comparison (validation/ns3/README.md) is kept out of `validate`: it costs about 16
-# CPU-minutes of ns-3 (28 runs) on top of ns-2's 20 runs. Its scripts need only Python 3.11's
+# The ns-3 comparison (validation/ns3/README.md) is kept out of `validate`: its 28 ns-3 runs
+# take about 8 CPU-minutes, 15-40 minutes of wall time here, on top of ns-2's 20 runs. Its scripts need only Python 3.11's
 # standard library, not the venv. NS3_JOBS ns-3 processes run at a time.
 NS3_JOBS ?= 2
 validate-ns3: peers
