@@ -15,6 +15,7 @@ out, and the engine has neither.
 
 Build first: cargo build --release -p dcfair-sim --example simrun
              cargo build --release -p dcfair-sim --features trace --example simtrace
+(or point DCFAIR_SIMRUN and DCFAIR_SIMTRACE at binaries built elsewhere).
 
 Usage: run_dcfair.py [--cases ...] [--seeds 1,2] [--merge] [--out PATH] [--keep DIR]
 Exit status: 0 every run succeeded or is pending, 1 some run failed, 2 bad input or binaries missing.
@@ -38,8 +39,11 @@ import common  # noqa: E402
 import metrics as M  # noqa: E402
 import tomlmap  # noqa: E402
 
-SIMRUN = os.path.join(common.REPO, "target/release/examples/simrun")
-SIMTRACE = os.path.join(common.REPO, "target/release/examples/simtrace")
+# DCFAIR_SIMRUN / DCFAIR_SIMTRACE: binaries built elsewhere (e.g. from a merge of the branches
+# that add CUBIC, SACK and pacing, before they are in this tree).
+SIMRUN = os.environ.get("DCFAIR_SIMRUN") or os.path.join(common.REPO, "target/release/examples/simrun")
+SIMTRACE = (os.environ.get("DCFAIR_SIMTRACE")
+            or os.path.join(common.REPO, "target/release/examples/simtrace"))
 OUT = os.path.join(common.RESULTS, "ns3_dumbbell_dcfair.json")
 # Pinned on every case whose scenario does not set them, once the engine knows the key.
 PIN_WHEN_KNOWN = (("tcp.sack", "false"), ("tcp.pacing", "false"))
