@@ -28,16 +28,18 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 DEMO_ARGS ?=
 
-.PHONY: help install demo test test-deps test-rust test-py system peers validate validate-outcast bench clean distclean
+.PHONY: help install demo test test-deps test-rust test-py system peers validate validate-outcast validate-ns3 validate-all bench clean distclean
 
 help:
 	@echo "make demo       install everything, then compare every discipline on the HCF paper's long flows: out/demo/report.html"
 	@echo "make test       install (and chromium for the report's browser test), then cargo test (release) and pytest"
 	@echo "make install    venv $(VENV) with the Python deps and the extension (idempotent)"
 	@echo "make test-rust  only the Rust tests;  make test-py  only the Python tests"
-	@echo "make peers      install the peer simulators used for validation and benchmarks (ns-2)"
+	@echo "make peers      install the peer simulators used for validation and benchmarks (ns-2, ns-3)"
 	@echo "make validate   rerun dcfair beside ns-2 and refresh docs/validation.md"
 	@echo "make validate-outcast  only the TCP Outcast fat-tree beside ns-2 (~5 min; part of validate)"
+	@echo "make validate-ns3  rerun dcfair's TCP (NewReno, CUBIC, pacing) beside ns-3 3.37 on a dumbbell and refresh docs/validation.md"
+	@echo "make validate-all  both"
 	@echo "make bench      time dcfair beside ns-2 and refresh docs/performance.md"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
 
@@ -105,13 +107,26 @@ test-py: install
 	@echo "==> pytest"
 	$(PY) -m pytest -q tests
 
-# Peer simulators for validation and benchmarks (Debian packages), installed when missing.
+# Peer simulators for validation and benchmarks (Debian packages), installed when missing:
+# ns-2 (the `ns` command) and ns-3 3.37 (the library and its headers; validation/ns3/ compiles
+# its own program against them with pkg-config and g++).
+NS3_PKGS := ns3 libns3-dev pkg-config g++
 peers:
 	@if ! command -v ns >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "==> apt-get install ns2"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ns2; \
 	  else echo "dcfair: please install the Debian package ns2" >&2; exit 1; fi; \
+	fi
+	@missing=""; \
+	for p in $(NS3_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$${missing:+$$missing }$$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "==> apt-get install $$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  else echo "dcfair: please install the Debian packages: $$missing" >&2; exit 1; fi; \
 	fi
 
 validate: install peers
@@ -127,6 +142,19 @@ validate-outcast: install peers
 	$(PY) validation/ns2/run_outcast.py
 	$(PY) validation/ns2/run_dcfair_outcast.py
 	$(PY) validation/ns2/compare_outcast.py --doc docs/validation.md
+
+# The ns-3 comparison (validation/ns3/README.md) is kept out of `validate`: its 28 ns-3 runs
+# take about 8 CPU-minutes, 15-40 minutes of wall time here, on top of ns-2's 20 runs. Its scripts need only Python 3.11's
+# standard library, not the venv. NS3_JOBS ns-3 processes run at a time.
+NS3_JOBS ?= 2
+validate-ns3: peers
+	cargo build --release -p dcfair-sim --example simrun
+	cargo build --release -p dcfair-sim --features trace --example simtrace
+	$(PYTHON) validation/ns3/run_ns3.py -j $(NS3_JOBS)
+	$(PYTHON) validation/ns3/run_dcfair.py
+	$(PYTHON) validation/ns3/compare.py --doc docs/validation.md
+
+validate-all: validate validate-ns3
 
 bench: install peers
 	$(PY) bench/longflows.py --reps 3

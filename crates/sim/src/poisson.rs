@@ -474,7 +474,7 @@ pub fn flows(sc: &Scenario, streams: Streams, built: &Built, first: u32, group: 
             let i = first + j as u32;
             let ids = FlowIds { flow: i, src: a.src, dst: a.dst, sport: 1024 + (i % 60_000) as u16, dport: 80 + (i / 60_000) as u16 };
             let sender = TcpSender::new(&sc.tcp, ids, Some(a.size));
-            TcpFlow::new(sc, ids, group + a.class as u16, Some(a.size), SimTime::from_secs_f64(a.t), sender)
+            TcpFlow::new(&sc.tcp, ids, group + a.class as u16, Some(a.size), SimTime::from_secs_f64(a.t), sender)
         })
         .collect();
     Ok(out)
