@@ -12,7 +12,8 @@ import pytest
 
 from conftest import dcfair
 
-ALL = ["outcast-case1", "outcast-case2", "outcast-case3", "outcast-case4", "outcast-case6", "outcast-mitigations"]
+ALL = ["outcast-case1", "outcast-case2", "outcast-case3", "outcast-case4", "outcast-case5", "outcast-case6",
+       "outcast-drops", "outcast-blackout", "outcast-mitigations"]
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +54,11 @@ def test_claims_and_tables_are_complete(quick):
             assert c["dcfair"]["mean"] is not None, (name, c["id"])
         # The side-by-side table has a row for HCF wherever it has DropTail.
         t = table(doc)
-        col = "mitigation" if "mitigation" in t else "qdisc"
-        assert {"droptail", "hcf"} <= set(t[col]), name
+        col = next((c for c in ("mitigation", "qdisc", "setting") if c in t), None)
+        if col == "setting":
+            assert any("hcf" in v for v in t[col]) and any("droptail" in v for v in t[col]), name
+        elif col is not None:
+            assert {"droptail", "hcf"} <= set(t[col]), name
 
 
 def test_taildrop_outcasts_the_lone_flow(quick):
@@ -74,6 +78,33 @@ def test_outcast_persists_with_larger_buffers_and_equal_rtts(quick):
     d = quick["outcast-case6"]
     for cid in ("buffer-16kb", "buffer-128kb", "equal-rtts", "three-ports"):
         assert claim(d, cid)["holds"], cid
+
+
+def test_outcast_occurs_with_cubic_and_sack(quick):
+    d = quick["outcast-case6"]
+    for cid in ("tcp-cubic", "tcp-cubic-sack", "tcp-newreno-sack"):
+        assert claim(d, cid)["holds"], cid
+
+
+def test_the_lone_flow_loses_runs_of_packets(quick):
+    """Port blackout: per flow, the 2-hop flow has more runs of >= 3 consecutive drops."""
+    assert claim(quick["outcast-drops"], "two-hop-longer-runs")["holds"]
+    t = table(quick["outcast-drops"])
+    dt = t[t["setting"] == "droptail, 1 flow per host"].set_index("group")
+    assert dt.loc["two_hop", "episodes_3plus_per_flow"] > 3 * dt.loc["six_hop", "episodes_3plus_per_flow"], dt
+
+
+def test_blackouts_hurt_one_flow_more_than_many(quick):
+    d = quick["outcast-blackout"]
+    assert claim(d, "few-flows-collapse")["holds"]
+    t = table(d).set_index(["flows", "m"])["aggregate_mbps"]
+    # Without blackouts (m = 0) one flow fills the link; with m = 10 seven flows keep far more.
+    assert t[(1, 0)] > 900 and t[(7, 10)] > 3 * t[(1, 10)], t
+
+
+def test_pacing_narrows_but_does_not_close_the_gap(quick):
+    c = claim(quick["outcast-mitigations"], "pacing-narrows")
+    assert c["holds"], c["dcfair"]
 
 
 def test_red_turns_the_outcast_into_an_rtt_bias(quick):

@@ -277,6 +277,53 @@ register(Reproduction("outcast-case4", PAPER, "fig. 6", "case IV: distinct end p
                       plan_case4, analyze_case4))
 
 
+# --- case V: background traffic (figure 7) -----------------------------------------------------
+
+CASE5_LOADS = (0.1, 0.2, 0.5)
+DATAMINING = str(ROOT / "scenarios/workloads/datamining_cdf.txt")
+
+
+def plan_case5(quick: bool) -> List[Point]:
+    # One 2-hop, two 4-hop (h2, h3) and twelve 6-hop flows to h0, plus background flows between
+    # random pairs of all 16 hosts: each host starts Poisson flows with VL2 sizes (the pFabric
+    # "data mining" CDF, VL2's distribution) at `load` of its own 1 Gbps link, so about `load`
+    # of the bottleneck's capacity arrives at h0 as background.
+    base = [("groups.four_hop.count", 2), ("groups.four_hop.src", '["h2", "h3"]'), ("groups.four_hop.dst", "h0"),
+            ("groups.four_hop.start_max_s", 0.001)]
+    pts = []
+    for load in (0.0,) + CASE5_LOADS:
+        bg = [] if load == 0 else [("poisson.load", load), ("poisson.cdf_file", DATAMINING), ("poisson.cdf_unit", "packets")]
+        pts += [_pt(q, s, base + bg, background=load) for q in _qdiscs(quick) for s in _seeds(quick)]
+    return pts
+
+
+def analyze_case5(st: Study) -> List[Claim]:
+    loads = (0.0,) + CASE5_LOADS
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4))
+    xs = range(len(loads))
+    for off, g, label in ((-0.25, "two_hop", "2-hop"), (0.0, "four_hop", "4-hop"), (0.25, "six_hop", "6-hop")):
+        ax.bar([x + off for x in xs], [mean(st.metric(f"throughput_bps_{g}", qdisc="droptail", background=b)) / 1e6 for b in loads],
+               width=0.25, label=f"mean {label} flow")
+    ax.set_xticks(list(xs), [f"{int(b * 100)} % background" for b in loads])
+    ax.set_ylabel("mean goodput over 0.5 s (Mbit/s)")
+    ax.set_title("TCP Outcast fig. 7: DropTail under background traffic (VL2 sizes, random pairs)", fontsize=9)
+    ax.legend(fontsize=8)
+    save_figure(fig, st)
+    st.table = _share_table(st, "background", loads)
+    s10, s20, s50 = (share(st, qdisc="droptail", background=b) for b in CASE5_LOADS)
+    return [
+        _ratio_claim("bg10-4x", "DropTail, 10 % background: the 2-hop flow still gets about 4x less", "1/4", s10, 1 / 8, 1 / 2),
+        _ratio_claim("bg20-2.5x", "DropTail, 20 % background: about 2.5x less", "1/2.5 = 0.4", s20, 0.2, 0.8),
+        Claim("bg50-tapers", "DropTail, 50 % background: the unfairness tapers off", "near 1 (after 0.2 s)", s50,
+              mean(s50) >= 0.5, "mean share over 0.5 s >= 1/2", "share"),
+    ]
+
+
+register(Reproduction("outcast-case5", PAPER, "fig. 7", "case V: background traffic at 10, 20 and 50 %",
+                      plan_case5, analyze_case5))
+
+
 # --- case VI: buffer sizes, equal RTTs, more input ports (section 3.2.6) ------------------------
 
 CASE6_BUFFERS_KB = (16, 32, 64, 128, 512)
