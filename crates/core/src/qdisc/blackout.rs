@@ -39,13 +39,13 @@
 //! Cost: O(1) per packet, plus one draw per OFF period elapsed.
 //! Tests: the bottom of this file; `docs/mechanisms/blackout.md`.
 
+use super::droptail::DropTail;
 use super::{ConfigError, DropReason, Limit, PortContext, Qdisc, QdiscEvents};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime, PS_PER_SEC};
 use rand::Rng as _;
 use serde::Deserialize;
-use std::collections::VecDeque;
 
 /// `[queue.blackout]`: see the module documentation.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -114,9 +114,8 @@ pub enum InputFilter {
 
 #[derive(Debug)]
 pub struct Blackout {
-    q: VecDeque<Packet>,
-    bytes: u64,
-    limit: Limit,
+    /// The FIFO behind the drop process (OFF, or packets from other inputs).
+    fifo: DropTail,
     filter: InputFilter,
     /// Mean OFF time in picoseconds (as `f64`, for the exponential draw).
     mean_off_ps: f64,
@@ -135,9 +134,7 @@ impl Blackout {
         let m = cfg.drop_pkts.unwrap_or(0) as u64;
         let on_len = ctx.rate.tx_time(cfg.packet_bytes as u64).saturating_mul(m);
         let mut b = Blackout {
-            q: VecDeque::with_capacity(limit.pkts.unwrap_or(32).min(32) as usize),
-            bytes: 0,
-            limit,
+            fifo: DropTail::new(limit),
             filter: if cfg.input.is_some() { InputFilter::Nothing } else { InputFilter::All },
             mean_off_ps: cfg.mean_off_s * PS_PER_SEC as f64,
             on_len,
@@ -197,24 +194,19 @@ impl Qdisc for Blackout {
     fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
         if self.blacks_out(&pkt) && self.is_on(now) {
             ev.drop(pkt, DropReason::Blackout, false);
-        } else if self.limit.fits(self.q.len(), self.bytes, pkt.size) {
-            self.bytes += pkt.size as u64;
-            self.q.push_back(pkt);
         } else {
-            ev.drop(pkt, DropReason::Overflow, false);
+            self.fifo.enqueue(pkt, now, ev);
         }
     }
     #[inline]
-    fn dequeue(&mut self, _now: SimTime, _ev: &mut QdiscEvents) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.size as u64;
-        Some(p)
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet> {
+        self.fifo.dequeue(now, ev)
     }
     fn len_pkts(&self) -> usize {
-        self.q.len()
+        self.fifo.len_pkts()
     }
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.len_bytes()
     }
     fn name(&self) -> &'static str {
         "blackout"
