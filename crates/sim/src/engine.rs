@@ -58,10 +58,12 @@ impl Slab {
             }
         }
     }
+    /// Frees slot `h` and returns its packet. The slot keeps a stale copy until it is reused
+    /// (writing a default packet over it would cost as much as the copy out).
     #[inline]
     fn take(&mut self, h: u32) -> Packet {
         self.free.push(h);
-        std::mem::take(&mut self.items[h as usize])
+        self.items[h as usize].clone()
     }
 }
 
@@ -335,7 +337,7 @@ impl Sim {
             use std::fmt::Write as _;
             let _ = writeln!(self.trace, "- {} {pid} {} {} {}", trace::t(now), pkt.flow, pkt.seq, pkt.size);
         }
-        let done = now + port.rate.tx_time(pkt.size as u64);
+        let done = now + port.tx_time(pkt.size);
         // shadow clock, as ns-2's LinkDelay: resume at now + txt, arrival at now + (txt + delay);
         // only float-clock runs need it
         let (done_f, at_f) = if self.float_clock {

@@ -33,30 +33,40 @@ pub struct Node {
 }
 
 #[derive(Debug)]
+// Laid out by hand (`repr(C)`, cache-line aligned) so that what every packet touches sits
+// together: the first line holds the engine's fields, the queue's events and hot counters the
+// next two, the discipline further on. With a thousand ports the port array is far larger
+// than the L1 cache, and each line a packet touches there is a likely miss
+// (docs/performance.md).
+#[repr(C, align(64))]
 pub struct Port {
-    pub name: String,
-    pub node: u32,
+    /// When the packet being serialized (if any) is fully on the wire.
+    pub busy_until: SimTime,
+    /// Picoseconds per byte when the rate divides 8 x 10^12 (every whole number of Mbit/s that
+    /// divides 8,000,000, such as 100 Mbit/s, 1, 10, 25, 40 or 100 Gbit/s), else 0: then
+    /// [`Port::tx_time`] multiplies instead of dividing a 128-bit number, with the same result.
+    ps_per_byte: u64,
+    pub delay: SimDuration,
+    pub pkts_out: u64,
+    pub bytes_out: u64,
+    /// Bytes whose serialization ended inside the measurement window.
+    pub window_bytes_out: u64,
     /// The node at the other end of the link and the local index of the link there.
     pub peer_node: u32,
     pub peer_port: u16,
+    /// A `TxDone` event is pending for this port.
+    pub txdone_pending: bool,
+    /// Reported in `ports.csv` and the summary's utilization and drops.
+    pub measured: bool,
     pub rate: BitsPerSec,
-    pub delay: SimDuration,
     pub queue: Queue<AnyQdisc>,
-    /// When the packet being serialized (if any) is fully on the wire.
-    pub busy_until: SimTime,
     /// The shadow clock's `busy_until` and the link as `f64` (bits/s, seconds), for
     /// `sim.tie_break = "float_clock"` (see `engine.rs`).
     pub busy_until_f: f64,
     pub rate_f: f64,
     pub delay_f: f64,
-    /// A `TxDone` event is pending for this port.
-    pub txdone_pending: bool,
-    /// Reported in `ports.csv` and the summary's utilization and drops.
-    pub measured: bool,
-    pub pkts_out: u64,
-    pub bytes_out: u64,
-    /// Bytes whose serialization ended inside the measurement window.
-    pub window_bytes_out: u64,
+    pub node: u32,
+    pub name: String,
 }
 
 /// The arenas of nodes and ports.
@@ -117,6 +127,7 @@ impl Port {
             peer_node,
             peer_port,
             rate: l.rate,
+            ps_per_byte: if l.rate.0 > 0 && PS_BITS_PER_SEC % l.rate.0 == 0 { PS_BITS_PER_SEC / l.rate.0 } else { 0 },
             delay: l.delay,
             queue,
             busy_until: SimTime::ZERO,
@@ -128,6 +139,41 @@ impl Port {
             pkts_out: 0,
             bytes_out: 0,
             window_bytes_out: 0,
+        }
+    }
+
+    /// Serialization delay of `bytes` at this port's rate: `rate.tx_time(bytes)`.
+    #[inline]
+    pub fn tx_time(&self, bytes: u32) -> SimDuration {
+        if self.ps_per_byte != 0 {
+            SimDuration(bytes as u64 * self.ps_per_byte)
+        } else {
+            self.rate.tx_time(bytes as u64)
+        }
+    }
+}
+
+/// Bits per second times picoseconds per second: `8 * 10^12` bits of picoseconds per byte.
+const PS_BITS_PER_SEC: u64 = 8 * 1_000_000_000_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dcfair_core::qdisc::{droptail::DropTail, Limit};
+
+    fn port(bps: u64) -> Port {
+        let l = LinkSpec { rate: BitsPerSec(bps), delay: SimDuration::ZERO, rate_f: bps as f64, delay_f: 0.0 };
+        Port::new("p".into(), 0, 1, 0, l, Queue::new(AnyQdisc::DropTail(DropTail::new(Limit::pkts(1)))))
+    }
+
+    #[test]
+    fn tx_time_multiplies_when_it_can_and_agrees_with_the_rate() {
+        for bps in [100_000_000, 1_000_000_000, 10_000_000_000, 25_000_000_000, 3, 1_000_000_007, 12_345_678_900] {
+            let p = port(bps);
+            assert_eq!(p.ps_per_byte != 0, 8_000_000_000_000 % bps == 0, "{bps}");
+            for bytes in [1, 40, 64, 1460, 1500, 9000, 65535] {
+                assert_eq!(p.tx_time(bytes), BitsPerSec(bps).tx_time(bytes as u64), "{bps} bit/s, {bytes} B");
+            }
         }
     }
 }
