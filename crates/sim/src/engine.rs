@@ -2,8 +2,8 @@
 //!
 //! Rules:
 //! - Only the engine owns the clock ([`EventQueue::now`]); every mechanism gets `now` passed in.
-//! - Packets on a link live in a slab and travel in events as `u32` handles; queued packets live
-//!   inside their discipline by value.
+//! - Packets on a link live in a slab (with the node and port they arrive at) and travel in
+//!   events as `u32` handles; queued packets live inside their discipline by value.
 //! - Every packet offered to a port goes through its discipline, even when the port is idle
 //!   (the discipline must see every arrival: HCF spends credits, RED updates its average). An
 //!   idle port then dequeues at once.
@@ -37,31 +37,31 @@ use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
 use rand::Rng as _;
 
-/// Packets in flight on links.
+/// Packets in flight on links, each with the node and the local port it arrives at.
 #[derive(Debug, Default)]
 struct Slab {
-    items: Vec<Packet>,
+    items: Vec<(Packet, u32, u16)>,
     free: Vec<u32>,
 }
 
 impl Slab {
     #[inline]
-    fn insert(&mut self, p: Packet) -> u32 {
+    fn insert(&mut self, p: Packet, node: u32, port: u16) -> u32 {
         match self.free.pop() {
             Some(h) => {
-                self.items[h as usize] = p;
+                self.items[h as usize] = (p, node, port);
                 h
             }
             None => {
-                self.items.push(p);
+                self.items.push((p, node, port));
                 (self.items.len() - 1) as u32
             }
         }
     }
-    /// Frees slot `h` and returns its packet. The slot keeps a stale copy until it is reused
-    /// (writing a default packet over it would cost as much as the copy out).
+    /// Frees slot `h` and returns its packet, node and port. The slot keeps a stale copy until
+    /// it is reused (writing a default packet over it would cost as much as the copy out).
     #[inline]
-    fn take(&mut self, h: u32) -> Packet {
+    fn take(&mut self, h: u32) -> (Packet, u32, u16) {
         self.free.push(h);
         self.items[h as usize].clone()
     }
@@ -247,8 +247,8 @@ impl Sim {
     #[inline]
     fn dispatch(&mut self, now: SimTime, ev: Event) {
         match ev {
-            Event::Arrive { node, port, pkt } => {
-                let p = self.slab.take(pkt);
+            Event::Arrive { pkt } => {
+                let (p, node, port) = self.slab.take(pkt);
                 self.arrive(now, node, port, p);
             }
             Event::TxDone { port } => {
@@ -358,11 +358,11 @@ impl Sim {
         if pending {
             port.txdone_pending = true;
         }
-        let h = self.slab.insert(pkt);
+        let h = self.slab.insert(pkt, node, local);
         if pending {
             self.at(done, done_f, Event::TxDone { port: pid });
         }
-        self.at(at, at_f, Event::Arrive { node, port: local, pkt: h });
+        self.at(at, at_f, Event::Arrive { pkt: h });
     }
 
     fn arrive(&mut self, now: SimTime, node: u32, port: u16, mut pkt: Packet) {
