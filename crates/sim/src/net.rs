@@ -58,8 +58,10 @@ pub struct Port {
     pub txdone_pending: bool,
     /// Reported in `ports.csv` and the summary's utilization and drops.
     pub measured: bool,
-    pub rate: BitsPerSec,
+    /// The peer node is a switch (else a host).
+    pub peer_switch: bool,
     pub queue: Queue<AnyQdisc>,
+    pub rate: BitsPerSec,
     /// The shadow clock's `busy_until` and the link as `f64` (bits/s, seconds), for
     /// `sim.tie_break = "float_clock"` (see `engine.rs`).
     pub busy_until_f: f64,
@@ -111,8 +113,10 @@ impl Network {
         let lb = self.nodes[b as usize].ports.len() as u16;
         let name_a = format!("{}->{}", self.nodes[a as usize].name, self.nodes[b as usize].name);
         let name_b = format!("{}->{}", self.nodes[b as usize].name, self.nodes[a as usize].name);
-        self.ports.push(Port::new(name_a, a, b, lb, ab, qa));
-        self.ports.push(Port::new(name_b, b, a, la, ba, qb));
+        let switch = |n: u32| self.nodes[n as usize].kind == NodeKind::Switch;
+        let (sa, sb) = (switch(a), switch(b));
+        self.ports.push(Port::new(name_a, a, b, lb, sb, ab, qa));
+        self.ports.push(Port::new(name_b, b, a, la, sa, ba, qb));
         self.nodes[a as usize].ports.push(pa);
         self.nodes[b as usize].ports.push(pb);
         (pa, pb)
@@ -120,12 +124,13 @@ impl Network {
 }
 
 impl Port {
-    fn new(name: String, node: u32, peer_node: u32, peer_port: u16, l: LinkSpec, queue: Queue<AnyQdisc>) -> Port {
+    fn new(name: String, node: u32, peer_node: u32, peer_port: u16, peer_switch: bool, l: LinkSpec, queue: Queue<AnyQdisc>) -> Port {
         Port {
             name,
             node,
             peer_node,
             peer_port,
+            peer_switch,
             rate: l.rate,
             ps_per_byte: if l.rate.0 > 0 && PS_BITS_PER_SEC % l.rate.0 == 0 { PS_BITS_PER_SEC / l.rate.0 } else { 0 },
             delay: l.delay,
@@ -163,7 +168,7 @@ mod tests {
 
     fn port(bps: u64) -> Port {
         let l = LinkSpec { rate: BitsPerSec(bps), delay: SimDuration::ZERO, rate_f: bps as f64, delay_f: 0.0 };
-        Port::new("p".into(), 0, 1, 0, l, Queue::new(AnyQdisc::DropTail(DropTail::new(Limit::pkts(1)))))
+        Port::new("p".into(), 0, 1, 0, true, l, Queue::new(AnyQdisc::DropTail(DropTail::new(Limit::pkts(1)))))
     }
 
     #[test]
