@@ -37,7 +37,7 @@ help:
 	@echo "make test-rust  only the Rust tests;  make test-py  only the Python tests"
 	@echo "make peers      install the peer simulators used for validation and benchmarks (ns-2)"
 	@echo "make validate   rerun dcfair beside ns-2 and refresh docs/validation.md"
-	@echo "make bench      time dcfair beside ns-2 and refresh docs/performance.md"
+	@echo "make bench      time dcfair beside ns-2 (HCF long flows, k=8 fat-tree) and refresh docs/performance.md"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
 
 install: $(EXT)
@@ -119,8 +119,13 @@ validate: install peers
 	$(PY) validation/ns2/run_dcfair.py
 	$(PY) validation/ns2/compare.py --doc docs/validation.md
 
+# Both whole-run benchmarks, each dcfair beside ns-2 in the same session (about 25 minutes on
+# 2 shared cores, most of it ns-2 on the fat-tree): the HCF long flows through the `dcfair`
+# command, and the k=8 fat-tree through the engine alone (simrun).
 bench: install peers
+	cargo build --release -p dcfair-sim --example simrun
 	$(PY) bench/longflows.py --reps 3
+	$(PY) bench/fattree.py --reps 3
 
 clean:
 	rm -f $(EXT) $(STAMP)
