@@ -96,6 +96,11 @@ impl Network {
         (self.nodes.len() - 1) as u32
     }
 
+    /// The name of the port from `a` to `b`: `"<a>-><b>"`.
+    pub fn port_name(&self, a: u32, b: u32) -> String {
+        format!("{}->{}", self.nodes[a as usize].name, self.nodes[b as usize].name)
+    }
+
     /// Joins `a` and `b` with a full-duplex link: `ab` for a -> b (queue `qa` at a's port),
     /// `ba` for b -> a (queue `qb`). Returns the global ids of (a's port, b's port).
     pub fn connect(
@@ -111,8 +116,7 @@ impl Network {
         let pb = pa + 1;
         let la = self.nodes[a as usize].ports.len() as u16;
         let lb = self.nodes[b as usize].ports.len() as u16;
-        let name_a = format!("{}->{}", self.nodes[a as usize].name, self.nodes[b as usize].name);
-        let name_b = format!("{}->{}", self.nodes[b as usize].name, self.nodes[a as usize].name);
+        let (name_a, name_b) = (self.port_name(a, b), self.port_name(b, a));
         let switch = |n: u32| self.nodes[n as usize].kind == NodeKind::Switch;
         let (sa, sb) = (switch(a), switch(b));
         self.ports.push(Port::new(name_a, a, b, lb, sb, ab, qa));
