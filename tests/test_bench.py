@@ -52,3 +52,4 @@ def test_ns2_and_dcfair_carry_the_packets_over_the_same_links(tmp_path):
     dc, ns = ft.count_dcfair(sc, 0.002, str(tmp_path)), ft.count_ns2(sc, 0.002, str(tmp_path))
     assert dc["hops"] > 0 and ns["hops"] > 0
     assert set(dc["links"]) == set(ns["links"])
+
