@@ -2,8 +2,8 @@
 //!
 //! Rules:
 //! - Only the engine owns the clock ([`EventQueue::now`]); every mechanism gets `now` passed in.
-//! - Packets on a link live in a slab and travel in events as `u32` handles; queued packets live
-//!   inside their discipline by value.
+//! - Packets on a link live in a slab (with the node and port they arrive at) and travel in
+//!   events as `u32` handles; queued packets live inside their discipline by value.
 //! - Every packet offered to a port goes through its discipline, even when the port is idle
 //!   (the discipline must see every arrival: HCF spends credits, RED updates its average). An
 //!   idle port then dequeues at once.
@@ -33,7 +33,7 @@
 
 use crate::event::{Event, EventQueue};
 use crate::metrics::FlowObs;
-use crate::net::{Network, NodeKind};
+use crate::net::Network;
 use crate::probe::NO_PROBE;
 use crate::routing::Routes;
 use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
@@ -44,31 +44,43 @@ use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
 use rand::Rng as _;
 
+/// A packet on a link, with the node and local port it arrives at and whether that node is a
+/// switch (so that an arrival needs no look-up in the node arena).
+#[derive(Clone, Debug, Default)]
+struct InFlight {
+    pkt: Packet,
+    node: u32,
+    port: u16,
+    switch: bool,
+}
+
 /// Packets in flight on links.
 #[derive(Debug, Default)]
 struct Slab {
-    items: Vec<Packet>,
+    items: Vec<InFlight>,
     free: Vec<u32>,
 }
 
 impl Slab {
     #[inline]
-    fn insert(&mut self, p: Packet) -> u32 {
+    fn insert(&mut self, f: InFlight) -> u32 {
         match self.free.pop() {
             Some(h) => {
-                self.items[h as usize] = p;
+                self.items[h as usize] = f;
                 h
             }
             None => {
-                self.items.push(p);
+                self.items.push(f);
                 (self.items.len() - 1) as u32
             }
         }
     }
+    /// Frees slot `h` and returns its packet. The slot keeps a stale copy until it is reused
+    /// (writing a default packet over it would cost as much as the copy out).
     #[inline]
-    fn take(&mut self, h: u32) -> Packet {
+    fn take(&mut self, h: u32) -> InFlight {
         self.free.push(h);
-        std::mem::take(&mut self.items[h as usize])
+        self.items[h as usize].clone()
     }
 }
 
@@ -261,9 +273,9 @@ impl Sim {
     #[inline]
     fn dispatch(&mut self, now: SimTime, ev: Event) {
         match ev {
-            Event::Arrive { node, port, pkt } => {
-                let p = self.slab.take(pkt);
-                self.arrive(now, node, port, p);
+            Event::Arrive { pkt } => {
+                let f = self.slab.take(pkt);
+                self.arrive(now, f.node, f.port, f.switch, f.pkt);
             }
             Event::TxDone { port } => {
                 self.net.ports[port as usize].txdone_pending = false;
@@ -358,7 +370,7 @@ impl Sim {
             use std::fmt::Write as _;
             let _ = writeln!(self.trace, "- {} {pid} {} {} {}", trace::t(now), pkt.flow, pkt.seq, pkt.size);
         }
-        let done = now + port.rate.tx_time(pkt.size as u64);
+        let done = now + port.tx_time(pkt.size);
         // shadow clock, as ns-2's LinkDelay: resume at now + txt, arrival at now + (txt + delay);
         // only float-clock runs need it
         let (done_f, at_f) = if self.float_clock {
@@ -368,39 +380,38 @@ impl Sim {
             (0.0, 0.0)
         };
         port.busy_until = done;
-        port.busy_until_f = done_f;
+        if self.float_clock {
+            port.busy_until_f = done_f; // a cold cache line otherwise
+        }
         port.pkts_out += 1;
         port.bytes_out += pkt.size as u64;
         if done >= self.window_start && done <= self.end {
             port.window_bytes_out += pkt.size as u64;
         }
-        let (node, local, at) = (port.peer_node, port.peer_port, done + port.delay);
+        let (node, local, switch, at) = (port.peer_node, port.peer_port, port.peer_switch, done + port.delay);
         let pending = !port.queue.is_empty();
         if pending {
             port.txdone_pending = true;
         }
-        let h = self.slab.insert(pkt);
+        let h = self.slab.insert(InFlight { pkt, node, port: local, switch });
         if pending {
             self.at(done, done_f, Event::TxDone { port: pid });
         }
-        self.at(at, at_f, Event::Arrive { node, port: local, pkt: h });
+        self.at(at, at_f, Event::Arrive { pkt: h });
     }
 
-    fn arrive(&mut self, now: SimTime, node: u32, port: u16, mut pkt: Packet) {
-        let n = &self.net.nodes[node as usize];
-        match n.kind {
-            NodeKind::Switch => {
-                pkt.ingress = port;
-                pkt.hops = pkt.hops.saturating_add(1);
-                // Routes were checked for every flow when the network was built.
-                let Some(local) = self.routes.next_port(node, &mut pkt, &mut self.route_rng) else {
-                    debug_assert!(false, "no route to {} at {}", pkt.dst, n.name);
-                    return;
-                };
-                let out = n.ports[local as usize];
-                self.offer(out, pkt, now);
-            }
-            NodeKind::Host => self.deliver(now, node, pkt),
+    fn arrive(&mut self, now: SimTime, node: u32, port: u16, switch: bool, mut pkt: Packet) {
+        if switch {
+            pkt.ingress = port;
+            pkt.hops = pkt.hops.saturating_add(1);
+            // Routes were checked for every flow when the network was built.
+            let Some(out) = self.routes.next_global_port(node, &mut pkt, &mut self.route_rng) else {
+                debug_assert!(false, "no route to {} at {}", pkt.dst, self.net.nodes[node as usize].name);
+                return;
+            };
+            self.offer(out, pkt, now);
+        } else {
+            self.deliver(now, node, pkt);
         }
     }
 

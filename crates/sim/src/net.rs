@@ -33,32 +33,44 @@ pub struct Node {
 }
 
 #[derive(Debug)]
+// Laid out by hand (`repr(C)`, cache-line aligned) so that what every packet touches sits
+// together: the first line holds the engine's fields, the queue's events and hot counters the
+// next two, the discipline further on. With a thousand ports the port array is far larger
+// than the L1 cache, and each line a packet touches there is a likely miss
+// (docs/performance.md).
+#[repr(C, align(64))]
 pub struct Port {
-    pub name: String,
-    pub node: u32,
-    /// The node at the other end of the link and the local index of the link there.
-    pub peer_node: u32,
-    pub peer_port: u16,
-    pub rate: BitsPerSec,
-    pub delay: SimDuration,
-    pub queue: Queue<AnyQdisc>,
     /// When the packet being serialized (if any) is fully on the wire.
     pub busy_until: SimTime,
+    /// Picoseconds per byte when the rate divides 8 x 10^12 (every whole number of Mbit/s that
+    /// divides 8,000,000, such as 100 Mbit/s, 1, 10, 25, 40 or 100 Gbit/s), else 0: then
+    /// [`Port::tx_time`] multiplies instead of dividing a 128-bit number, with the same result.
+    ps_per_byte: u64,
+    pub delay: SimDuration,
+    pub pkts_out: u64,
+    pub bytes_out: u64,
+    /// Bytes whose serialization ended inside the measurement window.
+    pub window_bytes_out: u64,
+    /// The node at the other end of the link and the local index of the link there.
+    pub peer_node: u32,
+    /// Index of this port's probe in `Sim::probes`, or `probe::NO_PROBE` (`probe.rs`).
+    pub probe: u32,
+    pub peer_port: u16,
+    /// A `TxDone` event is pending for this port.
+    pub txdone_pending: bool,
+    /// Reported in `ports.csv` and the summary's utilization and drops.
+    pub measured: bool,
+    /// The peer node is a switch (else a host).
+    pub peer_switch: bool,
+    pub queue: Queue<AnyQdisc>,
+    pub rate: BitsPerSec,
     /// The shadow clock's `busy_until` and the link as `f64` (bits/s, seconds), for
     /// `sim.tie_break = "float_clock"` (see `engine.rs`).
     pub busy_until_f: f64,
     pub rate_f: f64,
     pub delay_f: f64,
-    /// A `TxDone` event is pending for this port.
-    pub txdone_pending: bool,
-    /// Reported in `ports.csv` and the summary's utilization and drops.
-    pub measured: bool,
-    pub pkts_out: u64,
-    pub bytes_out: u64,
-    /// Bytes whose serialization ended inside the measurement window.
-    pub window_bytes_out: u64,
-    /// Index of this port's probe in `Sim::probes`, or `probe::NO_PROBE` (`probe.rs`).
-    pub probe: u32,
+    pub node: u32,
+    pub name: String,
 }
 
 /// The arenas of nodes and ports.
@@ -86,6 +98,11 @@ impl Network {
         (self.nodes.len() - 1) as u32
     }
 
+    /// The name of the port from `a` to `b`: `"<a>-><b>"`.
+    pub fn port_name(&self, a: u32, b: u32) -> String {
+        format!("{}->{}", self.nodes[a as usize].name, self.nodes[b as usize].name)
+    }
+
     /// Joins `a` and `b` with a full-duplex link: `ab` for a -> b (queue `qa` at a's port),
     /// `ba` for b -> a (queue `qb`). Returns the global ids of (a's port, b's port).
     pub fn connect(
@@ -101,10 +118,11 @@ impl Network {
         let pb = pa + 1;
         let la = self.nodes[a as usize].ports.len() as u16;
         let lb = self.nodes[b as usize].ports.len() as u16;
-        let name_a = format!("{}->{}", self.nodes[a as usize].name, self.nodes[b as usize].name);
-        let name_b = format!("{}->{}", self.nodes[b as usize].name, self.nodes[a as usize].name);
-        self.ports.push(Port::new(name_a, a, b, lb, ab, qa));
-        self.ports.push(Port::new(name_b, b, a, la, ba, qb));
+        let (name_a, name_b) = (self.port_name(a, b), self.port_name(b, a));
+        let switch = |n: u32| self.nodes[n as usize].kind == NodeKind::Switch;
+        let (sa, sb) = (switch(a), switch(b));
+        self.ports.push(Port::new(name_a, a, b, lb, sb, ab, qa));
+        self.ports.push(Port::new(name_b, b, a, la, sa, ba, qb));
         self.nodes[a as usize].ports.push(pa);
         self.nodes[b as usize].ports.push(pb);
         (pa, pb)
@@ -112,13 +130,15 @@ impl Network {
 }
 
 impl Port {
-    fn new(name: String, node: u32, peer_node: u32, peer_port: u16, l: LinkSpec, queue: Queue<AnyQdisc>) -> Port {
+    fn new(name: String, node: u32, peer_node: u32, peer_port: u16, peer_switch: bool, l: LinkSpec, queue: Queue<AnyQdisc>) -> Port {
         Port {
             name,
             node,
             peer_node,
             peer_port,
+            peer_switch,
             rate: l.rate,
+            ps_per_byte: if l.rate.0 > 0 && PS_BITS_PER_SEC % l.rate.0 == 0 { PS_BITS_PER_SEC / l.rate.0 } else { 0 },
             delay: l.delay,
             queue,
             busy_until: SimTime::ZERO,
@@ -131,6 +151,41 @@ impl Port {
             bytes_out: 0,
             window_bytes_out: 0,
             probe: crate::probe::NO_PROBE,
+        }
+    }
+
+    /// Serialization delay of `bytes` at this port's rate: `rate.tx_time(bytes)`.
+    #[inline]
+    pub fn tx_time(&self, bytes: u32) -> SimDuration {
+        if self.ps_per_byte != 0 {
+            SimDuration(bytes as u64 * self.ps_per_byte)
+        } else {
+            self.rate.tx_time(bytes as u64)
+        }
+    }
+}
+
+/// Bits per second times picoseconds per second: `8 * 10^12` bits of picoseconds per byte.
+const PS_BITS_PER_SEC: u64 = 8 * 1_000_000_000_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dcfair_core::qdisc::{droptail::DropTail, Limit};
+
+    fn port(bps: u64) -> Port {
+        let l = LinkSpec { rate: BitsPerSec(bps), delay: SimDuration::ZERO, rate_f: bps as f64, delay_f: 0.0 };
+        Port::new("p".into(), 0, 1, 0, true, l, Queue::new(AnyQdisc::DropTail(DropTail::new(Limit::pkts(1)))))
+    }
+
+    #[test]
+    fn tx_time_multiplies_when_it_can_and_agrees_with_the_rate() {
+        for bps in [100_000_000, 1_000_000_000, 10_000_000_000, 25_000_000_000, 3, 1_000_000_007, 12_345_678_900] {
+            let p = port(bps);
+            assert_eq!(p.ps_per_byte != 0, 8_000_000_000_000 % bps == 0, "{bps}");
+            for bytes in [1, 40, 64, 1460, 1500, 9000, 65535] {
+                assert_eq!(p.tx_time(bytes), BitsPerSec(bps).tx_time(bytes as u64), "{bps} bit/s, {bytes} B");
+            }
         }
     }
 }

@@ -47,6 +47,8 @@ pub struct Routes {
     /// Per (switch, destination): (start, len) into `ports`; indexed `switch_slot * nodes + dst`.
     span: Vec<(u32, u16)>,
     ports: Vec<u16>,
+    /// The same ports by global id.
+    global: Vec<u32>,
     /// Node id -> row in `span` (switches only; `u32::MAX` for hosts).
     slot: Vec<u32>,
     /// Host number of each host node (its index among hosts, in id order), for `dst_bits`.
@@ -76,6 +78,7 @@ impl Routes {
         }
         let mut span = vec![(0u32, 0u16); switches as usize * n];
         let mut ports = Vec::new();
+        let mut global = Vec::new();
         let mut dist = vec![u32::MAX; n];
         let mut queue = VecDeque::new();
         for dst in 0..n {
@@ -106,12 +109,13 @@ impl Routes {
                     let relays = v == dst || net.nodes[v].kind == NodeKind::Switch;
                     if relays && dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
                         ports.push(local as u16);
+                        global.push(p);
                     }
                 }
                 span[slot[s] as usize * n + dst] = (start, (ports.len() as u32 - start) as u16);
             }
         }
-        Routes { nodes: n, span, ports, slot, host_no, mode }
+        Routes { nodes: n, span, ports, global, slot, host_no, mode }
     }
 
     /// The equal-cost next hops (local port indices) of switch `sw` towards `dst`.
@@ -129,24 +133,39 @@ impl Routes {
     /// Clears `pkt.via` when `sw` is the waypoint.
     #[inline]
     pub fn next_port(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u16> {
+        self.pick(sw, pkt, rng).map(|i| self.ports[i])
+    }
+
+    /// Like [`Routes::next_port`], but the port's global id (what the engine needs: no look-up
+    /// in the node's port list).
+    #[inline]
+    pub fn next_global_port(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
+        self.pick(sw, pkt, rng).map(|i| self.global[i])
+    }
+
+    /// The index in `ports` / `global` of the chosen next hop.
+    #[inline]
+    fn pick(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<usize> {
         if pkt.via == sw {
             pkt.via = NO_VIA;
         }
         let target = if pkt.via != NO_VIA { pkt.via } else { pkt.dst };
-        let c = self.choices(sw, target);
-        match c.len() {
-            0 => None,
-            1 => Some(c[0]),
-            n => {
-                let i = match self.mode {
-                    RoutingMode::Ecmp => hash_flow(pkt.flow_key(), pkt.hops as u64) % n as u64,
-                    RoutingMode::Symmetric => hash_flow(unordered_key(pkt), pkt.hops as u64) % n as u64,
-                    RoutingMode::Spray => rng.gen_range(0..n as u64),
-                    RoutingMode::DstBits => self.host_no.get(pkt.dst as usize).copied().unwrap_or(0) as u64 % n as u64,
-                };
-                Some(c[i as usize])
-            }
+        let s = self.slot[sw as usize];
+        if s == u32::MAX {
+            return None;
         }
+        let (start, len) = self.span[s as usize * self.nodes + target as usize];
+        let i = match len {
+            0 => return None,
+            1 => 0,
+            n => match self.mode {
+                RoutingMode::Ecmp => hash_flow(pkt.flow_key(), pkt.hops as u64) % n as u64,
+                RoutingMode::Symmetric => hash_flow(unordered_key(pkt), pkt.hops as u64) % n as u64,
+                RoutingMode::Spray => rng.gen_range(0..n as u64),
+                RoutingMode::DstBits => self.host_no.get(pkt.dst as usize).copied().unwrap_or(0) as u64 % n as u64,
+            },
+        };
+        Some(start as usize + i as usize)
     }
 
     /// Every pair (host `a`, host `b`) of `pairs` must be connected; the first that is not is

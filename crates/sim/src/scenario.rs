@@ -51,6 +51,9 @@ pub struct Scenario {
     /// Discipline of the measured (bottleneck) ports.
     #[serde(default)]
     pub queue: QueueConfig,
+    /// Buffer and/or discipline of named ports (`[ports."sw->r0"]`), over the topology's.
+    #[serde(default)]
+    pub ports: std::collections::BTreeMap<String, crate::topo::PortQueue>,
     #[serde(default)]
     pub tcp: TcpConfig,
     /// Long-lived (or fixed-size) TCP flows: the group named `flows`.
@@ -511,6 +514,9 @@ impl Scenario {
         crate::groups::validate(self).map_err(|e| e.within("measure"))?;
         crate::probe::validate(self).map_err(|e| e.within("measure"))?;
         self.queue.validate().map_err(|e| e.within("queue"))?;
+        for (name, pq) in &self.ports {
+            pq.validate().map_err(|e| e.within(&format!("ports.{name}")))?;
+        }
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
         for (name, f) in self.flow_groups() {
             let key = if name == "flows" { "flows".to_string() } else { format!("groups.{name}") };

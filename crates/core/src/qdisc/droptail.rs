@@ -42,6 +42,11 @@ impl Qdisc for DropTail {
     fn dequeue(&mut self, _now: SimTime, _ev: &mut QdiscEvents) -> Option<Packet> {
         let p = self.q.pop_front()?;
         self.bytes -= p.size as u64;
+        if self.q.is_empty() {
+            // Back to the start of the ring: a port that is mostly idle then keeps reusing
+            // the same (cached) slot instead of walking its whole buffer.
+            self.q.clear();
+        }
         Some(p)
     }
     fn len_pkts(&self) -> usize {

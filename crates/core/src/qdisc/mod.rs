@@ -155,7 +155,11 @@ pub trait Qdisc {
 }
 
 /// Per-port counters kept by [`Queue`] around any discipline.
+///
+/// `repr(C)`: the counters every packet updates come first, together (two cache lines with
+/// [`QdiscEvents`] before them in [`Queue`]); the drop counters, touched only on drops, after.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct QdiscStats {
     pub received_pkts: u64,
     pub received_bytes: u64,
@@ -163,13 +167,13 @@ pub struct QdiscStats {
     pub enqueued_bytes: u64,
     pub dequeued_pkts: u64,
     pub dequeued_bytes: u64,
+    pub max_len_pkts: u64,
+    pub max_len_bytes: u64,
+    pub marks: [u64; MarkReason::COUNT],
     /// Refused on arrival, by reason (packets, bytes).
     pub dropped_before: [(u64, u64); DropReason::COUNT],
     /// Pushed out after enqueue, by reason (packets, bytes).
     pub dropped_after: [(u64, u64); DropReason::COUNT],
-    pub marks: [u64; MarkReason::COUNT],
-    pub max_len_pkts: u64,
-    pub max_len_bytes: u64,
 }
 
 impl QdiscStats {
@@ -199,17 +203,21 @@ impl QdiscStats {
 }
 
 /// A discipline plus the accounting the framework keeps for it.
+///
+/// `repr(C)`: the events and the hot counters of [`QdiscStats`] first, so that every call
+/// touches as few cache lines as it can.
 #[derive(Debug)]
+#[repr(C)]
 pub struct Queue<Q: Qdisc = AnyQdisc> {
-    pub qdisc: Q,
-    pub stats: QdiscStats,
     /// Events of the last call; drained by the caller.
     pub ev: QdiscEvents,
+    pub stats: QdiscStats,
+    pub qdisc: Q,
 }
 
 impl<Q: Qdisc> Queue<Q> {
     pub fn new(qdisc: Q) -> Self {
-        Queue { qdisc, stats: QdiscStats::default(), ev: QdiscEvents::default() }
+        Queue { ev: QdiscEvents::default(), stats: QdiscStats::default(), qdisc }
     }
 
     /// Offers a packet; afterwards `self.ev.dropped` lists what was dropped (caller drains it).

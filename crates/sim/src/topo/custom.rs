@@ -14,12 +14,15 @@
 //!
 //! A host must have exactly one link (its NIC). Names must be unique. A link with
 //! `measured = true` has its `a -> b` port measured; without any, every switch -> host port is.
+//! A link may set the buffer (`buffer_pkts`) and the discipline (`queue`, a `[queue]` table) of
+//! both its ports, or of one end's port (`a_buffer_pkts`, `a_queue`, `b_buffer_pkts`,
+//! `b_queue`), which wins over the link's (rules in `topo/mod.rs`, `docs/topologies.md`).
 //! A network that is not connected is accepted only if no flow needs to cross the gap (the run
 //! checks every flow's end points).
 
-use super::{at_least_one, default_host_buffer, link, non_negative, positive, switch_to_host_ports, Kit};
+use super::{at_least_one, default_host_buffer, link, non_negative, positive, switch_to_host_ports, Kit, PortQueue};
 use crate::net::{Network, NodeKind};
-use dcfair_core::qdisc::ConfigError;
+use dcfair_core::qdisc::{ConfigError, QueueConfig};
 use serde::Deserialize;
 use std::collections::HashMap;
 
@@ -42,6 +45,24 @@ pub struct LinkConfig {
     pub delay_us: f64,
     #[serde(default)]
     pub measured: bool,
+    /// Buffer (packets) of both ports of the link.
+    pub buffer_pkts: Option<u32>,
+    /// Discipline of both ports (a `[queue]` table).
+    pub queue: Option<QueueConfig>,
+    /// Buffer and discipline of a's port (a -> b) only, over the two above.
+    pub a_buffer_pkts: Option<u32>,
+    pub a_queue: Option<QueueConfig>,
+    /// Buffer and discipline of b's port (b -> a) only.
+    pub b_buffer_pkts: Option<u32>,
+    pub b_queue: Option<QueueConfig>,
+}
+
+impl LinkConfig {
+    /// The settings of both ends, of a's end and of b's end.
+    fn port_queues(&self) -> [PortQueue; 3] {
+        let pq = |buffer_pkts, queue: &Option<QueueConfig>| PortQueue { buffer_pkts, queue: queue.clone() };
+        [pq(self.buffer_pkts, &self.queue), pq(self.a_buffer_pkts, &self.a_queue), pq(self.b_buffer_pkts, &self.b_queue)]
+    }
 }
 
 impl CustomConfig {
@@ -72,6 +93,9 @@ impl CustomConfig {
             }
             positive(&key("rate_mbps"), l.rate_mbps)?;
             non_negative(&key("delay_us"), l.delay_us)?;
+            for (pq, prefix) in l.port_queues().iter().zip(["", "a_", "b_"]) {
+                pq.validate().map_err(|e| ConfigError::new(key(&format!("{prefix}{}", e.key)), e.reason))?;
+            }
             for name in [&l.a, &l.b] {
                 if self.hosts.contains(name) {
                     *nic.entry(name.as_str()).or_insert(0) += 1;
@@ -98,8 +122,12 @@ impl CustomConfig {
             id.insert(s.as_str(), net.add_node(NodeKind::Switch, s.clone()));
         }
         let mut measured = Vec::new();
-        for l in &self.links {
-            let (pa, _) = kit.link(&mut net, id[l.a.as_str()], id[l.b.as_str()], link(l.rate_mbps, l.delay_us));
+        for (i, l) in self.links.iter().enumerate() {
+            let [both, qa, qb] = l.port_queues();
+            let key = |end: &str| format!("topology.links[{i}].{end}");
+            let la = [(&both, key("")), (&qa, key("a_"))];
+            let lb = [(&both, key("")), (&qb, key("b_"))];
+            let (pa, _) = kit.link_custom(&mut net, id[l.a.as_str()], id[l.b.as_str()], link(l.rate_mbps, l.delay_us), &la, &lb);
             if l.measured {
                 measured.push(pa);
             }

@@ -10,6 +10,12 @@
 //!   scenario's `[queue]` discipline, except where a topology says otherwise (the dumbbell keeps
 //!   FIFOs on its uncongested reverse ports, as ns-2 scripts do). Each discipline draws its
 //!   randomness from its own stream, named by its global port id.
+//! - Per-port settings ([`PortQueue`]: a buffer and/or a discipline) change a port's queue, in
+//!   this order, the later winning: the default above, a custom link's settings for both ends,
+//!   its settings for the port's end, and the scenario's `[ports."<port name>"]`. A discipline
+//!   table without a limit keeps the buffer the port had; `buffer_pkts` sets `limit_pkts` of
+//!   whatever discipline the port runs. Every port's queue is decided when its link is made,
+//!   and a `[ports]` name that matches no port is invalid input naming its key.
 //! - Measured ports (utilization, drops, `ports.csv`) are `measure.ports` when given, else the
 //!   topology's natural bottlenecks (documented per topology in `docs/topologies.md`).
 
@@ -21,10 +27,11 @@ pub mod parking_lot;
 
 use crate::net::{LinkSpec, Network, NodeKind};
 use crate::scenario::Scenario;
-use dcfair_core::qdisc::{droptail::DropTail, AnyQdisc, ConfigError, Limit, PortContext, Queue};
+use dcfair_core::qdisc::{ConfigError, PortContext, QdiscKind, Queue, QueueConfig};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::{BitsPerSec, SimDuration};
 use serde::Deserialize;
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 /// The `[topology]` table, tagged by `kind`.
@@ -102,7 +109,42 @@ impl Built {
     }
 }
 
-/// Which queue a new port gets.
+/// A port's own buffer and/or discipline: the value of `[ports."<port name>"]` in a scenario,
+/// and of the per-link and per-end keys of custom links (`docs/topologies.md`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortQueue {
+    /// Buffer in packets: `limit_pkts` of the port's discipline, whichever it is.
+    pub buffer_pkts: Option<u32>,
+    /// The discipline (a `[queue]` table). Without `limit_pkts` / `limit_bytes` the port keeps
+    /// the buffer it had.
+    pub queue: Option<QueueConfig>,
+}
+
+impl PortQueue {
+    pub fn is_empty(&self) -> bool {
+        self.buffer_pkts.is_none() && self.queue.is_none()
+    }
+
+    /// Checks what can be checked without the port (errors relative to this table).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.buffer_pkts == Some(0) {
+            return Err(ConfigError::new("buffer_pkts", "must be at least 1 packet"));
+        }
+        if let (Some(_), Some(q)) = (self.buffer_pkts, &self.queue) {
+            if q.limit_pkts.is_some() || q.limit_bytes.is_some() {
+                return Err(ConfigError::new("buffer_pkts", "the queue table sets the buffer too: give buffer_pkts or queue.limit_pkts, not both"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Settings for one port, with the prefix of their keys (for errors): `"ports.sw->r0."`,
+/// `"topology.links[2]."`, `"topology.links[2].a_"`.
+pub(crate) type Layer<'a> = (&'a PortQueue, String);
+
+/// Which queue a new port gets by default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum QueueKind {
     /// The scenario's `[queue]` discipline.
@@ -111,22 +153,55 @@ pub(crate) enum QueueKind {
     Fifo,
 }
 
-/// What every builder shares: the scenario, the random streams, the host buffer.
+/// What every builder shares: the scenario, the random streams, the host buffer; and the first
+/// invalid per-port setting met while building (reported by [`build`]).
 pub(crate) struct Kit<'a> {
     pub sc: &'a Scenario,
     pub streams: Streams,
     pub host_buffer: u32,
+    error: RefCell<Option<ConfigError>>,
 }
 
 impl Kit<'_> {
-    fn queue(&self, kind: QueueKind, rate: BitsPerSec, port_index: u64) -> Queue {
-        match kind {
-            QueueKind::Fifo => Queue::new(AnyQdisc::DropTail(DropTail::new(Limit::pkts(self.host_buffer)))),
-            QueueKind::Scenario => {
-                let ctx = PortContext { rate, mtu: self.sc.mtu(), port_index, streams: self.streams };
-                Queue::new(self.sc.queue.build(&ctx))
+    /// The queue of a new port: its default kind, then `layers` (least specific first), then
+    /// the scenario's `[ports]` entry for `name`.
+    fn queue(&self, name: &str, kind: QueueKind, layers: &[Layer], rate: BitsPerSec, port_index: u64) -> Queue {
+        let mut cfg = match kind {
+            QueueKind::Scenario => self.sc.queue.clone(),
+            QueueKind::Fifo => QueueConfig { kind: QdiscKind::Droptail, limit_pkts: Some(self.host_buffer), ..QueueConfig::default() },
+        };
+        let named = self.sc.ports.get(name).map(|pq| (pq, format!("ports.{name}.")));
+        let mut last: Option<String> = None; // key of the last setting applied
+        for (pq, prefix) in layers.iter().map(|(p, k)| (*p, k.clone())).chain(named) {
+            if let Err(e) = pq.validate() {
+                self.fail(e.within(prefix.trim_end_matches('.')));
+            }
+            if let Some(q) = &pq.queue {
+                let mut q = q.clone();
+                if q.limit_pkts.is_none() && q.limit_bytes.is_none() {
+                    (q.limit_pkts, q.limit_bytes) = (cfg.limit_pkts, cfg.limit_bytes);
+                }
+                cfg = q;
+                last = Some(format!("{prefix}queue"));
+            }
+            if let Some(b) = pq.buffer_pkts {
+                cfg.limit_pkts = Some(b);
+                last = Some(format!("{prefix}buffer_pkts"));
             }
         }
+        if let Some(key) = last {
+            if let Err(e) = cfg.validate() {
+                let e = if key.ends_with("buffer_pkts") { ConfigError::new(key, format!("{}: {}", e.key, e.reason)) } else { e.within(&key) };
+                self.fail(e);
+                cfg = QueueConfig::default(); // not run: build reports the error
+            }
+        }
+        let ctx = PortContext { rate, mtu: self.sc.mtu(), port_index, streams: self.streams };
+        Queue::new(cfg.build(&ctx))
+    }
+
+    fn fail(&self, e: ConfigError) {
+        self.error.borrow_mut().get_or_insert(e);
     }
 
     /// The default queue of a port owned by `node`: FIFO for hosts, the scenario's for switches.
@@ -145,9 +220,19 @@ impl Kit<'_> {
 
     /// A full-duplex link with the given queue kinds at a's and b's ends.
     pub fn link_with(&self, net: &mut Network, a: u32, b: u32, l: LinkSpec, ka: QueueKind, kb: QueueKind) -> (u32, u32) {
+        self.link_layers(net, a, b, l, (ka, &[]), (kb, &[]))
+    }
+
+    /// A full-duplex link with the default queue kinds and per-port settings at each end.
+    pub fn link_custom(&self, net: &mut Network, a: u32, b: u32, l: LinkSpec, la: &[Layer], lb: &[Layer]) -> (u32, u32) {
+        let (ka, kb) = (Self::default_kind(net, a), Self::default_kind(net, b));
+        self.link_layers(net, a, b, l, (ka, la), (kb, lb))
+    }
+
+    fn link_layers(&self, net: &mut Network, a: u32, b: u32, l: LinkSpec, ea: (QueueKind, &[Layer]), eb: (QueueKind, &[Layer])) -> (u32, u32) {
         let pa = net.ports.len() as u64;
-        let qa = self.queue(ka, l.rate, pa);
-        let qb = self.queue(kb, l.rate, pa + 1);
+        let qa = self.queue(&net.port_name(a, b), ea.0, ea.1, l.rate, pa);
+        let qb = self.queue(&net.port_name(b, a), eb.0, eb.1, l.rate, pa + 1);
         net.connect(a, b, l, l, qa, qb)
     }
 }
@@ -189,28 +274,42 @@ pub(crate) fn default_host_buffer() -> u32 {
 
 /// Builds the network of `sc` and marks its measured ports.
 pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
-    let kit = |host_buffer| Kit { sc, streams, host_buffer };
-    let (mut net, cores, default_measured) = match &sc.topology {
-        TopologyConfig::Dumbbell(c) => c.build(&kit(c.host_buffer_pkts)),
-        TopologyConfig::FatTree(c) => c.build(&kit(c.host_buffer_pkts)),
-        TopologyConfig::LeafSpine(c) => c.build(&kit(c.host_buffer_pkts)),
-        TopologyConfig::ParkingLot(c) => c.build(&kit(c.host_buffer_pkts)),
-        TopologyConfig::Custom(c) => c.build(&kit(c.host_buffer_pkts)),
+    let host_buffer = match &sc.topology {
+        TopologyConfig::Dumbbell(c) => c.host_buffer_pkts,
+        TopologyConfig::FatTree(c) => c.host_buffer_pkts,
+        TopologyConfig::LeafSpine(c) => c.host_buffer_pkts,
+        TopologyConfig::ParkingLot(c) => c.host_buffer_pkts,
+        TopologyConfig::Custom(c) => c.host_buffer_pkts,
     };
+    let kit = Kit { sc, streams, host_buffer, error: RefCell::new(None) };
+    let (mut net, cores, default_measured) = match &sc.topology {
+        TopologyConfig::Dumbbell(c) => c.build(&kit),
+        TopologyConfig::FatTree(c) => c.build(&kit),
+        TopologyConfig::LeafSpine(c) => c.build(&kit),
+        TopologyConfig::ParkingLot(c) => c.build(&kit),
+        TopologyConfig::Custom(c) => c.build(&kit),
+    };
+    if let Some(e) = kit.error.take() {
+        return Err(e);
+    }
+    let by_name: HashMap<&str, u32> = net.ports.iter().enumerate().map(|(i, p)| (p.name.as_str(), i as u32)).collect();
+    let no_such_port = |key: String, n: &str| {
+        let mut known: Vec<&str> = by_name.keys().copied().collect();
+        known.sort();
+        let hint = known.iter().take(6).cloned().collect::<Vec<_>>().join(", ");
+        ConfigError::new(key, format!("no port named {n:?} (ports look like {hint}, ...)"))
+    };
+    if let Some(n) = sc.ports.keys().find(|n| !by_name.contains_key(n.as_str())) {
+        return Err(no_such_port(format!("ports.{n}"), n));
+    }
     let measured: Vec<u32> = match &sc.measure.ports {
         None => default_measured,
         Some(names) => {
-            let by_name: HashMap<&str, u32> = net.ports.iter().enumerate().map(|(i, p)| (p.name.as_str(), i as u32)).collect();
             let mut v = Vec::new();
             for n in names {
                 match by_name.get(n.as_str()) {
                     Some(&p) => v.push(p),
-                    None => {
-                        let mut known: Vec<&str> = by_name.keys().copied().collect();
-                        known.sort();
-                        let hint = known.iter().take(6).cloned().collect::<Vec<_>>().join(", ");
-                        return Err(ConfigError::new("measure.ports", format!("no port named {n:?} (ports look like {hint}, ...)")));
-                    }
+                    None => return Err(no_such_port("measure.ports".into(), n)),
                 }
             }
             v
