@@ -63,3 +63,11 @@ def write_json(path: str, doc: dict) -> None:
 def case_order(runs: list[dict], names: list[str]) -> list[dict]:
     order = {n: i for i, n in enumerate(names)}
     return sorted(runs, key=lambda r: (order.get(r["case"], 999), r.get("seed", 0)))
+
+
+def summary_line(r: dict) -> str:
+    """One run's result as the runners log it (same words for ns-3 and dcfair)."""
+    m = r["metrics"]
+    return (f"{r['wall_time_s']:.1f} s: util {m['utilization']:.4f}, goodput {m['goodput_mbps']:.2f} Mb/s, "
+            f"drops {m['drops']}, timeouts {m['timeouts']}, queue {m['queue_mean']:.1f}, "
+            f"loss events {m['loss_events']}")

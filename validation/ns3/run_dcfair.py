@@ -163,11 +163,7 @@ def main(argv=None) -> int:
                 failures.append({"case": c.name, "seed": s, "error": str(e)})
                 continue
             r["pinned"] = pins
-            m = r["metrics"]
-            log(f"{c.name} seed {s}: {r['wall_time_s']:.1f} s: util {m['utilization']:.4f}, "
-                f"goodput {m['goodput_mbps']:.2f} Mb/s, drops {m['drops']}, "
-                f"timeouts {m['timeouts']}, queue {m['queue_mean']:.1f}, "
-                f"loss events {m['loss_events']}")
+            log(f"{c.name} seed {s}: {common.summary_line(r)}")
             runs.append(r)
 
     names = [c.name for c in C.CASES]
