@@ -2014,6 +2014,30 @@ mod tests {
         Listed(Vec<u16>),
     }
 
+    impl Loss {
+        /// The channel's drop function for this loss pattern (seeded stream `tcp.test.loss`).
+        fn drop_fn(self, seed: u64) -> crate::tcp::testnet::DropFn {
+            let mut rng = Streams::new(seed).stream("tcp.test.loss", 0);
+            let mut burst_left = 0u32;
+            let mut n = 0u16;
+            match self {
+                Loss::Bernoulli(p) => Box::new(move |_, _, _| rng.gen::<f64>() < p),
+                Loss::Bursts(p) => Box::new(move |_, _, _| {
+                    if burst_left == 0 && rng.gen::<f64>() < p {
+                        burst_left = rng.gen_range(1..=4);
+                    }
+                    let d = burst_left > 0;
+                    burst_left = burst_left.saturating_sub(1);
+                    d
+                }),
+                Loss::Listed(list) => Box::new(move |_, _, _| {
+                    n = n.saturating_add(1);
+                    list.contains(&(n - 1))
+                }),
+            }
+        }
+    }
+
     fn loss_strategy() -> impl Strategy<Value = Loss> {
         prop_oneof![
             (0.0f64..0.3).prop_map(Loss::Bernoulli),
@@ -2049,24 +2073,7 @@ mod tests {
             };
             let mut net = Net::new(&cfg, Some(size), us(20));
             net.rate = rate;
-            let mut rng = Streams::new(seed).stream("tcp.test.loss", 0);
-            let mut burst_left = 0u32;
-            let mut n = 0u16;
-            net.drop = match loss {
-                Loss::Bernoulli(p) => Box::new(move |_, _, _| rng.gen::<f64>() < p),
-                Loss::Bursts(p) => Box::new(move |_, _, _| {
-                    if burst_left == 0 && rng.gen::<f64>() < p {
-                        burst_left = rng.gen_range(1..=4);
-                    }
-                    let d = burst_left > 0;
-                    burst_left = burst_left.saturating_sub(1);
-                    d
-                }),
-                Loss::Listed(list) => Box::new(move |_, _, _| {
-                    n = n.saturating_add(1);
-                    list.contains(&(n - 1))
-                }),
-            };
+            net.drop = loss.drop_fn(seed);
             net.start();
             net.run(SimTime::MAX, 3_000_000);
             // (the harness checked after every event: delivered == received prefix, and new
@@ -2110,24 +2117,7 @@ mod tests {
             };
             let mut net = Net::new(&cfg, Some(size), us(20));
             net.rate = rate;
-            let mut rng = Streams::new(seed).stream("tcp.test.loss", 0);
-            let mut burst_left = 0u32;
-            let mut n = 0u16;
-            net.drop = match loss {
-                Loss::Bernoulli(p) => Box::new(move |_, _, _| rng.gen::<f64>() < p),
-                Loss::Bursts(p) => Box::new(move |_, _, _| {
-                    if burst_left == 0 && rng.gen::<f64>() < p {
-                        burst_left = rng.gen_range(1..=4);
-                    }
-                    let d = burst_left > 0;
-                    burst_left = burst_left.saturating_sub(1);
-                    d
-                }),
-                Loss::Listed(list) => Box::new(move |_, _, _| {
-                    n = n.saturating_add(1);
-                    list.contains(&(n - 1))
-                }),
-            };
+            net.drop = loss.drop_fn(seed);
             net.start();
             net.run(SimTime::MAX, 3_000_000);
             prop_assert!(net.snd.is_done(), "not done: {:?} at {}", net.snd.stats(), net.now);
