@@ -47,7 +47,7 @@ CATEGORICAL = {
 }
 #: Columns that are floats even when every value in a file happens to be whole.
 FLOATS = {
-    "flows": ("start_s", "end_s", "fct_s", "max_gap_s"),
+    "flows": ("start_s", "end_s", "fct_s", "max_gap_s", "size_bytes"),
     "ports": ("utilization",),
     "timeseries": ("time_s", "value"),
     "groups": ("start_s", "end_s", "goodput_bps", "goodput_bps_per_flow"),

@@ -372,6 +372,7 @@ fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
     let (mut bytes_sent, mut bytes_delivered, mut pkts_in_window, mut retransmits, mut timeouts) =
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let mut group = CatBuilder::new();
+    let mut size_bytes = Vec::with_capacity(n);
     for (f, o) in sim.tcp.iter().zip(&sim.obs) {
         let st = f.sender.stats();
         flow_id.push(f.ids.flow as u64);
@@ -388,6 +389,7 @@ fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
         retransmits.push(st.retransmits);
         timeouts.push(st.timeouts);
         group.push(groups[f.group as usize]);
+        size_bytes.push(f.size.map_or(f64::NAN, |b| b as f64));
     }
     for u in &sim.udp {
         let o: &FlowObs = &sim.obs[u.flow as usize];
@@ -405,6 +407,7 @@ fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
         retransmits.push(0);
         timeouts.push(0);
         group.push("udp");
+        size_bytes.push(f64::NAN);
     }
     let mut t = Table::new();
     t.push("flow_id", Column::U64(flow_id));
@@ -421,6 +424,7 @@ fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
     t.push("retransmits", Column::U64(retransmits));
     t.push("timeouts", Column::U64(timeouts));
     t.push("group", group.finish());
+    t.push("size_bytes", Column::OptF64(size_bytes));
     t
 }
 
