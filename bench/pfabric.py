@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Whole-run speed on pFabric's fabric with the web-search workload: dcfair alone at full size,
+and dcfair beside ns-3 on a scaled-down run that ns-3 finishes, in the same session.
+
+    python bench/pfabric.py [--flows 100000] [--ns3-flows 500] [--reps 1] [--no-doc]
+
+The network is ``scenarios/workloads/pfabric_websearch.toml`` (144 hosts = 9 leaves x 16,
+4 spines, 10 Gbit/s host links, 40 Gbit/s fabric links, Poisson arrivals at load 0.6, web-search
+sizes) with the overrides of :data:`COMMON`: FQ-CoDel with the data-center scaling at every
+switch port, NewReno with SACK, per-packet spraying (ns-3 3.37's only ECMP), and the TCP
+settings ``bench/ns3/leafspine.cc`` sets in ns-3.
+
+1. **Full size** (the issue's target: under 5 minutes and 4 GB on one core): dcfair draws
+   ``--flows`` flows (``poisson.max_flows``) and runs until they have all arrived and had time
+   to finish; CPU time (user + sys), wall clock and peak RSS of ``simrun``.
+2. **Beside ns-3**: dcfair runs the first ``--ns3-flows`` flows of the same process (same seed,
+   so the same flows) and writes its flows.csv; ``bench/ns3/leafspine.cc`` (built against the
+   Debian libns3-dev) replays exactly those flows (pairs, start times, sizes). Both are timed
+   ``--reps`` times, interleaved; the ratio is of CPU times. Completed flows and mean FCT are
+   printed beside each other as a check that both moved the same work, not as validation.
+
+Writes ``bench/results/pfabric.json`` and the section ``pfabric-bench`` of
+``docs/performance.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench/ns2"))
+sys.path.insert(0, str(REPO / "validation"))
+sys.path.insert(0, str(REPO / "validation/ns3"))
+import docsection  # noqa: E402
+from time_ns2 import machine, run_timed  # noqa: E402
+
+SCENARIO = REPO / "scenarios/workloads/pfabric_websearch.toml"
+SIMRUN = REPO / "target/release/examples/simrun"
+NS3_SRC = REPO / "bench/ns3/leafspine.cc"
+NS3_BIN = REPO / "out/ns3/leafspine"
+DOC = REPO / "docs/performance.md"
+OUT = REPO / "bench/results/pfabric.json"
+GNU_TIME = "/usr/bin/time"
+TARGET_CPU_S = 300.0
+TARGET_RSS_MIB = 4096.0
+
+#: dcfair's side of what bench/ns3/leafspine.cc sets in ns-3.
+COMMON = {
+    "queue.kind": "fq_codel",
+    "queue.limit_pkts": 240,
+    "queue.fq_codel.target_us": 5.0,
+    "queue.fq_codel.interval_us": 100.0,
+    "routing.mode": "spray",
+    "tcp.cc": "newreno",
+    "tcp.sack": "true",
+    "tcp.init_cwnd_pkts": 2,
+    "tcp.rcv_buf_bytes": 131072,
+    "tcp.min_rto_ms": 1.0,
+}
+NS3_ARGS = ["--leaves=9", "--spines=4", "--hostsPerLeaf=16", "--hostRate=10Gbps", "--fabricRate=40Gbps",
+            "--delay=1.5us", "--qdisc=fq_codel", "--limit=240", "--hostLimit=1000", "--target=5e-06",
+            "--interval=0.0001", "--tcp=newreno", "--minRto=0.001", "--initCwnd=2", "--rcvBuf=131072",
+            "--sack=true", "--spray=true"]
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def build_ns3() -> None:
+    import run_ns3
+
+    cmd = run_ns3.build_command()
+    flags = cmd[7:]
+    if NS3_BIN.exists() and NS3_BIN.stat().st_mtime >= NS3_SRC.stat().st_mtime:
+        return
+    NS3_BIN.parent.mkdir(parents=True, exist_ok=True)
+    log(f"building {NS3_BIN.relative_to(REPO)}")
+    tmp = str(NS3_BIN) + ".tmp"
+    r = subprocess.run([run_ns3.CXX, "-O2", "-std=c++17", "-Wall", "-o", tmp, str(NS3_SRC), *flags],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"compiling {NS3_SRC.name} failed:\n{r.stderr[-4000:]}")
+    os.replace(tmp, NS3_BIN)
+
+
+def timed(cmd: list[str], tmp: str) -> dict:
+    """CPU, wall and peak RSS of one child (GNU time's %M: see bench/fattree.py's ``timed``)."""
+    if not os.access(GNU_TIME, os.X_OK):
+        return run_timed(cmd, 7200)
+    rss = os.path.join(tmp, "rss.txt")
+    s = run_timed([GNU_TIME, "-f", "%M", "-o", rss, *cmd], 7200)
+    s["peak_rss_kib"] = int(Path(rss).read_text().split()[-1])
+    return s
+
+
+def cpu(s: dict) -> float:
+    return s["user_s"] + s["sys_s"]
+
+
+def dcfair_cmd(flows: int, out: str, stop_s: float) -> list[str]:
+    ov = {**COMMON, "poisson.max_flows": flows, "poisson.stop_s": stop_s, "sim.duration_s": stop_s + 0.05}
+    return [str(SIMRUN), str(SCENARIO), *(f"{k}={v}" for k, v in ov.items()), "--out", out]
+
+
+def arrival_window(flows: int) -> float:
+    """Seconds within which ``flows`` Poisson arrivals fall with a wide margin (the run stops
+    drawing at ``max_flows``; the window only has to be long enough)."""
+    rate = 64_800.0  # flows/s at load 0.6 here: 0.6 x 1440 Gbit/s / (8 x 1,666,451 B)
+    return round(max(0.01, 1.3 * flows / rate + 0.005), 3)
+
+
+def summary(out: str) -> dict:
+    s = json.loads(Path(out, "summary.json").read_text())
+    m = s["metrics"]
+    return {"events": s["events"], "flows": m["poisson_flows"], "completed": m["flows_completed_size_all"],
+            "fct_mean_s": m.get("fct_mean_s_size_all")}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--flows", type=int, default=100_000, help="flows of the full-size run (0: skip it)")
+    ap.add_argument("--ns3-flows", type=int, default=500, help="flows of the run beside ns-3 (0: skip it)")
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--no-doc", action="store_true")
+    a = ap.parse_args(argv)
+    if not SIMRUN.exists():
+        sys.exit(f"{SIMRUN.relative_to(REPO)} not found: cargo build --release -p dcfair-sim --example simrun")
+    tmp = tempfile.mkdtemp(prefix="dcfair-pfabric-")
+    doc = {"benchmark": "pFabric fabric (144 hosts), web search at load 0.6, FQ-CoDel: dcfair, and beside ns-3",
+           "scenario": str(SCENARIO.relative_to(REPO)), "overrides": COMMON,
+           "command": "python bench/pfabric.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+           "machine": machine(),
+           "generated_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+
+    if a.flows:
+        stop = arrival_window(a.flows)
+        log(f"full size: {a.flows} flows (arrivals within {stop} s)")
+        out = os.path.join(tmp, "full")
+        s = timed(dcfair_cmd(a.flows, out, stop), tmp)
+        doc["full"] = {"flows_requested": a.flows, "sim_time_s": stop + 0.05, "cpu_s": cpu(s), "wall_s": s["wall_s"],
+                       "peak_rss_mib": s["peak_rss_kib"] / 1024, "loadavg_1min_before": s["loadavg_1min_before"],
+                       **summary(out)}
+        f = doc["full"]
+        f["events_per_cpu_s"] = f["events"] / f["cpu_s"]
+        log(f"  cpu {f['cpu_s']:.1f} s, wall {f['wall_s']:.1f} s, rss {f['peak_rss_mib']:.0f} MiB, "
+            f"{f['completed']} of {f['flows']} flows completed, {f['events'] / 1e6:.0f} M events")
+
+    if a.ns3_flows:
+        if shutil.which("pkg-config") is None or not Path("/usr/include/ns3").exists():
+            sys.exit("ns-3 not found: `make peers` installs it (Debian packages ns3, libns3-dev)")
+        build_ns3()
+        stop = arrival_window(a.ns3_flows)
+        dur = stop + 0.05
+        samples = {"dcfair": [], "ns3": []}
+        res = {}
+        for rep in range(a.reps):
+            out = os.path.join(tmp, "small")
+            s = timed(dcfair_cmd(a.ns3_flows, out, stop), tmp)
+            samples["dcfair"].append(s)
+            res["dcfair"] = summary(out)
+            res_file = os.path.join(tmp, "ns3.json")
+            cmd = [str(NS3_BIN), *NS3_ARGS, f"--flows={out}/flows.csv", f"--duration={dur!r}", f"--result={res_file}"]
+            s3 = timed(cmd, tmp)
+            samples["ns3"].append(s3)
+            res["ns3"] = json.loads(Path(res_file).read_text())
+            log(f"rep {rep + 1}/{a.reps}: dcfair cpu {cpu(s):.2f} s, ns-3 cpu {cpu(s3):.1f} s")
+        side = {}
+        for name, ss in samples.items():
+            side[name] = {"cpu_s": statistics.median(cpu(s) for s in ss),
+                          "wall_s": statistics.median(s["wall_s"] for s in ss),
+                          "peak_rss_mib": statistics.median(s["peak_rss_kib"] for s in ss) / 1024, **res[name]}
+        doc["beside_ns3"] = {"flows": a.ns3_flows, "sim_time_s": dur, "reps": a.reps, **side,
+                             "ratio_cpu": side["ns3"]["cpu_s"] / side["dcfair"]["cpu_s"]}
+    shutil.rmtree(tmp, ignore_errors=True)
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(doc, indent=1) + "\n")
+    text = render(doc)
+    print(text)
+    if not a.no_doc:
+        docsection.replace(DOC, "pfabric-bench", text)
+    return 0
+
+
+def render(doc: dict) -> str:
+    m = doc["machine"]
+    t = [f"Machine: {m['cpu_model']}, {m['logical_cpus']} logical CPUs, shared; `{doc['command']}` on "
+         f"{doc['generated_utc']}.", ""]
+    if "full" in doc:
+        f = doc["full"]
+        ok = f["cpu_s"] <= TARGET_CPU_S and f["peak_rss_mib"] <= TARGET_RSS_MIB
+        t += [f"Full size: {f['flows']:,} flows, {f['sim_time_s']:g} s simulated: **{f['cpu_s']:.0f} s CPU** "
+              f"({f['wall_s']:.0f} s wall, 1-minute load {f['loadavg_1min_before']:.1f} before), "
+              f"**{f['peak_rss_mib']:.0f} MiB** peak RSS, {f['events'] / 1e6:.0f} M events "
+              f"({f['events_per_cpu_s'] / 1e6:.1f} M per CPU second); {f['completed']:,} flows completed, "
+              f"mean FCT {f['fct_mean_s'] * 1e6:.0f} us. Target (under 5 minutes and 4 GB on one core): "
+              f"{'met' if ok else 'not met'}.", ""]
+    if "beside_ns3" in doc:
+        b = doc["beside_ns3"]
+        d, n = b["dcfair"], b["ns3"]
+        t += [f"Beside ns-3 3.37, the first {b['flows']} flows ({b['sim_time_s']:g} s simulated, medians of "
+              f"{b['reps']}):", "",
+              "| | CPU | wall | peak RSS | events | flows completed | mean FCT |", "|---|---|---|---|---|---|---|",
+              f"| ns-3 | {n['cpu_s']:.1f} s | {n['wall_s']:.1f} s | {n['peak_rss_mib']:.0f} MiB | {n['events'] / 1e6:.1f} M "
+              f"| {n['completed']} of {n['flows']} | {n['fct_mean_s'] * 1e6:.0f} us |",
+              f"| dcfair | {d['cpu_s']:.2f} s | {d['wall_s']:.2f} s | {d['peak_rss_mib']:.0f} MiB | {d['events'] / 1e6:.1f} M "
+              f"| {d['completed']} of {d['flows']} | {d['fct_mean_s'] * 1e6:.0f} us |",
+              "", f"**Ratio (CPU): {b['ratio_cpu']:.0f}x.**"]
+    return "\n".join(t)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
