@@ -820,4 +820,46 @@ mod tests {
         assert!(!big.on_packet(us(0), 0, NO_PORT, &mut a));
         assert_eq!(a.rwnd, 65535);
     }
+
+    // ----- through real TCP endpoints --------------------------------------------------------
+
+    /// A sender and a receiver (window 1 MB: scale factor 5) across one FairQ port whose
+    /// per-flow window is 37,500 bytes: what window does the sender end up honouring?
+    fn through_tcp(mode: WscaleMode, u: u8) -> (u64, u8, u64) {
+        use crate::tcp::testnet::Net;
+        use crate::tcp::TcpConfig;
+        use std::cell::RefCell;
+        use std::rc::Rc;
+        let c = FairqConfig { wscale: mode, unify_wscale: u, ..cfg() };
+        let mut f = Fairq::new(&c);
+        f.ports = vec![FairqPort::new(&c, BUF)];
+        let f = Rc::new(RefCell::new(f));
+        let tcp = TcpConfig { rcv_buf_bytes: 1 << 20, ..Default::default() };
+        let mut net = Net::new(&tcp, None, SimDuration::from_us(10)); // a long flow: no FIN
+        let (fa, fb) = (f.clone(), f.clone());
+        // data leaves the switch through FairQ port 0; ACKs enter through it
+        net.rewrite_fwd = Some(Box::new(move |p, now| {
+            fa.borrow_mut().on_packet(now, NO_PORT, 0, p);
+        }));
+        net.rewrite_ack = Some(Box::new(move |p, now| {
+            tag_reserved_bits(p, 5); // the end-host helper at the receiver
+            fb.borrow_mut().on_packet(now, 0, NO_PORT, p);
+        }));
+        net.start();
+        net.run(SimTime::from_secs_f64(0.01), 1_000_000);
+        assert_eq!(f.borrow().ports[0].flows(), 1, "the SYN-ACK was counted");
+        assert_eq!(f.borrow().ports[0].window(), Some(37_500));
+        assert!(net.rcv.delivered_bytes() > 300 * MSS);
+        (net.snd.peer_rwnd(), net.snd.peer_wscale(), net.max_flight)
+    }
+
+    #[test]
+    fn the_three_scaling_modes_are_exact_through_tcp() {
+        // reserved bits: the receiver's own factor 5; 37500 >> 5 << 5 = 37472
+        assert_eq!(through_tcp(WscaleMode::ReservedBits, 0), (37_472, 5, 25 * MSS));
+        // unify to the hosts' factor: the same
+        assert_eq!(through_tcp(WscaleMode::Unify, 5), (37_472, 5, 25 * MSS));
+        // off: nobody scales, the window is exact to the byte
+        assert_eq!(through_tcp(WscaleMode::Off, 0), (37_500, 0, 25 * MSS));
+    }
 }
