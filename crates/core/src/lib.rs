@@ -8,7 +8,9 @@
 //! - [`packet`]: the plain packet struct and flow hashing.
 //! - [`qdisc`]: queue disciplines behind one trait, accounting outside the discipline.
 //! - [`tcp`]: TCP sender and receiver state machines, congestion controls.
+//! - [`fairq`]: FairQ, the switch that rewrites the receive window of ACKs (beside any discipline).
 
+pub mod fairq;
 pub mod packet;
 pub mod qdisc;
 pub mod rng;

@@ -119,6 +119,8 @@ pub struct Sim {
     pub timer_coin: Option<dcfair_core::rng::Rng>,
     /// With `sim.tie_break = "float_clock"`: order ties by the `f64` shadow clock.
     pub float_clock: bool,
+    /// FairQ at some switches (`fairq.rs`), when the scenario has `[fairq]`.
+    pub fairq: Option<Box<crate::fairq::FairqNet>>,
     /// The shadow clock's time of the event being handled (float-clock mode).
     fnow: f64,
     /// Event log (feature `trace`); see [`trace`].
@@ -200,6 +202,7 @@ impl Sim {
             next_uid: 1,
             timer_coin: None,
             float_clock: false,
+            fairq: None,
             fnow: 0.0,
             #[cfg(feature = "trace")]
             trace: String::new(),
@@ -296,6 +299,8 @@ impl Sim {
             Event::Request => self.request(now),
             Event::Sample => self.open_window(),
             Event::SeriesTick => self.series_tick(now),
+            Event::FairqSample => self.fairq_sample(now),
+            Event::FairqTick => self.fairq_tick(now),
         }
     }
 
@@ -409,6 +414,9 @@ impl Sim {
                 debug_assert!(false, "no route to {} at {}", pkt.dst, self.net.nodes[node as usize].name);
                 return;
             };
+            if let Some(fq) = self.fairq.as_deref_mut() {
+                fq.on_switch(now, self.net.nodes[node as usize].ports[port as usize], out, &mut pkt);
+            }
             self.offer(out, pkt, now);
         } else {
             self.deliver(now, node, pkt);
@@ -438,6 +446,9 @@ impl Sim {
                 self.obs[f].arrival(now, flow.start, pkt.size, in_window);
             }
             flow.receiver.on_packet(&pkt, now, &mut out);
+            if let Some(fq) = self.fairq.as_deref() {
+                fq.tag(&mut out, flow.receiver.wscale_shift());
+            }
             let delivered = flow.receiver.delivered_bytes();
             if let Some(size) = flow.size {
                 if self.obs[f].completed.is_none() && delivered >= size {
@@ -522,6 +533,9 @@ impl Sim {
             flow.ids.src
         } else {
             flow.receiver.on_timer(now, &mut out);
+            if let Some(fq) = self.fairq.as_deref() {
+                fq.tag(&mut out, flow.receiver.wscale_shift());
+            }
             flow.ids.dst
         };
         self.note_deadline(f, side, now);

@@ -50,6 +50,10 @@ pub enum Event {
     Sample,
     /// Periodic sampling of the time series (`[measure] sample_interval_s`; `series.rs`).
     SeriesTick,
+    /// FairQ: sample the queues of the FairQ ports (`fairq.sample_interval_us`; `fairq.rs`).
+    FairqSample,
+    /// FairQ: the window controllers' timer `T` (`fairq.interval_us`).
+    FairqTick,
 }
 
 /// The largest id an event can carry (29 bits).
@@ -67,6 +71,9 @@ impl Event {
             Event::Request => (4, 0),
             Event::UdpSend { source } => (5, source),
             Event::Sample => (6, 0),
+            // the FairQ timers share kind 6 with `Sample` (the 3 kind bits are all taken)
+            Event::FairqSample => (6, 1),
+            Event::FairqTick => (6, 2),
             Event::SeriesTick => (7, 0),
         };
         debug_assert!(id <= MAX_ID, "event id {id} needs more than {ID_BITS} bits");
@@ -83,7 +90,11 @@ impl Event {
             3 => Event::Start { flow: id },
             4 => Event::Request,
             5 => Event::UdpSend { source: id },
-            6 => Event::Sample,
+            6 => match id {
+                0 => Event::Sample,
+                1 => Event::FairqSample,
+                _ => Event::FairqTick,
+            },
             _ => Event::SeriesTick,
         }
     }
@@ -440,6 +451,8 @@ mod tests {
                 Event::UdpSend { source: id },
                 Event::Sample,
                 Event::SeriesTick,
+                Event::FairqSample,
+                Event::FairqTick,
             ] {
                 assert!(ev.pack() >> 32 == 0);
                 assert_eq!(Event::unpack(ev.pack()), ev);

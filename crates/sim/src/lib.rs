@@ -14,6 +14,7 @@ pub mod columns;
 pub mod engine;
 pub mod error;
 pub mod event;
+pub mod fairq;
 pub mod groups;
 pub mod metrics;
 pub mod net;

@@ -106,6 +106,7 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
         sim.group_names.push("udp".into());
     }
     sim.attach_probes(sc)?;
+    sim.attach_fairq(sc)?;
     sim.measured_rate_bps = measured_rate.as_f64();
     match sc.sim.tie_break {
         crate::scenario::TieBreak::Fifo => {}
@@ -251,6 +252,9 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
     m.insert("marks".into(), json!(total.marks_total()));
     m.insert("drops_by_reason".into(), Value::Object(by_reason));
     m.insert("flows".into(), json!(n_tcp));
+    if let Some(fq) = sim.fairq.as_deref() {
+        m.insert("fairq_rewrites".into(), json!(fq.core.rewrites));
+    }
     m.insert("flows_completed".into(), json!(fcts.len()));
     m.insert("timeouts".into(), json!(sim.tcp.iter().map(|f| f.sender.stats().timeouts).sum::<u64>()));
     m.insert("retransmits".into(), json!(sim.tcp.iter().map(|f| f.sender.stats().retransmits).sum::<u64>()));

@@ -67,6 +67,8 @@ pub struct Scenario {
     pub incast: Option<IncastConfig>,
     /// Poisson flow arrivals with an empirical size distribution (`poisson.rs`).
     pub poisson: Option<crate::poisson::PoissonConfig>,
+    /// FairQ at the ports of some switches (`fairq.rs`): ACK windows rewritten to a fair share.
+    pub fairq: Option<dcfair_core::fairq::FairqConfig>,
 }
 
 fn default_name() -> String {
@@ -518,6 +520,9 @@ impl Scenario {
             pq.validate().map_err(|e| e.within(&format!("ports.{name}")))?;
         }
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
+        if let Some(fq) = &self.fairq {
+            fq.validate().map_err(|e| e.within("fairq"))?;
+        }
         for (name, f) in self.flow_groups() {
             let key = if name == "flows" { "flows".to_string() } else { format!("groups.{name}") };
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {

@@ -418,6 +418,9 @@ pub(crate) mod testnet {
         pub queue_drops: u64,
         pub drop: DropFn,
         pub rewrite_ack: Option<RewriteFn>,
+        /// Rewrites segments of the forward direction (a switch on the data path: FairQ's
+        /// option rewriting of the SYN).
+        pub rewrite_fwd: Option<RewriteFn>,
         pub log: Vec<Sent>,
         /// Largest `flight_bytes()` seen right after a call that sent new data.
         pub max_flight: u64,
@@ -457,6 +460,7 @@ pub(crate) mod testnet {
                 queue_drops: 0,
                 drop: Box::new(|_, _, _| false),
                 rewrite_ack: None,
+                rewrite_fwd: None,
                 log: Vec::new(),
                 max_flight: 0,
                 rto_log: Vec::new(),
@@ -492,10 +496,9 @@ pub(crate) mod testnet {
                 let headerless = self.headerless_first && p.payload > 0 && p.seq == self.data_start;
                 let expect = if headerless { p.payload } else { p.payload + self.header };
                 assert_eq!(p.size, expect, "wire size = payload + header");
-                if dir == Dir::Rev {
-                    if let Some(f) = self.rewrite_ack.as_mut() {
-                        f(&mut p, self.now);
-                    }
+                let rewrite = if dir == Dir::Rev { self.rewrite_ack.as_mut() } else { self.rewrite_fwd.as_mut() };
+                if let Some(f) = rewrite {
+                    f(&mut p, self.now);
                 }
                 let mut dropped = (self.drop)(&p, dir, self.now);
                 if dir == Dir::Fwd && self.rate.is_some() && !dropped {
