@@ -32,7 +32,7 @@
 //!
 //! Modules: [`sender`] (the sender state machine and loss recovery), [`receiver`] (cumulative
 //! ACKs, out-of-order buffer, delayed ACKs, SACK blocks), [`rtt`] (RFC 6298 estimator),
-//! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC), [`sack`]
+//! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC, pFabric), [`profile`] (named settings such as pFabric's Table II), [`sack`]
 //! (the sender's RFC 6675 scoreboard), [`pacing`] (release times at `ratio * cwnd / srtt`).
 
 pub mod congestion;
