@@ -58,6 +58,10 @@ pub struct Scenario {
     /// Discipline of the measured (bottleneck) ports.
     #[serde(default)]
     pub queue: QueueConfig,
+    /// Discipline of every host NIC (`[host_queue]`, same keys as `[queue]`). Absent: a DropTail
+    /// FIFO of `topology.host_buffer_pkts`; without a limit it takes `host_buffer_pkts`.
+    /// pFabric and the FQ-CoDel paper schedule at the hosts too.
+    pub host_queue: Option<QueueConfig>,
     /// Buffer and/or discipline of named ports (`[ports."sw->r0"]`), over the topology's.
     #[serde(default)]
     pub ports: std::collections::BTreeMap<String, crate::topo::PortQueue>,
@@ -551,6 +555,16 @@ fn parse_literal(value: &str) -> toml::Value {
 // ---------------------------------------------------------------------------------------------
 
 impl Scenario {
+    /// The `[host_queue]` discipline with its limit filled in (`topology.host_buffer_pkts` when
+    /// the table sets none); `None` without the table.
+    pub fn host_queue(&self) -> Option<QueueConfig> {
+        let mut hq = self.host_queue.clone()?;
+        if hq.limit_pkts.is_none() && hq.limit_bytes.is_none() {
+            hq.limit_pkts = Some(self.topology.host_buffer_pkts());
+        }
+        Some(hq)
+    }
+
     /// Seconds at which the measurement window opens.
     pub fn window_start_s(&self) -> f64 {
         self.sim.duration_s - self.window_s()
@@ -596,6 +610,9 @@ impl Scenario {
         crate::groups::validate(self).map_err(|e| e.within("measure"))?;
         crate::probe::validate(self).map_err(|e| e.within("measure"))?;
         self.queue.validate().map_err(|e| e.within("queue"))?;
+        if let Some(hq) = self.host_queue() {
+            hq.validate().map_err(|e| e.within("host_queue"))?;
+        }
         for (name, pq) in &self.ports {
             pq.validate().map_err(|e| e.within(&format!("ports.{name}")))?;
         }
