@@ -31,8 +31,8 @@
 //!   name (relative to the `tcp` table). The constructors assume a validated configuration.
 //!
 //! Modules: [`sender`] (the sender state machine and loss recovery), [`receiver`] (cumulative
-//! ACKs, out-of-order buffer, delayed ACKs, SACK blocks), [`rtt`] (RFC 6298 estimator),
-//! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC), [`sack`]
+//! ACKs, out-of-order buffer, delayed ACKs, SACK blocks, ECN echo), [`rtt`] (RFC 6298 estimator),
+//! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC, DCTCP), [`sack`]
 //! (the sender's RFC 6675 scoreboard), [`pacing`] (release times at `ratio * cwnd / srtt`).
 
 pub mod congestion;
@@ -62,6 +62,8 @@ pub enum CcKind {
     Newreno,
     /// RFC 9438 CUBIC (with NewReno's fast recovery): `congestion/cubic.rs`.
     Cubic,
+    /// RFC 8257 DCTCP (implies ECN; NewReno on loss): `congestion/dctcp.rs`.
+    Dctcp,
 }
 
 /// TCP parameters (the `[tcp]` table of a scenario). Units are in the key names; `docs/tcp.md`
@@ -147,6 +149,13 @@ pub struct TcpConfig {
     pub pacing_ss_ratio: f64,
     /// Pacing ratio otherwise (late slow start, congestion avoidance, recovery).
     pub pacing_ca_ratio: f64,
+    /// ECN (RFC 3168): negotiated in the handshake, ECT(0) on data segments, ECE treated as a
+    /// congestion signal once per window with CWR. Always on with `cc = "dctcp"`.
+    pub ecn: bool,
+    /// DCTCP's estimation gain g (RFC 8257 3.3), in (0, 1].
+    pub dctcp_g: f64,
+    /// DCTCP's initial alpha, in [0, 1] (Linux's `dctcp_alpha_on_init` = 1024/1024).
+    pub dctcp_alpha_init: f64,
 }
 
 impl Default for TcpConfig {
@@ -183,6 +192,9 @@ impl Default for TcpConfig {
             pacing: false,
             pacing_ss_ratio: 1.0,
             pacing_ca_ratio: 1.0,
+            ecn: false,
+            dctcp_g: 1.0 / 16.0,
+            dctcp_alpha_init: 1.0,
         }
     }
 }
@@ -291,6 +303,12 @@ impl TcpConfig {
                 return Err(ConfigError::new(key, format!("must be a number from {lo} to {hi} (a multiple of cwnd / srtt), got {v}")));
             }
         }
+        if !(self.dctcp_g > 0.0 && self.dctcp_g <= 1.0) {
+            return Err(ConfigError::new("dctcp_g", format!("must be in (0, 1], got {}", self.dctcp_g)));
+        }
+        if !(0.0..=1.0).contains(&self.dctcp_alpha_init) {
+            return Err(ConfigError::new("dctcp_alpha_init", format!("must be in [0, 1], got {}", self.dctcp_alpha_init)));
+        }
         if self.max_rto_s * 1000.0 < self.min_rto_ms {
             return Err(ConfigError::new(
                 "max_rto_s",
@@ -300,6 +318,10 @@ impl TcpConfig {
         Ok(())
     }
 
+    /// The endpoints use ECN: `ecn`, or a congestion control that needs it (DCTCP).
+    pub fn ecn_enabled(&self) -> bool {
+        self.ecn || self.cc == CcKind::Dctcp
+    }
     /// The window rules selected by `ssthresh_from`, `recovery_cwnd`, `recovery_exit`.
     pub fn window_rules(&self) -> WindowRules {
         WindowRules { ssthresh_from: self.ssthresh_from, recovery_cwnd: self.recovery_cwnd, recovery_exit: self.recovery_exit }
@@ -361,6 +383,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Payload bytes cumulatively acknowledged.
     pub bytes_acked: u64,
+    /// Window reductions in answer to ECN-Echo (at most one per window of data).
+    pub ecn_reductions: u64,
 }
 
 // =============================================================================================
@@ -728,6 +752,13 @@ mod tests {
             rejects(|c| c.pacing_ca_ratio = bad, "pacing_ca_ratio");
         }
         TcpConfig { pacing: true, pacing_ss_ratio: 2.0, pacing_ca_ratio: 1.2, ..Default::default() }.validate().unwrap();
+        for bad in [0.0, -0.1, 1.5, f64::NAN] {
+            rejects(|c| c.dctcp_g = bad, "dctcp_g");
+        }
+        for bad in [-0.1, 1.01, f64::NAN] {
+            rejects(|c| c.dctcp_alpha_init = bad, "dctcp_alpha_init");
+        }
+        TcpConfig { dctcp_g: 1.0, dctcp_alpha_init: 0.0, ..Default::default() }.validate().unwrap();
     }
     #[test]
     fn unscaled_large_buffers_are_allowed_and_capped() {
@@ -755,5 +786,9 @@ mod tests {
         // SACK and pacing are off; the ratios default to 1 (ns-3: 2.0 / 1.2, Linux 200 % / 120 %)
         assert!(!c.sack && !c.pacing);
         assert_eq!((c.pacing_ss_ratio, c.pacing_ca_ratio), (1.0, 1.0));
+        // ECN off; DCTCP's g = 1/16 (RFC 8257) and alpha starting at 1 (Linux)
+        assert!(!c.ecn && !c.ecn_enabled());
+        assert_eq!((c.dctcp_g, c.dctcp_alpha_init), (0.0625, 1.0));
+        assert!(TcpConfig { cc: CcKind::Dctcp, ..Default::default() }.ecn_enabled());
     }
 }

@@ -24,7 +24,19 @@
 //! - **Timestamps** (RFC 7323 4.3): `ts_ecr` echoes `TS.Recent`, the `ts_val` of the latest
 //!   segment that arrived at or before the left edge of the last ACK sent. A delayed ACK thus
 //!   echoes the earlier of the two segments and a duplicate ACK the last in-order one.
-//! - **ECN**: CE marks are counted; echoing them (RFC 3168 ECE, DCTCP) is a hook left for later.
+//! - **ECN** (with `ecn` or `cc = "dctcp"`): in use if the SYN asked for it (ECE and CWR set;
+//!   the SYN-ACK then carries ECE, RFC 3168 6.1.1), or by the configuration without a
+//!   handshake. CE marks are counted in any case. The echo depends on the congestion control:
+//!   - *classic* (RFC 3168 6.1.3): a CE data segment latches ECE; every ACK carries ECE until a
+//!     segment with CWR arrives (CWR is processed before CE, so a segment with both keeps it
+//!     latched). The delayed-ACK policy is unchanged.
+//!   - *DCTCP* (RFC 8257 3.2): one bit of state, `ce`, the CE bit of the last data segment.
+//!     Every ACK carries ECE = `ce`. When a segment's CE bit differs from `ce` and a delayed
+//!     ACK is pending, an ACK goes out at once *before* the segment is processed: it
+//!     acknowledges what arrived before (`rcv_nxt` before the segment) with the old `ce`;
+//!     then `ce` flips and the segment is acknowledged by the usual policy. Without delayed
+//!     ACKs every segment is acknowledged at once with its own CE bit, so ECE echoes CE
+//!     exactly. CWR is ignored. The sender thus learns the exact sequence of marks.
 //! - **SACK** (RFC 2018 section 4, with `sack`): every ACK carries up to 3 blocks
 //!   (`Packet::sack`, unused slots `start == end`) naming out-of-order data held. The first block
 //!   is the whole contiguous block holding the segment that triggered the ACK, unless that
@@ -62,6 +74,19 @@ pub struct ReceiverStats {
     pub ooo_segments: u64,
     /// Segments that arrived with ECN CE set.
     pub ce_segments: u64,
+    /// ACKs sent with ECN-Echo.
+    pub ece_acks: u64,
+}
+
+/// How the receiver echoes CE marks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EcnEcho {
+    /// No ECN (not configured, or not negotiated).
+    Off,
+    /// RFC 3168: ECE latched from a CE segment until a CWR segment.
+    Classic,
+    /// RFC 8257 3.2: ECE follows the CE bit of the data, with an immediate ACK on each change.
+    Dctcp,
 }
 
 /// Sorted, disjoint, non-adjacent half-open byte intervals `[start, end)`.
@@ -188,8 +213,11 @@ pub struct TcpReceiver {
     /// RFC 2018: report SACK blocks, and the blocks to report.
     sack: bool,
     sack_list: SackList,
-    /// Flags added to every ACK; the ECN echo hook will set ECE here.
+    /// Flags added to every ACK (ECE while the echo says so).
     ack_flags: u8,
+    /// The echo configured, and the one in use on this connection.
+    ecn_conf: EcnEcho,
+    ecn: EcnEcho,
     stats: ReceiverStats,
 }
 
@@ -201,6 +229,11 @@ impl TcpReceiver {
             (ReceiverState::Listen, false)
         } else {
             (ReceiverState::Established, cfg.window_scaling)
+        };
+        let ecn_conf = match (cfg.ecn_enabled(), cfg.cc) {
+            (false, _) => EcnEcho::Off,
+            (true, super::CcKind::Dctcp) => EcnEcho::Dctcp,
+            (true, _) => EcnEcho::Classic,
         };
         TcpReceiver {
             ids,
@@ -227,6 +260,8 @@ impl TcpReceiver {
             sack: cfg.sack,
             sack_list: SackList::default(),
             ack_flags: 0,
+            ecn_conf,
+            ecn: if cfg.handshake { EcnEcho::Off } else { ecn_conf },
             stats: ReceiverStats::default(),
         }
     }
@@ -332,14 +367,18 @@ impl TcpReceiver {
         // may carry it only in answer to a SYN that did
         self.scaling = self.window_scaling && pkt.wscale != NO_WSCALE;
         self.shift = if self.scaling { super::wscale_for(self.rcv_buf) } else { 0 };
+        // RFC 3168 6.1.1: an ECN-setup SYN has both ECE and CWR
+        let asks = pkt.has(flags::ECE) && pkt.has(flags::CWR);
+        self.ecn = if asks { self.ecn_conf } else { EcnEcho::Off };
     }
 
     fn on_segment(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) {
+        // before TS.Recent moves: DCTCP's immediate ACK covers, and echoes, earlier segments
+        self.ecn_hook(pkt, now, out);
         // RFC 7323 4.3 (2): TS.Recent follows segments at or before the last ACK's edge
         if pkt.seq <= self.last_ack_sent && pkt.ts_val >= self.ts_recent {
             self.ts_recent = pkt.ts_val;
         }
-        self.ecn_hook(pkt);
         let fin = pkt.has(flags::FIN);
         if pkt.payload == 0 && !fin {
             return; // a pure ACK (the handshake's third segment): nothing to acknowledge
@@ -391,12 +430,36 @@ impl TcpReceiver {
         }
     }
 
-    /// ECN hook. CE marks are counted; a DCTCP or RFC 3168 receiver would set ECE in
-    /// `ack_flags` here (and decide when to send an ACK at once on a CE change).
+    /// ECN: counts CE, and sets ECE in `ack_flags` by the echo in use (module rules); for
+    /// DCTCP, sends the immediate ACK of a CE change.
     #[inline]
-    fn ecn_hook(&mut self, pkt: &Packet) {
-        if pkt.ecn == Ecn::Ce {
+    fn ecn_hook(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) {
+        let ce = pkt.ecn == Ecn::Ce;
+        if ce {
             self.stats.ce_segments += 1;
+        }
+        match self.ecn {
+            EcnEcho::Off => {}
+            EcnEcho::Classic => {
+                if pkt.has(flags::CWR) {
+                    self.ack_flags &= !flags::ECE;
+                }
+                if ce {
+                    self.ack_flags |= flags::ECE;
+                }
+            }
+            EcnEcho::Dctcp => {
+                if pkt.payload == 0 && !pkt.has(flags::FIN) {
+                    return; // only data segments carry the CE state
+                }
+                let state = self.ack_flags & flags::ECE != 0;
+                if ce != state {
+                    if self.delack_deadline.is_some() {
+                        self.send_ack(now, out); // the old state, for what arrived before
+                    }
+                    self.ack_flags ^= flags::ECE;
+                }
+            }
         }
     }
 
@@ -423,6 +486,9 @@ impl TcpReceiver {
         let mut p = self.header_packet(now);
         p.seq = self.iss;
         p.flags = flags::SYN | flags::ACK;
+        if self.ecn != EcnEcho::Off {
+            p.flags |= flags::ECE; // RFC 3168 6.1.1: an ECN-setup SYN-ACK
+        }
         // RFC 7323 2.2: the window of a SYN-ACK is never scaled
         p.rwnd = encode_window(self.rcv_buf, 0);
         p.wscale = if self.scaling { self.shift } else { NO_WSCALE };
@@ -434,6 +500,7 @@ impl TcpReceiver {
     fn send_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         let mut p = self.header_packet(now);
         p.flags = flags::ACK | self.ack_flags;
+        self.stats.ece_acks += (self.ack_flags & flags::ECE != 0) as u64;
         p.rwnd = encode_window(self.rcv_buf, self.shift);
         if self.sack {
             p.sack = self.sack_list.blocks;

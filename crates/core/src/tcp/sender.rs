@@ -54,7 +54,19 @@
 //! - **Packets**: data segments are `payload + header_bytes` long, carry ACK (and FIN), the
 //!   sender's own window and `priority` = payload bytes not yet acknowledged (pFabric's
 //!   remaining flow size; ACKs and SYNs carry 0). `uid` is left 0, `created = ts_val = now`,
-//!   `ts_ecr` echoes the receiver. ECT is never set (ECN is a hook for DCTCP).
+//!   `ts_ecr` echoes the receiver. ECT(0) only with ECN (below).
+//! - **ECN** (RFC 3168, with `ecn` or `cc = "dctcp"`): the SYN carries ECE and CWR; ECN is in
+//!   use if the SYN-ACK answers with ECE and without CWR (without a handshake: by the
+//!   configuration, both ends reading the same one). Then new data segments are ECT(0); a
+//!   retransmission is Not-ECT (RFC 3168 6.1.5) except with DCTCP, whose segments are all ECT
+//!   (as in Linux and ns-3); pure ACKs, SYNs and pure FINs never are. Every acceptable ACK goes
+//!   to `on_ecn_ack`. An ACK with ECE makes the sender *react* (`on_ecn_echo`: half the window
+//!   for Reno / NewReno, `beta_cubic` for CUBIC, `alpha / 2` for DCTCP) only outside loss
+//!   recovery, once the cumulative ACK has reached the last loss's `recover` and the
+//!   `ecn_high` of the last reaction (`snd_max` at that reaction): at most once per window of
+//!   data. Between a reaction and the ACK that reaches `ecn_high` (Linux's CWR state), ACKs do
+//!   not open the window (RFC 3168 6.1.2: no increase on ECE; Linux: none in CWR). The next
+//!   new data segment after a reaction carries CWR.
 //! - **SACK loss recovery** (RFC 6675, with `sack`; the ACKs' blocks kept in a
 //!   [`Scoreboard`]). A duplicate ACK is an ACK that SACKs octets not SACKed before (RFC 6675
 //!   section 2; an ACK without new SACK information is not one, whatever its ACK number).
@@ -91,7 +103,7 @@ use super::pacing::Pacer;
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::{decode_window, encode_window, wscale_for, FlowIds, SenderStats, TcpConfig, MAX_WSCALE};
-use crate::packet::{flags, Packet, Proto, NO_WSCALE};
+use crate::packet::{flags, Ecn, Packet, Proto, NO_WSCALE};
 use crate::time::{SimDuration, SimTime};
 
 /// Connection state of the sender (RFC 9293 3.3.2 names).
@@ -196,6 +208,18 @@ pub struct TcpSender {
     /// With SACK, after a timeout until the cumulative ACK reaches `recover`: go-back-N skips
     /// SACKed octets and counts only unSACKed ones against cwnd.
     after_rto: bool,
+    // ECN (RFC 3168)
+    /// ECN configured (`ecn`, or DCTCP): offered on the SYN.
+    ecn: bool,
+    /// ECN in use on this connection (negotiated, or configured without a handshake).
+    ecn_ok: bool,
+    /// Retransmissions are ECT too (DCTCP).
+    ect_retransmits: bool,
+    /// `snd_max` at the last ECN reaction: no other reaction, and no increase, before the
+    /// cumulative ACK reaches it.
+    ecn_high: u64,
+    /// The next new data segment carries CWR.
+    cwr_pending: bool,
     // pacing
     pacer: Pacer,
     /// A data segment is held by the pacer until this time.
@@ -276,6 +300,11 @@ impl TcpSender {
             high_rxt: iss,
             rescue_sent: false,
             after_rto: false,
+            ecn: cfg.ecn_enabled(),
+            ecn_ok: cfg.ecn_enabled() && !cfg.handshake,
+            ect_retransmits: cfg.cc == super::CcKind::Dctcp,
+            ecn_high: iss,
+            cwr_pending: false,
             pacer: Pacer::new(cfg),
             pace_wake: None,
         }
@@ -473,6 +502,14 @@ impl TcpSender {
         &self.rtt
     }
     /// Name of the congestion control.
+    /// ECN is in use on this connection (negotiated in the handshake, or configured without one).
+    pub fn ecn_in_use(&self) -> bool {
+        self.ecn_ok
+    }
+    /// The congestion control (DCTCP's `alpha`, CUBIC's state, for traces and tests).
+    pub fn cc(&self) -> &AnyCc {
+        &self.cc
+    }
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()
     }
@@ -484,6 +521,9 @@ impl TcpSender {
         p.seq = self.iss;
         p.ack = 0;
         p.flags = flags::SYN;
+        if self.ecn {
+            p.flags |= flags::ECE | flags::CWR; // RFC 3168 6.1.1: an ECN-setup SYN
+        }
         // RFC 7323 2.2: the SYN's window is not scaled; it carries our shift if we offer scaling
         p.rwnd = encode_window(self.rcv_buf, 0);
         p.wscale = if self.window_scaling { wscale_for(self.rcv_buf) } else { NO_WSCALE };
@@ -509,6 +549,8 @@ impl TcpSender {
         self.peer_shift = if scaling { pkt.wscale.min(MAX_WSCALE) } else { 0 };
         self.my_shift = if scaling { wscale_for(self.rcv_buf) } else { 0 };
         self.peer_rwnd = pkt.rwnd as u64;
+        // RFC 3168 6.1.1: an ECN-setup SYN-ACK has ECE set and CWR clear
+        self.ecn_ok = self.ecn && pkt.has(flags::ECE) && !pkt.has(flags::CWR);
         self.snd_una = self.iss + 1;
         let sample = if self.timestamps {
             Some(now.saturating_since(pkt.ts_ecr))
@@ -542,31 +584,55 @@ impl TcpSender {
         }
         // the window of every acceptable ACK, as rewritten by any switch on the way
         self.peer_rwnd = decode_window(pkt.rwnd, self.peer_shift);
-        let ece = pkt.has(flags::ECE);
+        let ece = self.ecn_ok && pkt.has(flags::ECE);
         let flight_before = self.flight_bytes();
         let acked = self.payload_between(self.snd_una, ack);
         let newly_sacked = if self.sack { self.update_scoreboard(pkt) } else { 0 };
         let mut sample = None;
         if ack > self.snd_una {
-            sample = self.on_new_ack(pkt, now, out);
+            sample = self.on_new_ack(pkt, ece, now, out);
         } else if !self.sack && pkt.payload == 0 && !pkt.has(flags::FIN) && self.snd_max > self.snd_una {
             self.on_dupack(now, out);
         }
         if newly_sacked > 0 && self.state != SenderState::Done {
             self.on_sack_dupack(now, out);
         }
-        if ece {
-            let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
-            let ev = AckEvent { now, acked_bytes: acked, flight_bytes: flight_before, rtt_sample: sample, srtt, min_rtt, ece };
-            self.cc.on_ecn_echo(&mut self.win, &ev);
+        if self.ecn_ok {
+            self.on_ecn(ece, ack, acked, flight_before, sample, now);
         }
         if self.state != SenderState::Done {
             self.try_send(now, out);
         }
     }
 
+    /// RFC 3168 6.1.2 / RFC 8257 3.3: every ACK of an ECN connection to the congestion control,
+    /// and the reaction to ECE at most once per window, outside loss recovery.
+    fn on_ecn(&mut self, ece: bool, ack: u64, acked: u64, flight_before: u64, sample: Option<SimDuration>, now: SimTime) {
+        let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
+        let ev = AckEvent {
+            now,
+            acked_bytes: acked,
+            flight_bytes: flight_before,
+            rtt_sample: sample,
+            srtt,
+            min_rtt,
+            ece,
+            ack,
+            snd_nxt: self.snd_nxt,
+        };
+        self.cc.on_ecn_ack(&mut self.win, &ev);
+        let may_react = !self.in_recovery && ack >= self.ecn_high && self.recover.is_none_or(|r| ack >= r);
+        if ece && may_react && self.state != SenderState::Done {
+            let loss = Loss { flight: self.flight_bytes(), rwnd: self.peer_rwnd };
+            self.cc.on_ecn_echo(&mut self.win, &ev, &loss);
+            self.ecn_high = self.snd_max;
+            self.cwr_pending = true;
+            self.stats.ecn_reductions += 1;
+        }
+    }
+
     /// An ACK that advances `snd_una`. Returns the RTT sample it gave, if any.
-    fn on_new_ack(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) -> Option<SimDuration> {
+    fn on_new_ack(&mut self, pkt: &Packet, ece: bool, now: SimTime, out: &mut Vec<Packet>) -> Option<SimDuration> {
         let ack = pkt.ack;
         let acked = self.payload_between(self.snd_una, ack);
         let flight_before = self.flight_bytes();
@@ -613,9 +679,20 @@ impl TcpSender {
                 restart_timer = !self.partial_seen;
                 self.partial_seen = true;
             }
-        } else {
+        } else if !(self.ecn_ok && ack < self.ecn_high) {
+            // (no increase between an ECN reaction and the ACK of the window it cut: CWR)
             let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
-            let ev = AckEvent { now, acked_bytes: acked, flight_bytes: flight_before, rtt_sample: sample, srtt, min_rtt, ece: false };
+            let ev = AckEvent {
+                now,
+                acked_bytes: acked,
+                flight_bytes: flight_before,
+                rtt_sample: sample,
+                srtt,
+                min_rtt,
+                ece,
+                ack,
+                snd_nxt: self.snd_nxt,
+            };
             self.cc.on_ack(&mut self.win, &ev);
         }
         if self.first_ack_reset && acked_before == 0 && ack == self.data_start + self.mss.min(self.data_end - self.data_start) {
@@ -967,6 +1044,18 @@ impl TcpSender {
         }
         if fin {
             p.flags |= flags::FIN;
+        }
+        if self.ecn_ok && len > 0 {
+            // RFC 3168 6.1.2 / 6.1.5: ECT(0) on new data (DCTCP: on retransmissions too), CWR
+            // on the first new data segment after a reduction
+            let new_data = seq >= self.snd_max;
+            if new_data || self.ect_retransmits {
+                p.ecn = Ecn::Ect0;
+            }
+            if new_data && self.cwr_pending {
+                p.flags |= flags::CWR;
+                self.cwr_pending = false;
+            }
         }
         let end = seq + len + fin as u64;
         if seq < self.snd_max {
