@@ -440,6 +440,11 @@ pub(crate) mod testnet {
         pub queue_limit: Option<usize>,
         /// Packets the drop-tail buffer refused.
         pub queue_drops: u64,
+        /// DCTCP marking threshold of the forward buffer: an ECT packet that finds at least this
+        /// many packets there (the one in transmission included) is set to CE.
+        pub mark_at: Option<usize>,
+        /// Packets the forward buffer marked.
+        pub queue_marks: u64,
         pub drop: DropFn,
         pub rewrite_ack: Option<RewriteFn>,
         pub log: Vec<Sent>,
@@ -479,6 +484,8 @@ pub(crate) mod testnet {
                 rate: None,
                 queue_limit: None,
                 queue_drops: 0,
+                mark_at: None,
+                queue_marks: 0,
                 drop: Box::new(|_, _, _| false),
                 rewrite_ack: None,
                 log: Vec::new(),
@@ -529,6 +536,9 @@ pub(crate) mod testnet {
                     if self.queue_limit.is_some_and(|l| self.fwd_queue.len() >= l) {
                         dropped = true;
                         self.queue_drops += 1;
+                    } else if self.mark_at.is_some_and(|k| self.fwd_queue.len() >= k) && p.ecn != crate::packet::Ecn::NotEct {
+                        p.ecn = crate::packet::Ecn::Ce;
+                        self.queue_marks += 1;
                     }
                 }
                 self.log.push(Sent { t: self.now, dir, pkt: p.clone(), dropped });

@@ -854,6 +854,120 @@ mod tests {
         assert!(r.sack_blocks().is_empty());
     }
 
+    // --- ECN echo (RFC 3168 6.1.3, RFC 8257 3.2) ---------------------------------------------------
+    fn ce(mut p: Packet) -> Packet {
+        p.ecn = Ecn::Ce;
+        p
+    }
+    fn with(mut p: Packet, f: u8) -> Packet {
+        p.flags |= f;
+        p
+    }
+    /// Feeds full segments `0..pattern.len()` (CE where `pattern` says), 1 us apart, then fires
+    /// the delayed-ACK timer; returns every ACK as (ACK number in segments, ECE).
+    fn echo(cfg: &TcpConfig, pattern: &[u8]) -> (Vec<(u64, bool)>, TcpReceiver) {
+        let mut r = TcpReceiver::new(cfg, IDS);
+        let mut out = Vec::new();
+        for (i, &c) in pattern.iter().enumerate() {
+            let p = seg(i as u64 * MSS as u64, MSS);
+            r.on_packet(&if c == 1 { ce(p) } else { p }, t(i as u64), &mut out);
+        }
+        r.on_timer(t(1_000_000), &mut out);
+        let acks = out.iter().map(|a| (a.ack / MSS as u64, a.has(flags::ECE))).collect();
+        (acks, r)
+    }
+    fn dctcp_cfg(delayed_ack: bool) -> TcpConfig {
+        TcpConfig { cc: crate::tcp::CcKind::Dctcp, delayed_ack, ..nohs() }
+    }
+
+    #[test]
+    fn dctcp_delayed_acks_flush_the_old_state_at_each_ce_change() {
+        let (acks, r) = echo(&dctcp_cfg(true), &[0, 0, 1, 1, 1, 0, 0, 0]);
+        // 0-1 unmarked (one delayed ACK); 2-3 marked (one ACK, ECE); at segment 5 the state
+        // changes with segment 4 unacknowledged: an immediate ACK of 5 segments with the old
+        // state (ECE), then 5-6 together and 7 by the timer, unmarked
+        assert_eq!(acks, [(2, false), (4, true), (5, true), (7, false), (8, false)]);
+        assert_eq!((r.stats().ce_segments, r.stats().ece_acks), (3, 2));
+        // alternating marks: every segment ends up acknowledged alone with its own CE bit
+        let (acks, _) = echo(&dctcp_cfg(true), &[1, 0, 1, 0]);
+        assert_eq!(acks, [(1, true), (2, false), (3, true), (4, false)]);
+        // a change right after an ACK (nothing pending) sends nothing extra
+        let (acks, _) = echo(&dctcp_cfg(true), &[0, 0, 1, 1, 0, 0]);
+        assert_eq!(acks, [(2, false), (4, true), (6, false)]);
+    }
+
+    #[test]
+    fn dctcp_echo_counts_the_marked_bytes_exactly() {
+        // whatever the pattern, the bytes acknowledged by ECE ACKs are exactly the marked ones
+        let pattern: Vec<u8> = (0..200u64).map(|i| ((i * 7919) % 13 < 4) as u8).collect();
+        for delayed in [false, true] {
+            let (acks, _) = echo(&dctcp_cfg(delayed), &pattern);
+            let mut prev = 0;
+            let mut marked = 0;
+            for &(a, e) in &acks {
+                if e {
+                    marked += a - prev;
+                }
+                prev = a;
+            }
+            assert_eq!(prev, 200);
+            assert_eq!(marked, pattern.iter().map(|&c| c as u64).sum::<u64>(), "delayed {delayed}");
+        }
+        // without delayed ACKs: one ACK per segment, ECE = CE
+        let (acks, _) = echo(&dctcp_cfg(false), &[0, 1, 1, 0, 1]);
+        assert_eq!(acks, [(1, false), (2, true), (3, true), (4, false), (5, true)]);
+    }
+
+    #[test]
+    fn classic_ecn_latches_ece_until_cwr() {
+        let cfg = TcpConfig { ecn: true, ..nohs() };
+        let mut r = TcpReceiver::new(&cfg, IDS);
+        let mut out = Vec::new();
+        let m = MSS as u64;
+        r.on_packet(&seg(0, MSS), t(0), &mut out);
+        r.on_packet(&ce(seg(m, MSS)), t(1), &mut out);
+        r.on_packet(&seg(2 * m, MSS), t(2), &mut out); // still latched
+        r.on_packet(&with(seg(3 * m, MSS), flags::CWR), t(3), &mut out); // CWR clears
+        r.on_packet(&seg(4 * m, MSS), t(4), &mut out);
+        r.on_packet(&ce(with(seg(5 * m, MSS), flags::CWR)), t(5), &mut out); // CWR then CE: set
+        r.on_packet(&seg(6 * m, MSS), t(6), &mut out);
+        let ece: Vec<bool> = out.iter().map(|a| a.has(flags::ECE)).collect();
+        assert_eq!(ece, [false, true, true, false, false, true, true]);
+        assert_eq!(r.stats().ece_acks, 4);
+        // a DCTCP receiver ignores CWR and follows CE
+        let mut r = TcpReceiver::new(&dctcp_cfg(false), IDS);
+        out.clear();
+        r.on_packet(&ce(seg(0, MSS)), t(0), &mut out);
+        r.on_packet(&with(seg(m, MSS), flags::CWR), t(1), &mut out);
+        r.on_packet(&ce(with(seg(2 * m, MSS), flags::CWR)), t(2), &mut out);
+        assert_eq!(out.iter().map(|a| a.has(flags::ECE)).collect::<Vec<_>>(), [true, false, true]);
+    }
+
+    #[test]
+    fn ecn_is_echoed_only_when_negotiated() {
+        let m = MSS as u64;
+        let ecn_syn = Packet { flags: flags::SYN | flags::ECE | flags::CWR, ..syn(0) };
+        for (cfg, syn_pkt, in_use) in [
+            (TcpConfig { ecn: true, ..Default::default() }, ecn_syn.clone(), true),
+            (TcpConfig { ecn: true, ..Default::default() }, syn(0), false),
+            (TcpConfig::default(), ecn_syn.clone(), false),
+        ] {
+            let mut r = TcpReceiver::new(&cfg, IDS);
+            let mut out = Vec::new();
+            r.on_packet(&syn_pkt, t(0), &mut out);
+            assert_eq!(out[0].has(flags::ECE), in_use);
+            assert!(!out[0].has(flags::CWR));
+            r.on_packet(&ce(Packet { ack: 1, ..seg(1, MSS) }), t(1), &mut out);
+            r.on_packet(&Packet { ack: 1, ..seg(1 + m, MSS) }, t(2), &mut out);
+            assert_eq!(out[1].has(flags::ECE) && out[2].has(flags::ECE), in_use);
+            assert_eq!(r.stats().ce_segments, 1, "CE is counted in any case");
+        }
+        // ECN off: CE is counted and never echoed
+        let (acks, r) = echo(&nohs(), &[1, 1, 0]);
+        assert!(acks.iter().all(|&(_, e)| !e));
+        assert_eq!((r.stats().ce_segments, r.stats().ece_acks), (2, 0));
+    }
+
     // --- steady state ----------------------------------------------------------------------------------
     #[test]
     fn the_out_of_order_buffer_reuses_its_storage() {
