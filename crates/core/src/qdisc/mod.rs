@@ -371,6 +371,7 @@ pub struct QueueConfig {
     pub limit_pkts: Option<u32>,
     /// Buffer limit in bytes; with both set, a packet must fit both.
     pub limit_bytes: Option<u64>,
+    pub droptail: Option<droptail::DropTailConfig>,
     pub red: Option<red::RedConfig>,
     pub sfq: Option<sfq::SfqConfig>,
     pub drr: Option<drr::DrrConfig>,
@@ -384,6 +385,7 @@ impl Default for QueueConfig {
             kind: QdiscKind::Droptail,
             limit_pkts: Some(100),
             limit_bytes: None,
+            droptail: None,
             red: None,
             sfq: None,
             drr: None,
@@ -444,6 +446,9 @@ impl QueueConfig {
         let active = self.kind;
         // Every table present, plus the defaults of the active kind when its table is absent.
         let pick = |k: QdiscKind, present: bool| present || k == active;
+        if let Some(d) = &self.droptail {
+            d.validate(limit).map_err(|e| e.within("droptail"))?;
+        }
         if pick(QdiscKind::Red, self.red.is_some()) {
             self.red.clone().unwrap_or_default().validate(limit).map_err(|e| e.within("red"))?;
         }
@@ -466,7 +471,10 @@ impl QueueConfig {
     pub fn build(&self, ctx: &PortContext) -> AnyQdisc {
         let limit = self.limit();
         match self.kind {
-            QdiscKind::Droptail => AnyQdisc::DropTail(droptail::DropTail::new(limit)),
+            QdiscKind::Droptail => match &self.droptail {
+                Some(c) => AnyQdisc::DropTail(droptail::DropTail::with_marking(limit, c)),
+                None => AnyQdisc::DropTail(droptail::DropTail::new(limit)),
+            },
             QdiscKind::Red => AnyQdisc::Red(red::Red::new(&self.red.clone().unwrap_or_default(), limit, ctx)),
             QdiscKind::Sfq => AnyQdisc::Sfq(sfq::Sfq::new(&self.sfq.clone().unwrap_or_default(), limit, ctx)),
             QdiscKind::Drr => AnyQdisc::Drr(drr::Drr::new(&self.drr.clone().unwrap_or_default(), limit, ctx)),
