@@ -18,6 +18,7 @@
 //!   [`ConfigError`] naming the key (relative to the `queue` table) and the reason.
 
 pub mod blackout;
+pub mod codel;
 pub mod droptail;
 pub mod drr;
 pub mod hcf;
