@@ -21,6 +21,7 @@ pub mod blackout;
 pub mod codel;
 pub mod droptail;
 pub mod drr;
+pub mod fq_codel;
 pub mod hcf;
 pub mod red;
 pub mod sfq;
@@ -339,6 +340,10 @@ pub enum QdiscKind {
     Hcf,
     /// The ON/OFF port-blackout model of the TCP Outcast paper (a test device).
     Blackout,
+    /// CoDel over one FIFO (RFC 8289).
+    Codel,
+    /// FQ-CoDel (RFC 8290).
+    FqCodel,
 }
 
 impl QdiscKind {
@@ -350,6 +355,8 @@ impl QdiscKind {
             QdiscKind::Drr => "drr",
             QdiscKind::Hcf => "hcf",
             QdiscKind::Blackout => "blackout",
+            QdiscKind::Codel => "codel",
+            QdiscKind::FqCodel => "fq_codel",
         }
     }
 }
@@ -373,6 +380,8 @@ pub struct QueueConfig {
     pub drr: Option<drr::DrrConfig>,
     pub hcf: Option<hcf::HcfConfig>,
     pub blackout: Option<blackout::BlackoutConfig>,
+    pub codel: Option<codel::CodelConfig>,
+    pub fq_codel: Option<fq_codel::FqCodelConfig>,
 }
 
 impl Default for QueueConfig {
@@ -386,6 +395,8 @@ impl Default for QueueConfig {
             drr: None,
             hcf: None,
             blackout: None,
+            codel: None,
+            fq_codel: None,
         }
     }
 }
@@ -456,6 +467,12 @@ impl QueueConfig {
         if pick(QdiscKind::Blackout, self.blackout.is_some()) {
             self.blackout.clone().unwrap_or_default().validate().map_err(|e| e.within("blackout"))?;
         }
+        if pick(QdiscKind::Codel, self.codel.is_some()) {
+            self.codel.clone().unwrap_or_default().validate().map_err(|e| e.within("codel"))?;
+        }
+        if pick(QdiscKind::FqCodel, self.fq_codel.is_some()) {
+            self.fq_codel.clone().unwrap_or_default().validate().map_err(|e| e.within("fq_codel"))?;
+        }
         Ok(())
     }
 
@@ -470,6 +487,10 @@ impl QueueConfig {
             QdiscKind::Hcf => AnyQdisc::Hcf(hcf::Hcf::new(&self.hcf.clone().unwrap_or_default(), limit, ctx)),
             QdiscKind::Blackout => {
                 AnyQdisc::Blackout(blackout::Blackout::new(&self.blackout.clone().unwrap_or_default(), limit, ctx))
+            }
+            QdiscKind::Codel => AnyQdisc::Codel(codel::Codel::new(&self.codel.clone().unwrap_or_default(), limit, ctx)),
+            QdiscKind::FqCodel => {
+                AnyQdisc::FqCodel(fq_codel::FqCodel::new(&self.fq_codel.clone().unwrap_or_default(), limit, ctx))
             }
         }
     }
@@ -486,6 +507,8 @@ pub enum AnyQdisc {
     Drr(drr::Drr),
     Hcf(hcf::Hcf),
     Blackout(blackout::Blackout),
+    Codel(codel::Codel),
+    FqCodel(fq_codel::FqCodel),
 }
 
 macro_rules! dispatch {
@@ -497,6 +520,8 @@ macro_rules! dispatch {
             AnyQdisc::Drr($q) => $e,
             AnyQdisc::Hcf($q) => $e,
             AnyQdisc::Blackout($q) => $e,
+            AnyQdisc::Codel($q) => $e,
+            AnyQdisc::FqCodel($q) => $e,
         }
     };
 }
