@@ -5,8 +5,8 @@
 //! packets of sparse flows (a query, an ACK stream, anything sending below its fair rate) skip
 //! the backlog. Each queue runs its own CoDel law (`codel.rs`) at dequeue; when the shared
 //! buffer overflows, packets are dropped from the head of the queue holding the most bytes
-//! (Hoeiland-Joergensen et al., RFC 8290, 2018; used in the data center by Nagaraj-style
-//! comparisons such as paper 003, "FQ-CoDel in the data center").
+//! (Hoeiland-Joergensen et al., RFC 8290, 2018; evaluated in the data center against DCTCP and
+//! pFabric by paper 003, "FQ-CoDel in the data center").
 //!
 //! Rules:
 //! - Classification: queue = `hash_flow(pkt.flow_key(), salt) % flows`; the salt is drawn once
@@ -332,9 +332,10 @@ impl FqCodel {
             || self.limit.bytes.is_some_and(|b| self.store.total_bytes > b)
     }
 
-    /// The queue with the most bytes, the lowest index among equals (Linux `fq_codel_drop`).
-    fn fattest(&self) -> u32 {
-        let mut best = 0usize;
+    /// The queue with the most bytes, the lowest index among equals (Linux `fq_codel_drop`);
+    /// `arrival` (never empty here) if every queue holds zero bytes (zero-size packets only).
+    fn fattest(&self, arrival: u32) -> u32 {
+        let mut best = arrival as usize;
         let mut max = 0u64;
         for (i, &b) in self.store.backlog.iter().enumerate() {
             if b > max {
@@ -348,7 +349,7 @@ impl FqCodel {
     /// Drops one batch from the head of the fattest queue; `arrival` is the queue the packet
     /// just stored (at its tail) belongs to. Returns true if the arrival itself was dropped.
     fn drop_batch(&mut self, arrival: u32, ev: &mut QdiscEvents) -> bool {
-        let fat = self.fattest();
+        let fat = self.fattest(arrival);
         let threshold = self.store.backlog[fat as usize] / 2;
         let (mut i, mut len) = (0u32, 0u64);
         let mut arrival_dropped = false;
@@ -700,6 +701,19 @@ mod tests {
         }
         q.enqueue(pkt(f[2], 0, 64), T0, &mut ev);
         assert_eq!(ev.dropped.iter().map(|d| (d.pkt.flow, d.pkt.seq)).collect::<Vec<_>>(), vec![(f[1], 0), (f[1], 1)]);
+    }
+
+    #[test]
+    fn zero_size_packets_cannot_stall_the_overflow() {
+        let mut q = fq(dflt(), Limit::pkts(2));
+        let f = distinct_flows(&q, 2);
+        let mut ev = QdiscEvents::default();
+        q.enqueue(pkt(f[0], 0, 0), T0, &mut ev);
+        q.enqueue(pkt(f[0], 1, 0), T0, &mut ev);
+        q.enqueue(pkt(f[1], 0, 0), T0, &mut ev);
+        assert_eq!(ev.dropped.len(), 1);
+        assert_eq!((ev.dropped[0].pkt.flow, ev.dropped[0].queued), (f[1], false));
+        assert_eq!(q.len_pkts(), 2);
     }
 
     #[test]
