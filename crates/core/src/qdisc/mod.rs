@@ -18,8 +18,10 @@
 //!   [`ConfigError`] naming the key (relative to the `queue` table) and the reason.
 
 pub mod blackout;
+pub mod codel;
 pub mod droptail;
 pub mod drr;
+pub mod fq_codel;
 pub mod hcf;
 pub mod pfabric;
 pub mod red;
@@ -341,6 +343,10 @@ pub enum QdiscKind {
     Blackout,
     /// pFabric's priority buffer (`pfabric.rs`).
     Pfabric,
+    /// CoDel over one FIFO (RFC 8289).
+    Codel,
+    /// FQ-CoDel (RFC 8290).
+    FqCodel,
 }
 
 impl QdiscKind {
@@ -353,6 +359,8 @@ impl QdiscKind {
             QdiscKind::Hcf => "hcf",
             QdiscKind::Blackout => "blackout",
             QdiscKind::Pfabric => "pfabric",
+            QdiscKind::Codel => "codel",
+            QdiscKind::FqCodel => "fq_codel",
         }
     }
 }
@@ -377,6 +385,8 @@ pub struct QueueConfig {
     pub drr: Option<drr::DrrConfig>,
     pub hcf: Option<hcf::HcfConfig>,
     pub blackout: Option<blackout::BlackoutConfig>,
+    pub codel: Option<codel::CodelConfig>,
+    pub fq_codel: Option<fq_codel::FqCodelConfig>,
 }
 
 impl Default for QueueConfig {
@@ -391,6 +401,8 @@ impl Default for QueueConfig {
             drr: None,
             hcf: None,
             blackout: None,
+            codel: None,
+            fq_codel: None,
         }
     }
 }
@@ -464,6 +476,12 @@ impl QueueConfig {
         if pick(QdiscKind::Blackout, self.blackout.is_some()) {
             self.blackout.clone().unwrap_or_default().validate().map_err(|e| e.within("blackout"))?;
         }
+        if pick(QdiscKind::Codel, self.codel.is_some()) {
+            self.codel.clone().unwrap_or_default().validate().map_err(|e| e.within("codel"))?;
+        }
+        if pick(QdiscKind::FqCodel, self.fq_codel.is_some()) {
+            self.fq_codel.clone().unwrap_or_default().validate().map_err(|e| e.within("fq_codel"))?;
+        }
         Ok(())
     }
 
@@ -483,6 +501,10 @@ impl QueueConfig {
                 AnyQdisc::Blackout(blackout::Blackout::new(&self.blackout.clone().unwrap_or_default(), limit, ctx))
             }
             QdiscKind::Pfabric => AnyQdisc::Pfabric(pfabric::PFabric::new(limit)),
+            QdiscKind::Codel => AnyQdisc::Codel(codel::Codel::new(&self.codel.clone().unwrap_or_default(), limit, ctx)),
+            QdiscKind::FqCodel => {
+                AnyQdisc::FqCodel(fq_codel::FqCodel::new(&self.fq_codel.clone().unwrap_or_default(), limit, ctx))
+            }
         }
     }
 }
@@ -499,6 +521,8 @@ pub enum AnyQdisc {
     Hcf(hcf::Hcf),
     Blackout(blackout::Blackout),
     Pfabric(pfabric::PFabric),
+    Codel(codel::Codel),
+    FqCodel(fq_codel::FqCodel),
 }
 
 macro_rules! dispatch {
@@ -511,6 +535,8 @@ macro_rules! dispatch {
             AnyQdisc::Hcf($q) => $e,
             AnyQdisc::Blackout($q) => $e,
             AnyQdisc::Pfabric($q) => $e,
+            AnyQdisc::Codel($q) => $e,
+            AnyQdisc::FqCodel($q) => $e,
         }
     };
 }
