@@ -4,10 +4,10 @@ other dcfair discipline beside them.
 
 Every run is ``scenarios/papers/fqcodel/leafspine.toml`` (32 hosts on a non-blocking leaf-spine,
 10/40 Gbit/s, data-mining sizes capped at 10^4 packets, Poisson arrivals) plus the overrides of a
-*mechanism* (:data:`MECHANISMS`: queue discipline + transport) and of the figure. The scenario's
-``[tcp]`` table is the "default" column of the paper's Table II (ns-2's TCP defaults); the
-``tcp.profile = "pfabric"`` overrides turn on its "pFabric" column by category (``rtx``, ``rx``,
-``cc``), as the paper's breakdown study does. Figures 3 and 4 run every mechanism with the whole
+*mechanism* (:data:`MECHANISMS`: queue discipline + transport) and of the figure. Each category
+of the paper's Table II (``rtx``, ``rx``, ``cc``) is set to its "default" column
+(:data:`TABLE2_DEFAULT`, ns-2's TCP defaults) or to its "pFabric" column
+(``tcp.profile = "pfabric"``), as the paper's breakdown study does. Figures 3 and 4 run every mechanism with the whole
 profile, as the paper does.
 
 The paper's two measures, over the flows that finished (``docs/metrics.md``):
@@ -39,11 +39,15 @@ DCTCP_K = 65
 #: Queue discipline + transport of each compared design. The paper's three first; then dcfair's
 #: other disciplines, all under NewReno.
 MECHANISMS: Dict[str, List[Tuple[str, object]]] = {
-    "pfabric": [("queue.kind", "pfabric"), ("queue.limit_pkts", 24), ("tcp.cc", "pfabric"),
-                ("tcp.priority", "remaining")],
+    # pFabric: 36 KB (24 packets) per port at switches and host NICs alike (pFabric section 5).
+    "pfabric": [("queue.kind", "pfabric"), ("queue.limit_pkts", 24), ("host_queue.kind", "pfabric"),
+                ("host_queue.limit_pkts", 24), ("tcp.cc", "pfabric"), ("tcp.priority", "remaining")],
     "dctcp": [("queue.kind", "droptail"), ("queue.limit_pkts", 100),
               ("queue.droptail.mark_threshold_pkts", DCTCP_K), ("tcp.cc", "dctcp")],
-    "fq_codel": [("queue.kind", "fq_codel"), ("queue.limit_pkts", 1000)] + FQ_CODEL_DC,
+    # Section III-A: FQ-CoDel on the server-ToR links in both directions, so at the hosts too.
+    "fq_codel": [("queue.kind", "fq_codel"), ("queue.limit_pkts", 1000)] + FQ_CODEL_DC
+                + [("host_queue.kind", "fq_codel"), ("host_queue.limit_pkts", 1000)]
+                + [("host_" + k, v) for k, v in FQ_CODEL_DC],
     "droptail": [("queue.kind", "droptail"), ("queue.limit_pkts", 100)],
     "red": [("queue.kind", "red"), ("queue.limit_pkts", 100)],
     "sfq": [("queue.kind", "sfq"), ("queue.limit_pkts", 100)],
@@ -66,21 +70,41 @@ def _seeds(quick: bool) -> range:
     return range(1, 3) if quick else range(1, 6)
 
 
-def _window(quick: bool) -> List[Tuple[str, object]]:
-    """Arrivals in [0, stop_s); the run goes on to duration_s so that the flows can finish."""
-    return [("poisson.stop_s", 0.01), ("sim.duration_s", 0.03)] if quick else \
-        [("poisson.stop_s", 0.05), ("sim.duration_s", 0.1)]
+def _window(quick: bool, drain_s: float = 0.05) -> List[Tuple[str, object]]:
+    """Arrivals in [0, stop_s); the run goes on for ``drain_s`` more so that the flows can
+    finish (FCTs count finished flows only: a short drain would hide the slow ones)."""
+    stop = 0.01 if quick else 0.05
+    return [("poisson.stop_s", stop), ("sim.duration_s", stop + drain_s)]
+
+
+#: With Table II's default column a lost segment waits 200 ms (a lost SYN 3 s): the breakdown
+#: runs drain for 3.5 s, long enough for a flow to survive one SYN loss and a few timeouts.
+DEFAULT_DRAIN_S = 3.5
+
+
+#: Table II's "default" column (ns-2's TCP defaults) by category, as dcfair keys. The pFabric
+#: column is ``tcp.profile = "pfabric"`` (docs/mechanisms/pfabric.md maps each row).
+TABLE2_DEFAULT: Dict[str, List[Tuple[str, object]]] = {
+    "rtx": [("tcp.min_rto_ms", 200.0), ("tcp.max_rto_s", 60.0), ("tcp.initial_rto_s", 3.0),
+            ("tcp.clock_granularity_us", 10000.0)],
+    "rx": [("tcp.delack_timeout_ms", 100.0), ("tcp.rcv_buf_bytes", 20 * 1460)],
+    "cc": [("tcp.init_cwnd_pkts", 2), ("tcp.max_cwnd_pkts", 0)],
+}
 
 
 def profile(categories: Sequence[str]) -> List[Tuple[str, object]]:
-    """Overrides that switch Table II's pFabric column on for ``categories`` (none: defaults)."""
-    if not categories:
-        return []
-    return [("tcp.profile", "pfabric"), ("tcp.profile_categories", "[" + ", ".join(f'"{c}"' for c in categories) + "]")]
+    """Overrides that put each category of Table II in its pFabric column if it is in
+    ``categories``, else in its default column (explicit keys would win over the profile, so
+    the default values are set only for the categories left off)."""
+    ov = [kv for c in CATEGORIES if c not in categories for kv in TABLE2_DEFAULT[c]]
+    if categories:
+        ov += [("tcp.profile", "pfabric"), ("tcp.profile_categories", "[" + ", ".join(f'"{c}"' for c in categories) + "]")]
+    return ov
 
 
 def _pt(mech: str, seed: int, extra=(), cats: Sequence[str] = CATEGORIES, quick: bool = False, **labels) -> Point:
-    ov = MECHANISMS[mech] + profile(cats) + _window(quick) + list(extra)
+    drain = 0.05 if tuple(cats) == CATEGORIES else DEFAULT_DRAIN_S
+    ov = MECHANISMS[mech] + profile(cats) + _window(quick, drain) + list(extra)
     return Point.make(BASE, ov, seed, mech=mech, **labels)
 
 
