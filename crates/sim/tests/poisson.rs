@@ -68,7 +68,11 @@ fn poisson_flows_run_finish_and_get_size_class_metrics() {
     // flows.csv: every flow in group poisson, ids dense, starts in [0, 0.02)
     let lines: Vec<&str> = r.flows_csv.lines().collect();
     assert_eq!(lines.len() as u64, n + 1);
-    assert!(lines[1..].iter().all(|l| l.ends_with(",poisson")), "{}", lines[1]);
+    // the last two columns: group, size_bytes (a whole number of bytes for every flow)
+    fn tail(l: &str) -> Vec<&str> {
+        l.rsplitn(3, ',').take(2).collect()
+    }
+    assert!(lines[1..].iter().all(|l| tail(l)[1] == "poisson" && tail(l)[0].parse::<u64>().is_ok()), "{}", lines[1]);
 }
 
 #[test]
@@ -80,7 +84,9 @@ fn one_packet_flows_are_their_own_group_and_runs_are_deterministic() {
     assert_eq!(a.flows_csv, b.flows_csv);
     let m = metrics(&a);
     // 10 % of 24 Gbit/s in 1460-byte flows for 20 ms: about 4100 flows
-    let ones = a.flows_csv.lines().filter(|l| l.ends_with(",poisson_1pkt")).count();
+    // 1-packet flows: group poisson_1pkt, size_bytes one segment
+    let ones = a.flows_csv.lines().filter(|l| l.ends_with(",poisson_1pkt,1460")).count();
+    assert_eq!(ones, a.flows_csv.lines().filter(|l| l.contains(",poisson_1pkt,")).count());
     assert!((3500..4700).contains(&ones), "{ones}");
     assert!(m["fct_mean_s_poisson_1pkt"].is_number(), "per-group keys: {}", a.summary_json);
     assert!(m["fct_mean_s_poisson"].is_number());
