@@ -23,6 +23,7 @@ pub mod drr;
 pub mod hcf;
 pub mod red;
 pub mod sfq;
+pub mod xpass;
 
 use crate::packet::Packet;
 use crate::rng::Streams;
@@ -152,6 +153,12 @@ pub trait Qdisc {
     fn len_bytes(&self) -> u64;
     /// Short name, as in `queue.kind`.
     fn name(&self) -> &'static str;
+    /// When `dequeue` returned nothing although packets are stored (a shaper holding them
+    /// back): the earliest time worth trying again. `None` (the default) for work-conserving
+    /// disciplines.
+    fn ready_at(&self) -> Option<SimTime> {
+        None
+    }
 }
 
 /// Per-port counters kept by [`Queue`] around any discipline.
@@ -485,6 +492,9 @@ pub enum AnyQdisc {
     Drr(drr::Drr),
     Hcf(hcf::Hcf),
     Blackout(blackout::Blackout),
+    /// The ExpressPass credit shaper around another discipline (built by the simulator when a
+    /// run has ExpressPass flows, not by `queue.kind`).
+    Xpass(Box<xpass::CreditShaper>),
 }
 
 macro_rules! dispatch {
@@ -496,6 +506,7 @@ macro_rules! dispatch {
             AnyQdisc::Drr($q) => $e,
             AnyQdisc::Hcf($q) => $e,
             AnyQdisc::Blackout($q) => $e,
+            AnyQdisc::Xpass($q) => $e,
         }
     };
 }
@@ -519,6 +530,13 @@ impl Qdisc for AnyQdisc {
     }
     fn name(&self) -> &'static str {
         dispatch!(self, q => q.name())
+    }
+    #[inline]
+    fn ready_at(&self) -> Option<SimTime> {
+        match self {
+            AnyQdisc::Xpass(q) => q.ready_at(),
+            _ => None,
+        }
     }
 }
 
