@@ -8,6 +8,7 @@
 //! - [`packet`]: the plain packet struct and flow hashing.
 //! - [`qdisc`]: queue disciplines behind one trait, accounting outside the discipline.
 //! - [`tcp`]: TCP sender and receiver state machines, congestion controls.
+//! - [`xpass`]: ExpressPass endpoints (credit pacing, feedback control); its shaper is `qdisc::xpass`.
 //! - [`fairq`]: FairQ, the switch that rewrites the receive window of ACKs (beside any discipline).
 
 pub mod fairq;
@@ -16,3 +17,4 @@ pub mod qdisc;
 pub mod rng;
 pub mod time;
 pub mod tcp;
+pub mod xpass;

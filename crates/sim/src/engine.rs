@@ -314,10 +314,21 @@ impl Sim {
                 self.net.ports[port as usize].txdone_pending = false;
                 self.start_tx(port, now);
             }
+            Event::Wake { port } => {
+                // a shaper's held-back packet may be due; only if the port is idle and no
+                // TxDone will come anyway (a stale wake does nothing)
+                let p = &self.net.ports[port as usize];
+                if !p.txdone_pending && now >= p.busy_until {
+                    self.start_tx(port, now);
+                }
+            }
             Event::Timer { endpoint } => self.timer(now, endpoint),
             Event::Start { flow } => {
                 let mut out = std::mem::take(&mut self.scratch);
-                self.tcp[flow as usize].sender.start(now, &mut out);
+                match self.tcp[flow as usize].xpass.as_deref_mut() {
+                    Some(x) => x.sender.start(now, &mut out),
+                    None => self.tcp[flow as usize].sender.start(now, &mut out),
+                }
                 self.note_deadline(flow as usize, 0, now);
                 #[cfg(feature = "trace")]
                 self.trace.push_str(&trace::sender(now, flow as usize, "start", &self.tcp[flow as usize].sender));
@@ -399,7 +410,15 @@ impl Sim {
             self.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.flow_group);
         }
         port.queue.ev.dropped.clear();
-        let Some(pkt) = next else { return };
+        let Some(pkt) = next else {
+            // A shaper (ExpressPass credits) may hold packets back: try again when it says.
+            if !port.queue.is_empty() {
+                if let Some(at) = dcfair_core::qdisc::Qdisc::ready_at(&port.queue.qdisc) {
+                    self.q.schedule(at.max(now), Event::Wake { port: pid });
+                }
+            }
+            return;
+        };
         #[cfg(feature = "trace")]
         if port.measured {
             use std::fmt::Write as _;
@@ -475,11 +494,14 @@ impl Sim {
             if pkt.is_data() {
                 self.obs[f].arrival(now, flow.start, pkt.size, in_window);
             }
-            flow.receiver.on_packet(&pkt, now, &mut out);
+            match flow.xpass.as_deref_mut() {
+                Some(x) => x.receiver.on_packet(&pkt, now, &mut out),
+                None => flow.receiver.on_packet(&pkt, now, &mut out),
+            }
             if let Some(fq) = self.fairq.as_deref() {
                 fq.tag(&mut out, flow.receiver.wscale_shift());
             }
-            let delivered = flow.receiver.delivered_bytes();
+            let delivered = flow.delivered_bytes();
             if let Some(size) = flow.size {
                 if self.obs[f].completed.is_none() && delivered >= size {
                     self.obs[f].completed = Some(now);
@@ -499,7 +521,10 @@ impl Sim {
             self.scratch = out;
             self.rearm(f, 1);
         } else {
-            flow.sender.on_packet(&pkt, now, &mut out);
+            match flow.xpass.as_deref_mut() {
+                Some(x) => x.sender.on_packet(&pkt, now, &mut out),
+                None => flow.sender.on_packet(&pkt, now, &mut out),
+            }
             #[cfg(feature = "trace")]
             self.trace.push_str(&trace::sender(now, f, "ack", &flow.sender));
             let src = flow.ids.src;
@@ -515,7 +540,7 @@ impl Sim {
     #[inline]
     fn rearm(&mut self, f: usize, side: usize) {
         let flow = &mut self.tcp[f];
-        let deadline = if side == 0 { flow.sender.next_deadline() } else { flow.receiver.next_deadline() };
+        let deadline = flow.deadline(side);
         if let Some(d) = deadline {
             if flow.timer_at[side].is_none_or(|t| d < t) {
                 let d = d.max(self.q.now());
@@ -539,7 +564,7 @@ impl Sim {
             return;
         }
         let flow = &mut self.tcp[f];
-        let d = if side == 0 { flow.sender.next_deadline() } else { flow.receiver.next_deadline() };
+        let d = flow.deadline(side);
         if d != flow.deadline_seen[side] {
             flow.deadline_seen[side] = d;
             if let Some(d) = d {
@@ -556,7 +581,15 @@ impl Sim {
         }
         flow.timer_at[side] = None;
         let mut out = std::mem::take(&mut self.scratch);
-        let host = if side == 0 {
+        let host = if let Some(x) = flow.xpass.as_deref_mut() {
+            if side == 0 {
+                x.sender.on_timer(now, &mut out);
+                flow.ids.src
+            } else {
+                x.receiver.on_timer(now, &mut out);
+                flow.ids.dst
+            }
+        } else if side == 0 {
             flow.sender.on_timer(now, &mut out);
             #[cfg(feature = "trace")]
             self.trace.push_str(&trace::sender(now, f, "timer", &flow.sender));
@@ -585,7 +618,10 @@ impl Sim {
         for f in first..first + servers {
             let mut out = std::mem::take(&mut self.scratch);
             let flow = &mut self.tcp[f as usize];
-            flow.sender.write(bytes, now, &mut out);
+            match flow.xpass.as_deref_mut() {
+                Some(x) => x.sender.write(bytes, now, &mut out),
+                None => flow.sender.write(bytes, now, &mut out),
+            }
             let src = flow.ids.src;
             self.emit(now, src, &mut out);
             self.scratch = out;
@@ -611,7 +647,7 @@ impl Sim {
     /// Snapshot of cumulative counters when the measurement window opens.
     fn open_window(&mut self) {
         for f in &mut self.tcp {
-            f.delivered_at_window = f.receiver.delivered_bytes();
+            f.delivered_at_window = f.delivered_bytes();
         }
         for u in &mut self.udp {
             u.bytes_received_at_window = u.bytes_received;

@@ -59,6 +59,8 @@ pub enum Event {
     FairqSample,
     /// FairQ: the window controllers' timer `T` (`fairq.interval_us`).
     FairqTick,
+    /// A port whose shaper held packets back (ExpressPass credits) may send again.
+    Wake { port: u32 },
 }
 
 /// The largest id an event can carry (29 bits).
@@ -80,6 +82,8 @@ impl Event {
             Event::FairqSample => (6, 1),
             Event::FairqTick => (6, 2),
             Event::SeriesTick => (7, 0),
+            // shares kind 7 with `SeriesTick`: id 0 is the tick, port p is p + 1
+            Event::Wake { port } => (7, port + 1),
         };
         debug_assert!(id <= MAX_ID, "event id {id} needs more than {ID_BITS} bits");
         (kind << ID_BITS | id) as u64
@@ -100,7 +104,8 @@ impl Event {
                 1 => Event::FairqSample,
                 _ => Event::FairqTick,
             },
-            _ => Event::SeriesTick,
+            _ if id == 0 => Event::SeriesTick,
+            _ => Event::Wake { port: id - 1 },
         }
     }
 }

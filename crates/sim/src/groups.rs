@@ -85,7 +85,7 @@ impl GroupSeries {
         self.cum.resize(base + self.names.len(), 0);
         let row = &mut self.cum[base..];
         for (i, f) in sim.tcp.iter().enumerate() {
-            row[sim.flow_group[i] as usize] += f.receiver.delivered_bytes();
+            row[sim.flow_group[i] as usize] += f.delivered_bytes();
         }
         for u in &sim.udp {
             row[sim.flow_group[u.flow as usize] as usize] += u.bytes_received;

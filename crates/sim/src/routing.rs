@@ -23,7 +23,7 @@
 //!   run time (see `Routes::check_reachable`).
 
 use crate::net::{Network, NodeKind};
-use dcfair_core::packet::{hash_flow, Packet, NO_VIA};
+use dcfair_core::packet::{hash_flow, Packet, Proto, NO_VIA};
 use dcfair_core::rng::{mix64, Rng};
 use rand::Rng as _;
 use serde::Deserialize;
@@ -221,7 +221,9 @@ impl Routes {
 #[inline]
 fn unordered_key(p: &Packet) -> u64 {
     let (a, b) = ((p.src as u64) << 16 | p.sport as u64, (p.dst as u64) << 16 | p.dport as u64);
-    mix64(a.min(b)) ^ mix64(a.max(b).rotate_left(17)) ^ p.proto as u64
+    // ExpressPass credits hash as their data's protocol, so they retrace the data path
+    let proto = if p.proto == Proto::Credit { Proto::Tcp } else { p.proto };
+    mix64(a.min(b)) ^ mix64(a.max(b).rotate_left(17)) ^ proto as u64
 }
 
 #[cfg(test)]

@@ -211,7 +211,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
     let goodput: Vec<f64> = sim
         .tcp
         .iter()
-        .map(|f| (f.receiver.delivered_bytes() - f.delivered_at_window.min(f.receiver.delivered_bytes())) as f64 * 8.0 / window)
+        .map(|f| (f.delivered_bytes() - f.delivered_at_window.min(f.delivered_bytes())) as f64 * 8.0 / window)
         .collect();
     let fcts: Vec<f64> = sim.tcp.iter().zip(&sim.obs).filter_map(|(f, o)| fct_of(f, o)).collect();
 
@@ -386,7 +386,7 @@ fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
         start_s.push(f.start.as_secs_f64());
         end_s.push(o.completed.map_or(f64::NAN, |c| c.as_secs_f64()));
         bytes_sent.push(st.bytes_sent);
-        bytes_delivered.push(f.receiver.delivered_bytes());
+        bytes_delivered.push(f.delivered_bytes());
         pkts_in_window.push(o.pkts_in_window);
         fct_s.push(o.completed.map_or(f64::NAN, |c| (c - f.start).as_secs_f64()));
         max_gap_s.push(o.max_gap_until(f.start, sim.end).as_secs_f64());

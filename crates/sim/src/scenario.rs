@@ -80,6 +80,9 @@ pub struct Scenario {
     pub poisson: Option<crate::poisson::PoissonConfig>,
     /// FairQ at the ports of some switches (`fairq.rs`): ACK windows rewritten to a fair share.
     pub fairq: Option<dcfair_core::fairq::FairqConfig>,
+    /// ExpressPass parameters (`[xpass]`), endpoints and switch credit shapers; used when a
+    /// flow group has `transport = "xpass"` (defaults when the table is absent).
+    pub xpass: Option<dcfair_core::xpass::XpassConfig>,
 }
 
 fn default_name() -> String {
@@ -244,6 +247,19 @@ pub struct FlowsConfig {
     /// The group's TCP, both ends of each flow. After [`load`], the whole configuration: the
     /// group's `tcp` table merged over the scenario's `[tcp]`. `None`: the scenario's `[tcp]`.
     pub tcp: Option<TcpConfig>,
+    /// The flows' transport: `"tcp"` (default, the group's `tcp` table) or `"xpass"`
+    /// (ExpressPass, `[xpass]`; segments of the group's `tcp.mss_bytes` + `tcp.header_bytes`).
+    #[serde(default)]
+    pub transport: Transport,
+}
+
+/// A flow group's transport.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    #[default]
+    Tcp,
+    Xpass,
 }
 
 impl FlowsConfig {
@@ -591,6 +607,16 @@ impl Scenario {
         self.flow_groups().into_iter().map(|(_, f)| seg(self.tcp_of(f))).fold(seg(&self.tcp), u32::max)
     }
 
+    /// Does any flow group run ExpressPass? Then every port gets the credit shaper.
+    pub fn uses_xpass(&self) -> bool {
+        self.flow_groups().into_iter().any(|(_, f)| f.transport == Transport::Xpass)
+    }
+
+    /// The `[xpass]` table, or its defaults.
+    pub fn xpass_config(&self) -> dcfair_core::xpass::XpassConfig {
+        self.xpass.clone().unwrap_or_default()
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         positive("sim.duration_s", self.sim.duration_s)?;
         if self.sim.duration_s > 1.0e6 {
@@ -619,6 +645,12 @@ impl Scenario {
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
         if let Some(fq) = &self.fairq {
             fq.validate().map_err(|e| e.within("fairq"))?;
+        }
+        if let Some(x) = &self.xpass {
+            x.validate(self.mtu()).map_err(|e| e.within("xpass"))?;
+        }
+        if self.uses_xpass() && self.fairq.is_some() {
+            return Err(ConfigError::new("fairq", "FairQ rewrites TCP windows; it cannot run with ExpressPass flows"));
         }
         for (name, f) in self.flow_groups() {
             let key = if name == "flows" { "flows".to_string() } else { format!("groups.{name}") };

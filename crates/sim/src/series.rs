@@ -165,7 +165,7 @@ impl Series {
         }
         if self.flows {
             for f in &sim.tcp {
-                self.row(t, DELIVERED, u32::MAX, f.ids.flow as u64, f.receiver.delivered_bytes() as f64);
+                self.row(t, DELIVERED, u32::MAX, f.ids.flow as u64, f.delivered_bytes() as f64);
             }
             for u in &sim.udp {
                 self.row(t, DELIVERED, u32::MAX, u.flow as u64, u.bytes_received as f64);

@@ -17,6 +17,8 @@ use dcfair_core::packet::{Packet, Proto};
 use dcfair_core::rng::{Rng, Streams};
 use dcfair_core::tcp::{FlowIds, TcpConfig, TcpReceiver, TcpSender};
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
+use dcfair_core::xpass::endpoint::{XpassReceiver, XpassSender};
+use crate::scenario::Transport;
 use rand::Rng as _;
 
 #[derive(Debug)]
@@ -36,6 +38,37 @@ pub struct TcpFlow {
     pub timer_f: [f64; 2],
     /// In-order bytes delivered when the measurement window opened.
     pub delivered_at_window: u64,
+    /// ExpressPass endpoints, when the flow's group has `transport = "xpass"`; they then
+    /// replace `sender` and `receiver` (which stay idle).
+    pub xpass: Option<Box<XpassEnds>>,
+}
+
+/// The two ends of an ExpressPass flow.
+#[derive(Debug)]
+pub struct XpassEnds {
+    pub sender: XpassSender,
+    pub receiver: XpassReceiver,
+}
+
+impl TcpFlow {
+    /// In-order payload bytes at the receiver, whichever the transport.
+    #[inline]
+    pub fn delivered_bytes(&self) -> u64 {
+        match &self.xpass {
+            Some(x) => x.receiver.delivered_bytes(),
+            None => self.receiver.delivered_bytes(),
+        }
+    }
+    /// The deadline of endpoint `side` (0 sender, 1 receiver).
+    #[inline]
+    pub fn deadline(&self, side: usize) -> Option<SimTime> {
+        match (&self.xpass, side) {
+            (Some(x), 0) => x.sender.next_deadline(),
+            (Some(x), _) => x.receiver.next_deadline(),
+            (None, 0) => self.sender.next_deadline(),
+            (None, _) => self.receiver.next_deadline(),
+        }
+    }
 }
 
 impl TcpFlow {
@@ -54,6 +87,7 @@ impl TcpFlow {
             deadline_seen: [None, None],
             timer_f: [0.0, 0.0],
             delivered_at_window: 0,
+            xpass: None,
         }
     }
 }
@@ -132,7 +166,17 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow>
                 dport: 80 + (i / 60_000) as u16,
             };
             let sender = TcpSender::new(tcp, ids, size);
-            flows.push(TcpFlow::new(tcp, ids, g as u16, size, SimTime::from_secs_f64(start_s), sender));
+            let mut flow = TcpFlow::new(tcp, ids, g as u16, size, SimTime::from_secs_f64(start_s), sender);
+            if f.transport == Transport::Xpass {
+                let x = sc.xpass_config();
+                let nic = built.net.nodes[ids.dst as usize].ports[0];
+                let link_bps = built.net.ports[nic as usize].rate.0 as f64;
+                flow.xpass = Some(Box::new(XpassEnds {
+                    sender: XpassSender::new(&x, ids, tcp.mss_bytes, tcp.header_bytes, size),
+                    receiver: XpassReceiver::new(&x, ids, link_bps, sc.mtu(), streams.stream("xpass.credit", i as u64)),
+                }));
+            }
+            flows.push(flow);
         }
     }
     flows

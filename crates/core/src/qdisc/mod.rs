@@ -26,6 +26,7 @@ pub mod hcf;
 pub mod pfabric;
 pub mod red;
 pub mod sfq;
+pub mod xpass;
 
 use crate::packet::Packet;
 use crate::rng::Streams;
@@ -155,6 +156,12 @@ pub trait Qdisc {
     fn len_bytes(&self) -> u64;
     /// Short name, as in `queue.kind`.
     fn name(&self) -> &'static str;
+    /// When `dequeue` returned nothing although packets are stored (a shaper holding them
+    /// back): the earliest time worth trying again. `None` (the default) for work-conserving
+    /// disciplines.
+    fn ready_at(&self) -> Option<SimTime> {
+        None
+    }
 }
 
 /// Per-port counters kept by [`Queue`] around any discipline.
@@ -523,6 +530,9 @@ pub enum AnyQdisc {
     Pfabric(pfabric::PFabric),
     Codel(codel::Codel),
     FqCodel(fq_codel::FqCodel),
+    /// The ExpressPass credit shaper around another discipline (built by the simulator when a
+    /// run has ExpressPass flows, not by `queue.kind`).
+    Xpass(Box<xpass::CreditShaper>),
 }
 
 macro_rules! dispatch {
@@ -537,6 +547,7 @@ macro_rules! dispatch {
             AnyQdisc::Pfabric($q) => $e,
             AnyQdisc::Codel($q) => $e,
             AnyQdisc::FqCodel($q) => $e,
+            AnyQdisc::Xpass($q) => $e,
         }
     };
 }
@@ -560,6 +571,13 @@ impl Qdisc for AnyQdisc {
     }
     fn name(&self) -> &'static str {
         dispatch!(self, q => q.name())
+    }
+    #[inline]
+    fn ready_at(&self) -> Option<SimTime> {
+        match self {
+            AnyQdisc::Xpass(q) => q.ready_at(),
+            _ => None,
+        }
     }
 }
 

@@ -28,7 +28,7 @@ pub mod parking_lot;
 
 use crate::net::{LinkSpec, Network, NodeKind};
 use crate::scenario::Scenario;
-use dcfair_core::qdisc::{ConfigError, PortContext, QdiscKind, Queue, QueueConfig};
+use dcfair_core::qdisc::{AnyQdisc, ConfigError, PortContext, QdiscKind, Queue, QueueConfig};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::{BitsPerSec, SimDuration};
 use serde::Deserialize;
@@ -214,7 +214,13 @@ impl Kit<'_> {
             }
         }
         let ctx = PortContext { rate, mtu: self.sc.mtu(), port_index, streams: self.streams };
-        Queue::new(cfg.build(&ctx))
+        let q = cfg.build(&ctx);
+        if self.sc.uses_xpass() {
+            // ExpressPass: every port rate-limits credits beside its data discipline
+            let x = self.sc.xpass_config();
+            return Queue::new(AnyQdisc::Xpass(Box::new(dcfair_core::qdisc::xpass::CreditShaper::new(&x, q, &ctx))));
+        }
+        Queue::new(q)
     }
 
     fn fail(&self, e: ConfigError) {

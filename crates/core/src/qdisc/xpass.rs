@@ -1,0 +1,268 @@
+//! ExpressPass credit shaper: a small credit queue released by a token bucket, beside the
+//! port's data discipline (Cho et al., SIGCOMM 2017, section 3.2).
+//!
+//! Rules:
+//! - Packets with `Proto::Credit` go to the credit queue (FIFO, `xpass.credit_queue_pkts`
+//!   credits, default 8); a credit that finds it full is refused with
+//!   [`DropReason::CreditOverflow`]. Everything else goes to the inner data discipline (the
+//!   port's `queue.kind`), whose drops and marks pass through unchanged.
+//! - Credits leave at most at the rate that leaves room for one data frame per credit in the
+//!   other direction: `rate / (8 (credit_min + data_frame))` credits/s, i.e. the paper's
+//!   `link rate x 84 / (84 + 1538)` bytes/s of 84-byte credits. The bucket is a virtual
+//!   clock (GCRA): a credit may leave at `now` if `now >= tat - (bucket - 1) T`, and leaving
+//!   moves `tat = max(tat, now) + T`, `T` the credit interval. So over any window of length
+//!   `d` at most `d / T + bucket` credits leave (tested). With `credit_tokens = "bytes"` (the
+//!   ns-2 code) a credit of `s` bytes costs `T x s / credit_min`.
+//! - A credit whose turn has come is served before data (as in the ns-2 `XPassDropTail`);
+//!   otherwise the data discipline is served. When only held-back credits remain,
+//!   [`Qdisc::ready_at`] tells the port when to try again.
+//! - Intervals are integer picoseconds, rounded up (the shaper never runs fast).
+
+use super::{AnyQdisc, DropReason, PortContext, Qdisc, QdiscEvents};
+use crate::packet::{Packet, Proto};
+use crate::time::SimTime;
+use crate::xpass::{CreditTokens, XpassConfig};
+use std::collections::VecDeque;
+
+#[derive(Debug)]
+pub struct CreditShaper {
+    credits: VecDeque<Packet>,
+    credit_bytes: u64,
+    limit: usize,
+    /// Picoseconds per minimum-size credit.
+    interval_ps: u64,
+    /// Tolerance `(bucket - 1) x interval`, picoseconds.
+    tolerance_ps: u64,
+    credit_min: u64,
+    by_bytes: bool,
+    /// Theoretical arrival time of the next credit (GCRA), picoseconds.
+    tat: u64,
+    pub data: Box<AnyQdisc>,
+}
+
+impl CreditShaper {
+    /// A shaper for a port of `ctx.rate` around the data discipline `data`.
+    pub fn new(cfg: &XpassConfig, data: AnyQdisc, ctx: &PortContext) -> CreditShaper {
+        let bits = 8 * (cfg.credit_min_bytes + cfg.data_frame(ctx.mtu)) as u128;
+        let rate = ctx.rate.0.max(1) as u128;
+        let interval_ps = (bits * 1_000_000_000_000).div_ceil(rate) as u64;
+        CreditShaper {
+            credits: VecDeque::with_capacity(cfg.credit_queue_pkts as usize),
+            credit_bytes: 0,
+            limit: cfg.credit_queue_pkts as usize,
+            interval_ps,
+            tolerance_ps: interval_ps * (cfg.credit_bucket_pkts as u64 - 1),
+            credit_min: cfg.credit_min_bytes as u64,
+            by_bytes: cfg.credit_tokens == CreditTokens::Bytes,
+            tat: 0,
+            data: Box::new(data),
+        }
+    }
+
+    /// The interval a credit of `size` bytes costs, picoseconds.
+    #[inline]
+    fn cost(&self, size: u32) -> u64 {
+        if self.by_bytes {
+            (self.interval_ps as u128 * size as u128).div_ceil(self.credit_min as u128) as u64
+        } else {
+            self.interval_ps
+        }
+    }
+
+    /// Earliest time the head credit may leave (`None`: no credit queued).
+    #[inline]
+    fn head_ready(&self) -> Option<u64> {
+        self.credits.front().map(|_| self.tat.saturating_sub(self.tolerance_ps))
+    }
+
+    pub fn credits_queued(&self) -> usize {
+        self.credits.len()
+    }
+}
+
+impl Qdisc for CreditShaper {
+    fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
+        if pkt.proto == Proto::Credit {
+            if self.credits.len() >= self.limit {
+                ev.drop(pkt, DropReason::CreditOverflow, false);
+            } else {
+                self.credit_bytes += pkt.size as u64;
+                self.credits.push_back(pkt);
+            }
+        } else {
+            self.data.enqueue(pkt, now, ev);
+        }
+    }
+
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet> {
+        if let Some(ready) = self.head_ready() {
+            if now.0 >= ready {
+                let p = self.credits.pop_front().expect("head exists");
+                self.credit_bytes -= p.size as u64;
+                self.tat = self.tat.max(now.0) + self.cost(p.size);
+                return Some(p);
+            }
+        }
+        self.data.dequeue(now, ev)
+    }
+
+    fn len_pkts(&self) -> usize {
+        self.credits.len() + self.data.len_pkts()
+    }
+    fn len_bytes(&self) -> u64 {
+        self.credit_bytes + self.data.len_bytes()
+    }
+    fn name(&self) -> &'static str {
+        "xpass"
+    }
+    fn ready_at(&self) -> Option<SimTime> {
+        self.head_ready().map(SimTime)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::droptail::DropTail;
+    use super::super::testkit::{check_accounting, ctx, pkt};
+    use super::super::{Limit, Queue};
+    use super::*;
+    use crate::time::{BitsPerSec, SimDuration};
+    use rand::{Rng as _, SeedableRng};
+
+    fn shaper(cfg: &XpassConfig, bps: u64) -> CreditShaper {
+        let mut c = ctx(1);
+        c.rate = BitsPerSec(bps);
+        CreditShaper::new(cfg, AnyQdisc::DropTail(DropTail::new(Limit::pkts(50))), &c)
+    }
+
+    fn credit(seq: u64, size: u32) -> Packet {
+        Packet { proto: Proto::Credit, seq, size, ..pkt(7, seq, size) }
+    }
+
+    // ---- rate ----
+
+    /// Offers credits in random bursts and polls the shaper at random times; checks that
+    /// every window between two departures holds at most `window / T + bucket` credits.
+    fn never_exceeds(cfg: &XpassConfig, seed: u64) {
+        let bps = 10_000_000_000u64;
+        let mut q = Queue::new(shaper(cfg, bps));
+        let t_ps = (8 * (cfg.credit_min_bytes as u64 + 1500) * 1_000_000_000_000).div_ceil(bps);
+        let mut rng = crate::rng::Rng::seed_from_u64(seed);
+        let mut now = SimTime::ZERO;
+        let mut out: Vec<(u64, u32)> = Vec::new();
+        let mut seq = 0;
+        for _ in 0..20_000 {
+            now += SimDuration::from_ps(rng.gen_range(0..3 * t_ps));
+            for _ in 0..rng.gen_range(0..4) {
+                seq += 1;
+                let size = rng.gen_range(cfg.credit_min_bytes..=cfg.credit_max_bytes);
+                q.enqueue(credit(seq, size), now);
+                q.ev.dropped.clear();
+            }
+            while let Some(p) = q.dequeue(now) {
+                out.push((now.0, p.size));
+            }
+            if let Some(r) = q.qdisc.ready_at() {
+                assert!(r.0 > now.0, "ready_at must be in the future when dequeue held credits back");
+            }
+            assert!(q.qdisc.credits_queued() <= cfg.credit_queue_pkts as usize);
+        }
+        assert!(out.len() > 5_000, "the shaper must pass credits: {}", out.len());
+        // every window [out[i], out[j]]: spent cost <= window + bucket credits
+        let bucket = cfg.credit_bucket_pkts as u64;
+        for i in 0..out.len() {
+            let mut cost = 0u64;
+            for j in i..out.len().min(i + 200) {
+                cost += if cfg.credit_tokens == CreditTokens::Bytes { (t_ps * out[j].1 as u64).div_ceil(cfg.credit_min_bytes as u64) } else { t_ps };
+                let window = out[j].0 - out[i].0;
+                assert!(cost <= window + bucket * t_ps + (out[j].1 as u64) * t_ps / cfg.credit_min_bytes as u64, "window {window} ps carried cost {cost} ps");
+                if cfg.credit_tokens == CreditTokens::Count {
+                    let n = (j - i + 1) as u64;
+                    assert!(n <= window / t_ps + bucket, "{n} credits in {window} ps (T = {t_ps} ps, bucket {bucket})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn never_exceeds_its_rate_over_any_window() {
+        never_exceeds(&XpassConfig::default(), 1);
+        never_exceeds(&XpassConfig { credit_bucket_pkts: 4, credit_queue_pkts: 3, ..Default::default() }, 2);
+        never_exceeds(&XpassConfig { credit_tokens: CreditTokens::Bytes, credit_bucket_pkts: 10, ..Default::default() }, 3);
+    }
+
+    #[test]
+    fn a_backlog_leaves_at_exactly_the_credit_rate() {
+        // 10 Gbit/s, 84 + 1500: one credit every 1267.2 ns
+        let cfg = XpassConfig::default();
+        let mut s = shaper(&cfg, 10_000_000_000);
+        let mut ev = QdiscEvents::default();
+        for i in 0..8 {
+            s.enqueue(credit(i, 84), SimTime::ZERO, &mut ev);
+        }
+        let mut t = SimTime::ZERO;
+        let mut times = Vec::new();
+        while s.len_pkts() > 0 {
+            match s.dequeue(t, &mut ev) {
+                Some(_) => times.push(t.0),
+                None => t = s.ready_at().unwrap(),
+            }
+        }
+        assert_eq!(times.len(), 8);
+        for w in times.windows(2) {
+            assert_eq!(w[1] - w[0], 1_267_200);
+        }
+    }
+
+    // ---- queue bound and separation ----
+
+    #[test]
+    fn credit_queue_bound_holds_and_data_is_untouched() {
+        let cfg = XpassConfig { credit_queue_pkts: 8, ..Default::default() };
+        let mut q = Queue::new(shaper(&cfg, 10_000_000_000));
+        for i in 0..20 {
+            q.enqueue(credit(i, 84), SimTime::ZERO);
+        }
+        assert_eq!(q.qdisc.credits_queued(), 8);
+        assert_eq!(q.stats.drops_by_reason(DropReason::CreditOverflow), 12);
+        for i in 0..30 {
+            q.enqueue(pkt(1, i, 1500), SimTime::ZERO);
+        }
+        assert_eq!(q.stats.drops_by_reason(DropReason::CreditOverflow), 12);
+        assert_eq!(q.len_pkts(), 38);
+        // first credit now, then data while the next credit waits
+        assert_eq!(q.dequeue(SimTime::ZERO).unwrap().proto, Proto::Credit);
+        assert_eq!(q.dequeue(SimTime::ZERO).unwrap().proto, Proto::Tcp);
+        // the data queue's own limit still applies
+        for i in 0..100 {
+            q.enqueue(pkt(1, 100 + i, 1500), SimTime::ZERO);
+        }
+        assert!(q.stats.drops_by_reason(DropReason::Overflow) > 0);
+    }
+
+    #[test]
+    fn accounting_identities_hold() {
+        let mut rng = crate::rng::Rng::seed_from_u64(9);
+        let ops: Vec<(bool, u32, u32)> = (0..5000).map(|_| (rng.gen_bool(0.6), rng.gen_range(0..5), rng.gen_range(84..1500))).collect();
+        check_accounting(shaper(&XpassConfig::default(), 1_000_000_000), &ops);
+        // and with credits: the testkit's packets are TCP; drive credits by hand
+        let mut q = Queue::new(shaper(&XpassConfig { credit_queue_pkts: 2, ..Default::default() }, 1_000_000_000));
+        let mut now = SimTime::ZERO;
+        for i in 0..3000u64 {
+            now += SimDuration::from_ns(rng.gen_range(0..2000));
+            if rng.gen_bool(0.5) {
+                q.enqueue(credit(i, rng.gen_range(84..=92)), now);
+            } else if rng.gen_bool(0.3) {
+                q.enqueue(pkt(2, i, 1500), now);
+            } else {
+                q.dequeue(now);
+            }
+            q.ev.dropped.clear();
+            let st = &q.stats;
+            assert_eq!(st.received_pkts, st.enqueued_pkts + st.dropped_before_pkts());
+            assert_eq!(st.queued_pkts(), q.qdisc.len_pkts() as u64);
+            assert_eq!(st.queued_bytes(), q.qdisc.len_bytes());
+        }
+        assert!(q.stats.drops_by_reason(DropReason::CreditOverflow) > 0);
+    }
+}

@@ -1,0 +1,217 @@
+//! ExpressPass (Cho, Jang, Han, SIGCOMM 2017): credit-scheduled, delay-bounded transport.
+//!
+//! The receiver sends small *credit* packets towards the sender; every credit that reaches the
+//! sender releases at most one full-size data packet. Switches rate-limit credits per port to
+//! the share of the link that leaves room for the matching data in the other direction
+//! (`qdisc/xpass.rs`), so data never exceeds what a link can carry: credits are dropped, data
+//! is not. The receiver's feedback control (Algorithm 1, [`feedback`]) adapts its credit rate to
+//! the measured credit loss.
+//!
+//! Rules:
+//! - [`XpassConfig`] is the scenario's `[xpass]` table: both the endpoints' keys and the
+//!   switches' credit-shaper keys (one table, since a credit network needs both). Units are in
+//!   the key names; [`XpassConfig::validate`] names the key on bad input.
+//! - Endpoints ([`endpoint`]) are pure state machines: time is passed in, randomness (credit
+//!   jitter and credit sizes) comes from a stream given at construction, packets go out
+//!   through a `Vec<Packet>` the caller drains, and each endpoint reports one deadline.
+//! - Where the paper and the authors' ns-2 code (kaist-ina/ns2-xpass) differ, the paper is the
+//!   default and the code's choice is an option (`feedback_law = "code"`, `credit_tokens =
+//!   "bytes"`); `docs/mechanisms/expresspass.md` lists every difference.
+
+pub mod endpoint;
+pub mod feedback;
+
+use crate::qdisc::ConfigError;
+use serde::Deserialize;
+
+/// How the receiver adapts its credit rate.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FeedbackLaw {
+    /// Algorithm 1 of the paper.
+    #[default]
+    Paper,
+    /// The ns-2 code's variant (target loss scaled by the spare rate, decrease to the received
+    /// credit rate, `w += 0.05`, rate capped at the maximum, floor of one credit per RTT).
+    Code,
+    /// No feedback: credits at the maximum rate always (the paper's "naive" case, figure 10).
+    None,
+}
+
+/// What one token of the switch credit shaper pays for.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CreditTokens {
+    /// One token per credit, whatever its size: `rate x credit_min / (credit_min + data)`
+    /// bytes/s of minimum-size credits, i.e. exactly one data frame's room per credit.
+    #[default]
+    Count,
+    /// The ns-2 code: a credit spends its size in bytes (bigger credits, fewer of them).
+    Bytes,
+}
+
+/// The `[xpass]` table.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct XpassConfig {
+    // --- switch side (every port of a run with ExpressPass flows) ---
+    /// Credit queue capacity per port, credits (paper: 8; code: 10).
+    pub credit_queue_pkts: u32,
+    /// Token bucket depth, credits (burst allowed after an idle period; code: 10 x 84 B).
+    pub credit_bucket_pkts: u32,
+    pub credit_tokens: CreditTokens,
+    /// Largest data frame the credit ratio leaves room for, bytes (default: the run's MTU;
+    /// the paper's 1538 counts Ethernet framing, which the simulator does not model).
+    pub data_frame_bytes: Option<u32>,
+    // --- endpoints ---
+    /// Credit sizes are uniform in `[credit_min_bytes, credit_max_bytes]` (paper: 84 to 92).
+    pub credit_min_bytes: u32,
+    pub credit_max_bytes: u32,
+    /// Size of a credit request / stop / NACK, bytes.
+    pub control_bytes: u32,
+    /// Credit gap jitter: each gap is `gap x (1 + u)`, `u` uniform in `[-jitter, jitter]`.
+    pub jitter: f64,
+    /// Initial credit rate as a fraction of the maximum (code: 0.5).
+    pub initial_rate: f64,
+    pub w_init: f64,
+    pub w_min: f64,
+    pub w_max: f64,
+    /// Credit loss the feedback control aims for (paper: 0.1; code: 0.125 x spare fraction).
+    pub target_loss: f64,
+    pub feedback_law: FeedbackLaw,
+    /// Update period, microseconds; default: the receiver's measured RTT (EWMA 0.8 / 0.2).
+    pub update_period_us: Option<f64>,
+    /// Retransmit a credit request (or NACK) after this long without an answer, microseconds
+    /// (code: 100 ms).
+    pub retransmit_timeout_us: f64,
+    /// Resend a credit stop if credits still arrive after this long, microseconds (code: 2 ms;
+    /// 2 RTT once an RTT is known).
+    pub stop_timeout_us: f64,
+}
+
+impl Default for XpassConfig {
+    fn default() -> Self {
+        XpassConfig {
+            credit_queue_pkts: 8,
+            credit_bucket_pkts: 1,
+            credit_tokens: CreditTokens::Count,
+            data_frame_bytes: None,
+            credit_min_bytes: 84,
+            credit_max_bytes: 92,
+            control_bytes: 84,
+            jitter: 0.1,
+            initial_rate: 0.5,
+            w_init: 0.5,
+            w_min: 0.01,
+            w_max: 0.5,
+            target_loss: 0.1,
+            feedback_law: FeedbackLaw::Paper,
+            update_period_us: None,
+            retransmit_timeout_us: 100_000.0,
+            stop_timeout_us: 2_000.0,
+        }
+    }
+}
+
+fn fraction(key: &str, v: f64, lo: f64, hi: f64, hi_open: bool) -> Result<(), ConfigError> {
+    let ok = v.is_finite() && v >= lo && if hi_open { v < hi } else { v <= hi };
+    if ok {
+        Ok(())
+    } else {
+        let close = if hi_open { ")" } else { "]" };
+        Err(ConfigError::new(key, format!("must be in [{lo}, {hi}{close}, got {v}")))
+    }
+}
+
+impl XpassConfig {
+    /// Checks every key against the run's MTU (bytes); error keys are relative to `xpass`.
+    pub fn validate(&self, mtu: u32) -> Result<(), ConfigError> {
+        if self.credit_queue_pkts == 0 {
+            return Err(ConfigError::new("credit_queue_pkts", "must be at least 1 credit"));
+        }
+        if self.credit_bucket_pkts == 0 {
+            return Err(ConfigError::new("credit_bucket_pkts", "must be at least 1 credit"));
+        }
+        if self.credit_min_bytes == 0 {
+            return Err(ConfigError::new("credit_min_bytes", "must be at least 1 byte"));
+        }
+        if self.credit_max_bytes < self.credit_min_bytes {
+            return Err(ConfigError::new("credit_max_bytes", "must not be below credit_min_bytes"));
+        }
+        if self.credit_max_bytes > mtu {
+            return Err(ConfigError::new("credit_max_bytes", format!("{} bytes is above the MTU ({mtu} bytes)", self.credit_max_bytes)));
+        }
+        if self.control_bytes == 0 || self.control_bytes > mtu {
+            return Err(ConfigError::new("control_bytes", format!("must be between 1 and the MTU ({mtu} bytes)")));
+        }
+        if let Some(d) = self.data_frame_bytes {
+            if d == 0 {
+                return Err(ConfigError::new("data_frame_bytes", "must be at least 1 byte"));
+            }
+        }
+        fraction("jitter", self.jitter, 0.0, 1.0, true)?;
+        if !(self.initial_rate.is_finite() && self.initial_rate > 0.0 && self.initial_rate <= 1.0) {
+            return Err(ConfigError::new("initial_rate", format!("must be in (0, 1], got {}", self.initial_rate)));
+        }
+        fraction("w_min", self.w_min, 0.0, 1.0, true)?;
+        fraction("w_max", self.w_max, self.w_min, 1.0, false)?;
+        fraction("w_init", self.w_init, self.w_min, self.w_max, false)?;
+        fraction("target_loss", self.target_loss, 0.0, 1.0, true)?;
+        if let Some(p) = self.update_period_us {
+            if !(p.is_finite() && p > 0.0) {
+                return Err(ConfigError::new("update_period_us", format!("must be a positive number of microseconds, got {p}")));
+            }
+        }
+        for (k, v) in [("retransmit_timeout_us", self.retransmit_timeout_us), ("stop_timeout_us", self.stop_timeout_us)] {
+            if !(v.is_finite() && v > 0.0) {
+                return Err(ConfigError::new(k, format!("must be a positive number of microseconds, got {v}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The data frame the credit ratio makes room for, bytes.
+    pub fn data_frame(&self, mtu: u32) -> u32 {
+        self.data_frame_bytes.unwrap_or(mtu)
+    }
+
+    /// Credits per second that fill a link of `rate_bps` with data: `rate / (8 (credit_min + data))`.
+    pub fn max_credit_rate(&self, rate_bps: f64, mtu: u32) -> f64 {
+        rate_bps / (8.0 * (self.credit_min_bytes + self.data_frame(mtu)) as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_valid_and_bad_values_name_their_key() {
+        assert_eq!(XpassConfig::default().validate(1500), Ok(()));
+        let bad = |f: fn(&mut XpassConfig), key: &str| {
+            let mut c = XpassConfig::default();
+            f(&mut c);
+            assert_eq!(c.validate(1500).unwrap_err().key, key);
+        };
+        bad(|c| c.credit_queue_pkts = 0, "credit_queue_pkts");
+        bad(|c| c.credit_max_bytes = 1501, "credit_max_bytes");
+        bad(|c| c.credit_max_bytes = 80, "credit_max_bytes");
+        bad(|c| c.jitter = 1.0, "jitter");
+        bad(|c| c.jitter = -0.1, "jitter");
+        bad(|c| c.jitter = f64::NAN, "jitter");
+        bad(|c| c.w_init = 0.9, "w_init");
+        bad(|c| c.target_loss = 1.0, "target_loss");
+        bad(|c| c.initial_rate = 0.0, "initial_rate");
+        bad(|c| c.update_period_us = Some(0.0), "update_period_us");
+    }
+
+    #[test]
+    fn the_credit_ratio_follows_the_sizes() {
+        let c = XpassConfig { data_frame_bytes: Some(1538), ..Default::default() };
+        // 10 Gbit/s: the ns-2 default token rate is 64,734,895 B/s of 84-byte credits
+        let bytes_per_s = c.max_credit_rate(10e9, 1500) * 84.0;
+        assert!((bytes_per_s - 64_734_895.0).abs() < 1.0, "{bytes_per_s}");
+        let d = XpassConfig::default();
+        assert!((d.max_credit_rate(10e9, 1500) - 10e9 / (8.0 * 1584.0)).abs() < 1e-6);
+    }
+}
