@@ -39,7 +39,7 @@ help:
 	@echo "make validate   rerun dcfair beside ns-2 and refresh docs/validation.md"
 	@echo "make validate-outcast  only the TCP Outcast fat-tree beside ns-2 (~5 min; part of validate)"
 	@echo "make validate-ns3  rerun dcfair's TCP (NewReno, CUBIC, pacing) beside ns-3 3.37 on a dumbbell and refresh docs/validation.md"
-	@echo "make validate-ns3-aqm  FQ-CoDel and DCTCP beside ns-3 3.37 on a dumbbell (~5 CPU-minutes) and refresh docs/validation.md"
+	@echo "make validate-ns3-aqm  FQ-CoDel and DCTCP beside ns-3 3.37 on a dumbbell (~2 CPU-minutes) and refresh docs/validation.md"
 	@echo "make validate-all  both"
 	@echo "make bench      time dcfair beside ns-2 (HCF long flows, k=8 fat-tree) and refresh docs/performance.md"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
@@ -156,7 +156,7 @@ validate-ns3: peers
 	$(PYTHON) validation/ns3/compare.py --doc docs/validation.md
 
 # FQ-CoDel and DCTCP beside ns-3 (validation/ns3/README.md, "FQ-CoDel and DCTCP"): 2 cases x
-# 3 seeds on each side, about 5 CPU-minutes. Standard library Python only.
+# 3 seeds on each side, about 2 CPU-minutes. Standard library Python only.
 validate-ns3-aqm: peers
 	cargo build --release -p dcfair-sim --example simrun
 	$(PYTHON) validation/ns3/run_aqm.py -j $(NS3_JOBS) --doc docs/validation.md
