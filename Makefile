@@ -28,7 +28,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 DEMO_ARGS ?=
 
-.PHONY: help install demo test test-deps test-rust test-py system peers validate validate-outcast validate-ns3 validate-all bench clean distclean
+.PHONY: help install demo test test-deps test-rust test-py system peers validate validate-outcast validate-ns3 validate-ns3-aqm validate-all bench clean distclean
 
 help:
 	@echo "make demo       install everything, then compare every discipline on the HCF paper's long flows: out/demo/report.html"
@@ -39,6 +39,7 @@ help:
 	@echo "make validate   rerun dcfair beside ns-2 and refresh docs/validation.md"
 	@echo "make validate-outcast  only the TCP Outcast fat-tree beside ns-2 (~5 min; part of validate)"
 	@echo "make validate-ns3  rerun dcfair's TCP (NewReno, CUBIC, pacing) beside ns-3 3.37 on a dumbbell and refresh docs/validation.md"
+	@echo "make validate-ns3-aqm  FQ-CoDel and DCTCP beside ns-3 3.37 on a dumbbell (~2 CPU-minutes) and refresh docs/validation.md"
 	@echo "make validate-all  both"
 	@echo "make bench      time dcfair beside ns-2 (HCF long flows, k=8 fat-tree) and ns-3 (pFabric fabric) and refresh docs/performance.md"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
@@ -153,6 +154,12 @@ validate-ns3: peers
 	$(PYTHON) validation/ns3/run_ns3.py -j $(NS3_JOBS)
 	$(PYTHON) validation/ns3/run_dcfair.py
 	$(PYTHON) validation/ns3/compare.py --doc docs/validation.md
+
+# FQ-CoDel and DCTCP beside ns-3 (validation/ns3/README.md, "FQ-CoDel and DCTCP"): 2 cases x
+# 3 seeds on each side, about 2 CPU-minutes. Standard library Python only.
+validate-ns3-aqm: peers
+	cargo build --release -p dcfair-sim --example simrun
+	$(PYTHON) validation/ns3/run_aqm.py -j $(NS3_JOBS) --doc docs/validation.md
 
 validate-all: validate validate-ns3
 
