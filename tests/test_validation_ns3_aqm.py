@@ -65,11 +65,12 @@ SHORT = {"sim.duration_s": 4.0, "measure.window_s": 3.0,
 
 
 @pytest.fixture(scope="module")
-def short_runs():
+def short_runs(tmp_path_factory):
     why = _ns3_available()
     if why:
         pytest.skip(why)
     run_aqm.ensure_built()
+    run_aqm.RAW = str(tmp_path_factory.mktemp("aqm"))  # leave a full run's raw output alone
     extra = [f"{k}={v!r}" for k, v in SHORT.items()]
     out = {}
     for case in run_aqm.CASES:
