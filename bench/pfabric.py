@@ -130,7 +130,7 @@ def summary(out: str) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flows", type=int, default=100_000, help="flows of the full-size run (0: skip it)")
-    ap.add_argument("--ns3-flows", type=int, default=500, help="flows of the run beside ns-3 (0: skip it)")
+    ap.add_argument("--ns3-flows", type=int, default=100, help="flows of the run beside ns-3 (0: skip it)")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--no-doc", action="store_true")
     a = ap.parse_args(argv)
