@@ -33,7 +33,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from dcfair.runner import Point
 
 REGISTRY: Dict[str, "Reproduction"] = {}
-_MODULES = ("dcfair.reproduce.hcf", "dcfair.reproduce.hcf_incast", "dcfair.reproduce.outcast", "dcfair.reproduce.fqcodel")
+_MODULES = ("dcfair.reproduce.hcf", "dcfair.reproduce.hcf_incast", "dcfair.reproduce.outcast", "dcfair.reproduce.fqcodel",
+            "dcfair.reproduce.fairq")
 
 
 @dataclass
