@@ -78,12 +78,13 @@ def _variants(st: Study) -> List[str]:
     return [v for v in VARIANTS if st.rows(variant=v)]
 
 
-def _ratios(st: Study, key: str) -> Dict[str, List[float]]:
-    """Per TCP: per seed, DropTail's value of ``key`` over FairQ's (seeds paired)."""
+def _ratios(st: Study, key: str, plus: float = 0.0) -> Dict[str, List[float]]:
+    """Per TCP: per seed, DropTail's value of ``key`` over FairQ's (seeds paired), both plus
+    ``plus`` (1 for counts that may be 0); nan where FairQ's is 0."""
     out = {}
     for tcp, dt, fq in PAIRS:
         a, b = st.metric(key, variant=dt), st.metric(key, variant=fq)
-        out[tcp] = [x / y if y else float("inf") for x, y in zip(a, b)]
+        out[tcp] = [(x + plus) / (y + plus) if y + plus else float("nan") for x, y in zip(a, b)]
     return out
 
 
@@ -128,7 +129,7 @@ def _figure(st: Study, title: str, elephants: bool) -> None:
 
 
 def _claims(st: Study, fig: str) -> List[Claim]:
-    std, tail, drops = _ratios(st, "answer_time_std_s"), _ratios(st, "answer_time_max_s"), _ratios(st, "drops")
+    std, tail, drops = _ratios(st, "answer_time_std_s"), _ratios(st, "answer_time_max_s"), _ratios(st, "drops", plus=1.0)
     both = lambda d: d["reno"] + d["cubic"]  # noqa: E731
     return [
         Claim(f"spread-{fig}", "FairQ cuts the FCT standard deviation by about an order of magnitude (vs DropTail, Reno and CUBIC)",
@@ -138,7 +139,7 @@ def _claims(st: Study, fig: str) -> List[Claim]:
               "up to 100x", both(tail), all(mean(tail[t]) > 1 for t in tail) and max(mean(tail[t]) for t in tail) >= 10,
               "DropTail max / FairQ max above 1 for both TCPs and >= 10 for at least one (means over seeds)", "ratio"),
         Claim(f"drops-{fig}", "FairQ reduces the drops", "fewer drops (fig. 6/7(c))", both(drops),
-              all(mean(drops[t]) > 1 for t in drops), "mean DropTail drops / FairQ drops > 1 for Reno and for CUBIC", "ratio"),
+              all(mean(drops[t]) > 1 for t in drops), "mean (DropTail drops + 1) / (FairQ drops + 1) > 1 for Reno and for CUBIC", "ratio"),
     ]
 
 
