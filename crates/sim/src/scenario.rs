@@ -18,6 +18,13 @@
 //!   `[tcp]` is checked first on its own, so a bad key there is named `tcp.KEY`, not after
 //!   the first group that inherited it. Groups without a `tcp` table use `[tcp]`
 //!   ([`Scenario::tcp_of`]).
+//! - **TCP profiles** (`tcp.profile = "pfabric"`, `tcp.profile_categories`): after the groups
+//!   have inherited `[tcp]`, every `tcp` table (`[tcp]`, `flows.tcp`, `groups.NAME.tcp`) that
+//!   names a profile gets the profile's keys of the chosen categories inserted where the table
+//!   does not set them (`dcfair_core::tcp::profile`), so keys written in the scenario, by
+//!   `--set` or inherited from `[tcp]`, win. A value that depends on the buffer (`max_cwnd_pkts`
+//!   = queue - 1) reads `queue.limit_pkts` (or `limit_bytes` over one full segment, or the
+//!   default 100). A bad profile or category names `….tcp.profile` / `….tcp.profile_categories`.
 //! - Every quantity carries its unit in its key name (`_s`, `_ms`, `_us`, `_mbps`, `_bytes`,
 //!   `_pkts`). After deserialization [`Scenario::validate`] checks values (positive rates,
 //!   windows inside the run, ...) and names the key on failure. Nothing runs before that.
@@ -51,6 +58,10 @@ pub struct Scenario {
     /// Discipline of the measured (bottleneck) ports.
     #[serde(default)]
     pub queue: QueueConfig,
+    /// Discipline of every host NIC (`[host_queue]`, same keys as `[queue]`). Absent: a DropTail
+    /// FIFO of `topology.host_buffer_pkts`; without a limit it takes `host_buffer_pkts`.
+    /// pFabric and the FQ-CoDel paper schedule at the hosts too.
+    pub host_queue: Option<QueueConfig>,
     /// Buffer and/or discipline of named ports (`[ports."sw->r0"]`), over the topology's.
     #[serde(default)]
     pub ports: std::collections::BTreeMap<String, crate::topo::PortQueue>,
@@ -375,6 +386,7 @@ pub fn load(text: &str, origin: &str, overrides: &[(String, String)]) -> Result<
         apply_override(&mut tree, key, value)?;
     }
     inherit_tcp(&mut tree)?;
+    apply_tcp_profiles(&mut tree)?;
     let mut sc: Scenario = serde_path_to_error::deserialize(tree).map_err(|e| {
         let path = e.path().to_string();
         let top = path == "." || path.is_empty();
@@ -428,6 +440,78 @@ fn inherit_tcp(tree: &mut toml::Value) -> Result<(), Error> {
         let own = std::mem::take(t);
         *t = base.clone();
         merge_table(t, own);
+    }
+    Ok(())
+}
+
+/// Applies `tcp.profile` to every `tcp` table of the tree (module rules).
+fn apply_tcp_profiles(tree: &mut toml::Value) -> Result<(), Error> {
+    let Some(root) = tree.as_table_mut() else { return Ok(()) };
+    let queue = root.get("queue").and_then(|q| q.as_table());
+    let pkts = queue.and_then(|q| q.get("limit_pkts")).and_then(|v| v.as_integer());
+    let bytes = queue.and_then(|q| q.get("limit_bytes")).and_then(|v| v.as_integer());
+    let mut tables: Vec<(String, &mut toml::Table)> = Vec::new();
+    for (k, v) in root.iter_mut() {
+        match (k.as_str(), v) {
+            ("tcp", toml::Value::Table(t)) => tables.push(("tcp".into(), t)),
+            ("flows", toml::Value::Table(f)) => {
+                if let Some(toml::Value::Table(t)) = f.get_mut("tcp") {
+                    tables.push(("flows.tcp".into(), t));
+                }
+            }
+            ("groups", toml::Value::Table(gs)) => {
+                for (name, g) in gs.iter_mut() {
+                    if let Some(toml::Value::Table(t)) = g.as_table_mut().and_then(|g| g.get_mut("tcp")) {
+                        tables.push((format!("groups.{name}.tcp"), t));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    for (path, t) in tables {
+        apply_profile(t, &path, pkts, bytes)?;
+    }
+    Ok(())
+}
+
+/// Fills `t` (the `tcp` table at `path`) from its profile, if it names one.
+fn apply_profile(t: &mut toml::Table, path: &str, queue_pkts: Option<i64>, queue_bytes: Option<i64>) -> Result<(), Error> {
+    use dcfair_core::tcp::profile::{self, ProfileCategory, ProfileValue, TcpProfile};
+    let Some(v) = t.get("profile") else { return Ok(()) };
+    let key = format!("{path}.profile");
+    let name = v.as_str().ok_or_else(|| Error::invalid(&key, "must be a string (\"pfabric\")"))?;
+    let prof = TcpProfile::from_name(name).ok_or_else(|| {
+        Error::invalid(&key, format!("unknown profile '{name}' (known: {})", TcpProfile::NAMES.join(", ")))
+    })?;
+    let ckey = format!("{path}.profile_categories");
+    let cats: Vec<ProfileCategory> = match t.get("profile_categories") {
+        None => ProfileCategory::ALL.to_vec(),
+        Some(toml::Value::Array(a)) => a
+            .iter()
+            .map(|c| c.as_str().and_then(ProfileCategory::from_name))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| {
+                Error::invalid(&ckey, format!("each category must be one of {}", ProfileCategory::NAMES.join(", ")))
+            })?,
+        Some(_) => return Err(Error::invalid(&ckey, "must be a list such as [\"rtx\", \"rx\", \"cc\"]")),
+    };
+    let int = |t: &toml::Table, k: &str, d: i64| t.get(k).and_then(|v| v.as_integer()).unwrap_or(d);
+    for s in profile::settings(prof).iter().filter(|s| cats.contains(&s.category)) {
+        if t.contains_key(s.key) {
+            continue; // set in the scenario: it wins
+        }
+        let value = match s.value {
+            ProfileValue::Float(x) => toml::Value::Float(x),
+            ProfileValue::Int(n) => toml::Value::Integer(n as i64),
+            ProfileValue::QueueMinusOne => {
+                let seg = int(t, "mss_bytes", 1460) + int(t, "header_bytes", 40);
+                let q = queue_pkts.or(queue_bytes.map(|b| b / seg.max(1))).unwrap_or(100);
+                let init = int(t, "init_cwnd_pkts", 2);
+                toml::Value::Integer(profile::queue_minus_one(q.max(0) as u64, init.max(0) as u64) as i64)
+            }
+        };
+        t.insert(s.key.to_string(), value);
     }
     Ok(())
 }
@@ -496,6 +580,16 @@ fn parse_literal(value: &str) -> toml::Value {
 // ---------------------------------------------------------------------------------------------
 
 impl Scenario {
+    /// The `[host_queue]` discipline with its limit filled in (`topology.host_buffer_pkts` when
+    /// the table sets none); `None` without the table.
+    pub fn host_queue(&self) -> Option<QueueConfig> {
+        let mut hq = self.host_queue.clone()?;
+        if hq.limit_pkts.is_none() && hq.limit_bytes.is_none() {
+            hq.limit_pkts = Some(self.topology.host_buffer_pkts());
+        }
+        Some(hq)
+    }
+
     /// Seconds at which the measurement window opens.
     pub fn window_start_s(&self) -> f64 {
         self.sim.duration_s - self.window_s()
@@ -541,6 +635,9 @@ impl Scenario {
         crate::groups::validate(self).map_err(|e| e.within("measure"))?;
         crate::probe::validate(self).map_err(|e| e.within("measure"))?;
         self.queue.validate().map_err(|e| e.within("queue"))?;
+        if let Some(hq) = self.host_queue() {
+            hq.validate().map_err(|e| e.within("host_queue"))?;
+        }
         for (name, pq) in &self.ports {
             pq.validate().map_err(|e| e.within(&format!("ports.{name}")))?;
         }
@@ -773,6 +870,70 @@ mod tests {
     #[test]
     fn override_through_a_value_is_rejected() {
         assert_eq!(err_key(load(MINI, "m.toml", &[ov("seed.x", "1")])), "seed");
+    }
+
+    // --- TCP profiles ---------------------------------------------------------------------------
+    fn with_profile(extra: &[(&str, &str)]) -> Result<Scenario, Error> {
+        let mut ov = vec![ov("tcp.profile", "pfabric")];
+        ov.extend(extra.iter().map(|(k, v)| self::ov(k, v)));
+        load(MINI, "m.toml", &ov)
+    }
+
+    #[test]
+    fn each_profile_category_sets_exactly_its_keys() {
+        let d = TcpConfig::default();
+        let all = with_profile(&[]).unwrap().tcp;
+        assert_eq!((all.min_rto_ms, all.max_rto_s, all.initial_rto_s, all.clock_granularity_us), (0.045, 2.0, 0.000045, 1.0));
+        assert_eq!((all.delack_timeout_ms, all.rcv_buf_bytes), (0.006, dcfair_core::tcp::MAX_SCALED_WINDOW));
+        // queue of 20 packets: max cwnd 19 (above the initial 12)
+        assert_eq!((all.init_cwnd_pkts, all.max_cwnd_pkts), (12, 19));
+        // the profile touches nothing else
+        assert_eq!((all.cc, all.priority, all.delayed_ack, all.sack), (d.cc, d.priority, d.delayed_ack, d.sack));
+        let rtx = with_profile(&[("tcp.profile_categories", "[\"rtx\"]")]).unwrap().tcp;
+        assert_eq!((rtx.min_rto_ms, rtx.max_rto_s, rtx.initial_rto_s, rtx.clock_granularity_us), (0.045, 2.0, 0.000045, 1.0));
+        assert_eq!((rtx.delack_timeout_ms, rtx.rcv_buf_bytes, rtx.init_cwnd_pkts, rtx.max_cwnd_pkts), (d.delack_timeout_ms, d.rcv_buf_bytes, d.init_cwnd_pkts, 0));
+        let rx = with_profile(&[("tcp.profile_categories", "[\"rx\"]")]).unwrap().tcp;
+        assert_eq!((rx.delack_timeout_ms, rx.rcv_buf_bytes), (0.006, dcfair_core::tcp::MAX_SCALED_WINDOW));
+        assert_eq!((rx.min_rto_ms, rx.initial_rto_s, rx.init_cwnd_pkts, rx.max_cwnd_pkts), (d.min_rto_ms, d.initial_rto_s, d.init_cwnd_pkts, 0));
+        let cc = with_profile(&[("tcp.profile_categories", "[\"cc\"]")]).unwrap().tcp;
+        assert_eq!((cc.init_cwnd_pkts, cc.max_cwnd_pkts), (12, 19));
+        assert_eq!((cc.min_rto_ms, cc.delack_timeout_ms, cc.rcv_buf_bytes), (d.min_rto_ms, d.delack_timeout_ms, d.rcv_buf_bytes));
+        let none = with_profile(&[("tcp.profile_categories", "[]")]).unwrap().tcp;
+        assert_eq!((none.min_rto_ms, none.init_cwnd_pkts, none.max_cwnd_pkts), (d.min_rto_ms, d.init_cwnd_pkts, 0));
+        // a small buffer: the cap is the initial window, as the pFabric scripts do
+        let small = with_profile(&[("queue.limit_pkts", "8")]).unwrap().tcp;
+        assert_eq!(small.max_cwnd_pkts, 12);
+    }
+
+    #[test]
+    fn explicit_keys_win_over_the_profile() {
+        let t = with_profile(&[("tcp.min_rto_ms", "1.0"), ("tcp.init_cwnd_pkts", "4")]).unwrap().tcp;
+        assert_eq!((t.min_rto_ms, t.init_cwnd_pkts, t.max_rto_s), (1.0, 4, 2.0));
+        // the cap follows the initial window in force (queue 20: 19)
+        assert_eq!(t.max_cwnd_pkts, 19);
+        let t = with_profile(&[("tcp.max_cwnd_pkts", "0")]).unwrap().tcp;
+        assert_eq!(t.max_cwnd_pkts, 0);
+        // a group: its own profile and keys, over what it inherits from [tcp]
+        let sc = load(
+            MINI,
+            "m.toml",
+            &[ov("tcp.min_rto_ms", "5.0"), ov("flows.tcp.profile", "pfabric"), ov("flows.tcp.profile_categories", "[\"rtx\", \"cc\"]")],
+        )
+        .unwrap();
+        let f = sc.flows.as_ref().unwrap().tcp.as_ref().unwrap();
+        assert_eq!((f.min_rto_ms, f.initial_rto_s, f.init_cwnd_pkts, f.delack_timeout_ms), (5.0, 0.000045, 12, 40.0));
+        assert_eq!(sc.tcp.init_cwnd_pkts, 2, "[tcp] itself names no profile");
+    }
+
+    #[test]
+    fn bad_profiles_name_their_key() {
+        assert_eq!(err_key(with_profile(&[("tcp.profile", "fabric")])), "tcp.profile");
+        assert_eq!(err_key(with_profile(&[("tcp.profile", "3")])), "tcp.profile");
+        assert_eq!(err_key(with_profile(&[("tcp.profile_categories", "[\"rtx\", \"tx\"]")])), "tcp.profile_categories");
+        assert_eq!(err_key(with_profile(&[("tcp.profile_categories", "rtx")])), "tcp.profile_categories");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("flows.tcp.profile", "x")])), "flows.tcp.profile");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("tcp.pfabric_probe_after", "0")])), "tcp.pfabric_probe_after");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("tcp.priority", "size")])), "tcp.priority");
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub mod blackout;
 pub mod droptail;
 pub mod drr;
 pub mod hcf;
+pub mod pfabric;
 pub mod red;
 pub mod sfq;
 
@@ -338,6 +339,8 @@ pub enum QdiscKind {
     Hcf,
     /// The ON/OFF port-blackout model of the TCP Outcast paper (a test device).
     Blackout,
+    /// pFabric's priority buffer (`pfabric.rs`).
+    Pfabric,
 }
 
 impl QdiscKind {
@@ -349,6 +352,7 @@ impl QdiscKind {
             QdiscKind::Drr => "drr",
             QdiscKind::Hcf => "hcf",
             QdiscKind::Blackout => "blackout",
+            QdiscKind::Pfabric => "pfabric",
         }
     }
 }
@@ -470,6 +474,7 @@ impl QueueConfig {
             QdiscKind::Blackout => {
                 AnyQdisc::Blackout(blackout::Blackout::new(&self.blackout.clone().unwrap_or_default(), limit, ctx))
             }
+            QdiscKind::Pfabric => AnyQdisc::Pfabric(pfabric::PFabric::new(limit)),
         }
     }
 }
@@ -485,6 +490,7 @@ pub enum AnyQdisc {
     Drr(drr::Drr),
     Hcf(hcf::Hcf),
     Blackout(blackout::Blackout),
+    Pfabric(pfabric::PFabric),
 }
 
 macro_rules! dispatch {
@@ -496,6 +502,7 @@ macro_rules! dispatch {
             AnyQdisc::Drr($q) => $e,
             AnyQdisc::Hcf($q) => $e,
             AnyQdisc::Blackout($q) => $e,
+            AnyQdisc::Pfabric($q) => $e,
         }
     };
 }

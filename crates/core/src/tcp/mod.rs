@@ -32,11 +32,12 @@
 //!
 //! Modules: [`sender`] (the sender state machine and loss recovery), [`receiver`] (cumulative
 //! ACKs, out-of-order buffer, delayed ACKs, SACK blocks), [`rtt`] (RFC 6298 estimator),
-//! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC), [`sack`]
+//! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC, pFabric), [`profile`] (named settings such as pFabric's Table II), [`sack`]
 //! (the sender's RFC 6675 scoreboard), [`pacing`] (release times at `ratio * cwnd / srtt`).
 
 pub mod congestion;
 pub mod pacing;
+pub mod profile;
 pub mod receiver;
 pub mod rtt;
 pub mod sack;
@@ -62,6 +63,21 @@ pub enum CcKind {
     Newreno,
     /// RFC 9438 CUBIC (with NewReno's fast recovery): `congestion/cubic.rs`.
     Cubic,
+    /// pFabric's minimal rate control (no fast retransmit, fixed RTO, probe mode):
+    /// `congestion/pfabric.rs`.
+    Pfabric,
+}
+
+/// What a sender writes into [`crate::packet::Packet::priority`] (`tcp.priority`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PriorityMode {
+    /// 0 on every packet.
+    #[default]
+    None,
+    /// pFabric's remaining flow size: payload bytes of the flow not yet acknowledged when the
+    /// segment leaves (`u64::MAX`-ish for an endless flow); pure ACKs and SYNs carry 0.
+    Remaining,
 }
 
 /// TCP parameters (the `[tcp]` table of a scenario). Units are in the key names; `docs/tcp.md`
@@ -147,6 +163,21 @@ pub struct TcpConfig {
     pub pacing_ss_ratio: f64,
     /// Pacing ratio otherwise (late slow start, congestion avoidance, recovery).
     pub pacing_ca_ratio: f64,
+    /// What data segments carry in `Packet::priority`: `"none"` (0) or `"remaining"` (the
+    /// flow's unacknowledged payload bytes, pFabric's remaining flow size).
+    pub priority: PriorityMode,
+    /// Largest congestion window, full segments, applied whenever an ACK opens the window
+    /// (ns-2's `maxcwnd_`); 0: no cap.
+    pub max_cwnd_pkts: u32,
+    /// `cc = "pfabric"`: consecutive timeouts after which the sender enters probe mode (5 in
+    /// the pFabric paper).
+    pub pfabric_probe_after: u32,
+    /// A named set of settings applied to this table before it is read: `"pfabric"` (the
+    /// pFabric paper's Table II as the FQ-CoDel paper lists it). Keys set in the same table
+    /// win. Applied by the scenario loader; see `profile.rs`.
+    pub profile: Option<profile::TcpProfile>,
+    /// Which categories of the profile apply: any of `"rtx"`, `"rx"`, `"cc"` (all three by default).
+    pub profile_categories: Vec<profile::ProfileCategory>,
 }
 
 impl Default for TcpConfig {
@@ -183,6 +214,11 @@ impl Default for TcpConfig {
             pacing: false,
             pacing_ss_ratio: 1.0,
             pacing_ca_ratio: 1.0,
+            priority: PriorityMode::None,
+            max_cwnd_pkts: 0,
+            pfabric_probe_after: 5,
+            profile: None,
+            profile_categories: profile::ProfileCategory::ALL.to_vec(),
         }
     }
 }
@@ -290,6 +326,12 @@ impl TcpConfig {
             if !v.is_finite() || !(lo..=hi).contains(&v) {
                 return Err(ConfigError::new(key, format!("must be a number from {lo} to {hi} (a multiple of cwnd / srtt), got {v}")));
             }
+        }
+        if self.pfabric_probe_after == 0 {
+            return Err(ConfigError::new("pfabric_probe_after", "must be at least 1 timeout"));
+        }
+        if self.cc == CcKind::Pfabric && self.min_rto_ms <= 0.0 {
+            return Err(ConfigError::new("min_rto_ms", "must be positive with cc = \"pfabric\" (its fixed RTO)"));
         }
         if self.max_rto_s * 1000.0 < self.min_rto_ms {
             return Err(ConfigError::new(
@@ -722,6 +764,8 @@ mod tests {
         rejects(|c| c.cubic_beta = 1.0, "cubic_beta");
         rejects(|c| c.cubic_beta = -0.7, "cubic_beta");
         rejects(|c| c.cubic_beta = f64::NAN, "cubic_beta");
+        rejects(|c| c.pfabric_probe_after = 0, "pfabric_probe_after");
+        rejects(|c| (c.cc, c.min_rto_ms) = (CcKind::Pfabric, 0.0), "min_rto_ms");
         TcpConfig { handshake: false, headerless_first_segment: true, first_ack_resets_cwnd: true, ..Default::default() }
             .validate()
             .unwrap();

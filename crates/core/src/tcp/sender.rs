@@ -52,8 +52,16 @@
 //!   duplicate ACKs may release one segment beyond cwnd (never beyond rwnd); those segments
 //!   are left out of the FlightSize that sets ssthresh.
 //! - **Packets**: data segments are `payload + header_bytes` long, carry ACK (and FIN), the
-//!   sender's own window and `priority` = payload bytes not yet acknowledged (pFabric's
-//!   remaining flow size; ACKs and SYNs carry 0). `uid` is left 0, `created = ts_val = now`,
+//!   sender's own window and, with `priority = "remaining"`, `priority` = payload bytes not yet
+//!   acknowledged (pFabric's remaining flow size; ACKs and SYNs carry 0; 0 everywhere with
+//!   the default `"none"`).
+//! - **Window cap** (`max_cwnd_pkts`, ns-2's `maxcwnd_`): after an ACK opens the window outside
+//!   fast recovery, cwnd is clamped to the cap.
+//! - **pFabric's rate control** (`cc = "pfabric"`, `congestion/pfabric.rs`): the congestion
+//!   control's `fast_retransmit()` is false, so duplicate ACKs and SACK information never start
+//!   a recovery; the RTO is fixed at `min_rto_ms` (no estimate, no backoff); while its
+//!   `probe_mode()` holds, `try_send` sends nothing and each timeout sends one segment of one
+//!   payload byte at `snd_una`. `uid` is left 0, `created = ts_val = now`,
 //!   `ts_ecr` echoes the receiver. ECT is never set (ECN is a hook for DCTCP).
 //! - **SACK loss recovery** (RFC 6675, with `sack`; the ACKs' blocks kept in a
 //!   [`Scoreboard`]). A duplicate ACK is an ACK that SACKs octets not SACKed before (RFC 6675
@@ -90,7 +98,7 @@ use super::congestion::{AckEvent, AnyCc, CongestionControl, Loss, Window};
 use super::pacing::Pacer;
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
-use super::{decode_window, encode_window, wscale_for, FlowIds, SenderStats, TcpConfig, MAX_WSCALE};
+use super::{decode_window, encode_window, wscale_for, CcKind, FlowIds, PriorityMode, SenderStats, TcpConfig, MAX_WSCALE};
 use crate::packet::{flags, Packet, Proto, NO_WSCALE};
 use crate::time::{SimDuration, SimTime};
 
@@ -149,6 +157,10 @@ pub struct TcpSender {
     headerless_first: bool,
     first_ack_reset: bool,
     init_cwnd: u64,
+    /// `max_cwnd_pkts` in bytes (`u64::MAX`: no cap).
+    max_cwnd: u64,
+    /// `priority = "remaining"`: data segments carry the unacknowledged payload bytes.
+    prio_remaining: bool,
     /// Our own receive buffer (we receive no data; it sets the window our segments carry).
     rcv_buf: u64,
     state: SenderState,
@@ -231,6 +243,8 @@ impl TcpSender {
             headerless_first: cfg.headerless_first_segment && !cfg.handshake,
             first_ack_reset: cfg.first_ack_resets_cwnd && !cfg.handshake,
             init_cwnd: mss * cfg.init_cwnd_pkts as u64,
+            max_cwnd: if cfg.max_cwnd_pkts == 0 { u64::MAX } else { mss * cfg.max_cwnd_pkts as u64 },
+            prio_remaining: cfg.priority == PriorityMode::Remaining,
             rcv_buf: cfg.rcv_buf_bytes,
             state: SenderState::Closed,
             iss,
@@ -253,13 +267,12 @@ impl TcpSender {
             recover: Some(iss),
             partial_seen: false,
             lt_bytes: 0,
-            rtt: RttEstimator::new(
-                cfg.initial_rto(),
-                cfg.min_rto(),
-                cfg.max_rto(),
-                cfg.clock_granularity(),
-                cfg.max_backoff,
-            ),
+            // pFabric's rate control: a fixed RTO of min_rto, no backoff (congestion/pfabric.rs)
+            rtt: if cfg.cc == CcKind::Pfabric {
+                RttEstimator::new(cfg.min_rto(), cfg.min_rto(), cfg.min_rto(), SimDuration::ZERO, 1)
+            } else {
+                RttEstimator::new(cfg.initial_rto(), cfg.min_rto(), cfg.max_rto(), cfg.clock_granularity(), cfg.max_backoff)
+            },
             timed: None,
             timer: None,
             rcv_ack: 0,
@@ -617,6 +630,9 @@ impl TcpSender {
             let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
             let ev = AckEvent { now, acked_bytes: acked, flight_bytes: flight_before, rtt_sample: sample, srtt, min_rtt, ece: false };
             self.cc.on_ack(&mut self.win, &ev);
+            if self.win.cwnd > self.max_cwnd {
+                self.win.cwnd = self.max_cwnd; // ns-2's maxcwnd_ (opencwnd)
+            }
         }
         if self.first_ack_reset && acked_before == 0 && ack == self.data_start + self.mss.min(self.data_end - self.data_start) {
             // ns-2 (`delay_growth_`, `bugfix_ss_`): the ACK of exactly segment 0 sets the
@@ -643,7 +659,7 @@ impl TcpSender {
         if self.in_recovery {
             // RFC 5681 3.2 step 4: inflate by the segment that left the network
             self.cc.on_dupack_in_recovery(&mut self.win);
-        } else if self.dupacks == self.dupthresh {
+        } else if self.dupacks == self.dupthresh && self.cc.fast_retransmit() {
             // RFC 6582 3.2 step 2: a new recovery only once the ACK covers more than `recover`
             if self.recover.is_none_or(|r| self.snd_una > r) {
                 self.enter_fast_recovery(now, out);
@@ -695,7 +711,7 @@ impl TcpSender {
         self.dupacks = self.dupacks.saturating_add(1);
         // 5.1: no new recovery before the cumulative ACK reaches RecoveryPoint
         let allowed = self.recover.is_none_or(|r| self.snd_una >= r);
-        if allowed && (self.dupacks >= self.dupthresh || self.sb.is_lost(self.snd_una, self.dupthresh, self.mss)) {
+        if allowed && self.cc.fast_retransmit() && (self.dupacks >= self.dupthresh || self.sb.is_lost(self.snd_una, self.dupthresh, self.mss)) {
             self.enter_sack_recovery(now, out);
         }
     }
@@ -846,6 +862,11 @@ impl TcpSender {
             self.high_rxt = self.snd_una;
         }
         self.timer = Some((now + self.rtt.rto(), TimerKind::Retransmit));
+        if self.cc.probe_mode() {
+            // pFabric's probe mode: one byte at snd_una, nothing else until an ACK of new data
+            self.send_from_nxt(1, now, out);
+            return;
+        }
         // the oldest unacknowledged segment leaves even into a closed window (then one byte)
         let wnd = self.usable_window().max(1);
         self.send_from_nxt(wnd, now, out);
@@ -868,6 +889,9 @@ impl TcpSender {
             return;
         }
         self.pace_wake = None;
+        if self.cc.probe_mode() {
+            return; // pFabric's probe mode: only the timer sends (a probe)
+        }
         if self.sack && self.in_recovery {
             self.send_in_recovery(now, out);
             return;
@@ -1008,7 +1032,7 @@ impl TcpSender {
             ack: self.rcv_ack,
             flags: flags::ACK,
             rwnd: encode_window(self.rcv_buf, self.my_shift),
-            priority: self.data_end.saturating_sub(self.snd_una.max(self.data_start)),
+            priority: if self.prio_remaining { self.data_end.saturating_sub(self.snd_una.max(self.data_start)) } else { 0 },
             created: now,
             ts_val: now,
             ts_ecr: self.ts_recent,
@@ -1068,7 +1092,8 @@ mod tests {
     // --- opening --------------------------------------------------------------------------------
     #[test]
     fn without_handshake_the_initial_window_leaves_at_start() {
-        let mut s = TcpSender::new(&nohs(), IDS, Some(100_000));
+        let cfg = TcpConfig { priority: PriorityMode::Remaining, ..nohs() };
+        let mut s = TcpSender::new(&cfg, IDS, Some(100_000));
         let mut out = Vec::new();
         let t0 = SimTime(5);
         s.start(t0, &mut out);
@@ -1874,6 +1899,92 @@ mod tests {
     }
 
     // --- retransmission timeout ---------------------------------------------------------------------
+    // --- pFabric: priority, window cap, rate control ----------------------------------------------
+    #[test]
+    fn priority_is_the_unacknowledged_payload_only_when_asked() {
+        let mut s = TcpSender::new(&nohs(), IDS, Some(100_000));
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        assert!(out.iter().all(|p| p.priority == 0));
+        // "remaining": the flow's unacknowledged bytes, falling as ACKs arrive
+        let cfg = TcpConfig { priority: PriorityMode::Remaining, init_cwnd_pkts: 1, ..nohs() };
+        let mut net = Net::new(&cfg, Some(5 * MSS), us(10));
+        run_to_end(&mut net);
+        let prios: Vec<u64> = net.data_sent().map(|s| s.pkt.priority).collect();
+        // slow start from one segment: each ACK releases two segments stamped with the same remainder
+        assert_eq!(prios, [5 * MSS, 4 * MSS, 4 * MSS, 3 * MSS, 3 * MSS]);
+        assert!(net.acks().all(|a| a.pkt.priority == 0));
+    }
+
+    #[test]
+    fn max_cwnd_caps_the_window() {
+        let cfg = TcpConfig { max_cwnd_pkts: 5, ..nohs() };
+        let mut net = Net::new(&cfg, Some(200 * MSS), us(10));
+        run_to_end(&mut net);
+        assert_eq!(net.snd.cwnd_bytes(), 5 * MSS);
+        assert!(net.max_flight <= 5 * MSS, "{}", net.max_flight);
+    }
+
+    fn pfabric() -> TcpConfig {
+        TcpConfig { cc: CcKind::Pfabric, min_rto_ms: 0.045, init_cwnd_pkts: 12, pfabric_probe_after: 3, ..nohs() }
+    }
+
+    #[test]
+    fn pfabric_never_fast_retransmits_and_repairs_by_a_fixed_timeout() {
+        let mut net = Net::new(&pfabric(), Some(40 * MSS), us(2));
+        drop_first_copies(&mut net, false, &[2]);
+        run_to_end(&mut net);
+        let st = net.snd.stats();
+        assert_eq!((st.fast_retransmits, st.timeouts), (0, 1), "{st:?}");
+        assert!(net.snd.dupacks() == 0 && !net.snd.in_recovery());
+        // the same loss with NewReno is a fast retransmit
+        let mut nr = Net::new(&TcpConfig { cc: CcKind::Newreno, ..pfabric() }, Some(40 * MSS), us(2));
+        drop_first_copies(&mut nr, false, &[2]);
+        run_to_end(&mut nr);
+        assert_eq!(nr.snd.stats().fast_retransmits, 1);
+        // SACK information does not start a recovery either
+        let mut sk = Net::new(&TcpConfig { sack: true, ..pfabric() }, Some(40 * MSS), us(2));
+        drop_first_copies(&mut sk, false, &[2]);
+        run_to_end(&mut sk);
+        assert_eq!((sk.snd.stats().fast_retransmits, sk.snd.stats().timeouts), (0, 1));
+    }
+
+    #[test]
+    fn pfabric_probes_after_n_timeouts_and_resumes_on_an_ack() {
+        // everything forward is lost until 2 ms, then the path heals
+        let heal = SimTime::ZERO + ms(2);
+        let mut net = Net::new(&pfabric(), Some(30 * MSS), us(2));
+        net.drop = Box::new(move |_, dir, t| dir == Dir::Fwd && t < heal);
+        net.start();
+        net.run(heal, 1_000_000);
+        // timeouts every 45 us exactly (fixed RTO, no backoff)
+        let rto = us(45);
+        assert!(net.rto_log.len() >= 40, "{}", net.rto_log.len());
+        assert!(net.rto_log.iter().all(|&(_, r)| r == rto));
+        assert!(net.rto_log.windows(2).all(|w| w[1].0 - w[0].0 == rto));
+        let fwd: Vec<&crate::tcp::testnet::Sent> = net.log.iter().filter(|s| s.dir == Dir::Fwd).collect();
+        // 12 segments, then timeouts 1 and 2 each resend one full segment (window of 1), and
+        // from the 3rd timeout on, only one-byte probes of snd_una leave
+        let sizes: Vec<u32> = fwd.iter().map(|s| s.pkt.payload).collect();
+        assert_eq!(sizes[..12], [MSS as u32; 12]);
+        assert_eq!(sizes[12..14], [MSS as u32; 2]);
+        assert!(sizes[14..].iter().all(|&n| n == 1), "{:?}", &sizes[..20]);
+        assert!(fwd[14..].iter().all(|s| s.pkt.seq == 0 && s.pkt.size == 41));
+        assert_eq!(sizes.len() - 14, net.rto_log.len() - 2, "one probe per timeout in probe mode");
+        assert_eq!(net.snd.cwnd_bytes(), MSS);
+        // the path heals: the next probe is acknowledged, slow start resumes, the flow ends
+        net.run(SimTime::MAX, 1_000_000);
+        assert!(net.snd.is_done());
+        let after: Vec<u32> = net.log.iter().filter(|s| s.dir == Dir::Fwd && s.t >= heal).map(|s| s.pkt.payload).collect();
+        assert_eq!(after[0], 1, "first a probe");
+        // then slow start from one segment (plus the probe's byte): full segments from byte 1,
+        // the last one a byte short
+        let (last, full) = after[1..].split_last().unwrap();
+        assert!(full.iter().all(|&n| n == MSS as u32), "{after:?}");
+        assert_eq!((full.len(), *last), (29, (MSS - 1) as u32));
+        assert_eq!(net.rcv.delivered_bytes(), 30 * MSS);
+    }
+
     #[test]
     fn successive_timeouts_double_the_rto_up_to_the_caps() {
         let rtos = |cfg: TcpConfig| {

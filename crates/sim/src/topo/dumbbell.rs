@@ -77,11 +77,11 @@ impl DumbbellConfig {
         let udp_host = kit.sc.udp.as_ref().map(|_| net.add_node(NodeKind::Host, UDP_HOST.into()));
         let sw = net.add_node(NodeKind::Switch, "sw".into());
         for &h in senders.iter().chain(udp_host.iter()) {
-            kit.link_with(&mut net, h, sw, access, QueueKind::Fifo, QueueKind::Fifo);
+            kit.link_with(&mut net, h, sw, access, QueueKind::Host, QueueKind::Fifo);
         }
         let mut measured = Vec::new();
         for &r in &receivers {
-            let (_, sp) = kit.link_with(&mut net, r, sw, bottleneck, QueueKind::Fifo, QueueKind::Scenario);
+            let (_, sp) = kit.link_with(&mut net, r, sw, bottleneck, QueueKind::Host, QueueKind::Scenario);
             measured.push(sp);
         }
         (net, Vec::new(), measured)

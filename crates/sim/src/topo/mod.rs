@@ -6,7 +6,8 @@
 //! - Hosts have names (`h0`, `s3`, `r0`, ...) that scenarios use to place flows. Every topology
 //!   knows its host names before it is built ([`TopologyConfig::host_names`]), so a scenario
 //!   naming a host that does not exist is rejected by validation.
-//! - Queues: a host NIC is a DropTail FIFO of `host_buffer_pkts`. A switch port runs the
+//! - Queues: a host NIC is a DropTail FIFO of `host_buffer_pkts`, or the scenario's
+//!   `[host_queue]` discipline when it has one. A switch port runs the
 //!   scenario's `[queue]` discipline, except where a topology says otherwise (the dumbbell keeps
 //!   FIFOs on its uncongested reverse ports, as ns-2 scripts do). Each discipline draws its
 //!   randomness from its own stream, named by its global port id.
@@ -51,6 +52,17 @@ pub enum TopologyConfig {
 }
 
 impl TopologyConfig {
+    /// Buffer of a host NIC, packets (`host_buffer_pkts` of every topology).
+    pub fn host_buffer_pkts(&self) -> u32 {
+        match self {
+            TopologyConfig::Dumbbell(c) => c.host_buffer_pkts,
+            TopologyConfig::FatTree(c) => c.host_buffer_pkts,
+            TopologyConfig::LeafSpine(c) => c.host_buffer_pkts,
+            TopologyConfig::ParkingLot(c) => c.host_buffer_pkts,
+            TopologyConfig::Custom(c) => c.host_buffer_pkts,
+        }
+    }
+
     /// Checks every value; error keys are relative to `topology`.
     pub fn validate(&self) -> Result<(), ConfigError> {
         match self {
@@ -151,6 +163,8 @@ pub(crate) enum QueueKind {
     Scenario,
     /// A DropTail FIFO of `host_buffer_pkts`.
     Fifo,
+    /// A host NIC: the scenario's `[host_queue]`, else [`QueueKind::Fifo`].
+    Host,
 }
 
 /// What every builder shares: the scenario, the random streams, the host buffer; and the first
@@ -168,7 +182,10 @@ impl Kit<'_> {
     fn queue(&self, name: &str, kind: QueueKind, layers: &[Layer], rate: BitsPerSec, port_index: u64) -> Queue {
         let mut cfg = match kind {
             QueueKind::Scenario => self.sc.queue.clone(),
-            QueueKind::Fifo => QueueConfig { kind: QdiscKind::Droptail, limit_pkts: Some(self.host_buffer), ..QueueConfig::default() },
+            QueueKind::Host if self.sc.host_queue.is_some() => self.sc.host_queue().expect("checked"),
+            QueueKind::Fifo | QueueKind::Host => {
+                QueueConfig { kind: QdiscKind::Droptail, limit_pkts: Some(self.host_buffer), ..QueueConfig::default() }
+            }
         };
         let named = self.sc.ports.get(name).map(|pq| (pq, format!("ports.{name}.")));
         let mut last: Option<String> = None; // key of the last setting applied
@@ -207,7 +224,7 @@ impl Kit<'_> {
     /// The default queue of a port owned by `node`: FIFO for hosts, the scenario's for switches.
     fn default_kind(net: &Network, node: u32) -> QueueKind {
         match net.nodes[node as usize].kind {
-            NodeKind::Host => QueueKind::Fifo,
+            NodeKind::Host => QueueKind::Host,
             NodeKind::Switch => QueueKind::Scenario,
         }
     }
@@ -274,13 +291,7 @@ pub(crate) fn default_host_buffer() -> u32 {
 
 /// Builds the network of `sc` and marks its measured ports.
 pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
-    let host_buffer = match &sc.topology {
-        TopologyConfig::Dumbbell(c) => c.host_buffer_pkts,
-        TopologyConfig::FatTree(c) => c.host_buffer_pkts,
-        TopologyConfig::LeafSpine(c) => c.host_buffer_pkts,
-        TopologyConfig::ParkingLot(c) => c.host_buffer_pkts,
-        TopologyConfig::Custom(c) => c.host_buffer_pkts,
-    };
+    let host_buffer = sc.topology.host_buffer_pkts();
     let kit = Kit { sc, streams, host_buffer, error: RefCell::new(None) };
     let (mut net, cores, default_measured) = match &sc.topology {
         TopologyConfig::Dumbbell(c) => c.build(&kit),

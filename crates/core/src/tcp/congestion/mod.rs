@@ -15,6 +15,9 @@
 //!   duplicate ACK in fast recovery; `on_partial_ack` for an ACK of new data short of `recover`
 //!   that keeps the sender in recovery; `on_exit_recovery` when fast recovery ends;
 //!   `on_timeout` when the retransmission timer expires; `on_ecn_echo` for an ACK with ECE.
+//!   Two queries shape the sender's loss recovery: `fast_retransmit` (may duplicate ACKs start
+//!   a recovery; pFabric: no) and `probe_mode` (send only one-byte probes on the timer; pFabric
+//!   after repeated timeouts).
 //! - [`AnyCc`] dispatches statically over the built-in algorithms (no virtual calls on the
 //!   per-packet path): Reno, NewReno, CUBIC; DCTCP slots in as a new variant.
 //! - RFC 5681's increase rules are [`Window::slow_start_or_avoid`]; its decrease
@@ -37,10 +40,12 @@
 
 pub mod cubic;
 pub mod newreno;
+pub mod pfabric;
 pub mod reno;
 
 pub use cubic::{Cubic, CubicParams};
 pub use newreno::NewReno;
+pub use pfabric::PFabricCc;
 pub use reno::Reno;
 
 use super::{CcKind, TcpConfig};
@@ -328,6 +333,15 @@ pub trait CongestionControl {
     /// An ACK carried ECN-Echo; called after the ACK's other hooks, with `ev.acked_bytes` the
     /// bytes it acknowledged (hook for DCTCP and RFC 3168; classic ECN is not modelled yet).
     fn on_ecn_echo(&mut self, _w: &mut Window, _ev: &AckEvent) {}
+    /// May duplicate ACKs (or new SACK information) start a fast retransmit and recovery?
+    /// pFabric's rate control says no: it repairs losses by the timer alone.
+    fn fast_retransmit(&self) -> bool {
+        true
+    }
+    /// Is the sender in pFabric's probe mode (send only one-byte probes on the timer)?
+    fn probe_mode(&self) -> bool {
+        false
+    }
 }
 
 /// Static dispatch over the built-in congestion controls.
@@ -336,24 +350,26 @@ pub enum AnyCc {
     Reno(Reno),
     NewReno(NewReno),
     Cubic(Cubic),
+    PFabric(PFabricCc),
 }
 
 impl AnyCc {
     /// The algorithm `kind` with default parameters (CUBIC: RFC 9438's).
     pub fn new(kind: CcKind) -> AnyCc {
-        AnyCc::with_params(kind, CubicParams::default())
+        AnyCc::with_params(kind, CubicParams::default(), TcpConfig::default().pfabric_probe_after)
     }
 
     /// The algorithm `cfg.cc` with the parameters of `cfg`.
     pub fn from_config(cfg: &TcpConfig) -> AnyCc {
-        AnyCc::with_params(cfg.cc, CubicParams::from_config(cfg))
+        AnyCc::with_params(cfg.cc, CubicParams::from_config(cfg), cfg.pfabric_probe_after)
     }
 
-    fn with_params(kind: CcKind, cubic: CubicParams) -> AnyCc {
+    fn with_params(kind: CcKind, cubic: CubicParams, probe_after: u32) -> AnyCc {
         match kind {
             CcKind::Reno => AnyCc::Reno(Reno),
             CcKind::Newreno => AnyCc::NewReno(NewReno),
             CcKind::Cubic => AnyCc::Cubic(Cubic::new(cubic)),
+            CcKind::Pfabric => AnyCc::PFabric(PFabricCc::new(probe_after)),
         }
     }
 }
@@ -364,6 +380,7 @@ macro_rules! dispatch {
             AnyCc::Reno($c) => $e,
             AnyCc::NewReno($c) => $e,
             AnyCc::Cubic($c) => $e,
+            AnyCc::PFabric($c) => $e,
         }
     };
 }
@@ -403,6 +420,14 @@ impl CongestionControl for AnyCc {
     #[inline]
     fn on_ecn_echo(&mut self, w: &mut Window, ev: &AckEvent) {
         dispatch!(self, c => c.on_ecn_echo(w, ev))
+    }
+    #[inline]
+    fn fast_retransmit(&self) -> bool {
+        dispatch!(self, c => c.fast_retransmit())
+    }
+    #[inline]
+    fn probe_mode(&self) -> bool {
+        dispatch!(self, c => c.probe_mode())
     }
 }
 
@@ -584,6 +609,8 @@ mod tests {
         assert_eq!(AnyCc::new(CcKind::Reno).name(), "reno");
         assert_eq!(AnyCc::new(CcKind::Newreno).name(), "newreno");
         assert_eq!(AnyCc::new(CcKind::Cubic).name(), "cubic");
+        assert_eq!(AnyCc::new(CcKind::Pfabric).name(), "pfabric");
+        assert!(AnyCc::new(CcKind::Newreno).fast_retransmit() && !AnyCc::new(CcKind::Pfabric).fast_retransmit());
         assert!(!AnyCc::new(CcKind::Reno).partial_ack_keeps_recovery());
         assert!(AnyCc::new(CcKind::Newreno).partial_ack_keeps_recovery());
         assert!(AnyCc::new(CcKind::Cubic).partial_ack_keeps_recovery());
