@@ -40,7 +40,7 @@ help:
 	@echo "make validate-outcast  only the TCP Outcast fat-tree beside ns-2 (~5 min; part of validate)"
 	@echo "make validate-ns3  rerun dcfair's TCP (NewReno, CUBIC, pacing) beside ns-3 3.37 on a dumbbell and refresh docs/validation.md"
 	@echo "make validate-all  both"
-	@echo "make bench      time dcfair beside ns-2 (HCF long flows, k=8 fat-tree) and refresh docs/performance.md"
+	@echo "make bench      time dcfair beside ns-2 (HCF long flows, k=8 fat-tree) and ns-3 (pFabric fabric) and refresh docs/performance.md"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
 
 install: $(EXT)
@@ -156,13 +156,15 @@ validate-ns3: peers
 
 validate-all: validate validate-ns3
 
-# Both whole-run benchmarks, each dcfair beside ns-2 in the same session (about 25 minutes on
-# 2 shared cores, most of it ns-2 on the fat-tree): the HCF long flows through the `dcfair`
-# command, and the k=8 fat-tree through the engine alone (simrun).
+# The whole-run benchmarks, each dcfair beside a peer in the same session (about 40 minutes on
+# 2 shared cores, most of it ns-2 on the fat-tree and ns-3 on the pFabric fabric): the HCF long
+# flows through the `dcfair` command, the k=8 fat-tree and the pFabric fabric through the engine
+# alone (simrun).
 bench: install peers
 	cargo build --release -p dcfair-sim --example simrun
 	$(PY) bench/longflows.py --reps 3
 	$(PY) bench/fattree.py --reps 3
+	$(PY) bench/pfabric.py
 
 clean:
 	rm -f $(EXT) $(STAMP)

@@ -189,7 +189,7 @@ def test_old_api_run_still_returns_the_summary_dict(tmp_path):
 def test_queue_kinds():
     from dcfair import api
 
-    assert {"droptail", "red", "sfq", "drr", "hcf"} <= set(api.queue_kinds())
+    assert {"droptail", "red", "sfq", "drr", "hcf", "codel", "fq_codel"} <= set(api.queue_kinds())
 
 
 # ---------------------------------------------------------------- the files stay what they were

@@ -108,6 +108,21 @@ def test_failed_run_keeps_earlier_results(tmp_path):
     assert sorted(x.name for x in out.iterdir()) == ["summary.json"]
 
 
+@pytest.mark.parametrize("kind", ["codel", "fq_codel"])
+def test_run_switches_to_codel_and_fq_codel(kind, tmp_path):
+    out = tmp_path / kind
+    p = dcfair("run", LONGFLOWS, "--out", out, "--quiet", "--set", f"queue.kind={kind}",
+               "--set", "sim.duration_s=2", "--set", "measure.window_s=1")
+    assert p.returncode == 0, p.stderr
+    ports = (out / "ports.csv").read_text().splitlines()
+    assert ports[0].split(",")[-3] == "queue_kind" and ports[1].split(",")[-3] == kind
+
+
+def test_bad_fq_codel_value_names_the_key():
+    p = dcfair("run", LONGFLOWS, "--set", "queue.kind=fq_codel", "--set", "queue.fq_codel.flows=0")
+    assert_clean_error(p, 2, "queue.fq_codel.flows")
+
+
 # ---------------------------------------------------------------- error mapping (in-process, engine faked)
 
 

@@ -44,6 +44,8 @@ const CASES: &[Case] = &[
     ("red", |q| q.kind = QdiscKind::Red),
     ("sfq", |q| q.kind = QdiscKind::Sfq),
     ("drr", |q| q.kind = QdiscKind::Drr),
+    ("codel", |q| q.kind = QdiscKind::Codel),
+    ("fq_codel", |q| q.kind = QdiscKind::FqCodel),
 ];
 
 fn packet(uid: u64, flow: u32) -> Packet {

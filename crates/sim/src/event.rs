@@ -1,9 +1,9 @@
-//! The event queue: a binary heap ordered by (time, tie, insertion sequence).
+//! The event queue: a calendar queue (`calendar.rs`) ordered by (time, tie, insertion sequence).
 //!
 //! Rules:
 //! - Events are ordered by (time, tie, insertion sequence). `tie` is 0 for
 //!   [`EventQueue::schedule`], so ordinary events at the same time run in the order they were
-//!   scheduled (FIFO ties) and a run is deterministic whatever the heap's internal order.
+//!   scheduled (FIFO ties) and a run is deterministic whatever the store's internal layout.
 //!   [`EventQueue::schedule_tie`] gives an explicit tie key: the engine passes the bits of a
 //!   non-negative `f64` (whose bit patterns sort like the numbers) to order exact ties the way
 //!   a floating-point clock would, or `u64::MAX` ([`EventQueue::schedule_last`]) to put an
@@ -18,17 +18,22 @@
 //!   - *tie-keyed* (from the first other tie on: `float_clock` runs): `time`, `tie`, then
 //!     `seq << 32 | event`, compared in that order (24 bytes).
 //!   The first tie outside {0, `u64::MAX`} re-encodes the pending entries into the second
-//!   layout, so callers need not say in advance which one they need. The heap is an enum over
-//!   the two: one well-predicted branch per push and pop, and no test of the layout inside
-//!   the comparisons, which are most of the queue's cost.
+//!   layout, so callers need not say in advance which one they need. The store is an enum over
+//!   two calendars, one per layout: one well-predicted branch per push and pop, and no test of
+//!   the layout inside the comparisons.
+//! - The entries live in a [`Calendar`], which pops them in exactly their `Ord` order (the
+//!   order a binary heap of the same entries gives; it replaced one, see
+//!   docs/performance.md). [`EventQueue::peek_hint`] tells what will most likely pop next,
+//!   so that the engine can prefetch its data; it never changes what pops.
 //! - Sequence numbers are 31 bits. When they run out (every 2^31 insertions), the pending
 //!   entries are renumbered `0 .. n` in their order, which keeps every relative order (FIFO
 //!   ties included), and numbering resumes at `n`.
-//! - Scheduling in the past is a bug (debug assertion); the engine's clock never goes back.
+//! - Scheduling in the past is a bug (debug assertion); the engine's clock never goes back
+//!   (an event in the past would still pop next, in order).
 
 use dcfair_core::time::SimTime;
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use crate::calendar::{Calendar, Entry};
 
 /// What happens when an event fires. Small and `Copy`: packets are referred to by slab handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,7 +140,12 @@ impl Keyed {
     }
 }
 
-// Both orders are reversed: BinaryHeap is a max-heap and we want the earliest first.
+impl Entry for Compact {
+    #[inline(always)]
+    fn time(&self) -> u64 {
+        self.time
+    }
+}
 impl PartialEq for Compact {
     fn eq(&self, o: &Self) -> bool {
         self.key() == o.key()
@@ -151,61 +161,45 @@ impl PartialOrd for Compact {
 impl Ord for Compact {
     #[inline(always)]
     fn cmp(&self, o: &Self) -> Ordering {
-        o.key().cmp(&self.key())
+        self.key().cmp(&o.key())
     }
 }
 
+impl Entry for Keyed {
+    #[inline(always)]
+    fn time(&self) -> u64 {
+        self.time
+    }
+}
 impl PartialEq for Keyed {
     fn eq(&self, o: &Self) -> bool {
         self.key() == o.key() && self.low == o.low
     }
 }
 impl Eq for Keyed {}
-// Spelled out operator by operator (`BinaryHeap` sifts with `<=` and `>=`): equal keys are
-// rare, so the sequence test is a branch seldom taken. (The derived comparison of the pair
-// compiles to more: a whole 20 s long-flow run took 7 % more instructions with it.)
 impl PartialOrd for Keyed {
     #[inline(always)]
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
     }
-    #[inline(always)]
-    fn lt(&self, o: &Self) -> bool {
-        o.key() < self.key() || (o.key() == self.key() && o.low < self.low)
-    }
-    #[inline(always)]
-    fn le(&self, o: &Self) -> bool {
-        o.key() < self.key() || (o.key() == self.key() && o.low <= self.low)
-    }
-    #[inline(always)]
-    fn gt(&self, o: &Self) -> bool {
-        o.lt(self)
-    }
-    #[inline(always)]
-    fn ge(&self, o: &Self) -> bool {
-        o.le(self)
-    }
 }
 impl Ord for Keyed {
     #[inline(always)]
     fn cmp(&self, o: &Self) -> Ordering {
-        match o.key().cmp(&self.key()) {
-            Ordering::Equal => o.low.cmp(&self.low),
-            ord => ord,
-        }
+        self.key().cmp(&o.key()).then(self.low.cmp(&o.low))
     }
 }
 
 #[derive(Debug)]
-enum Heap {
-    Compact(BinaryHeap<Compact>),
-    Keyed(BinaryHeap<Keyed>),
+enum Store {
+    Compact(Calendar<Compact>),
+    Keyed(Calendar<Keyed>),
 }
 
 /// Deterministic future-event list.
 #[derive(Debug)]
 pub struct EventQueue {
-    heap: Heap,
+    store: Store,
     /// The next sequence number.
     seq: u64,
     /// Renumber when `seq` reaches this (`SEQ_LIMIT`; smaller in tests).
@@ -224,7 +218,7 @@ impl Default for EventQueue {
 impl EventQueue {
     pub fn new() -> EventQueue {
         EventQueue {
-            heap: Heap::Compact(BinaryHeap::with_capacity(1 << 12)),
+            store: Store::Compact(Calendar::default()),
             seq: 0,
             seq_limit: SEQ_LIMIT,
             now: SimTime::ZERO,
@@ -242,9 +236,9 @@ impl EventQueue {
         self.popped
     }
     pub fn len(&self) -> usize {
-        match &self.heap {
-            Heap::Compact(h) => h.len(),
-            Heap::Keyed(h) => h.len(),
+        match &self.store {
+            Store::Compact(c) => c.len(),
+            Store::Keyed(c) => c.len(),
         }
     }
     pub fn is_empty(&self) -> bool {
@@ -263,18 +257,18 @@ impl EventQueue {
             self.renumber();
         }
         let low = self.seq << SEQ_SHIFT | ev.pack();
-        if let Heap::Compact(h) = &mut self.heap {
+        if let Store::Compact(c) = &mut self.store {
             if tie == 0 || tie == u64::MAX {
                 let last = if tie == 0 { 0 } else { LAST };
-                h.push(Compact { time: at.0, low: last | low });
+                c.push(Compact { time: at.0, low: last | low });
                 self.seq += 1;
                 return;
             }
             self.to_tie_keyed();
             return self.schedule_tie(at, tie, ev);
         }
-        let Heap::Keyed(h) = &mut self.heap else { unreachable!("compact returned above") };
-        h.push(Keyed { time: at.0, tie, low });
+        let Store::Keyed(c) = &mut self.store else { unreachable!("compact returned above") };
+        c.push(Keyed { time: at.0, tie, low });
         self.seq += 1;
     }
     /// Like [`EventQueue::schedule`], but after every event of the same instant that was
@@ -291,19 +285,13 @@ impl EventQueue {
     /// Pops the next event if it is not later than `until`, advancing the clock.
     #[inline]
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
-        let (time, tie, low) = match &mut self.heap {
-            Heap::Compact(h) => {
-                if h.peek()?.time > until.0 {
-                    return None;
-                }
-                let e = h.pop().expect("peeked");
+        let (time, tie, low) = match &mut self.store {
+            Store::Compact(c) => {
+                let e = c.pop_until(until.0)?;
                 (e.time, if e.low & LAST != 0 { u64::MAX } else { 0 }, e.low)
             }
-            Heap::Keyed(h) => {
-                if h.peek()?.time > until.0 {
-                    return None;
-                }
-                let e = h.pop().expect("peeked");
+            Store::Keyed(c) => {
+                let e = c.pop_until(until.0)?;
                 (e.time, e.tie, e.low)
             }
         };
@@ -313,25 +301,34 @@ impl EventQueue {
         Some((self.now, Event::unpack(low)))
     }
 
+    /// The event that will most likely pop next (see `Calendar::peek_near`): a hint for
+    /// prefetching its data, nothing more.
+    #[inline]
+    pub fn peek_hint(&self) -> Option<Event> {
+        let low = match &self.store {
+            Store::Compact(c) => c.peek_near()?.low,
+            Store::Keyed(c) => c.peek_near()?.low,
+        };
+        Some(Event::unpack(low))
+    }
+
     /// Switches from the compact to the tie-keyed layout: re-encodes the pending entries with
     /// sequence numbers `0 .. n` in their order.
     #[cold]
     fn to_tie_keyed(&mut self) {
-        let Heap::Compact(h) = &mut self.heap else { return };
-        let v = std::mem::take(h).into_sorted_vec(); // latest first (`Ord` is reversed)
-        let n = v.len() as u64;
-        let keyed: Vec<Keyed> = v
-            .into_iter()
-            .rev()
-            .enumerate()
-            .map(|(i, e)| Keyed {
+        let Store::Compact(c) = &mut self.store else { return };
+        let mut v = c.take_all();
+        v.sort_unstable(); // entries are distinct
+        let mut keyed = Calendar::like(c);
+        for (i, e) in v.iter().enumerate() {
+            keyed.push(Keyed {
                 time: e.time,
                 tie: if e.low & LAST != 0 { u64::MAX } else { 0 },
                 low: (i as u64) << SEQ_SHIFT | e.low & u32::MAX as u64,
-            })
-            .collect();
-        self.seq = n;
-        self.heap = Heap::Keyed(BinaryHeap::from(keyed));
+            });
+        }
+        self.seq = v.len() as u64;
+        self.store = Store::Keyed(keyed);
     }
 
     /// Gives the pending entries sequence numbers `0 .. n` in their order, so that numbering
@@ -341,22 +338,22 @@ impl EventQueue {
         let n = self.len() as u64;
         assert!(n < self.seq_limit, "more pending events than sequence numbers");
         let seq = |i: usize| (i as u64) << SEQ_SHIFT;
-        match &mut self.heap {
-            Heap::Compact(h) => {
-                let mut v = std::mem::take(h).into_sorted_vec();
-                v.reverse();
-                for (i, e) in v.iter_mut().enumerate() {
+        match &mut self.store {
+            Store::Compact(c) => {
+                let mut v = c.take_all();
+                v.sort_unstable();
+                for (i, mut e) in v.into_iter().enumerate() {
                     e.low = e.low & LAST | seq(i) | e.low & u32::MAX as u64;
+                    c.push(e);
                 }
-                *h = BinaryHeap::from(v);
             }
-            Heap::Keyed(h) => {
-                let mut v = std::mem::take(h).into_sorted_vec();
-                v.reverse();
-                for (i, e) in v.iter_mut().enumerate() {
+            Store::Keyed(c) => {
+                let mut v = c.take_all();
+                v.sort_unstable();
+                for (i, mut e) in v.into_iter().enumerate() {
                     e.low = seq(i) | e.low & u32::MAX as u64;
+                    c.push(e);
                 }
-                *h = BinaryHeap::from(v);
             }
         }
         self.seq = n;
@@ -482,7 +479,7 @@ mod tests {
         }
         q.schedule(SimTime(1), Event::Sample);
         q.schedule(SimTime(2), Event::Sample);
-        q.pop_until(SimTime::MAX); // the heap's array is no longer in insertion order
+        q.pop_until(SimTime::MAX); // the store is no longer in insertion order
         q.schedule_tie(SimTime(9), 5, Event::Start { flow: 1000 });
         q.schedule(SimTime(9), Event::Start { flow: 1001 });
         q.pop_until(SimTime::MAX);

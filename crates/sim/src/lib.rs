@@ -10,6 +10,7 @@
 //! - Output files are written to temporary names and renamed into place, so a failure never
 //!   leaves a half-written or mixed set of results.
 
+pub mod calendar;
 pub mod columns;
 pub mod engine;
 pub mod error;

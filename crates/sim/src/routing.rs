@@ -53,8 +53,15 @@ pub struct Routes {
     slot: Vec<u32>,
     /// Host number of each host node (its index among hosts, in id order), for `dst_bits`.
     host_no: Vec<u32>,
-    pub mode: RoutingMode,
+    /// Per (switch, destination), indexed like `span`: the global id of the next hop of a
+    /// packet without waypoint when it does not depend on the packet (one choice, or any
+    /// number under `dst_bits`), else [`NO_PORT`]: one load instead of four and a division.
+    direct: Vec<u32>,
+    mode: RoutingMode,
 }
+
+/// A `direct` entry that leaves the choice to [`Routes::next_global_port`]'s full path.
+const NO_PORT: u32 = u32::MAX;
 
 impl Routes {
     /// Shortest-path next hops of every switch towards every node.
@@ -115,7 +122,25 @@ impl Routes {
                 span[slot[s] as usize * n + dst] = (start, (ports.len() as u32 - start) as u16);
             }
         }
-        Routes { nodes: n, span, ports, global, slot, host_no, mode }
+        let direct = span
+            .iter()
+            .enumerate()
+            .map(|(i, &(start, len))| match (len, mode) {
+                (0, _) => NO_PORT,
+                (1, _) => global[start as usize],
+                (len, RoutingMode::DstBits) => {
+                    let no = host_no.get(i % n).copied().unwrap_or(0);
+                    global[start as usize + (no as u64 % len as u64) as usize]
+                }
+                _ => NO_PORT,
+            })
+            .collect();
+        Routes { nodes: n, span, ports, global, slot, host_no, direct, mode }
+    }
+
+    /// How switches pick among equal-cost next hops (fixed when the tables are built).
+    pub fn mode(&self) -> RoutingMode {
+        self.mode
     }
 
     /// The equal-cost next hops (local port indices) of switch `sw` towards `dst`.
@@ -137,9 +162,19 @@ impl Routes {
     }
 
     /// Like [`Routes::next_port`], but the port's global id (what the engine needs: no look-up
-    /// in the node's port list).
+    /// in the node's port list). The same choice, read from `direct` when it can be.
     #[inline]
     pub fn next_global_port(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
+        if pkt.via == NO_VIA {
+            let s = self.slot[sw as usize];
+            if s == u32::MAX {
+                return None;
+            }
+            let d = self.direct[s as usize * self.nodes + pkt.dst as usize];
+            if d != NO_PORT {
+                return Some(d);
+            }
+        }
         self.pick(sw, pkt, rng).map(|i| self.global[i])
     }
 
@@ -304,5 +339,34 @@ mod tests {
         assert_eq!(r.next_port(2, &mut p, &mut rng), Some(2), "s0 heads for s2");
         assert_eq!(r.next_port(4, &mut p, &mut rng), Some(1), "s2 clears via and heads for h1 via s3");
         assert_eq!(p.via, NO_VIA);
+    }
+
+    #[test]
+    fn the_direct_table_gives_the_choice_of_the_full_path() {
+        // Two diamonds' worth of choices: every switch, destination, mode, waypoint or none,
+        // several flows and hop counts; the same random stream on both sides (spray).
+        let net = diamond();
+        for mode in [RoutingMode::Ecmp, RoutingMode::Symmetric, RoutingMode::Spray, RoutingMode::DstBits] {
+            let r = Routes::build(&net, mode);
+            let mut a = dcfair_core::rng::Streams::new(3).stream("t", 0);
+            let mut b = a.clone();
+            let mut direct = 0;
+            for sw in 2..6u32 {
+                for dst in 0..6u32 {
+                    for via in [NO_VIA, 3, 4] {
+                        for (sport, hops) in [(1, 0), (2, 1), (9, 2), (40, 3)] {
+                            let p = Packet { via, hops, ..pkt(1 - dst.min(1), dst, sport) };
+                            let (mut p1, mut p2) = (p.clone(), p);
+                            let got = r.next_global_port(sw, &mut p1, &mut a);
+                            let want = r.pick(sw, &mut p2, &mut b).map(|i| r.global[i]);
+                            assert_eq!(got, want, "{mode:?} at {sw} to {dst} via {via}");
+                            assert_eq!(p1, p2);
+                            direct += (via == NO_VIA && r.direct[r.slot[sw as usize] as usize * r.nodes + dst as usize] != NO_PORT) as u32;
+                        }
+                    }
+                }
+            }
+            assert!(direct > 0, "{mode:?}: some choices are direct");
+        }
     }
 }

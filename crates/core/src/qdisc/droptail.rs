@@ -1,22 +1,88 @@
-//! DropTail: one FIFO, arrivals dropped when the buffer is full.
+//! DropTail: one FIFO, arrivals dropped when the buffer is full; optionally DCTCP's
+//! instantaneous ECN marking threshold K.
 //!
-//! The baseline of every paper here ("FIFO" in the HCF paper, "taildrop" in the Outcast paper).
+//! The baseline of every paper here ("FIFO" in the HCF paper, "taildrop" in the Outcast paper),
+//! and, with a marking threshold, the switch side of DCTCP (Alizadeh et al., "Data Center TCP
+//! (DCTCP)", SIGCOMM 2010, section 3.1; RFC 8257 section 3.1).
 //!
-//! Parameters (from `[queue]`): `limit_pkts` and/or `limit_bytes`, the buffer. An arriving
-//! packet is stored if one more packet fits both limits (`Limit::fits`), else dropped with
-//! [`DropReason::Overflow`]. Cost: O(1) per packet. Validation: `docs/validation.md`
-//! (side by side with ns-2's `Queue/DropTail`).
+//! Rules, on every arrival:
+//! 1. A packet that does not fit the buffer (`Limit::fits`: one more packet within
+//!    `limit_pkts` and its bytes within `limit_bytes`) is dropped with
+//!    [`DropReason::Overflow`], marked or not.
+//! 2. Otherwise it is stored; if a marking threshold is set, the packet is ECN-capable (ECT(0),
+//!    ECT(1) or already CE) and the queue it *finds* (before it is stored, the packet being
+//!    serialized not counted) holds at least `mark_threshold_pkts` packets or at least
+//!    `mark_threshold_bytes` bytes, it is set to CE ([`MarkReason::Threshold`]). Not-ECT
+//!    packets are never marked (they are stored or dropped by rule 1 alone).
+//!
+//!    "At least K found" is "more than K with the arrival counted": the DCTCP paper's "marked
+//!    if the queue occupancy is greater than K upon its arrival", read as the usual
+//!    implementations do: ns-2's DCTCP set-up and ns-3's `RedQueueDisc` with
+//!    `min = max = K` and queue weight 1 (the average is the length found by the arrival,
+//!    and the mark is taken when it is `>= K`), and Linux RED with `min = max = K`.
+//!
+//! Parameters: the buffer from `[queue]` (`limit_pkts` and/or `limit_bytes`); the threshold
+//! from the optional `[queue.droptail]` table:
+//!
+//! | key                    | unit    | default | meaning                                     |
+//! |------------------------|---------|---------|---------------------------------------------|
+//! | `mark_threshold_pkts`  | packets | none    | K in packets: mark ECT arrivals finding >= K |
+//! | `mark_threshold_bytes` | bytes   | none    | K in bytes (either threshold marks)         |
+//!
+//! Without a threshold the discipline never marks and behaves exactly as before marking existed.
+//! Validation: a threshold of 0, or one above the matching buffer limit, is a [`ConfigError`]
+//! naming the key. Cost: O(1) per packet. Validation of the model: `docs/validation.md`
+//! (side by side with ns-2's `Queue/DropTail`) and `docs/mechanisms/dctcp.md`.
 
-use super::{DropReason, Limit, Qdisc, QdiscEvents};
-use crate::packet::Packet;
+use super::{ConfigError, DropReason, Limit, MarkReason, Qdisc, QdiscEvents};
+use crate::packet::{Ecn, Packet};
 use crate::time::SimTime;
+use serde::Deserialize;
 use std::collections::VecDeque;
+
+/// `[queue.droptail]`: the optional ECN marking threshold (see the module documentation).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct DropTailConfig {
+    pub mark_threshold_pkts: Option<u32>,
+    pub mark_threshold_bytes: Option<u64>,
+}
+
+impl DropTailConfig {
+    /// Rejects a zero threshold or one above the buffer limit; keys relative to `[queue.droptail]`.
+    pub fn validate(&self, limit: Limit) -> Result<(), ConfigError> {
+        if let Some(k) = self.mark_threshold_pkts {
+            if k == 0 {
+                return Err(ConfigError::new("mark_threshold_pkts", "must be at least 1 packet (omit the key for no marking)"));
+            }
+            if let Some(l) = limit.pkts {
+                if k > l {
+                    return Err(ConfigError::new("mark_threshold_pkts", format!("{k} is above the buffer limit_pkts = {l}")));
+                }
+            }
+        }
+        if let Some(k) = self.mark_threshold_bytes {
+            if k == 0 {
+                return Err(ConfigError::new("mark_threshold_bytes", "must be at least 1 byte (omit the key for no marking)"));
+            }
+            if let Some(l) = limit.bytes {
+                if k > l {
+                    return Err(ConfigError::new("mark_threshold_bytes", format!("{k} is above the buffer limit_bytes = {l}")));
+                }
+            }
+        }
+        Ok(())
+    }
+}
 
 #[derive(Debug)]
 pub struct DropTail {
     q: VecDeque<Packet>,
     bytes: u64,
     limit: Limit,
+    /// Marking thresholds (`usize::MAX` / `u64::MAX`: none).
+    mark_pkts: usize,
+    mark_bytes: u64,
 }
 
 impl DropTail {
@@ -24,14 +90,26 @@ impl DropTail {
         // Room for a typical switch buffer up front; deep host buffers grow on demand (a
         // thousand-host topology must not reserve a thousand full buffers it never fills).
         let cap = limit.pkts.unwrap_or(32).min(32) as usize;
-        DropTail { q: VecDeque::with_capacity(cap), bytes: 0, limit }
+        DropTail { q: VecDeque::with_capacity(cap), bytes: 0, limit, mark_pkts: usize::MAX, mark_bytes: u64::MAX }
+    }
+
+    /// A DropTail queue that marks as `c` says (no marking if `c` sets no threshold).
+    pub fn with_marking(limit: Limit, c: &DropTailConfig) -> DropTail {
+        let mut q = DropTail::new(limit);
+        q.mark_pkts = c.mark_threshold_pkts.map_or(usize::MAX, |k| k as usize);
+        q.mark_bytes = c.mark_threshold_bytes.unwrap_or(u64::MAX);
+        q
     }
 }
 
 impl Qdisc for DropTail {
     #[inline]
-    fn enqueue(&mut self, pkt: Packet, _now: SimTime, ev: &mut QdiscEvents) {
+    fn enqueue(&mut self, mut pkt: Packet, _now: SimTime, ev: &mut QdiscEvents) {
         if self.limit.fits(self.q.len(), self.bytes, pkt.size) {
+            if pkt.ecn != Ecn::NotEct && (self.q.len() >= self.mark_pkts || self.bytes >= self.mark_bytes) {
+                pkt.ecn = Ecn::Ce;
+                ev.mark(MarkReason::Threshold);
+            }
             self.bytes += pkt.size as u64;
             self.q.push_back(pkt);
         } else {
@@ -64,6 +142,7 @@ impl Qdisc for DropTail {
 mod tests {
     use super::*;
     use crate::qdisc::testkit::{check_accounting, pkt};
+    use crate::qdisc::Queue;
     use proptest::prelude::*;
 
     // --- the rule: FIFO, drop on full ---------------------------------------------------
@@ -95,11 +174,121 @@ mod tests {
         assert_eq!(q.len_bytes(), 3000);
     }
 
+    // --- the marking threshold K ----------------------------------------------------------
+    fn ect(flow: u32, seq: u64, size: u32) -> Packet {
+        Packet { ecn: Ecn::Ect0, ..pkt(flow, seq, size) }
+    }
+    fn marking(pkts: Option<u32>, bytes: Option<u64>, limit: Limit) -> DropTail {
+        DropTail::with_marking(limit, &DropTailConfig { mark_threshold_pkts: pkts, mark_threshold_bytes: bytes })
+    }
+
+    #[test]
+    fn marks_ect_arrivals_iff_they_find_k_or_more() {
+        let mut q = marking(Some(3), None, Limit::pkts(6));
+        let mut ev = QdiscEvents::default();
+        for s in 0..6 {
+            q.enqueue(ect(1, s, 1500), SimTime::ZERO, &mut ev);
+        }
+        // arrivals 0, 1, 2 find 0, 1, 2 packets; 3, 4, 5 find 3, 4, 5
+        let ce: Vec<bool> = (0..6).map(|_| q.dequeue(SimTime::ZERO, &mut ev).unwrap().ecn == Ecn::Ce).collect();
+        assert_eq!(ce, [false, false, false, true, true, true]);
+        assert_eq!(ev.marks[MarkReason::Threshold as usize], 3);
+        assert!(ev.dropped.is_empty());
+        // a drained queue stops marking at once (instantaneous, no average)
+        q.enqueue(ect(1, 9, 1500), SimTime::ZERO, &mut ev);
+        assert_eq!(q.dequeue(SimTime::ZERO, &mut ev).unwrap().ecn, Ecn::Ect0);
+    }
+
+    #[test]
+    fn not_ect_is_never_marked_and_overflow_still_drops() {
+        let mut q = marking(Some(1), None, Limit::pkts(3));
+        let mut queue = Queue::new(q);
+        for s in 0..5 {
+            queue.enqueue(pkt(1, s, 1500), SimTime::ZERO);
+        }
+        assert_eq!(queue.stats.marks_total(), 0);
+        assert_eq!(queue.stats.drops_by_reason(DropReason::Overflow), 2);
+        // a full queue drops an ECT packet rather than marking it
+        q = marking(Some(1), None, Limit::pkts(2));
+        let mut queue = Queue::new(q);
+        for s in 0..3 {
+            queue.enqueue(ect(1, s, 1500), SimTime::ZERO);
+        }
+        assert_eq!((queue.stats.marks_total(), queue.stats.drops_pkts()), (1, 1));
+        // CE stays CE (counted as a mark again: the switch saw congestion too)
+        let mut q = marking(Some(1), None, Limit::pkts(4));
+        let mut ev = QdiscEvents::default();
+        q.enqueue(ect(1, 0, 1500), SimTime::ZERO, &mut ev);
+        q.enqueue(Packet { ecn: Ecn::Ce, ..pkt(1, 1, 1500) }, SimTime::ZERO, &mut ev);
+        q.enqueue(Packet { ecn: Ecn::Ect1, ..pkt(1, 2, 1500) }, SimTime::ZERO, &mut ev);
+        assert_eq!(ev.marks[MarkReason::Threshold as usize], 2);
+    }
+
+    #[test]
+    fn byte_threshold_counts_bytes_found() {
+        let mut q = marking(None, Some(2000), Limit { pkts: Some(10), bytes: None });
+        let mut ev = QdiscEvents::default();
+        q.enqueue(ect(1, 0, 1500), SimTime::ZERO, &mut ev); // finds 0
+        q.enqueue(ect(1, 1, 400), SimTime::ZERO, &mut ev); // finds 1500
+        q.enqueue(ect(1, 2, 100), SimTime::ZERO, &mut ev); // finds 1900
+        q.enqueue(ect(1, 3, 100), SimTime::ZERO, &mut ev); // finds 2000: marked
+        let ce: Vec<bool> = (0..4).map(|_| q.dequeue(SimTime::ZERO, &mut ev).unwrap().ecn == Ecn::Ce).collect();
+        assert_eq!(ce, [false, false, false, true]);
+    }
+
+    #[test]
+    fn without_a_threshold_nothing_is_marked() {
+        let mut q = DropTail::with_marking(Limit::pkts(100), &DropTailConfig::default());
+        let mut ev = QdiscEvents::default();
+        for s in 0..100 {
+            q.enqueue(ect(1, s, 1500), SimTime::ZERO, &mut ev);
+        }
+        assert_eq!(ev.marks, [0; MarkReason::COUNT]);
+    }
+
+    #[test]
+    fn validation_names_the_key() {
+        let c = |p, b| DropTailConfig { mark_threshold_pkts: p, mark_threshold_bytes: b };
+        let lim = Limit { pkts: Some(100), bytes: Some(150_000) };
+        assert_eq!(c(Some(0), None).validate(lim).unwrap_err().key, "mark_threshold_pkts");
+        assert_eq!(c(Some(101), None).validate(lim).unwrap_err().key, "mark_threshold_pkts");
+        assert_eq!(c(None, Some(0)).validate(lim).unwrap_err().key, "mark_threshold_bytes");
+        assert_eq!(c(None, Some(150_001)).validate(lim).unwrap_err().key, "mark_threshold_bytes");
+        c(Some(100), Some(150_000)).validate(lim).unwrap();
+        c(Some(20), None).validate(Limit { pkts: None, bytes: Some(1000) }).unwrap();
+        c(None, None).validate(lim).unwrap();
+    }
+
     // --- accounting identities ----------------------------------------------------------
     proptest! {
         #[test]
         fn accounting_holds(ops in proptest::collection::vec((any::<bool>(), 0u32..8, 40u32..1500), 1..400)) {
             check_accounting(DropTail::new(Limit::pkts(5)), &ops);
+        }
+        #[test]
+        fn accounting_holds_with_marking(ops in proptest::collection::vec((any::<bool>(), 0u32..8, 40u32..1500), 1..400)) {
+            let out = check_accounting(EctIn(marking(Some(2), Some(3000), Limit::pkts(5))), &ops);
+            prop_assert!(out.iter().all(|p| p.ecn == Ecn::Ce || p.ecn == Ecn::Ect0));
+        }
+    }
+
+    /// The harness offers Not-ECT packets; this wrapper makes them ECT(0) so marks happen.
+    struct EctIn(DropTail);
+    impl Qdisc for EctIn {
+        fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
+            self.0.enqueue(Packet { ecn: Ecn::Ect0, ..pkt }, now, ev)
+        }
+        fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet> {
+            self.0.dequeue(now, ev)
+        }
+        fn len_pkts(&self) -> usize {
+            self.0.len_pkts()
+        }
+        fn len_bytes(&self) -> u64 {
+            self.0.len_bytes()
+        }
+        fn name(&self) -> &'static str {
+            "droptail"
         }
     }
 }

@@ -18,8 +18,10 @@
 //!   [`ConfigError`] naming the key (relative to the `queue` table) and the reason.
 
 pub mod blackout;
+pub mod codel;
 pub mod droptail;
 pub mod drr;
+pub mod fq_codel;
 pub mod hcf;
 pub mod pfabric;
 pub mod red;
@@ -341,6 +343,10 @@ pub enum QdiscKind {
     Blackout,
     /// pFabric's priority buffer (`pfabric.rs`).
     Pfabric,
+    /// CoDel over one FIFO (RFC 8289).
+    Codel,
+    /// FQ-CoDel (RFC 8290).
+    FqCodel,
 }
 
 impl QdiscKind {
@@ -353,6 +359,8 @@ impl QdiscKind {
             QdiscKind::Hcf => "hcf",
             QdiscKind::Blackout => "blackout",
             QdiscKind::Pfabric => "pfabric",
+            QdiscKind::Codel => "codel",
+            QdiscKind::FqCodel => "fq_codel",
         }
     }
 }
@@ -371,11 +379,14 @@ pub struct QueueConfig {
     pub limit_pkts: Option<u32>,
     /// Buffer limit in bytes; with both set, a packet must fit both.
     pub limit_bytes: Option<u64>,
+    pub droptail: Option<droptail::DropTailConfig>,
     pub red: Option<red::RedConfig>,
     pub sfq: Option<sfq::SfqConfig>,
     pub drr: Option<drr::DrrConfig>,
     pub hcf: Option<hcf::HcfConfig>,
     pub blackout: Option<blackout::BlackoutConfig>,
+    pub codel: Option<codel::CodelConfig>,
+    pub fq_codel: Option<fq_codel::FqCodelConfig>,
 }
 
 impl Default for QueueConfig {
@@ -384,11 +395,14 @@ impl Default for QueueConfig {
             kind: QdiscKind::Droptail,
             limit_pkts: Some(100),
             limit_bytes: None,
+            droptail: None,
             red: None,
             sfq: None,
             drr: None,
             hcf: None,
             blackout: None,
+            codel: None,
+            fq_codel: None,
         }
     }
 }
@@ -444,6 +458,9 @@ impl QueueConfig {
         let active = self.kind;
         // Every table present, plus the defaults of the active kind when its table is absent.
         let pick = |k: QdiscKind, present: bool| present || k == active;
+        if let Some(d) = &self.droptail {
+            d.validate(limit).map_err(|e| e.within("droptail"))?;
+        }
         if pick(QdiscKind::Red, self.red.is_some()) {
             self.red.clone().unwrap_or_default().validate(limit).map_err(|e| e.within("red"))?;
         }
@@ -459,6 +476,12 @@ impl QueueConfig {
         if pick(QdiscKind::Blackout, self.blackout.is_some()) {
             self.blackout.clone().unwrap_or_default().validate().map_err(|e| e.within("blackout"))?;
         }
+        if pick(QdiscKind::Codel, self.codel.is_some()) {
+            self.codel.clone().unwrap_or_default().validate().map_err(|e| e.within("codel"))?;
+        }
+        if pick(QdiscKind::FqCodel, self.fq_codel.is_some()) {
+            self.fq_codel.clone().unwrap_or_default().validate().map_err(|e| e.within("fq_codel"))?;
+        }
         Ok(())
     }
 
@@ -466,7 +489,10 @@ impl QueueConfig {
     pub fn build(&self, ctx: &PortContext) -> AnyQdisc {
         let limit = self.limit();
         match self.kind {
-            QdiscKind::Droptail => AnyQdisc::DropTail(droptail::DropTail::new(limit)),
+            QdiscKind::Droptail => match &self.droptail {
+                Some(c) => AnyQdisc::DropTail(droptail::DropTail::with_marking(limit, c)),
+                None => AnyQdisc::DropTail(droptail::DropTail::new(limit)),
+            },
             QdiscKind::Red => AnyQdisc::Red(red::Red::new(&self.red.clone().unwrap_or_default(), limit, ctx)),
             QdiscKind::Sfq => AnyQdisc::Sfq(sfq::Sfq::new(&self.sfq.clone().unwrap_or_default(), limit, ctx)),
             QdiscKind::Drr => AnyQdisc::Drr(drr::Drr::new(&self.drr.clone().unwrap_or_default(), limit, ctx)),
@@ -475,6 +501,10 @@ impl QueueConfig {
                 AnyQdisc::Blackout(blackout::Blackout::new(&self.blackout.clone().unwrap_or_default(), limit, ctx))
             }
             QdiscKind::Pfabric => AnyQdisc::Pfabric(pfabric::PFabric::new(limit)),
+            QdiscKind::Codel => AnyQdisc::Codel(codel::Codel::new(&self.codel.clone().unwrap_or_default(), limit, ctx)),
+            QdiscKind::FqCodel => {
+                AnyQdisc::FqCodel(fq_codel::FqCodel::new(&self.fq_codel.clone().unwrap_or_default(), limit, ctx))
+            }
         }
     }
 }
@@ -491,6 +521,8 @@ pub enum AnyQdisc {
     Hcf(hcf::Hcf),
     Blackout(blackout::Blackout),
     Pfabric(pfabric::PFabric),
+    Codel(codel::Codel),
+    FqCodel(fq_codel::FqCodel),
 }
 
 macro_rules! dispatch {
@@ -503,6 +535,8 @@ macro_rules! dispatch {
             AnyQdisc::Hcf($q) => $e,
             AnyQdisc::Blackout($q) => $e,
             AnyQdisc::Pfabric($q) => $e,
+            AnyQdisc::Codel($q) => $e,
+            AnyQdisc::FqCodel($q) => $e,
         }
     };
 }

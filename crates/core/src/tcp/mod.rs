@@ -31,8 +31,9 @@
 //!   name (relative to the `tcp` table). The constructors assume a validated configuration.
 //!
 //! Modules: [`sender`] (the sender state machine and loss recovery), [`receiver`] (cumulative
-//! ACKs, out-of-order buffer, delayed ACKs, SACK blocks), [`rtt`] (RFC 6298 estimator),
-//! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC, pFabric), [`profile`] (named settings such as pFabric's Table II), [`sack`]
+//! ACKs, out-of-order buffer, delayed ACKs, SACK blocks, ECN echo), [`rtt`] (RFC 6298 estimator),
+//! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC, DCTCP, pFabric),
+//! [`profile`] (named settings such as pFabric's Table II), [`sack`]
 //! (the sender's RFC 6675 scoreboard), [`pacing`] (release times at `ratio * cwnd / srtt`).
 
 pub mod congestion;
@@ -66,6 +67,8 @@ pub enum CcKind {
     /// pFabric's minimal rate control (no fast retransmit, fixed RTO, probe mode):
     /// `congestion/pfabric.rs`.
     Pfabric,
+    /// RFC 8257 DCTCP (implies ECN; NewReno on loss): `congestion/dctcp.rs`.
+    Dctcp,
 }
 
 /// What a sender writes into [`crate::packet::Packet::priority`] (`tcp.priority`).
@@ -178,6 +181,13 @@ pub struct TcpConfig {
     pub profile: Option<profile::TcpProfile>,
     /// Which categories of the profile apply: any of `"rtx"`, `"rx"`, `"cc"` (all three by default).
     pub profile_categories: Vec<profile::ProfileCategory>,
+    /// ECN (RFC 3168): negotiated in the handshake, ECT(0) on data segments, ECE treated as a
+    /// congestion signal once per window with CWR. Always on with `cc = "dctcp"`.
+    pub ecn: bool,
+    /// DCTCP's estimation gain g (RFC 8257 3.3), in (0, 1].
+    pub dctcp_g: f64,
+    /// DCTCP's initial alpha, in [0, 1] (Linux's `dctcp_alpha_on_init` = 1024/1024).
+    pub dctcp_alpha_init: f64,
 }
 
 impl Default for TcpConfig {
@@ -219,6 +229,9 @@ impl Default for TcpConfig {
             pfabric_probe_after: 5,
             profile: None,
             profile_categories: profile::ProfileCategory::ALL.to_vec(),
+            ecn: false,
+            dctcp_g: 1.0 / 16.0,
+            dctcp_alpha_init: 1.0,
         }
     }
 }
@@ -333,6 +346,12 @@ impl TcpConfig {
         if self.cc == CcKind::Pfabric && self.min_rto_ms <= 0.0 {
             return Err(ConfigError::new("min_rto_ms", "must be positive with cc = \"pfabric\" (its fixed RTO)"));
         }
+        if !(self.dctcp_g > 0.0 && self.dctcp_g <= 1.0) {
+            return Err(ConfigError::new("dctcp_g", format!("must be in (0, 1], got {}", self.dctcp_g)));
+        }
+        if !(0.0..=1.0).contains(&self.dctcp_alpha_init) {
+            return Err(ConfigError::new("dctcp_alpha_init", format!("must be in [0, 1], got {}", self.dctcp_alpha_init)));
+        }
         if self.max_rto_s * 1000.0 < self.min_rto_ms {
             return Err(ConfigError::new(
                 "max_rto_s",
@@ -342,6 +361,10 @@ impl TcpConfig {
         Ok(())
     }
 
+    /// The endpoints use ECN: `ecn`, or a congestion control that needs it (DCTCP).
+    pub fn ecn_enabled(&self) -> bool {
+        self.ecn || self.cc == CcKind::Dctcp
+    }
     /// The window rules selected by `ssthresh_from`, `recovery_cwnd`, `recovery_exit`.
     pub fn window_rules(&self) -> WindowRules {
         WindowRules { ssthresh_from: self.ssthresh_from, recovery_cwnd: self.recovery_cwnd, recovery_exit: self.recovery_exit }
@@ -403,6 +426,8 @@ pub struct SenderStats {
     pub timeouts: u64,
     /// Payload bytes cumulatively acknowledged.
     pub bytes_acked: u64,
+    /// Window reductions in answer to ECN-Echo (at most one per window of data).
+    pub ecn_reductions: u64,
 }
 
 // =============================================================================================
@@ -458,6 +483,11 @@ pub(crate) mod testnet {
         pub queue_limit: Option<usize>,
         /// Packets the drop-tail buffer refused.
         pub queue_drops: u64,
+        /// DCTCP marking threshold of the forward buffer: an ECT packet that finds at least this
+        /// many packets there (the one in transmission included) is set to CE.
+        pub mark_at: Option<usize>,
+        /// Packets the forward buffer marked.
+        pub queue_marks: u64,
         pub drop: DropFn,
         pub rewrite_ack: Option<RewriteFn>,
         /// Rewrites segments of the forward direction (a switch on the data path: FairQ's
@@ -500,6 +530,8 @@ pub(crate) mod testnet {
                 rate: None,
                 queue_limit: None,
                 queue_drops: 0,
+                mark_at: None,
+                queue_marks: 0,
                 drop: Box::new(|_, _, _| false),
                 rewrite_ack: None,
                 rewrite_fwd: None,
@@ -550,6 +582,9 @@ pub(crate) mod testnet {
                     if self.queue_limit.is_some_and(|l| self.fwd_queue.len() >= l) {
                         dropped = true;
                         self.queue_drops += 1;
+                    } else if self.mark_at.is_some_and(|k| self.fwd_queue.len() >= k) && p.ecn != crate::packet::Ecn::NotEct {
+                        p.ecn = crate::packet::Ecn::Ce;
+                        self.queue_marks += 1;
                     }
                 }
                 self.log.push(Sent { t: self.now, dir, pkt: p.clone(), dropped });
@@ -775,6 +810,13 @@ mod tests {
             rejects(|c| c.pacing_ca_ratio = bad, "pacing_ca_ratio");
         }
         TcpConfig { pacing: true, pacing_ss_ratio: 2.0, pacing_ca_ratio: 1.2, ..Default::default() }.validate().unwrap();
+        for bad in [0.0, -0.1, 1.5, f64::NAN] {
+            rejects(|c| c.dctcp_g = bad, "dctcp_g");
+        }
+        for bad in [-0.1, 1.01, f64::NAN] {
+            rejects(|c| c.dctcp_alpha_init = bad, "dctcp_alpha_init");
+        }
+        TcpConfig { dctcp_g: 1.0, dctcp_alpha_init: 0.0, ..Default::default() }.validate().unwrap();
     }
     #[test]
     fn unscaled_large_buffers_are_allowed_and_capped() {
@@ -802,5 +844,9 @@ mod tests {
         // SACK and pacing are off; the ratios default to 1 (ns-3: 2.0 / 1.2, Linux 200 % / 120 %)
         assert!(!c.sack && !c.pacing);
         assert_eq!((c.pacing_ss_ratio, c.pacing_ca_ratio), (1.0, 1.0));
+        // ECN off; DCTCP's g = 1/16 (RFC 8257) and alpha starting at 1 (Linux)
+        assert!(!c.ecn && !c.ecn_enabled());
+        assert_eq!((c.dctcp_g, c.dctcp_alpha_init), (0.0625, 1.0));
+        assert!(TcpConfig { cc: CcKind::Dctcp, ..Default::default() }.ecn_enabled());
     }
 }

@@ -24,7 +24,19 @@
 //! - **Timestamps** (RFC 7323 4.3): `ts_ecr` echoes `TS.Recent`, the `ts_val` of the latest
 //!   segment that arrived at or before the left edge of the last ACK sent. A delayed ACK thus
 //!   echoes the earlier of the two segments and a duplicate ACK the last in-order one.
-//! - **ECN**: CE marks are counted; echoing them (RFC 3168 ECE, DCTCP) is a hook left for later.
+//! - **ECN** (with `ecn` or `cc = "dctcp"`): in use if the SYN asked for it (ECE and CWR set;
+//!   the SYN-ACK then carries ECE, RFC 3168 6.1.1), or by the configuration without a
+//!   handshake. CE marks are counted in any case. The echo depends on the congestion control:
+//!   - *classic* (RFC 3168 6.1.3): a CE data segment latches ECE; every ACK carries ECE until a
+//!     segment with CWR arrives (CWR is processed before CE, so a segment with both keeps it
+//!     latched). The delayed-ACK policy is unchanged.
+//!   - *DCTCP* (RFC 8257 3.2): one bit of state, `ce`, the CE bit of the last data segment.
+//!     Every ACK carries ECE = `ce`. When a segment's CE bit differs from `ce` and a delayed
+//!     ACK is pending, an ACK goes out at once *before* the segment is processed: it
+//!     acknowledges what arrived before (`rcv_nxt` before the segment) with the old `ce`;
+//!     then `ce` flips and the segment is acknowledged by the usual policy. Without delayed
+//!     ACKs every segment is acknowledged at once with its own CE bit, so ECE echoes CE
+//!     exactly. CWR is ignored. The sender thus learns the exact sequence of marks.
 //! - **SACK** (RFC 2018 section 4, with `sack`): every ACK carries up to 3 blocks
 //!   (`Packet::sack`, unused slots `start == end`) naming out-of-order data held. The first block
 //!   is the whole contiguous block holding the segment that triggered the ACK, unless that
@@ -62,6 +74,19 @@ pub struct ReceiverStats {
     pub ooo_segments: u64,
     /// Segments that arrived with ECN CE set.
     pub ce_segments: u64,
+    /// ACKs sent with ECN-Echo.
+    pub ece_acks: u64,
+}
+
+/// How the receiver echoes CE marks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum EcnEcho {
+    /// No ECN (not configured, or not negotiated).
+    Off,
+    /// RFC 3168: ECE latched from a CE segment until a CWR segment.
+    Classic,
+    /// RFC 8257 3.2: ECE follows the CE bit of the data, with an immediate ACK on each change.
+    Dctcp,
 }
 
 /// Sorted, disjoint, non-adjacent half-open byte intervals `[start, end)`.
@@ -188,8 +213,11 @@ pub struct TcpReceiver {
     /// RFC 2018: report SACK blocks, and the blocks to report.
     sack: bool,
     sack_list: SackList,
-    /// Flags added to every ACK; the ECN echo hook will set ECE here.
+    /// Flags added to every ACK (ECE while the echo says so).
     ack_flags: u8,
+    /// The echo configured, and the one in use on this connection.
+    ecn_conf: EcnEcho,
+    ecn: EcnEcho,
     stats: ReceiverStats,
 }
 
@@ -201,6 +229,11 @@ impl TcpReceiver {
             (ReceiverState::Listen, false)
         } else {
             (ReceiverState::Established, cfg.window_scaling)
+        };
+        let ecn_conf = match (cfg.ecn_enabled(), cfg.cc) {
+            (false, _) => EcnEcho::Off,
+            (true, super::CcKind::Dctcp) => EcnEcho::Dctcp,
+            (true, _) => EcnEcho::Classic,
         };
         TcpReceiver {
             ids,
@@ -227,6 +260,8 @@ impl TcpReceiver {
             sack: cfg.sack,
             sack_list: SackList::default(),
             ack_flags: 0,
+            ecn_conf,
+            ecn: if cfg.handshake { EcnEcho::Off } else { ecn_conf },
             stats: ReceiverStats::default(),
         }
     }
@@ -332,14 +367,18 @@ impl TcpReceiver {
         // may carry it only in answer to a SYN that did
         self.scaling = self.window_scaling && pkt.wscale != NO_WSCALE;
         self.shift = if self.scaling { super::wscale_for(self.rcv_buf) } else { 0 };
+        // RFC 3168 6.1.1: an ECN-setup SYN has both ECE and CWR
+        let asks = pkt.has(flags::ECE) && pkt.has(flags::CWR);
+        self.ecn = if asks { self.ecn_conf } else { EcnEcho::Off };
     }
 
     fn on_segment(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) {
+        // before TS.Recent moves: DCTCP's immediate ACK covers, and echoes, earlier segments
+        self.ecn_hook(pkt, now, out);
         // RFC 7323 4.3 (2): TS.Recent follows segments at or before the last ACK's edge
         if pkt.seq <= self.last_ack_sent && pkt.ts_val >= self.ts_recent {
             self.ts_recent = pkt.ts_val;
         }
-        self.ecn_hook(pkt);
         let fin = pkt.has(flags::FIN);
         if pkt.payload == 0 && !fin {
             return; // a pure ACK (the handshake's third segment): nothing to acknowledge
@@ -391,12 +430,36 @@ impl TcpReceiver {
         }
     }
 
-    /// ECN hook. CE marks are counted; a DCTCP or RFC 3168 receiver would set ECE in
-    /// `ack_flags` here (and decide when to send an ACK at once on a CE change).
+    /// ECN: counts CE, and sets ECE in `ack_flags` by the echo in use (module rules); for
+    /// DCTCP, sends the immediate ACK of a CE change.
     #[inline]
-    fn ecn_hook(&mut self, pkt: &Packet) {
-        if pkt.ecn == Ecn::Ce {
+    fn ecn_hook(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) {
+        let ce = pkt.ecn == Ecn::Ce;
+        if ce {
             self.stats.ce_segments += 1;
+        }
+        match self.ecn {
+            EcnEcho::Off => {}
+            EcnEcho::Classic => {
+                if pkt.has(flags::CWR) {
+                    self.ack_flags &= !flags::ECE;
+                }
+                if ce {
+                    self.ack_flags |= flags::ECE;
+                }
+            }
+            EcnEcho::Dctcp => {
+                if pkt.payload == 0 && !pkt.has(flags::FIN) {
+                    return; // only data segments carry the CE state
+                }
+                let state = self.ack_flags & flags::ECE != 0;
+                if ce != state {
+                    if self.delack_deadline.is_some() {
+                        self.send_ack(now, out); // the old state, for what arrived before
+                    }
+                    self.ack_flags ^= flags::ECE;
+                }
+            }
         }
     }
 
@@ -423,6 +486,9 @@ impl TcpReceiver {
         let mut p = self.header_packet(now);
         p.seq = self.iss;
         p.flags = flags::SYN | flags::ACK;
+        if self.ecn != EcnEcho::Off {
+            p.flags |= flags::ECE; // RFC 3168 6.1.1: an ECN-setup SYN-ACK
+        }
         // RFC 7323 2.2: the window of a SYN-ACK is never scaled
         p.rwnd = encode_window(self.rcv_buf, 0);
         p.wscale = if self.scaling { self.shift } else { NO_WSCALE };
@@ -434,6 +500,7 @@ impl TcpReceiver {
     fn send_ack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         let mut p = self.header_packet(now);
         p.flags = flags::ACK | self.ack_flags;
+        self.stats.ece_acks += (self.ack_flags & flags::ECE != 0) as u64;
         p.rwnd = encode_window(self.rcv_buf, self.shift);
         if self.sack {
             p.sack = self.sack_list.blocks;
@@ -785,6 +852,120 @@ mod tests {
         }
         assert!(out.iter().all(|a| a.sack == [SackBlock::default(); 3]));
         assert!(r.sack_blocks().is_empty());
+    }
+
+    // --- ECN echo (RFC 3168 6.1.3, RFC 8257 3.2) ---------------------------------------------------
+    fn ce(mut p: Packet) -> Packet {
+        p.ecn = Ecn::Ce;
+        p
+    }
+    fn with(mut p: Packet, f: u8) -> Packet {
+        p.flags |= f;
+        p
+    }
+    /// Feeds full segments `0..pattern.len()` (CE where `pattern` says), 1 us apart, then fires
+    /// the delayed-ACK timer; returns every ACK as (ACK number in segments, ECE).
+    fn echo(cfg: &TcpConfig, pattern: &[u8]) -> (Vec<(u64, bool)>, TcpReceiver) {
+        let mut r = TcpReceiver::new(cfg, IDS);
+        let mut out = Vec::new();
+        for (i, &c) in pattern.iter().enumerate() {
+            let p = seg(i as u64 * MSS as u64, MSS);
+            r.on_packet(&if c == 1 { ce(p) } else { p }, t(i as u64), &mut out);
+        }
+        r.on_timer(t(1_000_000), &mut out);
+        let acks = out.iter().map(|a| (a.ack / MSS as u64, a.has(flags::ECE))).collect();
+        (acks, r)
+    }
+    fn dctcp_cfg(delayed_ack: bool) -> TcpConfig {
+        TcpConfig { cc: crate::tcp::CcKind::Dctcp, delayed_ack, ..nohs() }
+    }
+
+    #[test]
+    fn dctcp_delayed_acks_flush_the_old_state_at_each_ce_change() {
+        let (acks, r) = echo(&dctcp_cfg(true), &[0, 0, 1, 1, 1, 0, 0, 0]);
+        // 0-1 unmarked (one delayed ACK); 2-3 marked (one ACK, ECE); at segment 5 the state
+        // changes with segment 4 unacknowledged: an immediate ACK of 5 segments with the old
+        // state (ECE), then 5-6 together and 7 by the timer, unmarked
+        assert_eq!(acks, [(2, false), (4, true), (5, true), (7, false), (8, false)]);
+        assert_eq!((r.stats().ce_segments, r.stats().ece_acks), (3, 2));
+        // alternating marks: every segment ends up acknowledged alone with its own CE bit
+        let (acks, _) = echo(&dctcp_cfg(true), &[1, 0, 1, 0]);
+        assert_eq!(acks, [(1, true), (2, false), (3, true), (4, false)]);
+        // a change right after an ACK (nothing pending) sends nothing extra
+        let (acks, _) = echo(&dctcp_cfg(true), &[0, 0, 1, 1, 0, 0]);
+        assert_eq!(acks, [(2, false), (4, true), (6, false)]);
+    }
+
+    #[test]
+    fn dctcp_echo_counts_the_marked_bytes_exactly() {
+        // whatever the pattern, the bytes acknowledged by ECE ACKs are exactly the marked ones
+        let pattern: Vec<u8> = (0..200u64).map(|i| ((i * 7919) % 13 < 4) as u8).collect();
+        for delayed in [false, true] {
+            let (acks, _) = echo(&dctcp_cfg(delayed), &pattern);
+            let mut prev = 0;
+            let mut marked = 0;
+            for &(a, e) in &acks {
+                if e {
+                    marked += a - prev;
+                }
+                prev = a;
+            }
+            assert_eq!(prev, 200);
+            assert_eq!(marked, pattern.iter().map(|&c| c as u64).sum::<u64>(), "delayed {delayed}");
+        }
+        // without delayed ACKs: one ACK per segment, ECE = CE
+        let (acks, _) = echo(&dctcp_cfg(false), &[0, 1, 1, 0, 1]);
+        assert_eq!(acks, [(1, false), (2, true), (3, true), (4, false), (5, true)]);
+    }
+
+    #[test]
+    fn classic_ecn_latches_ece_until_cwr() {
+        let cfg = TcpConfig { ecn: true, ..nohs() };
+        let mut r = TcpReceiver::new(&cfg, IDS);
+        let mut out = Vec::new();
+        let m = MSS as u64;
+        r.on_packet(&seg(0, MSS), t(0), &mut out);
+        r.on_packet(&ce(seg(m, MSS)), t(1), &mut out);
+        r.on_packet(&seg(2 * m, MSS), t(2), &mut out); // still latched
+        r.on_packet(&with(seg(3 * m, MSS), flags::CWR), t(3), &mut out); // CWR clears
+        r.on_packet(&seg(4 * m, MSS), t(4), &mut out);
+        r.on_packet(&ce(with(seg(5 * m, MSS), flags::CWR)), t(5), &mut out); // CWR then CE: set
+        r.on_packet(&seg(6 * m, MSS), t(6), &mut out);
+        let ece: Vec<bool> = out.iter().map(|a| a.has(flags::ECE)).collect();
+        assert_eq!(ece, [false, true, true, false, false, true, true]);
+        assert_eq!(r.stats().ece_acks, 4);
+        // a DCTCP receiver ignores CWR and follows CE
+        let mut r = TcpReceiver::new(&dctcp_cfg(false), IDS);
+        out.clear();
+        r.on_packet(&ce(seg(0, MSS)), t(0), &mut out);
+        r.on_packet(&with(seg(m, MSS), flags::CWR), t(1), &mut out);
+        r.on_packet(&ce(with(seg(2 * m, MSS), flags::CWR)), t(2), &mut out);
+        assert_eq!(out.iter().map(|a| a.has(flags::ECE)).collect::<Vec<_>>(), [true, false, true]);
+    }
+
+    #[test]
+    fn ecn_is_echoed_only_when_negotiated() {
+        let m = MSS as u64;
+        let ecn_syn = Packet { flags: flags::SYN | flags::ECE | flags::CWR, ..syn(0) };
+        for (cfg, syn_pkt, in_use) in [
+            (TcpConfig { ecn: true, ..Default::default() }, ecn_syn.clone(), true),
+            (TcpConfig { ecn: true, ..Default::default() }, syn(0), false),
+            (TcpConfig::default(), ecn_syn.clone(), false),
+        ] {
+            let mut r = TcpReceiver::new(&cfg, IDS);
+            let mut out = Vec::new();
+            r.on_packet(&syn_pkt, t(0), &mut out);
+            assert_eq!(out[0].has(flags::ECE), in_use);
+            assert!(!out[0].has(flags::CWR));
+            r.on_packet(&ce(Packet { ack: 1, ..seg(1, MSS) }), t(1), &mut out);
+            r.on_packet(&Packet { ack: 1, ..seg(1 + m, MSS) }, t(2), &mut out);
+            assert_eq!(out[1].has(flags::ECE) && out[2].has(flags::ECE), in_use);
+            assert_eq!(r.stats().ce_segments, 1, "CE is counted in any case");
+        }
+        // ECN off: CE is counted and never echoed
+        let (acks, r) = echo(&nohs(), &[1, 1, 0]);
+        assert!(acks.iter().all(|&(_, e)| !e));
+        assert_eq!((r.stats().ce_segments, r.stats().ece_acks), (2, 0));
     }
 
     // --- steady state ----------------------------------------------------------------------------------

@@ -62,7 +62,19 @@
 //!   a recovery; the RTO is fixed at `min_rto_ms` (no estimate, no backoff); while its
 //!   `probe_mode()` holds, `try_send` sends nothing and each timeout sends one segment of one
 //!   payload byte at `snd_una`. `uid` is left 0, `created = ts_val = now`,
-//!   `ts_ecr` echoes the receiver. ECT is never set (ECN is a hook for DCTCP).
+//!   `ts_ecr` echoes the receiver. ECT(0) only with ECN (below).
+//! - **ECN** (RFC 3168, with `ecn` or `cc = "dctcp"`): the SYN carries ECE and CWR; ECN is in
+//!   use if the SYN-ACK answers with ECE and without CWR (without a handshake: by the
+//!   configuration, both ends reading the same one). Then new data segments are ECT(0); a
+//!   retransmission is Not-ECT (RFC 3168 6.1.5) except with DCTCP, whose segments are all ECT
+//!   (as in Linux and ns-3); pure ACKs, SYNs and pure FINs never are. Every acceptable ACK goes
+//!   to `on_ecn_ack`. An ACK with ECE makes the sender *react* (`on_ecn_echo`: half the window
+//!   for Reno / NewReno, `beta_cubic` for CUBIC, `alpha / 2` for DCTCP) only outside loss
+//!   recovery, once the cumulative ACK has reached the last loss's `recover` and the
+//!   `ecn_high` of the last reaction (`snd_max` at that reaction): at most once per window of
+//!   data. An ACK with ECE never opens the window (RFC 3168 6.1.2), and neither does any ACK
+//!   between a reaction and the ACK that reaches `ecn_high` (Linux's CWR state). The next
+//!   new data segment after a reaction carries CWR.
 //! - **SACK loss recovery** (RFC 6675, with `sack`; the ACKs' blocks kept in a
 //!   [`Scoreboard`]). A duplicate ACK is an ACK that SACKs octets not SACKed before (RFC 6675
 //!   section 2; an ACK without new SACK information is not one, whatever its ACK number).
@@ -99,7 +111,7 @@ use super::pacing::Pacer;
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 use super::{decode_window, encode_window, wscale_for, CcKind, FlowIds, PriorityMode, SenderStats, TcpConfig, MAX_WSCALE};
-use crate::packet::{flags, Packet, Proto, NO_WSCALE};
+use crate::packet::{flags, Ecn, Packet, Proto, NO_WSCALE};
 use crate::time::{SimDuration, SimTime};
 
 /// Connection state of the sender (RFC 9293 3.3.2 names).
@@ -208,6 +220,18 @@ pub struct TcpSender {
     /// With SACK, after a timeout until the cumulative ACK reaches `recover`: go-back-N skips
     /// SACKed octets and counts only unSACKed ones against cwnd.
     after_rto: bool,
+    // ECN (RFC 3168)
+    /// ECN configured (`ecn`, or DCTCP): offered on the SYN.
+    ecn: bool,
+    /// ECN in use on this connection (negotiated, or configured without a handshake).
+    ecn_ok: bool,
+    /// Retransmissions are ECT too (DCTCP).
+    ect_retransmits: bool,
+    /// `snd_max` at the last ECN reaction: no other reaction, and no increase, before the
+    /// cumulative ACK reaches it.
+    ecn_high: u64,
+    /// The next new data segment carries CWR.
+    cwr_pending: bool,
     // pacing
     pacer: Pacer,
     /// A data segment is held by the pacer until this time.
@@ -289,6 +313,11 @@ impl TcpSender {
             high_rxt: iss,
             rescue_sent: false,
             after_rto: false,
+            ecn: cfg.ecn_enabled(),
+            ecn_ok: cfg.ecn_enabled() && !cfg.handshake,
+            ect_retransmits: cfg.cc == super::CcKind::Dctcp,
+            ecn_high: iss,
+            cwr_pending: false,
             pacer: Pacer::new(cfg),
             pace_wake: None,
         }
@@ -486,6 +515,14 @@ impl TcpSender {
         &self.rtt
     }
     /// Name of the congestion control.
+    /// ECN is in use on this connection (negotiated in the handshake, or configured without one).
+    pub fn ecn_in_use(&self) -> bool {
+        self.ecn_ok
+    }
+    /// The congestion control (DCTCP's `alpha`, CUBIC's state, for traces and tests).
+    pub fn cc(&self) -> &AnyCc {
+        &self.cc
+    }
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()
     }
@@ -497,6 +534,9 @@ impl TcpSender {
         p.seq = self.iss;
         p.ack = 0;
         p.flags = flags::SYN;
+        if self.ecn {
+            p.flags |= flags::ECE | flags::CWR; // RFC 3168 6.1.1: an ECN-setup SYN
+        }
         // RFC 7323 2.2: the SYN's window is not scaled; it carries our shift if we offer scaling
         p.rwnd = encode_window(self.rcv_buf, 0);
         p.wscale = if self.window_scaling { wscale_for(self.rcv_buf) } else { NO_WSCALE };
@@ -522,6 +562,8 @@ impl TcpSender {
         self.peer_shift = if scaling { pkt.wscale.min(MAX_WSCALE) } else { 0 };
         self.my_shift = if scaling { wscale_for(self.rcv_buf) } else { 0 };
         self.peer_rwnd = pkt.rwnd as u64;
+        // RFC 3168 6.1.1: an ECN-setup SYN-ACK has ECE set and CWR clear
+        self.ecn_ok = self.ecn && pkt.has(flags::ECE) && !pkt.has(flags::CWR);
         self.snd_una = self.iss + 1;
         let sample = if self.timestamps {
             Some(now.saturating_since(pkt.ts_ecr))
@@ -555,31 +597,55 @@ impl TcpSender {
         }
         // the window of every acceptable ACK, as rewritten by any switch on the way
         self.peer_rwnd = decode_window(pkt.rwnd, self.peer_shift);
-        let ece = pkt.has(flags::ECE);
+        let ece = self.ecn_ok && pkt.has(flags::ECE);
         let flight_before = self.flight_bytes();
         let acked = self.payload_between(self.snd_una, ack);
         let newly_sacked = if self.sack { self.update_scoreboard(pkt) } else { 0 };
         let mut sample = None;
         if ack > self.snd_una {
-            sample = self.on_new_ack(pkt, now, out);
+            sample = self.on_new_ack(pkt, ece, now, out);
         } else if !self.sack && pkt.payload == 0 && !pkt.has(flags::FIN) && self.snd_max > self.snd_una {
             self.on_dupack(now, out);
         }
         if newly_sacked > 0 && self.state != SenderState::Done {
             self.on_sack_dupack(now, out);
         }
-        if ece {
-            let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
-            let ev = AckEvent { now, acked_bytes: acked, flight_bytes: flight_before, rtt_sample: sample, srtt, min_rtt, ece };
-            self.cc.on_ecn_echo(&mut self.win, &ev);
+        if self.ecn_ok {
+            self.on_ecn(ece, ack, acked, flight_before, sample, now);
         }
         if self.state != SenderState::Done {
             self.try_send(now, out);
         }
     }
 
+    /// RFC 3168 6.1.2 / RFC 8257 3.3: every ACK of an ECN connection to the congestion control,
+    /// and the reaction to ECE at most once per window, outside loss recovery.
+    fn on_ecn(&mut self, ece: bool, ack: u64, acked: u64, flight_before: u64, sample: Option<SimDuration>, now: SimTime) {
+        let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
+        let ev = AckEvent {
+            now,
+            acked_bytes: acked,
+            flight_bytes: flight_before,
+            rtt_sample: sample,
+            srtt,
+            min_rtt,
+            ece,
+            ack,
+            snd_nxt: self.snd_nxt,
+        };
+        self.cc.on_ecn_ack(&mut self.win, &ev);
+        let may_react = !self.in_recovery && ack >= self.ecn_high && self.recover.is_none_or(|r| ack >= r);
+        if ece && may_react && self.state != SenderState::Done {
+            let loss = Loss { flight: self.flight_bytes(), rwnd: self.peer_rwnd };
+            self.cc.on_ecn_echo(&mut self.win, &ev, &loss);
+            self.ecn_high = self.snd_max;
+            self.cwr_pending = true;
+            self.stats.ecn_reductions += 1;
+        }
+    }
+
     /// An ACK that advances `snd_una`. Returns the RTT sample it gave, if any.
-    fn on_new_ack(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) -> Option<SimDuration> {
+    fn on_new_ack(&mut self, pkt: &Packet, ece: bool, now: SimTime, out: &mut Vec<Packet>) -> Option<SimDuration> {
         let ack = pkt.ack;
         let acked = self.payload_between(self.snd_una, ack);
         let flight_before = self.flight_bytes();
@@ -626,9 +692,21 @@ impl TcpSender {
                 restart_timer = !self.partial_seen;
                 self.partial_seen = true;
             }
-        } else {
+        } else if !(ece || (self.ecn_ok && ack < self.ecn_high)) {
+            // RFC 3168 6.1.2: no increase on an ECE ACK, nor between a reaction and the ACK of
+            // the window it cut (Linux's CWR state)
             let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
-            let ev = AckEvent { now, acked_bytes: acked, flight_bytes: flight_before, rtt_sample: sample, srtt, min_rtt, ece: false };
+            let ev = AckEvent {
+                now,
+                acked_bytes: acked,
+                flight_bytes: flight_before,
+                rtt_sample: sample,
+                srtt,
+                min_rtt,
+                ece,
+                ack,
+                snd_nxt: self.snd_nxt,
+            };
             self.cc.on_ack(&mut self.win, &ev);
             if self.win.cwnd > self.max_cwnd {
                 self.win.cwnd = self.max_cwnd; // ns-2's maxcwnd_ (opencwnd)
@@ -991,6 +1069,18 @@ impl TcpSender {
         }
         if fin {
             p.flags |= flags::FIN;
+        }
+        if self.ecn_ok && len > 0 {
+            // RFC 3168 6.1.2 / 6.1.5: ECT(0) on new data (DCTCP: on retransmissions too), CWR
+            // on the first new data segment after a reduction
+            let new_data = seq >= self.snd_max;
+            if new_data || self.ect_retransmits {
+                p.ecn = Ecn::Ect0;
+            }
+            if new_data && self.cwr_pending {
+                p.flags |= flags::CWR;
+                self.cwr_pending = false;
+            }
         }
         let end = seq + len + fin as u64;
         if seq < self.snd_max {
@@ -1382,6 +1472,159 @@ mod tests {
             run_to_end(&mut net);
             let st = net.snd.stats();
             assert_eq!((st.fast_retransmits, st.timeouts), (fr, to), "segment {lost} lost");
+        }
+    }
+
+    // --- ECN (RFC 3168, RFC 8257) ------------------------------------------------------------------
+    fn ece(mut p: Packet) -> Packet {
+        p.flags |= flags::ECE;
+        p
+    }
+    fn alpha(s: &TcpSender) -> f64 {
+        match s.cc() {
+            AnyCc::Dctcp(d) => d.alpha(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ecn_is_negotiated_and_only_data_is_ect() {
+        let cfg = TcpConfig { ecn: true, ..Default::default() };
+        let mut net = Net::new(&cfg, Some(20 * MSS), us(50));
+        run_to_end(&mut net);
+        let syn = &net.log[0].pkt;
+        assert!(syn.has(flags::SYN) && syn.has(flags::ECE) && syn.has(flags::CWR) && syn.ecn == Ecn::NotEct);
+        let syn_ack = &net.log.iter().find(|s| s.dir == Dir::Rev && s.pkt.has(flags::SYN)).unwrap().pkt;
+        assert!(syn_ack.has(flags::ECE) && !syn_ack.has(flags::CWR) && syn_ack.ecn == Ecn::NotEct);
+        assert!(net.snd.ecn_in_use());
+        assert_eq!(net.data_sent().count(), 20);
+        assert!(net.data_sent().all(|s| s.pkt.ecn == Ecn::Ect0));
+        assert!(net.log.iter().filter(|s| s.pkt.payload == 0).all(|s| s.pkt.ecn == Ecn::NotEct));
+        // a receiver without ECN answers without ECE: not in use, nothing is ECT
+        let mut net = Net::new(&cfg, Some(20 * MSS), us(50));
+        net.rcv = TcpReceiver::new(&TcpConfig::default(), IDS);
+        run_to_end(&mut net);
+        assert!(!net.snd.ecn_in_use());
+        assert!(net.log.iter().all(|s| s.pkt.ecn == Ecn::NotEct));
+        // off by default: the SYN asks for nothing and nothing is ECT or ECE
+        let mut net = Net::new(&TcpConfig::default(), Some(20 * MSS), us(50));
+        run_to_end(&mut net);
+        assert!(!net.snd.ecn_in_use());
+        assert!(net.log.iter().all(|s| s.pkt.ecn == Ecn::NotEct && !s.pkt.has(flags::ECE | flags::CWR)));
+    }
+
+    #[test]
+    fn retransmissions_are_not_ect_except_with_dctcp() {
+        for (cc, ect) in [(CcKind::Newreno, false), (CcKind::Dctcp, true)] {
+            let cfg = TcpConfig { cc, ecn: true, init_cwnd_pkts: 10, ..nohs() };
+            let mut net = Net::new(&cfg, Some(30 * MSS), us(50));
+            drop_first_copies(&mut net, false, &[3]);
+            run_to_end(&mut net);
+            let copies: Vec<_> = net.data_sent().filter(|s| s.pkt.seq == 3 * MSS).collect();
+            assert_eq!(copies.len(), 2, "{cc:?}");
+            assert_eq!(copies[0].pkt.ecn, Ecn::Ect0);
+            assert_eq!(copies[1].pkt.ecn == Ecn::Ect0, ect, "{cc:?}");
+        }
+    }
+
+    #[test]
+    fn rfc3168_reacts_to_ece_once_per_window_and_sends_cwr() {
+        let cfg = TcpConfig { ecn: true, init_cwnd_pkts: 10, ..nohs() };
+        let mut s = TcpSender::new(&cfg, IDS, None);
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        assert_eq!(new_data(&out, 0), 10);
+        out.clear();
+        let t = SimTime::ZERO + us(100);
+        // the first ECE: ssthresh = cwnd = FlightSize / 2, 9 segments outstanding after the ACK
+        s.on_packet(&ece(ack_pkt(MSS, 40)), t, &mut out);
+        assert_eq!(s.stats().ecn_reductions, 1);
+        assert_eq!((s.cwnd_bytes(), s.ssthresh_bytes()), (9 * MSS / 2, 9 * MSS / 2));
+        // ECE on every further ACK of the window that was out (up to 10 segments): no second
+        // reduction, no increase; the first new segment carries CWR, the next ones do not
+        for k in 2..10 {
+            s.on_packet(&ece(ack_pkt(k * MSS, 40)), t, &mut out);
+            assert_eq!((s.stats().ecn_reductions, s.cwnd_bytes()), (1, 9 * MSS / 2), "ack {k}");
+        }
+        let sent: Vec<_> = out.iter().filter(|p| p.payload > 0).collect();
+        assert_eq!(sent.iter().map(|p| p.seq / MSS).collect::<Vec<_>>(), [10, 11, 12]);
+        assert_eq!(sent.iter().map(|p| p.has(flags::CWR)).collect::<Vec<_>>(), [true, false, false]);
+        // without ECE the window opens again only once the reduced window is acknowledged
+        s.on_packet(&ack_pkt(10 * MSS - 1, 40), t, &mut out);
+        assert_eq!(s.cwnd_bytes(), 9 * MSS / 2);
+        // the ACK that covers the window: a new reduction (3 segments outstanding: floor 2 SMSS)
+        s.on_packet(&ece(ack_pkt(10 * MSS, 40)), t, &mut out);
+        assert_eq!((s.stats().ecn_reductions, s.cwnd_bytes()), (2, 2 * MSS));
+    }
+
+    #[test]
+    fn no_ecn_reaction_during_loss_recovery() {
+        let cfg = TcpConfig { ecn: true, init_cwnd_pkts: 10, ..nohs() };
+        let mut s = TcpSender::new(&cfg, IDS, None);
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        let t = SimTime::ZERO + us(100);
+        s.on_packet(&ack_pkt(MSS, 40), t, &mut out); // recover = ISS passed
+        for _ in 0..3 {
+            s.on_packet(&ack_pkt(MSS, 40), t, &mut out);
+        }
+        assert!(s.in_recovery());
+        let w = s.cwnd_bytes();
+        s.on_packet(&ece(ack_pkt(MSS, 40)), t, &mut out);
+        assert_eq!(s.stats().ecn_reductions, 0);
+        assert_eq!(s.cwnd_bytes(), w + MSS, "only the inflation of the duplicate");
+    }
+
+    #[test]
+    fn dctcp_cuts_by_alpha_over_two_once_per_window() {
+        let cfg = TcpConfig { cc: CcKind::Dctcp, dctcp_alpha_init: 0.5, init_cwnd_pkts: 20, ..nohs() };
+        let mut s = TcpSender::new(&cfg, IDS, None);
+        assert!(s.ecn_in_use(), "DCTCP implies ECN");
+        let mut out = Vec::new();
+        s.start(SimTime::ZERO, &mut out);
+        let t = SimTime::ZERO + us(100);
+        // the first ACK closes DCTCP's first window unmarked: alpha = 15/16 * 0.5; slow start
+        s.on_packet(&ack_pkt(MSS, 40), t, &mut out);
+        assert_eq!((alpha(&s), s.cwnd_bytes()), (0.46875, 21 * MSS));
+        // ECE: cut by alpha / 2 from the window before the ACK (no increase on ECE)
+        s.on_packet(&ece(ack_pkt(2 * MSS, 40)), t, &mut out);
+        let cut = |w: u64, a: f64| w - (w as f64 * a / 2.0).floor() as u64;
+        let w1 = cut(21 * MSS, 0.46875);
+        assert_eq!((s.cwnd_bytes(), s.ssthresh_bytes(), s.stats().ecn_reductions), (w1, w1, 1));
+        // the rest of the window (snd_max was 22 segments): ECE everywhere, no second cut; the
+        // ACK past DCTCP's window end (20 segments) updates alpha with F = 20 / 20
+        for k in 3..22 {
+            s.on_packet(&ece(ack_pkt(k * MSS, 40)), t, &mut out);
+            assert_eq!((s.cwnd_bytes(), s.stats().ecn_reductions), (w1, 1), "ack {k}");
+        }
+        let a = 0.46875 * 15.0 / 16.0 + 1.0 / 16.0;
+        assert_eq!(alpha(&s), a);
+        s.on_packet(&ece(ack_pkt(22 * MSS, 40)), t, &mut out);
+        assert_eq!((s.cwnd_bytes(), s.stats().ecn_reductions), (cut(w1, a), 2));
+    }
+
+    #[test]
+    fn marking_at_k_keeps_dctcp_and_ecn_flows_out_of_the_drop_tail() {
+        // 100 Mbps, 100 us base RTT, a 100-packet buffer, 1 MB receive window: NewReno without
+        // ECN fills the buffer and loses; marked at K = 20, DCTCP and RFC 3168 NewReno lose nothing
+        let run = |cc, ecn, k| {
+            let cfg = TcpConfig { cc, ecn, rcv_buf_bytes: 1 << 20, ..Default::default() };
+            let mut net = Net::new(&cfg, Some(1_000_000), us(50));
+            net.rate = Some(BitsPerSec(100_000_000));
+            net.queue_limit = Some(100);
+            net.mark_at = k;
+            run_to_end(&mut net);
+            assert_eq!(net.rcv.delivered_bytes(), 1_000_000);
+            (net.queue_drops, net.queue_marks, net.snd.stats().ecn_reductions, net.now)
+        };
+        let (drops, marks, _, reno_end) = run(CcKind::Newreno, false, Some(20));
+        assert!(drops > 0 && marks == 0, "{drops} {marks}");
+        for (cc, ecn) in [(CcKind::Dctcp, false), (CcKind::Newreno, true)] {
+            let (drops, marks, red, end) = run(cc, ecn, Some(20));
+            assert_eq!(drops, 0, "{cc:?}");
+            assert!(marks > 0 && red > 0, "{cc:?}: {marks} marks, {red} reductions");
+            // and the link stays busy: 1 MB at 100 Mbps is 80 ms (+ headers), as fast as NewReno
+            assert!(end.as_secs_f64() < reno_end.as_secs_f64() * 1.02, "{cc:?}: {end} vs {reno_end}");
         }
     }
 

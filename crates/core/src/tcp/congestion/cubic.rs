@@ -303,6 +303,12 @@ impl CongestionControl for Cubic {
         self.carry = 0.0;
         w.timeout_by(&Cubic::bounded(w, loss), Decrease::Beta(self.p.beta));
     }
+    /// RFC 9438 4.6: an ECN-Echo is a congestion event like a loss (no retransmission, no
+    /// inflation).
+    fn on_ecn_echo(&mut self, w: &mut Window, _ev: &AckEvent, loss: &Loss) {
+        self.congestion_event(Cubic::loss_window(w, loss));
+        w.ecn_reduce_by(&Cubic::bounded(w, loss), Decrease::Beta(self.p.beta));
+    }
 }
 
 /// Cube root of `x` by Newton's method in IEEE-754 basic operations only, so that it gives the
@@ -343,6 +349,8 @@ mod tests {
             srtt: Some(min_rtt),
             min_rtt: Some(min_rtt),
             ece: false,
+            ack: 0,
+            snd_nxt: 0,
         }
     }
     fn no_rwnd(flight: u64) -> Loss {

@@ -14,12 +14,20 @@
 //!   the duplicate-ACK threshold is reached; `on_dupack_in_recovery` for every further
 //!   duplicate ACK in fast recovery; `on_partial_ack` for an ACK of new data short of `recover`
 //!   that keeps the sender in recovery; `on_exit_recovery` when fast recovery ends;
-//!   `on_timeout` when the retransmission timer expires; `on_ecn_echo` for an ACK with ECE.
+//!   `on_timeout` when the retransmission timer expires. With ECN in use on the connection:
+//!   `on_ecn_ack` for *every* acceptable ACK (new data or not, in recovery or not; DCTCP
+//!   estimates its `alpha` there), and `on_ecn_echo` when the sender reacts to an ECN-Echo,
+//!   which the sender allows at most once per window of data and never during loss recovery
+//!   (RFC 3168 6.1.2; see `sender.rs`).
 //!   Two queries shape the sender's loss recovery: `fast_retransmit` (may duplicate ACKs start
 //!   a recovery; pFabric: no) and `probe_mode` (send only one-byte probes on the timer; pFabric
 //!   after repeated timeouts).
 //! - [`AnyCc`] dispatches statically over the built-in algorithms (no virtual calls on the
-//!   per-packet path): Reno, NewReno, CUBIC; DCTCP slots in as a new variant.
+//!   per-packet path): Reno, NewReno, CUBIC, DCTCP.
+//! - The ECN reaction of the loss-based algorithms is their fast-retransmit decrease without
+//!   the retransmission and without inflation ([`Window::ecn_reduce_by`]): RFC 3168 6.1.2 for
+//!   Reno and NewReno (one half), RFC 9438 4.6 for CUBIC (`beta_cubic`). DCTCP cuts by
+//!   `alpha / 2` (RFC 8257 3.3).
 //! - RFC 5681's increase rules are [`Window::slow_start_or_avoid`]; its decrease
 //!   (`ssthresh = max(FlightSize / 2, 2 SMSS)`) is [`Window::halve_ssthresh`].
 //! - Where RFCs and ns-2 disagree on a window reaction, [`WindowRules`] (set from
@@ -39,11 +47,13 @@
 //!   their epoch there.
 
 pub mod cubic;
+pub mod dctcp;
 pub mod newreno;
 pub mod pfabric;
 pub mod reno;
 
 pub use cubic::{Cubic, CubicParams};
+pub use dctcp::{Dctcp, DctcpParams};
 pub use newreno::NewReno;
 pub use pfabric::PFabricCc;
 pub use reno::Reno;
@@ -248,6 +258,13 @@ impl Window {
         self.inflation = 0;
     }
 
+    /// The reaction to an ECN-Echo (RFC 3168 6.1.2): `ssthresh` as after a loss (by
+    /// `rules.ssthresh_from`, with the decrease `dec`), `cwnd` as on entering fast recovery (by
+    /// `rules.recovery_cwnd`) but without inflation; nothing is retransmitted.
+    pub fn ecn_reduce_by(&mut self, loss: &Loss, dec: Decrease) {
+        self.enter_recovery_by(loss, 0, dec);
+    }
+
     /// Retransmission timeout (RFC 5681 3.1): `ssthresh` by [`Window::loss_ssthresh`] (the
     /// inflation dropped first, as ns-2 does), `cwnd` = one SMSS (the loss window).
     pub fn timeout(&mut self, loss: &Loss) {
@@ -304,6 +321,10 @@ pub struct AckEvent {
     pub min_rtt: Option<SimDuration>,
     /// The ACK carried ECN-Echo.
     pub ece: bool,
+    /// The cumulative acknowledgement number of this ACK (the sender's `snd_una` after it).
+    pub ack: u64,
+    /// The sender's `snd_nxt` when the ACK arrives (before it sends anything in answer).
+    pub snd_nxt: u64,
 }
 
 /// A congestion control algorithm. Every hook defaults to doing nothing.
@@ -330,9 +351,13 @@ pub trait CongestionControl {
     fn on_exit_recovery(&mut self, _w: &mut Window, _flight: u64, _acked: u64) {}
     /// The retransmission timer expired (`loss.flight` payload bytes outstanding).
     fn on_timeout(&mut self, _w: &mut Window, _loss: &Loss) {}
-    /// An ACK carried ECN-Echo; called after the ACK's other hooks, with `ev.acked_bytes` the
-    /// bytes it acknowledged (hook for DCTCP and RFC 3168; classic ECN is not modelled yet).
-    fn on_ecn_echo(&mut self, _w: &mut Window, _ev: &AckEvent) {}
+    /// Any acceptable ACK of a connection that uses ECN, `ev.ece` telling whether it carried
+    /// ECN-Echo; called after the ACK's other hooks (DCTCP counts acknowledged and marked bytes).
+    fn on_ecn_ack(&mut self, _w: &mut Window, _ev: &AckEvent) {}
+    /// The sender reacts to an ECN-Echo (at most once per window, outside loss recovery; see
+    /// the module rules); `loss.flight` is the payload outstanding after the ACK. Called after
+    /// [`CongestionControl::on_ecn_ack`] for the same ACK.
+    fn on_ecn_echo(&mut self, _w: &mut Window, _ev: &AckEvent, _loss: &Loss) {}
     /// May duplicate ACKs (or new SACK information) start a fast retransmit and recovery?
     /// pFabric's rate control says no: it repairs losses by the timer alone.
     fn fast_retransmit(&self) -> bool {
@@ -351,25 +376,27 @@ pub enum AnyCc {
     NewReno(NewReno),
     Cubic(Cubic),
     PFabric(PFabricCc),
+    Dctcp(Dctcp),
 }
 
 impl AnyCc {
     /// The algorithm `kind` with default parameters (CUBIC: RFC 9438's).
     pub fn new(kind: CcKind) -> AnyCc {
-        AnyCc::with_params(kind, CubicParams::default(), TcpConfig::default().pfabric_probe_after)
+        AnyCc::with_params(kind, CubicParams::default(), DctcpParams::default(), TcpConfig::default().pfabric_probe_after)
     }
 
     /// The algorithm `cfg.cc` with the parameters of `cfg`.
     pub fn from_config(cfg: &TcpConfig) -> AnyCc {
-        AnyCc::with_params(cfg.cc, CubicParams::from_config(cfg), cfg.pfabric_probe_after)
+        AnyCc::with_params(cfg.cc, CubicParams::from_config(cfg), DctcpParams::from_config(cfg), cfg.pfabric_probe_after)
     }
 
-    fn with_params(kind: CcKind, cubic: CubicParams, probe_after: u32) -> AnyCc {
+    fn with_params(kind: CcKind, cubic: CubicParams, dctcp: DctcpParams, probe_after: u32) -> AnyCc {
         match kind {
             CcKind::Reno => AnyCc::Reno(Reno),
             CcKind::Newreno => AnyCc::NewReno(NewReno),
             CcKind::Cubic => AnyCc::Cubic(Cubic::new(cubic)),
             CcKind::Pfabric => AnyCc::PFabric(PFabricCc::new(probe_after)),
+            CcKind::Dctcp => AnyCc::Dctcp(Dctcp::new(dctcp)),
         }
     }
 }
@@ -381,6 +408,7 @@ macro_rules! dispatch {
             AnyCc::NewReno($c) => $e,
             AnyCc::Cubic($c) => $e,
             AnyCc::PFabric($c) => $e,
+            AnyCc::Dctcp($c) => $e,
         }
     };
 }
@@ -418,8 +446,12 @@ impl CongestionControl for AnyCc {
         dispatch!(self, c => c.on_timeout(w, loss))
     }
     #[inline]
-    fn on_ecn_echo(&mut self, w: &mut Window, ev: &AckEvent) {
-        dispatch!(self, c => c.on_ecn_echo(w, ev))
+    fn on_ecn_ack(&mut self, w: &mut Window, ev: &AckEvent) {
+        dispatch!(self, c => c.on_ecn_ack(w, ev))
+    }
+    #[inline]
+    fn on_ecn_echo(&mut self, w: &mut Window, ev: &AckEvent, loss: &Loss) {
+        dispatch!(self, c => c.on_ecn_echo(w, ev, loss))
     }
     #[inline]
     fn fast_retransmit(&self) -> bool {
@@ -611,6 +643,8 @@ mod tests {
         assert_eq!(AnyCc::new(CcKind::Cubic).name(), "cubic");
         assert_eq!(AnyCc::new(CcKind::Pfabric).name(), "pfabric");
         assert!(AnyCc::new(CcKind::Newreno).fast_retransmit() && !AnyCc::new(CcKind::Pfabric).fast_retransmit());
+        assert_eq!(AnyCc::new(CcKind::Dctcp).name(), "dctcp");
+        assert!(AnyCc::new(CcKind::Dctcp).partial_ack_keeps_recovery());
         assert!(!AnyCc::new(CcKind::Reno).partial_ack_keeps_recovery());
         assert!(AnyCc::new(CcKind::Newreno).partial_ack_keeps_recovery());
         assert!(AnyCc::new(CcKind::Cubic).partial_ack_keeps_recovery());
@@ -640,6 +674,8 @@ mod tests {
             srtt: None,
             min_rtt: None,
             ece: false,
+            ack: 0,
+            snd_nxt: 0,
         };
         let mut c = Fixed;
         c.on_ack(&mut w, &ev);
@@ -649,7 +685,8 @@ mod tests {
         c.on_partial_ack(&mut w, MSS);
         c.on_exit_recovery(&mut w, MSS, MSS);
         c.on_timeout(&mut w, &loss);
-        c.on_ecn_echo(&mut w, &ev);
+        c.on_ecn_ack(&mut w, &ev);
+        c.on_ecn_echo(&mut w, &ev, &loss);
         assert_eq!(w, Window::new(MSS, 4));
         assert!(!c.partial_ack_keeps_recovery());
     }

@@ -48,6 +48,9 @@ impl CongestionControl for NewReno {
     fn on_timeout(&mut self, w: &mut Window, loss: &Loss) {
         Reno.on_timeout(w, loss)
     }
+    fn on_ecn_echo(&mut self, w: &mut Window, ev: &AckEvent, loss: &Loss) {
+        Reno.on_ecn_echo(w, ev, loss)
+    }
 }
 
 #[cfg(test)]

@@ -84,7 +84,7 @@ mod tests {
     const MSS: u64 = 1000;
 
     fn ack(bytes: u64) -> AckEvent {
-        AckEvent { now: SimTime::ZERO, acked_bytes: bytes, flight_bytes: 0, rtt_sample: None, srtt: None, min_rtt: None, ece: false }
+        AckEvent { now: SimTime::ZERO, acked_bytes: bytes, flight_bytes: 0, rtt_sample: None, srtt: None, min_rtt: None, ece: false, ack: 0, snd_nxt: 0 }
     }
 
     #[test]

@@ -14,9 +14,12 @@
 //! - Timeout (RFC 5681 3.1, equation 4 and the loss window): `ssthresh = max(FlightSize / 2,
 //!   2 SMSS)`, `cwnd = 1 SMSS`.
 //!
+//! - ECN-Echo (RFC 3168 6.1.2, when the sender reacts): `ssthresh` as after a loss, `cwnd =
+//!   ssthresh`, no retransmission ([`Window::ecn_reduce_by`]).
+//!
 //! Stateless: all state is the shared [`Window`].
 
-use super::{AckEvent, CongestionControl, Loss, Window};
+use super::{AckEvent, CongestionControl, Decrease, Loss, Window};
 
 /// RFC 5681 Reno.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,6 +46,9 @@ impl CongestionControl for Reno {
     fn on_timeout(&mut self, w: &mut Window, loss: &Loss) {
         w.timeout(loss);
     }
+    fn on_ecn_echo(&mut self, w: &mut Window, _ev: &AckEvent, loss: &Loss) {
+        w.ecn_reduce_by(loss, Decrease::Half);
+    }
 }
 
 #[cfg(test)]
@@ -56,7 +62,7 @@ mod tests {
         Loss { flight, rwnd: u64::MAX }
     }
     fn ack(acked: u64) -> AckEvent {
-        AckEvent { now: SimTime::ZERO, acked_bytes: acked, flight_bytes: 0, rtt_sample: None, srtt: None, min_rtt: None, ece: false }
+        AckEvent { now: SimTime::ZERO, acked_bytes: acked, flight_bytes: 0, rtt_sample: None, srtt: None, min_rtt: None, ece: false, ack: 0, snd_nxt: 0 }
     }
 
     // --- fast retransmit / fast recovery ---------------------------------------------------

@@ -1,0 +1,740 @@
+//! CoDel: the Controlled Delay control law (RFC 8289), as Linux `include/net/codel_impl.h`
+//! applies it, and a single-FIFO discipline built on it (Linux `sch_codel`).
+//!
+//! CoDel (Nichols & Jacobson, "Controlling Queue Delay", ACM Queue 10(5), 2012; RFC 8289) looks
+//! at the *sojourn time* of each packet as it leaves the queue. When that time has stayed at or
+//! above `target` for at least one `interval`, it enters a dropping state and drops (or, with
+//! `ecn`, CE-marks) one packet, then the next ones at `interval / sqrt(count)` apart, until the
+//! sojourn time falls below `target` again. The law is kept apart from the container
+//! ([`CodelVars`] + [`CodelParams`] over any [`CodelQueue`]) so FQ-CoDel (`fq_codel.rs`) runs one
+//! instance per flow queue.
+//!
+//! Rules of the law ([`CodelVars::dequeue`], called once per dequeue of the container):
+//! - `should_drop(p)`, for the packet `p` just taken from the head: its sojourn `now - enqueued`
+//!   is below `target`, or the backlog left behind it is at most one MTU (`PortContext::mtu`):
+//!   no, and `first_above_time` is cleared. Otherwise, if `first_above_time` is unset it becomes
+//!   `now + interval` (no); if set, yes once `now` is strictly after it. An empty queue clears
+//!   `first_above_time` (and the dequeue leaves the dropping state).
+//! - In the dropping state: if `should_drop` says no, leave it. Else, while still dropping and
+//!   `now >= drop_next`: `count += 1`; with `ecn` and an ECN-capable packet (ECT(0), ECT(1) or
+//!   already CE), set CE ([`MarkReason::Codel`]), schedule `drop_next += interval/sqrt(count)`
+//!   and send it; otherwise drop it ([`DropReason::Codel`]), take the next packet, and either
+//!   leave the dropping state (`should_drop` no) or schedule `drop_next += interval/sqrt(count)`.
+//! - Not dropping and `should_drop` says yes: mark (ECN) or drop that packet (then take the next
+//!   and evaluate `should_drop` on it for its side effects), enter the dropping state, and set
+//!   `count`: if `delta = count - lastcount > 1` and `now - drop_next < 16 * interval` (the
+//!   previous dropping episode ended recently), `count = delta` (resume near the old drop
+//!   rate), else `count = 1`; `lastcount = count`; `drop_next = now + interval/sqrt(count)`.
+//!   This is RFC 8289's and Linux's re-entry rule.
+//! - `ce_threshold_us` (optional, Linux `ce_threshold`): independently of all the above, a
+//!   packet about to be sent whose sojourn exceeds the threshold and that is ECN-capable gets
+//!   CE, reported as [`MarkReason::Threshold`] (a DCTCP-style step marking on sojourn time). It
+//!   applies with or without `ecn`.
+//! - Non-ECN-capable packets (`Ecn::NotEct`) are always dropped, never marked.
+//!
+//! The `codel` discipline: one FIFO, each packet stamped with its enqueue time. An arrival that
+//! does not fit `queue.limit_pkts` / `limit_bytes` is refused ([`DropReason::Overflow`]), as
+//! Linux `sch_codel` does (tail drop at the limit); the law runs at dequeue, the backlog it
+//! compares with one MTU being the whole FIFO's.
+//!
+//! Parameters (`[queue.codel]`):
+//!
+//! | key               | unit | default | meaning                                              |
+//! |-------------------|------|---------|------------------------------------------------------|
+//! | `target_us`       | us   | 5000    | acceptable standing sojourn time (Linux `target`)    |
+//! | `interval_us`     | us   | 100000  | window the sojourn must stay above target (Linux `interval`) |
+//! | `ecn`             | bool | false   | CE-mark ECN-capable packets instead of dropping them |
+//! | `ce_threshold_us` | us   | none    | CE-mark ECN-capable packets whose sojourn exceeds it |
+//!
+//! `target_us >= interval_us` is accepted (Linux accepts it too): CoDel then only acts on a
+//! queue that stays above target for a whole interval and is of little use, but it is a legal
+//! setting, not an impossible one. Both must be positive, finite and at most [`MAX_US`].
+//!
+//! Differences from Linux: `interval / sqrt(count)` is computed exactly (in floating point,
+//! rounded down to the picosecond) where Linux keeps a 16-bit fixed-point reciprocal square
+//! root refreshed by one Newton step per change of `count` (so after a re-entry with
+//! `count = delta` Linux's spacing is only approximately `interval/sqrt(delta)` for the first
+//! few drops). Times are picoseconds, not Linux's 1024-ns units. Linux's `ce_threshold_selector`
+//! / `mask` are not modelled.
+//! Cost: O(1) per dequeue plus O(1) per packet dropped on the way.
+//! Validation of the configuration: [`CodelConfig::validate`]; of the rules: the tests below
+//! and `docs/mechanisms/fq_codel.md`.
+
+use super::{ConfigError, DropReason, Limit, MarkReason, PortContext, Qdisc, QdiscEvents};
+use crate::packet::{Ecn, Packet};
+use crate::time::{SimDuration, SimTime};
+use serde::Deserialize;
+use std::collections::VecDeque;
+
+/// Largest `target_us`, `interval_us` or `ce_threshold_us` accepted (1000 s).
+pub const MAX_US: f64 = 1e9;
+
+/// `[queue.codel]`: see the module documentation for the meaning of every key.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct CodelConfig {
+    pub target_us: f64,
+    pub interval_us: f64,
+    pub ecn: bool,
+    pub ce_threshold_us: Option<f64>,
+}
+
+impl Default for CodelConfig {
+    fn default() -> Self {
+        CodelConfig { target_us: 5000.0, interval_us: 100_000.0, ecn: false, ce_threshold_us: None }
+    }
+}
+
+impl CodelConfig {
+    /// Rejects impossible values; the key is relative to `[queue.codel]`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        validate_law(self.target_us, self.interval_us, self.ce_threshold_us)
+    }
+}
+
+/// Checks the control-law keys shared by `[queue.codel]` and `[queue.fq_codel]`.
+pub(crate) fn validate_law(target_us: f64, interval_us: f64, ce_threshold_us: Option<f64>) -> Result<(), ConfigError> {
+    // 1e-6 us = 1 ps, the clock's resolution.
+    let positive = |key: &str, v: f64| {
+        if v.is_finite() && (1e-6..=MAX_US).contains(&v) {
+            Ok(())
+        } else {
+            Err(ConfigError::new(key, format!("must be a duration in [1e-6, {MAX_US}] us, got {v}")))
+        }
+    };
+    positive("target_us", target_us)?;
+    positive("interval_us", interval_us)?;
+    if let Some(c) = ce_threshold_us {
+        if !(c.is_finite() && (0.0..=MAX_US).contains(&c)) {
+            return Err(ConfigError::new("ce_threshold_us", format!("must be in [0, {MAX_US}] us, got {c}")));
+        }
+    }
+    Ok(())
+}
+
+/// Microseconds (validated) to a duration, rounded to the picosecond.
+#[inline]
+pub(crate) fn us(v: f64) -> SimDuration {
+    SimDuration((v * 1e6).round() as u64)
+}
+
+/// The constants of one control law.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CodelParams {
+    pub target: SimDuration,
+    pub interval: SimDuration,
+    /// A backlog of at most this many bytes is never judged to be a standing queue.
+    pub mtu: u64,
+    pub ecn: bool,
+    pub ce_threshold: Option<SimDuration>,
+}
+
+impl CodelParams {
+    pub fn new(target_us: f64, interval_us: f64, ecn: bool, ce_threshold_us: Option<f64>, mtu: u32) -> CodelParams {
+        CodelParams {
+            target: us(target_us),
+            interval: us(interval_us).max(SimDuration(1)),
+            mtu: mtu as u64,
+            ecn,
+            ce_threshold: ce_threshold_us.map(us),
+        }
+    }
+}
+
+/// What the law needs from the queue it controls.
+pub trait CodelQueue {
+    /// Removes the head packet, with the time it was enqueued.
+    fn pop(&mut self) -> Option<(Packet, SimTime)>;
+    /// Backlog in bytes compared with one MTU (read just after a `pop`).
+    fn backlog_bytes(&self) -> u64;
+}
+
+/// The state of one control law (RFC 8289 section 5; Linux `struct codel_vars`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CodelVars {
+    /// Drops (and marks) in the current dropping episode, plus the re-entry carry-over.
+    pub count: u32,
+    /// `count` when the dropping state was last entered.
+    pub lastcount: u32,
+    pub dropping: bool,
+    /// When the sojourn will have been above target for an interval; `None` while below.
+    pub first_above_time: Option<SimTime>,
+    /// When the next drop is due (in the dropping state).
+    pub drop_next: SimTime,
+    /// Sojourn of the last packet examined.
+    pub ldelay: SimDuration,
+}
+
+/// `t + interval / sqrt(count)`, rounded down to the picosecond.
+#[inline]
+pub fn control_law(t: SimTime, interval: SimDuration, count: u32) -> SimTime {
+    let gap = interval.0 as f64 / (count.max(1) as f64).sqrt();
+    t + SimDuration(gap as u64)
+}
+
+#[inline]
+fn ecn_capable(pkt: &Packet) -> bool {
+    pkt.ecn != Ecn::NotEct
+}
+
+impl CodelVars {
+    /// RFC 8289 `dodequeue`'s test on the packet just dequeued (enqueued at `enq`, `None` if the
+    /// queue was empty) leaving `backlog` bytes behind it.
+    #[inline]
+    fn should_drop(&mut self, enq: Option<SimTime>, backlog: u64, p: &CodelParams, now: SimTime) -> bool {
+        let Some(enq) = enq else {
+            self.first_above_time = None;
+            return false;
+        };
+        self.ldelay = now.saturating_since(enq);
+        if self.ldelay < p.target || backlog <= p.mtu {
+            self.first_above_time = None;
+            return false;
+        }
+        match self.first_above_time {
+            None => {
+                self.first_above_time = Some(now + p.interval);
+                false
+            }
+            Some(t) => now > t,
+        }
+    }
+
+    /// Takes the next packet to send from `q`, dropping or marking on the way as the law says
+    /// (see the module rules). Drops are reported in `ev` as `queued` [`DropReason::Codel`].
+    pub fn dequeue<Q: CodelQueue>(
+        &mut self,
+        p: &CodelParams,
+        q: &mut Q,
+        now: SimTime,
+        ev: &mut QdiscEvents,
+    ) -> Option<Packet> {
+        let Some((first, enq)) = q.pop() else {
+            self.dropping = false;
+            return None;
+        };
+        let mut pkt = Some(first);
+        let drop = self.should_drop(Some(enq), q.backlog_bytes(), p, now);
+        if self.dropping {
+            if !drop {
+                self.dropping = false;
+            } else {
+                while self.dropping && now >= self.drop_next {
+                    let cur = pkt.as_mut().expect("dropping state with no packet");
+                    self.count = self.count.saturating_add(1);
+                    if p.ecn && ecn_capable(cur) {
+                        cur.ecn = Ecn::Ce;
+                        ev.mark(MarkReason::Codel);
+                        self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                        break;
+                    }
+                    ev.drop(pkt.take().unwrap(), DropReason::Codel, true);
+                    let next = q.pop();
+                    let enq = next.as_ref().map(|n| n.1);
+                    pkt = next.map(|n| n.0);
+                    if !self.should_drop(enq, q.backlog_bytes(), p, now) {
+                        self.dropping = false;
+                    } else {
+                        self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                    }
+                }
+            }
+        } else if drop {
+            let cur = pkt.as_mut().unwrap();
+            if p.ecn && ecn_capable(cur) {
+                cur.ecn = Ecn::Ce;
+                ev.mark(MarkReason::Codel);
+            } else {
+                ev.drop(pkt.take().unwrap(), DropReason::Codel, true);
+                let next = q.pop();
+                let enq = next.as_ref().map(|n| n.1);
+                pkt = next.map(|n| n.0);
+                // Evaluated for its effect on first_above_time, as RFC 8289 and Linux do.
+                self.should_drop(enq, q.backlog_bytes(), p, now);
+            }
+            self.dropping = true;
+            let delta = self.count.wrapping_sub(self.lastcount);
+            let since = now.0 as i128 - self.drop_next.0 as i128;
+            self.count = if delta > 1 && since < 16 * p.interval.0 as i128 { delta } else { 1 };
+            self.lastcount = self.count;
+            self.drop_next = control_law(now, p.interval, self.count);
+        }
+        if let (Some(cur), Some(ce)) = (pkt.as_mut(), p.ce_threshold) {
+            if self.ldelay > ce && ecn_capable(cur) {
+                cur.ecn = Ecn::Ce;
+                ev.mark(MarkReason::Threshold);
+            }
+        }
+        pkt
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The single-FIFO `codel` discipline
+// ---------------------------------------------------------------------------------------------
+
+/// One FIFO under one CoDel law (Linux `sch_codel`); see the module documentation.
+#[derive(Debug)]
+pub struct Codel {
+    fifo: Fifo,
+    limit: Limit,
+    params: CodelParams,
+    vars: CodelVars,
+}
+
+#[derive(Debug, Default)]
+struct Fifo {
+    q: VecDeque<(Packet, SimTime)>,
+    bytes: u64,
+}
+
+impl CodelQueue for Fifo {
+    #[inline]
+    fn pop(&mut self) -> Option<(Packet, SimTime)> {
+        let e = self.q.pop_front()?;
+        self.bytes -= e.0.size as u64;
+        Some(e)
+    }
+    #[inline]
+    fn backlog_bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Codel {
+    pub fn new(c: &CodelConfig, limit: Limit, ctx: &PortContext) -> Codel {
+        let cap = limit.pkts.map_or(256, |p| p as usize).min(1 << 16);
+        Codel {
+            fifo: Fifo { q: VecDeque::with_capacity(cap), bytes: 0 },
+            limit,
+            params: CodelParams::new(c.target_us, c.interval_us, c.ecn, c.ce_threshold_us, ctx.mtu),
+            vars: CodelVars::default(),
+        }
+    }
+    /// The law's state (for tests and traces).
+    pub fn vars(&self) -> &CodelVars {
+        &self.vars
+    }
+}
+
+impl Qdisc for Codel {
+    fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
+        if !self.limit.fits(self.fifo.q.len(), self.fifo.bytes, pkt.size) {
+            ev.drop(pkt, DropReason::Overflow, false);
+            return;
+        }
+        self.fifo.bytes += pkt.size as u64;
+        self.fifo.q.push_back((pkt, now));
+    }
+
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet> {
+        self.vars.dequeue(&self.params, &mut self.fifo, now, ev)
+    }
+
+    fn len_pkts(&self) -> usize {
+        self.fifo.q.len()
+    }
+    fn len_bytes(&self) -> u64 {
+        self.fifo.bytes
+    }
+    fn name(&self) -> &'static str {
+        "codel"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testkit::{check_accounting, ctx, pkt};
+    use proptest::prelude::*;
+
+    const MS: u64 = 1_000_000_000;
+
+    fn t_ms(ms: f64) -> SimTime {
+        SimTime((ms * MS as f64).round() as u64)
+    }
+
+    /// A CoDel discipline with Linux's defaults (5 ms, 100 ms), a 1500-byte MTU, and `ecn`.
+    fn codel(ecn: bool, ce_threshold_us: Option<f64>) -> Codel {
+        let c = CodelConfig { ecn, ce_threshold_us, ..CodelConfig::default() };
+        Codel::new(&c, Limit::pkts(100_000), &ctx(1))
+    }
+
+    fn ect(flow: u32, seq: u64, e: Ecn) -> Packet {
+        Packet { ecn: e, ..pkt(flow, seq, 1500) }
+    }
+
+    /// The law alone over a synthetic queue: every packet taken from it has waited exactly
+    /// `sojourn_ms` and leaves `backlog` bytes behind, until `left` packets have been taken.
+    struct Synthetic {
+        now: SimTime,
+        sojourn: SimDuration,
+        backlog: u64,
+        left: usize,
+        seq: u64,
+        ecn: Ecn,
+    }
+
+    impl CodelQueue for Synthetic {
+        fn pop(&mut self) -> Option<(Packet, SimTime)> {
+            if self.left == 0 {
+                return None;
+            }
+            self.left -= 1;
+            self.seq += 1;
+            Some((ect(1, self.seq, self.ecn), SimTime(self.now.0 - self.sojourn.0)))
+        }
+        fn backlog_bytes(&self) -> u64 {
+            self.backlog
+        }
+    }
+
+    /// Drives one law: (time ms, seq) of every drop, (time ms, packet) of every departure.
+    struct Standing {
+        vars: CodelVars,
+        params: CodelParams,
+        q: Synthetic,
+        ev: QdiscEvents,
+        drops: Vec<(f64, u64)>,
+        sent: Vec<(f64, Packet)>,
+    }
+
+    impl Standing {
+        fn new(ecn: bool, ce_threshold_us: Option<f64>) -> Standing {
+            Standing {
+                vars: CodelVars::default(),
+                params: CodelParams::new(5000.0, 100_000.0, ecn, ce_threshold_us, 1500),
+                q: Synthetic { now: SimTime::ZERO, sojourn: SimDuration::ZERO, backlog: 30_000, left: usize::MAX, seq: 0, ecn: Ecn::NotEct },
+                ev: QdiscEvents::default(),
+                drops: Vec::new(),
+                sent: Vec::new(),
+            }
+        }
+        /// Test time `ms` on the clock: 1 s is added so that every packet's enqueue time is
+        /// after time zero.
+        fn at(ms: f64) -> SimTime {
+            t_ms(ms + 1000.0)
+        }
+        fn depart(&mut self, at_ms: f64) {
+            self.q.now = Self::at(at_ms);
+            let p = self.vars.dequeue(&self.params, &mut self.q, Self::at(at_ms), &mut self.ev);
+            for d in self.ev.dropped.drain(..) {
+                assert_eq!((d.reason, d.queued), (DropReason::Codel, true));
+                self.drops.push((at_ms, d.pkt.seq));
+            }
+            if let Some(p) = p {
+                self.sent.push((at_ms, p));
+            }
+        }
+        /// One departure every `gap_ms` from `from_ms` to `to_ms`, each packet having waited
+        /// `sojourn_ms`, ECN field `e`.
+        fn run(&mut self, from_ms: f64, to_ms: f64, gap_ms: f64, sojourn_ms: f64, e: Ecn) {
+            self.q.sojourn = SimDuration((sojourn_ms * MS as f64).round() as u64);
+            self.q.ecn = e;
+            let n = ((to_ms - from_ms) / gap_ms + 1e-9).floor() as u64;
+            for k in 0..=n {
+                self.depart(from_ms + k as f64 * gap_ms);
+            }
+        }
+        fn drop_times(&self) -> Vec<f64> {
+            self.drops.iter().map(|d| d.0).collect()
+        }
+    }
+
+    // --- when CoDel must not act ----------------------------------------------------------------
+    #[test]
+    fn no_drop_while_the_sojourn_stays_below_target() {
+        let mut s = Standing::new(false, None);
+        s.run(0.0, 2000.0, 1.0, 4.9, Ecn::NotEct);
+        assert!(s.drops.is_empty());
+        assert!(!s.vars.dropping);
+        assert_eq!(s.sent.len(), 2001);
+    }
+
+    #[test]
+    fn no_drop_until_the_sojourn_has_been_above_target_for_an_interval() {
+        let mut s = Standing::new(false, None);
+        // above target from t = 10 ms: first_above_time = 110 ms; the first drop comes at the
+        // first departure strictly after it.
+        s.run(10.0, 110.0, 1.0, 6.0, Ecn::NotEct);
+        assert!(s.drops.is_empty(), "{:?}", s.drops);
+        assert_eq!(s.vars.first_above_time, Some(Standing::at(110.0)));
+        s.run(111.0, 111.0, 1.0, 6.0, Ecn::NotEct);
+        assert_eq!(s.drop_times(), vec![111.0]);
+        assert!(s.vars.dropping);
+        assert_eq!(s.vars.count, 1);
+    }
+
+    #[test]
+    fn a_dip_below_target_restarts_the_interval() {
+        let mut s = Standing::new(false, None);
+        s.run(0.0, 90.0, 1.0, 6.0, Ecn::NotEct);
+        s.run(91.0, 91.0, 1.0, 4.0, Ecn::NotEct); // one packet below target
+        s.run(92.0, 192.0, 1.0, 6.0, Ecn::NotEct); // first_above_time = 192 ms
+        assert!(s.drops.is_empty(), "{:?}", s.drops);
+        s.run(193.0, 193.0, 1.0, 6.0, Ecn::NotEct);
+        assert_eq!(s.drop_times(), vec![193.0]);
+    }
+
+    #[test]
+    fn a_backlog_of_at_most_one_mtu_is_never_a_standing_queue() {
+        let mut s = Standing::new(false, None);
+        s.q.backlog = 1500;
+        s.run(0.0, 1000.0, 1.0, 50.0, Ecn::NotEct);
+        assert!(s.drops.is_empty());
+        s.q.backlog = 1501;
+        s.run(1001.0, 1200.0, 1.0, 50.0, Ecn::NotEct);
+        assert_eq!(s.drop_times(), vec![1102.0]);
+    }
+
+    // --- drop spacing -------------------------------------------------------------------------
+    #[test]
+    fn drops_are_spaced_by_interval_over_sqrt_count() {
+        let mut s = Standing::new(false, None);
+        // departures every 0.1 ms, each packet 20 ms old: the law, not the departures, sets the times
+        s.run(0.0, 1000.0, 0.1, 20.0, Ecn::NotEct);
+        let times = s.drop_times();
+        assert!(times.len() >= 15, "{times:?}");
+        // first drop at the first departure after first_above_time = 100 ms
+        assert!((times[0] - 100.1).abs() < 1e-6, "{times:?}");
+        // the k-th gap is interval / sqrt(k) (count = k when it is scheduled), within one departure
+        for k in 1..times.len() {
+            let want = 100.0 / (k as f64).sqrt();
+            let got = times[k] - times[k - 1];
+            assert!((got - want).abs() <= 0.1 + 1e-6, "gap {k}: {got} ms, want {want} ms ({times:?})");
+        }
+        assert_eq!(s.vars.count as usize, times.len());
+        // one packet per drop: every other departure was sent
+        assert_eq!(s.sent.len(), 10_001);
+    }
+
+    #[test]
+    fn control_law_is_exact() {
+        let i = SimDuration::from_ms(100);
+        assert_eq!(control_law(SimTime::ZERO, i, 1), SimTime(100 * MS));
+        assert_eq!(control_law(SimTime::ZERO, i, 4), SimTime(50 * MS));
+        assert_eq!(control_law(SimTime(7), i, 100), SimTime(7 + 10 * MS));
+        assert_eq!(control_law(SimTime::ZERO, i, 0), SimTime(100 * MS), "count 0 acts as 1");
+    }
+
+    #[test]
+    fn leaving_the_dropping_state_when_the_sojourn_falls_below_target() {
+        let mut s = Standing::new(false, None);
+        s.run(0.0, 300.0, 0.1, 20.0, Ecn::NotEct);
+        assert!(s.vars.dropping);
+        let n = s.drops.len();
+        s.run(300.1, 400.0, 0.1, 1.0, Ecn::NotEct);
+        assert!(!s.vars.dropping);
+        assert_eq!(s.drops.len(), n);
+    }
+
+    #[test]
+    fn re_entry_soon_after_resumes_the_old_drop_rate() {
+        let mut s = Standing::new(false, None);
+        s.run(0.0, 600.0, 0.1, 20.0, Ecn::NotEct);
+        let v = s.vars;
+        assert!(v.count >= 8 && v.lastcount == 1, "{v:?}");
+        // a short dip, then above target again: re-entry within 16 intervals of drop_next
+        s.run(600.1, 610.0, 0.1, 1.0, Ecn::NotEct);
+        let before = s.drops.len();
+        s.run(610.1, 800.0, 0.1, 20.0, Ecn::NotEct);
+        let first = s.drops[before].0;
+        // entered one interval after going above again, with count = count - lastcount
+        assert!((first - 710.2).abs() < 1e-6, "re-entry at {first}");
+        let delta = v.count - v.lastcount;
+        assert_eq!(s.vars.lastcount, delta);
+        // the next drop comes interval / sqrt(delta) later, not a whole interval
+        let gap = s.drops[before + 1].0 - first;
+        let want = 100.0 / (delta as f64).sqrt();
+        assert!((gap - want).abs() <= 0.1 + 1e-6, "gap {gap} want {want}");
+    }
+
+    #[test]
+    fn re_entry_long_after_starts_again_at_count_one() {
+        let mut s = Standing::new(false, None);
+        s.run(0.0, 600.0, 0.1, 20.0, Ecn::NotEct);
+        // below target for 2 s (> 16 intervals after drop_next), then above again
+        s.run(600.1, 2600.0, 1.0, 1.0, Ecn::NotEct);
+        let before = s.drops.len();
+        s.run(2600.1, 2900.0, 0.1, 20.0, Ecn::NotEct);
+        assert!((s.drops[before].0 - 2700.2).abs() < 1e-6);
+        let gap = s.drops[before + 1].0 - s.drops[before].0;
+        assert!((gap - 100.0).abs() <= 0.1 + 1e-6, "gap {gap}");
+    }
+
+    #[test]
+    fn an_empty_queue_ends_the_dropping_state() {
+        let mut s = Standing::new(false, None);
+        s.run(0.0, 300.0, 0.1, 20.0, Ecn::NotEct);
+        assert!(s.vars.dropping);
+        s.q.left = 0;
+        s.depart(300.05);
+        assert!(!s.vars.dropping);
+        // a drop that empties the queue also forgets how long the sojourn was above target
+        let mut s = Standing::new(false, None);
+        s.run(0.0, 300.0, 0.1, 20.0, Ecn::NotEct);
+        let due = s.vars.drop_next;
+        s.q.left = 1;
+        s.q.now = due;
+        let mut ev = QdiscEvents::default();
+        assert!(s.vars.dequeue(&s.params, &mut s.q, due, &mut ev).is_none());
+        assert_eq!(ev.dropped.len(), 1);
+        assert_eq!((s.vars.dropping, s.vars.first_above_time), (false, None));
+    }
+
+    // --- ECN ----------------------------------------------------------------------------------
+    #[test]
+    fn ecn_mode_marks_capable_packets_and_drops_the_others() {
+        for e in [Ecn::Ect0, Ecn::Ect1, Ecn::Ce] {
+            let mut s = Standing::new(true, None);
+            s.run(0.0, 1000.0, 0.1, 20.0, e);
+            assert!(s.drops.is_empty(), "{e:?} dropped");
+            assert_eq!(s.sent.len(), 10_001);
+            if e == Ecn::Ce {
+                continue;
+            }
+            let marked: Vec<f64> = s.sent.iter().filter(|(_, p)| p.ecn == Ecn::Ce).map(|(t, _)| *t).collect();
+            assert!(marked.len() >= 15, "{marked:?}");
+            // the marks follow the same law: first after 100 ms, then interval / sqrt(count)
+            assert!((marked[0] - 100.1).abs() < 1e-6);
+            let gap = marked[3] - marked[2];
+            assert!((gap - 100.0 / 3f64.sqrt()).abs() <= 0.1 + 1e-6, "{gap}");
+            assert_eq!(s.ev.marks[MarkReason::Codel as usize] as usize, marked.len(), "one mark event per CE");
+        }
+        let mut s = Standing::new(true, None);
+        s.run(0.0, 1000.0, 0.1, 20.0, Ecn::NotEct);
+        assert!(s.drops.len() >= 15);
+        assert!(s.sent.iter().all(|(_, p)| p.ecn == Ecn::NotEct));
+    }
+
+    #[test]
+    fn without_ecn_capable_packets_are_dropped_too() {
+        let mut s = Standing::new(false, None);
+        s.run(0.0, 1000.0, 0.1, 20.0, Ecn::Ect0);
+        assert!(s.drops.len() >= 15);
+        assert!(s.sent.iter().all(|(_, p)| p.ecn == Ecn::Ect0));
+    }
+
+    #[test]
+    fn ce_threshold_marks_every_capable_packet_above_it() {
+        let mut s = Standing::new(false, Some(1000.0));
+        s.run(0.0, 50.0, 1.0, 2.0, Ecn::Ect0); // 2 ms > 1 ms: all marked, none dropped
+        s.run(51.0, 60.0, 1.0, 0.5, Ecn::Ect0); // below: none
+        s.run(61.0, 70.0, 1.0, 2.0, Ecn::NotEct); // not capable: untouched
+        let ce: Vec<bool> = s.sent.iter().map(|(_, p)| p.ecn == Ecn::Ce).collect();
+        assert_eq!(ce.len(), 71);
+        assert!(ce[..51].iter().all(|&c| c));
+        assert!(ce[51..].iter().all(|&c| !c));
+        assert!(s.drops.is_empty());
+    }
+
+    use crate::qdisc::Queue;
+
+    // --- the discipline -------------------------------------------------------------------------
+    #[test]
+    fn tail_drop_at_the_limit() {
+        let mut q = Codel::new(&CodelConfig::default(), Limit::pkts(3), &ctx(1));
+        let mut ev = QdiscEvents::default();
+        for i in 0..4 {
+            q.enqueue(pkt(1, i, 1000), SimTime::ZERO, &mut ev);
+        }
+        assert_eq!(ev.dropped.len(), 1);
+        assert_eq!((ev.dropped[0].pkt.seq, ev.dropped[0].reason, ev.dropped[0].queued), (3, DropReason::Overflow, false));
+        let mut q = Codel::new(&CodelConfig::default(), Limit { pkts: None, bytes: Some(2500) }, &ctx(1));
+        ev.clear();
+        for i in 0..3 {
+            q.enqueue(pkt(1, i, 1000), SimTime::ZERO, &mut ev);
+        }
+        assert_eq!((ev.dropped.len(), q.len_bytes()), (1, 2000));
+    }
+
+    #[test]
+    fn marks_are_reported_with_the_codel_reason() {
+        let mut q = Queue::new(codel(true, None));
+        for i in 0..30 {
+            q.enqueue(ect(1, i, Ecn::Ect0), SimTime::ZERO);
+        }
+        let mut marks = 0u64;
+        for k in 1..=30u64 {
+            let p = q.dequeue(t_ms(10.0 * k as f64)).unwrap();
+            assert!(q.ev.dropped.is_empty());
+            let m = q.ev.marks[MarkReason::Codel as usize] as u64;
+            assert_eq!(m == 1, p.ecn == Ecn::Ce);
+            marks += m;
+        }
+        // first above target at 10 ms: marks at 120 and 220 ms; from 290 ms on at most one
+        // MTU is left behind and CoDel stands down
+        assert_eq!(marks, 2);
+        assert_eq!(q.stats.marks[MarkReason::Codel as usize], marks);
+    }
+
+    #[test]
+    fn a_fifo_fed_faster_than_it_drains_drops_at_the_head() {
+        // 3 arrivals for every 2 departures, one event every 0.5 ms
+        let mut q = Queue::new(codel(false, None));
+        let mut now = SimTime::ZERO;
+        let (mut seq, mut codel_drops, mut first_drop) = (0, 0, None);
+        for step in 0..3000u64 {
+            now += SimDuration::from_us(500);
+            seq += 1;
+            q.enqueue(pkt(1, seq, 1500), now);
+            if step % 3 != 2 {
+                q.dequeue(now);
+                for d in q.ev.dropped.drain(..) {
+                    assert_eq!(d.reason, DropReason::Codel);
+                    first_drop.get_or_insert(now);
+                    codel_drops += 1;
+                }
+            }
+        }
+        // the sojourn grows as t / 3: above 5 ms from t = 15 ms, first drop one interval later
+        let t = first_drop.unwrap().as_secs_f64();
+        assert!((0.115..0.117).contains(&t), "first drop at {t}");
+        assert!(codel_drops > 5);
+        assert_eq!(q.stats.dropped_before_pkts(), 0);
+    }
+
+    #[test]
+    fn codel_keeps_the_accounting_identities() {
+        // target 2 us, interval 20 us: the testkit's 1 us steps make CoDel act
+        let c = CodelConfig { target_us: 2.0, interval_us: 20.0, ..CodelConfig::default() };
+        let ops: Vec<(bool, u32, u32)> = (0..20_000u32).map(|i| (i % 7 < 4, i % 3, 200 + (i * 97) % 1300)).collect();
+        let out = check_accounting(Codel::new(&c, Limit::pkts(60), &ctx(1)), &ops);
+        assert!(out.len() > 5000);
+        assert!(out.len() < 20_000 * 4 / 7, "CoDel dropped nothing");
+    }
+
+    proptest! {
+        #[test]
+        fn accounting_holds(ops in proptest::collection::vec((proptest::bool::weighted(0.6), 0u32..4, 40u32..1500), 1..500),
+                            ecn in proptest::bool::ANY) {
+            let c = CodelConfig { target_us: 1.0, interval_us: 5.0, ecn, ce_threshold_us: Some(3.0) };
+            check_accounting(Codel::new(&c, Limit { pkts: Some(30), bytes: Some(20_000) }, &ctx(1)), &ops);
+        }
+    }
+
+    // --- configuration ------------------------------------------------------------------------
+    #[test]
+    fn validate_names_the_key() {
+        assert_eq!(CodelConfig::default().validate(), Ok(()));
+        let bad = |c: CodelConfig| c.validate().unwrap_err().key;
+        let d = CodelConfig::default;
+        assert_eq!(bad(CodelConfig { target_us: 0.0, ..d() }), "target_us");
+        assert_eq!(bad(CodelConfig { target_us: -5.0, ..d() }), "target_us");
+        assert_eq!(bad(CodelConfig { target_us: f64::NAN, ..d() }), "target_us");
+        assert_eq!(bad(CodelConfig { interval_us: 0.0, ..d() }), "interval_us");
+        assert_eq!(bad(CodelConfig { interval_us: f64::INFINITY, ..d() }), "interval_us");
+        assert_eq!(bad(CodelConfig { ce_threshold_us: Some(-1.0), ..d() }), "ce_threshold_us");
+        // target above interval is legal (documented)
+        assert_eq!(CodelConfig { target_us: 200.0, interval_us: 100.0, ..d() }.validate(), Ok(()));
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected_and_missing_keys_default() {
+        use serde::de::value::{Error, MapDeserializer};
+        let m = MapDeserializer::<_, Error>::new(vec![("target_us", 5.0f64)].into_iter());
+        assert_eq!(CodelConfig::deserialize(m).unwrap(), CodelConfig { target_us: 5.0, ..CodelConfig::default() });
+        let m = MapDeserializer::<_, Error>::new(vec![("target", 5.0f64)].into_iter());
+        assert!(CodelConfig::deserialize(m).is_err());
+    }
+}
