@@ -14,10 +14,10 @@ from conftest import dcfair
 
 ALL = ["fairq-incast-mild", "fairq-incast-heavy", "fairq-incast-lowfreq", "fairq-incast-highfreq"]
 CLAIMS = {
-    "fairq-incast-mild": {"spread-mild", "tail-mild", "drops-mild"},
-    "fairq-incast-heavy": {"spread-heavy", "tail-heavy", "drops-heavy"},
-    "fairq-incast-lowfreq": {"spread-lowfreq", "tail-lowfreq", "drops-lowfreq", "elephants-lowfreq"},
-    "fairq-incast-highfreq": {"spread-highfreq", "tail-highfreq", "drops-highfreq", "elephants-highfreq"},
+    "fairq-incast-mild": {"spread-mild", "tail-mild", "drops-mild", "vs-dctcp-mild"},
+    "fairq-incast-heavy": {"spread-heavy", "tail-heavy", "drops-heavy", "vs-dctcp-heavy"},
+    "fairq-incast-lowfreq": {"spread-lowfreq", "tail-lowfreq", "drops-lowfreq", "vs-dctcp-lowfreq", "elephants-lowfreq"},
+    "fairq-incast-highfreq": {"spread-highfreq", "tail-highfreq", "drops-highfreq", "vs-dctcp-highfreq", "elephants-highfreq"},
 }
 
 
@@ -53,7 +53,7 @@ def test_every_claim_is_reported(quick):
             assert isinstance(c["holds"], bool) and c["criterion"] and c["paper_value"], (name, c["id"])
             assert c["dcfair"]["n"] >= 2 and c["dcfair"]["mean"] is not None, (name, c["id"])
         t = table(doc)
-        assert set(t.index) >= {"reno-droptail", "reno-fairq", "cubic-droptail", "cubic-fairq"}, name
+        assert set(t.index) == {"reno-droptail", "reno-fairq", "cubic-droptail", "cubic-fairq", "dctcp"}, name
         for col in ("fct_mean_ms", "fct_std_ms", "fct_p99_ms", "fct_max_ms", "drops", "answers_completed"):
             assert col in t, (name, col)
 
@@ -82,6 +82,14 @@ def test_heavy_incast_fairq_halves_the_drops_but_not_the_spread(quick):
         assert 1.5 * fq["drops"] < dt["drops"], tcp
         assert fq["fct_mean_ms"] < dt["fct_mean_ms"], tcp
         assert fq["timeouts"] > 0, tcp
+
+
+def test_dctcp_matches_fairq_on_the_mild_incast(quick):
+    # With K = 20 packets and 350-packet buffers DCTCP also fits the 126 answers without a drop;
+    # the paper's advantage of FairQ over DCTCP is not reproduced there (docs/mechanisms/fairq.md).
+    t = table(quick["fairq-incast-mild"])
+    assert t.loc["dctcp", "drops"] == 0 and t.loc["dctcp", "timeouts"] == 0
+    assert abs(t.loc["dctcp", "fct_max_ms"] - t.loc["cubic-fairq", "fct_max_ms"]) < 1.0
 
 
 def test_with_elephants_fairq_lets_more_answers_through_and_shortens_the_tail(quick):
