@@ -512,7 +512,9 @@ impl Sim {
                     RoundEnd::NotYet => {}
                     RoundEnd::NextRequestAt(at) => self.q.schedule(at, Event::Request),
                     // The last answer is in: the run ends here (no idle tail).
-                    RoundEnd::LastRound => self.end = now,
+                    // The last answer is in: the run ends here unless other traffic runs.
+                    RoundEnd::LastRound if ic.ends_run => self.end = now,
+                    RoundEnd::LastRound => {}
                 }
             }
             let dst = flow.ids.dst;

@@ -276,6 +276,14 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
         m.insert("round_time_mean_s".into(), num(mean(&rt)));
         m.insert("round_time_p99_s".into(), num(percentile(&rt, 99.0)));
         m.insert("round_time_max_s".into(), num(rt.iter().cloned().reduce(f64::max)));
+        // Per answer (one server's share of one request): the request's completion time as
+        // that server's client sees it.
+        let at: Vec<f64> = ic.answer_times.iter().map(|d| d.as_secs_f64()).collect();
+        m.insert("answers_completed".into(), json!(at.len()));
+        m.insert("answer_time_mean_s".into(), num(mean(&at)));
+        m.insert("answer_time_std_s".into(), num(std_dev(&at)));
+        m.insert("answer_time_p99_s".into(), num(percentile(&at, 99.0)));
+        m.insert("answer_time_max_s".into(), num(at.iter().cloned().reduce(f64::max)));
     }
     if let Some(p) = &sc.poisson {
         let (done, bytes_1pkt) = crate::poisson::done_flows(sim, poisson_group(sc));

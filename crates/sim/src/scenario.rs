@@ -319,13 +319,20 @@ pub struct UdpConfig {
     pub dst: Option<String>,
 }
 
-/// TCP incast: receiver 0 requests a block from `servers` senders at once; each answers on its
+/// TCP incast: the clients request a block from `servers` servers at once; each answers on its
 /// own persistent connection; the next request leaves `gap_s` after the last answer is complete.
+/// Server i runs on `src[i % len(src)]` and answers `dst[(i / len(src)) % len(dst)]` (every
+/// source for the first client, then every source for the next, ...); on a dumbbell the
+/// defaults are senders `s0 .. s<servers-1>` and the client `r0`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IncastConfig {
-    /// Servers: senders `0 .. servers` of the topology.
+    /// Number of server connections.
     pub servers: u32,
+    /// Hosts the servers run on (default, dumbbell only: `s0 .. s<servers-1>`).
+    pub src: Option<Hosts>,
+    /// The requesting clients (default, dumbbell only: `r0`).
+    pub dst: Option<Hosts>,
     /// Bytes per request, split evenly over the servers (each sends `ceil(block / servers)`).
     pub block_bytes: Option<u64>,
     /// Or: a fixed number of bytes per server per request (the block grows with the servers).
@@ -339,6 +346,17 @@ pub struct IncastConfig {
     /// Think time between the end of one request and the next, seconds.
     #[serde(default)]
     pub gap_s: f64,
+    /// Epochs of `rounds` requests each (default 1).
+    #[serde(default = "default_epochs")]
+    pub epochs: u32,
+    /// Epoch k's first request leaves at `start_s + k x epoch_interval_s`, or `gap_s` after the
+    /// previous epoch's last answer if that is later, seconds.
+    #[serde(default)]
+    pub epoch_interval_s: f64,
+}
+
+fn default_epochs() -> u32 {
+    1
 }
 
 fn default_incast_start() -> f64 {
@@ -354,6 +372,13 @@ impl IncastConfig {
             (None, None) => 0,
         }
     }
+    /// The server hosts and the client hosts by name (the dumbbell's defaults filled in).
+    pub fn endpoints(&self) -> (Vec<String>, Vec<String>) {
+        let src = self.src.as_ref().map_or_else(|| (0..self.servers).map(|i| format!("s{i}")).collect(), Hosts::names);
+        let dst = self.dst.as_ref().map_or_else(|| vec!["r0".to_string()], Hosts::names);
+        (src, dst)
+    }
+
     /// Bytes per request over all servers.
     pub fn block(&self) -> u64 {
         self.per_server() * self.servers as u64
@@ -696,18 +721,43 @@ impl Scenario {
             }
         }
         if let Some(ic) = &self.incast {
-            let TopologyConfig::Dumbbell(d) = &self.topology else {
-                return Err(ConfigError::new("incast", "runs on a dumbbell topology (servers s0.., client r0)"));
-            };
             if ic.servers == 0 {
                 return Err(ConfigError::new("incast.servers", "must be at least 1"));
             }
-            if ic.servers > d.senders {
-                return Err(ConfigError::new(
-                    "incast.servers",
-                    format!("{} servers but the topology has only {} senders (topology.senders)", ic.servers, d.senders),
-                ));
+            let hosts = self.topology.host_names(self.udp.is_some());
+            for (end, list) in [("src", &ic.src), ("dst", &ic.dst)] {
+                match list {
+                    Some(h) => {
+                        let names = h.names();
+                        if names.is_empty() {
+                            return Err(ConfigError::new(format!("incast.{end}"), "name at least one host"));
+                        }
+                        if let Some(bad) = names.iter().find(|n| !hosts.contains(n)) {
+                            return Err(ConfigError::new(format!("incast.{end}"), format!("no host named {bad:?} in this topology")));
+                        }
+                    }
+                    None if !matches!(self.topology, TopologyConfig::Dumbbell(_)) => {
+                        return Err(ConfigError::new(format!("incast.{end}"), "required on a topology other than the dumbbell"));
+                    }
+                    None => {}
+                }
             }
+            if let (None, TopologyConfig::Dumbbell(d)) = (&ic.src, &self.topology) {
+                if ic.servers > d.senders {
+                    return Err(ConfigError::new(
+                        "incast.servers",
+                        format!("{} servers but the topology has only {} senders (topology.senders)", ic.servers, d.senders),
+                    ));
+                }
+            }
+            let (src, dst) = ic.endpoints();
+            if (0..ic.servers as usize).any(|i| src[i % src.len()] == dst[(i / src.len()) % dst.len()]) {
+                return Err(ConfigError::new("incast.dst", "a server would answer a client on its own host"));
+            }
+            if ic.epochs == 0 {
+                return Err(ConfigError::new("incast.epochs", "must be at least 1"));
+            }
+            non_negative("incast.epoch_interval_s", ic.epoch_interval_s)?;
             match (ic.block_bytes, ic.server_bytes) {
                 (Some(_), Some(_)) => return Err(ConfigError::new("incast.server_bytes", "give block_bytes or server_bytes, not both")),
                 (None, None) => return Err(ConfigError::new("incast.block_bytes", "give block_bytes or server_bytes")),
@@ -1025,6 +1075,53 @@ mod tests {
         let mut both = ok.to_vec();
         both.push(ov("incast.server_bytes", "10"));
         assert_eq!(err_key(load(MINI, "m.toml", &both)), "incast.server_bytes");
+        // Named hosts: any number of servers over the named sources.
+        let mut named = ok.to_vec();
+        named[0] = ov("incast.servers", "6");
+        named.extend([ov("incast.src", r#"["s0", "s1"]"#), ov("incast.dst", "r0")]);
+        let sc = load(MINI, "m.toml", &named).unwrap();
+        assert_eq!(sc.incast.as_ref().unwrap().endpoints(), (vec!["s0".to_string(), "s1".into()], vec!["r0".to_string()]));
+        let mut unknown = named.clone();
+        unknown.push(ov("incast.src", r#"["s0", "h9"]"#));
+        assert_eq!(err_key(load(MINI, "m.toml", &unknown)), "incast.src");
+        let mut own_host = named.clone();
+        own_host.push(ov("incast.dst", "s1"));
+        assert_eq!(err_key(load(MINI, "m.toml", &own_host)), "incast.dst");
+        let mut no_epochs = named.clone();
+        no_epochs.push(ov("incast.epochs", "0"));
+        assert_eq!(err_key(load(MINI, "m.toml", &no_epochs)), "incast.epochs");
+        let mut neg = named.clone();
+        neg.push(ov("incast.epoch_interval_s", "-1"));
+        assert_eq!(err_key(load(MINI, "m.toml", &neg)), "incast.epoch_interval_s");
+    }
+
+    #[test]
+    fn incast_off_the_dumbbell_names_its_hosts() {
+        let custom = r#"
+            name = "c"
+            [sim]
+            duration_s = 1.0
+            [topology]
+            kind = "custom"
+            hosts = ["a", "b", "c"]
+            switches = ["sw"]
+            links = [
+              { a = "a", b = "sw", rate_mbps = 1000.0, delay_us = 10.0 },
+              { a = "b", b = "sw", rate_mbps = 1000.0, delay_us = 10.0 },
+              { a = "c", b = "sw", rate_mbps = 1000.0, delay_us = 10.0, measured = true },
+            ]
+            [queue]
+            kind = "droptail"
+            limit_pkts = 20
+            [incast]
+            servers = 4
+            server_bytes = 1000
+            rounds = 2
+        "#;
+        assert_eq!(err_key(load(custom, "c.toml", &[])), "incast.src");
+        assert_eq!(err_key(load(custom, "c.toml", &[ov("incast.src", r#"["a", "b"]"#)])), "incast.dst");
+        let sc = load(custom, "c.toml", &[ov("incast.src", r#"["a", "b"]"#), ov("incast.dst", "c")]).unwrap();
+        assert_eq!(sc.incast.unwrap().servers, 4);
     }
 
     #[test]

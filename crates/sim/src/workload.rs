@@ -189,9 +189,15 @@ pub struct Incast {
     pub first: u32,
     pub servers: u32,
     pub per_server: u64,
+    /// Requests per epoch.
     pub rounds: u32,
     pub gap: SimDuration,
     pub start: SimTime,
+    /// Epochs of `rounds` requests; epoch k starts no earlier than `start + k x epoch_interval`.
+    pub epochs: u32,
+    pub epoch_interval: SimDuration,
+    /// The last answer ends the run (no other workload is running).
+    pub ends_run: bool,
     /// Requests sent so far (the current one is `issued - 1`).
     pub issued: u32,
     pub round_start: SimTime,
@@ -201,6 +207,9 @@ pub struct Incast {
     pub answered: Vec<bool>,
     /// Completion time of every finished request.
     pub round_times: Vec<SimDuration>,
+    /// Per answer (one server's share of one request): time from the request to its last byte
+    /// in order at the client, in order of completion.
+    pub answer_times: Vec<SimDuration>,
 }
 
 /// What a delivery means for the incast's current request.
@@ -229,26 +238,34 @@ impl Incast {
         }
         self.answered[i] = true;
         self.pending -= 1;
+        self.answer_times.push(now - self.round_start);
         if self.pending > 0 {
             return RoundEnd::NotYet;
         }
         self.round_times.push(now - self.round_start);
-        if self.issued < self.rounds {
-            RoundEnd::NextRequestAt(now + self.gap)
-        } else {
-            RoundEnd::LastRound
+        if self.issued >= self.rounds.saturating_mul(self.epochs) {
+            return RoundEnd::LastRound;
         }
+        let next = now + self.gap;
+        if self.issued % self.rounds != 0 {
+            return RoundEnd::NextRequestAt(next);
+        }
+        // An epoch is over: the next one starts at its time (or at once, when late).
+        let epoch_start = self.start + self.epoch_interval.saturating_mul((self.issued / self.rounds) as u64);
+        RoundEnd::NextRequestAt(next.max(epoch_start))
     }
 }
 
 /// The incast servers of `[incast]` as persistent TCP flows (ids from `first`), server i on
-/// `senders[i]`, all answering receiver 0; and the state that drives their rounds. Server i
-/// opens its connection at `i * start_s / servers`; the first request leaves at `start_s`.
+/// `src[i % S]` answering client `dst[(i / S) % D]` (`IncastConfig::endpoints`; on a dumbbell by
+/// default `s<i>` and `r0`); and the state that drives their rounds. Server i opens its
+/// connection at `i * start_s / servers`; the first request leaves at `start_s`.
 pub fn incast(sc: &Scenario, first: u32, group: u16, built: &Built) -> (Vec<TcpFlow>, Option<Incast>) {
     let Some(ic) = &sc.incast else { return (Vec::new(), None) };
-    let host = |n: String| built.host(&n).expect("validated: incast runs on a dumbbell");
-    let senders: Vec<u32> = (0..ic.servers).map(|i| host(format!("s{i}"))).collect();
-    let receivers = [host("r0".into())];
+    let host = |n: &String| built.host(n).expect("validated incast host");
+    let (src, dst) = ic.endpoints();
+    let (src, dst): (Vec<u32>, Vec<u32>) = (src.iter().map(host).collect(), dst.iter().map(host).collect());
+    let ends_run = sc.flow_groups().is_empty() && sc.poisson.is_none() && sc.udp.is_none();
     let start = SimTime::from_secs_f64(ic.start_s);
     // Connections open one after another over [0, start_s) so that their handshakes do not
     // collide (the servers of an incast hold connections opened long before the requests).
@@ -256,7 +273,8 @@ pub fn incast(sc: &Scenario, first: u32, group: u16, built: &Built) -> (Vec<TcpF
     let flows = (0..ic.servers)
         .map(|i| {
             let id = first + i;
-            let ids = FlowIds { flow: id, src: senders[i as usize], dst: receivers[0], sport: 2000, dport: 3000 + (i % 60_000) as u16 };
+            let (s, d) = (src[i as usize % src.len()], dst[(i as usize / src.len()) % dst.len()]);
+            let ids = FlowIds { flow: id, src: s, dst: d, sport: 2000, dport: 3000 + (i % 60_000) as u16 };
             let open = SimTime::from_secs_f64(open_gap * i as f64);
             TcpFlow::new(&sc.tcp, ids, group, None, open, TcpSender::new_persistent(&sc.tcp, ids))
         })
@@ -273,6 +291,10 @@ pub fn incast(sc: &Scenario, first: u32, group: u16, built: &Built) -> (Vec<TcpF
         pending: 0,
         answered: vec![false; ic.servers as usize],
         round_times: Vec::new(),
+        answer_times: Vec::new(),
+        epochs: ic.epochs,
+        epoch_interval: SimDuration::from_secs_f64(ic.epoch_interval_s),
+        ends_run,
     };
     (flows, Some(state))
 }
@@ -363,6 +385,45 @@ mod tests {
         );
     }
 
+    #[test]
+    fn incast_servers_cover_every_source_for_each_client_in_turn() {
+        let text = r#"
+            name = "c"
+            [sim]
+            duration_s = 1.0
+            [topology]
+            kind = "custom"
+            hosts = ["a", "b", "c", "x", "y"]
+            switches = ["sw"]
+            links = [
+              { a = "a", b = "sw", rate_mbps = 1000.0, delay_us = 10.0 },
+              { a = "b", b = "sw", rate_mbps = 1000.0, delay_us = 10.0 },
+              { a = "c", b = "sw", rate_mbps = 1000.0, delay_us = 10.0 },
+              { a = "x", b = "sw", rate_mbps = 1000.0, delay_us = 10.0 },
+              { a = "y", b = "sw", rate_mbps = 1000.0, delay_us = 10.0, measured = true },
+            ]
+            [queue]
+            kind = "droptail"
+            limit_pkts = 20
+            [incast]
+            servers = 12
+            server_bytes = 1000
+            rounds = 2
+            src = ["a", "b", "c"]
+            dst = ["x", "y"]
+        "#;
+        let sc = crate::scenario::load(text, "c.toml", &[]).unwrap();
+        let built = crate::topo::build(&sc, Streams::new(1)).unwrap();
+        let (servers, state) = super::incast(&sc, 0, 0, &built);
+        let name = |h: u32| built.net.nodes[h as usize].name.clone();
+        let pairs: Vec<String> = servers.iter().map(|f| format!("{}>{}", name(f.ids.src), name(f.ids.dst))).collect();
+        // Three sources per client, two clients, then again: every pair twice.
+        assert_eq!(pairs, ["a>x", "b>x", "c>x", "a>y", "b>y", "c>y", "a>x", "b>x", "c>x", "a>y", "b>y", "c>y"]);
+        let st = state.unwrap();
+        assert!(st.ends_run, "the incast is the only workload");
+        assert_eq!((st.epochs, st.rounds), (1, 2));
+    }
+
     fn incast(servers: u32, rounds: u32) -> Incast {
         Incast {
             first: 10,
@@ -376,6 +437,10 @@ mod tests {
             pending: servers,
             answered: vec![false; servers as usize],
             round_times: Vec::new(),
+            answer_times: Vec::new(),
+            epochs: 1,
+            epoch_interval: SimDuration::ZERO,
+            ends_run: true,
         }
     }
 
@@ -399,5 +464,39 @@ mod tests {
         let t = SimTime::from_secs_f64(0.002);
         assert_eq!(ic.on_delivered(10, 1999, t), RoundEnd::NotYet);
         assert_eq!(ic.on_delivered(10, 2000, t), RoundEnd::LastRound);
+    }
+
+    #[test]
+    fn answer_times_are_per_server_from_the_request() {
+        let mut ic = incast(2, 1);
+        ic.round_start = SimTime::from_secs_f64(0.001);
+        ic.on_delivered(11, 1000, SimTime::from_secs_f64(0.003));
+        assert_eq!(ic.on_delivered(10, 1000, SimTime::from_secs_f64(0.004)), RoundEnd::LastRound);
+        assert_eq!(ic.answer_times, vec![SimDuration::from_us(2000), SimDuration::from_us(3000)]);
+    }
+
+    #[test]
+    fn epochs_start_on_their_schedule_or_late() {
+        let mut ic = incast(1, 2);
+        ic.epochs = 3;
+        ic.epoch_interval = SimDuration::from_us(1000);
+        let us = |x: u64| SimTime::ZERO + SimDuration::from_us(x);
+        // Request 1 of epoch 0: the next one follows after the gap.
+        assert_eq!(ic.on_delivered(10, 1000, us(100)), RoundEnd::NextRequestAt(us(105)));
+        // Request 2 ends epoch 0: epoch 1 starts at 1000 us, not after the gap.
+        ic.issued = 2;
+        ic.answered[0] = false;
+        ic.pending = 1;
+        assert_eq!(ic.on_delivered(10, 2000, us(200)), RoundEnd::NextRequestAt(us(1000)));
+        // Epoch 1 ends after its own start time: epoch 2 (due at 2000 us) starts late, after the gap.
+        ic.issued = 4;
+        ic.answered[0] = false;
+        ic.pending = 1;
+        assert_eq!(ic.on_delivered(10, 4000, us(2500)), RoundEnd::NextRequestAt(us(2505)));
+        // The last request of the last epoch.
+        ic.issued = 6;
+        ic.answered[0] = false;
+        ic.pending = 1;
+        assert_eq!(ic.on_delivered(10, 6000, us(3000)), RoundEnd::LastRound);
     }
 }
