@@ -123,13 +123,9 @@ def register(r: Reproduction) -> Reproduction:
 
 def load_all() -> Dict[str, Reproduction]:
     from importlib import import_module
-    from importlib.util import find_spec
 
     for m in _MODULES:
-        # A module listed but not (yet) in the tree (another branch's, merged in pieces) is
-        # skipped; an error inside a present module still raises.
-        if find_spec(m) is not None:
-            import_module(m)
+        import_module(m)
     return REGISTRY
 
 
