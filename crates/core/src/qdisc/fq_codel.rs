@@ -334,16 +334,28 @@ impl FqCodel {
 
     /// The queue with the most bytes, the lowest index among equals (Linux `fq_codel_drop`);
     /// `arrival` (never empty here) if every queue holds zero bytes (zero-size packets only).
+    ///
+    /// Only queues on the new or old list can hold bytes (a queue joins a list when a packet
+    /// arrives to it and leaves only when found empty), so the lists are scanned instead of all
+    /// `flows` queues: the same answer, the lowest index among equals kept explicitly, at the
+    /// cost of the active queues rather than of 1024 (a third of the run time at 240-packet
+    /// buffers under overflow in `bench/pfabric.py`).
     fn fattest(&self, arrival: u32) -> u32 {
-        let mut best = arrival as usize;
+        let mut best = arrival;
         let mut max = 0u64;
-        for (i, &b) in self.store.backlog.iter().enumerate() {
-            if b > max {
-                max = b;
-                best = i;
+        for list in [&self.new_flows, &self.old_flows] {
+            let mut q = list.head;
+            while q != NIL {
+                let b = self.store.backlog[q as usize];
+                if b > max || (b == max && b > 0 && q < best) {
+                    max = b;
+                    best = q;
+                }
+                q = self.sched[q as usize].next;
             }
         }
-        best as u32
+        debug_assert!(self.store.backlog.iter().all(|&b| b <= max), "a backlogged queue is on no list");
+        best
     }
 
     /// Drops one batch from the head of the fattest queue; `arrival` is the queue the packet
