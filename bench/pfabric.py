@@ -41,8 +41,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench/ns2"))
 sys.path.insert(0, str(REPO / "validation"))
 sys.path.insert(0, str(REPO / "validation/ns3"))
+sys.path.insert(0, str(REPO / "bench"))
 import docsection  # noqa: E402
-from time_ns2 import machine, run_timed  # noqa: E402
+from fattree import cpu, timed  # noqa: E402  (CPU, wall and peak RSS of one child)
+from time_ns2 import machine  # noqa: E402
 
 SCENARIO = REPO / "scenarios/workloads/pfabric_websearch.toml"
 SIMRUN = REPO / "target/release/examples/simrun"
@@ -50,7 +52,6 @@ NS3_SRC = REPO / "bench/ns3/leafspine.cc"
 NS3_BIN = REPO / "out/ns3/leafspine"
 DOC = REPO / "docs/performance.md"
 OUT = REPO / "bench/results/pfabric.json"
-GNU_TIME = "/usr/bin/time"
 TARGET_CPU_S = 300.0
 TARGET_RSS_MIB = 4096.0
 
@@ -93,19 +94,6 @@ def build_ns3() -> None:
         sys.exit(f"compiling {NS3_SRC.name} failed:\n{r.stderr[-4000:]}")
     os.replace(tmp, NS3_BIN)
 
-
-def timed(cmd: list[str], tmp: str) -> dict:
-    """CPU, wall and peak RSS of one child (GNU time's %M: see bench/fattree.py's ``timed``)."""
-    if not os.access(GNU_TIME, os.X_OK):
-        return run_timed(cmd, 7200)
-    rss = os.path.join(tmp, "rss.txt")
-    s = run_timed([GNU_TIME, "-f", "%M", "-o", rss, *cmd], 7200)
-    s["peak_rss_kib"] = int(Path(rss).read_text().split()[-1])
-    return s
-
-
-def cpu(s: dict) -> float:
-    return s["user_s"] + s["sys_s"]
 
 
 def dcfair_cmd(flows: int, out: str, stop_s: float) -> list[str]:

@@ -33,3 +33,20 @@ def assert_clean_error(proc: subprocess.CompletedProcess, code: int, *needles: s
     assert "panicked" not in proc.stderr, proc.stderr
     for n in needles:
         assert n in proc.stderr, (n, proc.stderr)
+
+
+def run_quick_reproductions(root: Path, names, timeout: float = 900) -> dict:
+    """Runs ``dcfair reproduce NAME --quick`` for each name into ``root/NAME``, checks that it
+    exits 0 and writes its four files, and returns each claims.json (with ``_out``: its dir)."""
+    import json
+
+    docs = {}
+    for name in names:
+        out = root / name
+        p = dcfair("reproduce", name, "--quick", "--out", out, timeout=timeout)
+        assert p.returncode == 0, (name, p.stdout[-2000:], p.stderr[-2000:])
+        for f in ("figure.png", "claims.json", "results.csv", "table.csv"):
+            assert (out / f).stat().st_size > 0, (name, f)
+        docs[name] = json.loads((out / "claims.json").read_text())
+        docs[name]["_out"] = out
+    return docs

@@ -5,12 +5,11 @@ The claims that do not hold are explained in docs/mechanisms/fairq.md.
 
 from __future__ import annotations
 
-import json
 
 import pandas as pd
 import pytest
 
-from conftest import dcfair
+from conftest import dcfair, run_quick_reproductions
 
 ALL = ["fairq-incast-mild", "fairq-incast-heavy", "fairq-incast-lowfreq", "fairq-incast-highfreq"]
 CLAIMS = {
@@ -23,16 +22,7 @@ CLAIMS = {
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fairq")
-    docs = {}
-    for name in ALL:
-        out = root / name
-        p = dcfair("reproduce", name, "--quick", "--out", out, timeout=600)
-        assert p.returncode == 0, (name, p.stdout[-2000:], p.stderr[-2000:])
-        for f in ("figure.png", "claims.json", "results.csv", "table.csv"):
-            assert (out / f).stat().st_size > 0, (name, f)
-        docs[name] = json.loads((out / "claims.json").read_text())
-    return docs
+    return run_quick_reproductions(tmp_path_factory.mktemp("fairq"), ALL)
 
 
 def table(doc):

@@ -5,28 +5,18 @@ reported with its criterion (docs/mechanisms/fq_codel.md explains the ones that 
 
 from __future__ import annotations
 
-import json
 
 import pandas as pd
 import pytest
 
-from conftest import dcfair
+from conftest import dcfair, run_quick_reproductions
 
 ALL = ["fqcodel-breakdown", "fqcodel-fig3", "fqcodel-fig4"]
 
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    root = tmp_path_factory.mktemp("fqcodel")
-    docs = {}
-    for name in ALL:
-        out = root / name
-        p = dcfair("reproduce", name, "--quick", "--out", out, timeout=900)
-        assert p.returncode == 0, (name, p.stdout[-2000:], p.stderr[-2000:])
-        for f in ("figure.png", "claims.json", "results.csv", "table.csv"):
-            assert (out / f).stat().st_size > 0, (name, f)
-        docs[name] = json.loads((out / "claims.json").read_text())
-    return docs
+    return run_quick_reproductions(tmp_path_factory.mktemp("fqcodel"), ALL)
 
 
 def claim(doc, cid):
@@ -67,6 +57,10 @@ def test_fig3_pfabric_gives_the_shortest_one_packet_flows(quick):
 def test_breakdown_time_settings_shorten_flows(quick):
     doc = quick["fqcodel-breakdown"]
     t = table(doc).set_index(["mech", "setting"])
-    for m in ("dctcp", "fq_codel"):
-        # A 200 ms minimum RTO against 45 us: the retransmission settings cut the mean FCT.
-        assert t.loc[(m, "rtx"), "fct_mean_us"] < t.loc[(m, "none"), "fct_mean_us"], m
+    # A 200 ms minimum RTO against 45 us: the retransmission settings cut FQ-CoDel's mean FCT
+    # (its 5 us CoDel target drops, so it times out with the defaults) ...
+    assert t.loc[("fq_codel", "rtx"), "fct_mean_us"] < 0.9 * t.loc[("fq_codel", "none"), "fct_mean_us"]
+    # ... and leave DCTCP's as it was: it loses nothing here, so no timer ever fires
+    # (docs/mechanisms/fq_codel.md explains why the paper's 30 % does not appear).
+    assert t.loc[("dctcp", "rtx"), "timeouts"] == t.loc[("dctcp", "none"), "timeouts"] == 0
+    assert t.loc[("dctcp", "rtx"), "fct_mean_us"] == t.loc[("dctcp", "none"), "fct_mean_us"]

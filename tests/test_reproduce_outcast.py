@@ -5,12 +5,11 @@ not reproduce (docs/mechanisms/outcast.md) are only checked for being reported.
 
 from __future__ import annotations
 
-import json
 
 import pandas as pd
 import pytest
 
-from conftest import dcfair
+from conftest import dcfair, run_quick_reproductions
 
 ALL = ["outcast-case1", "outcast-case2", "outcast-case3", "outcast-case4", "outcast-case5", "outcast-case6",
        "outcast-drops", "outcast-blackout", "outcast-mitigations"]
@@ -18,17 +17,7 @@ ALL = ["outcast-case1", "outcast-case2", "outcast-case3", "outcast-case4", "outc
 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
-    root = tmp_path_factory.mktemp("outcast")
-    docs = {}
-    for name in ALL:
-        out = root / name
-        p = dcfair("reproduce", name, "--quick", "--out", out, timeout=600)
-        assert p.returncode == 0, (name, p.stdout[-2000:], p.stderr[-2000:])
-        for f in ("figure.png", "claims.json", "results.csv", "table.csv"):
-            assert (out / f).stat().st_size > 0, (name, f)
-        docs[name] = json.loads((out / "claims.json").read_text())
-        docs[name]["_out"] = out
-    return docs
+    return run_quick_reproductions(tmp_path_factory.mktemp("outcast"), ALL)
 
 
 def claim(doc, cid):

@@ -618,21 +618,26 @@ impl TcpSender {
         }
     }
 
-    /// RFC 3168 6.1.2 / RFC 8257 3.3: every ACK of an ECN connection to the congestion control,
-    /// and the reaction to ECE at most once per window, outside loss recovery.
-    fn on_ecn(&mut self, ece: bool, ack: u64, acked: u64, flight_before: u64, sample: Option<SimDuration>, now: SimTime) {
-        let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
-        let ev = AckEvent {
+    /// What the congestion control learns of one ACK.
+    #[inline]
+    fn ack_event(&self, now: SimTime, ack: u64, acked: u64, flight_before: u64, sample: Option<SimDuration>, ece: bool) -> AckEvent {
+        AckEvent {
             now,
             acked_bytes: acked,
             flight_bytes: flight_before,
             rtt_sample: sample,
-            srtt,
-            min_rtt,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
             ece,
             ack,
             snd_nxt: self.snd_nxt,
-        };
+        }
+    }
+
+    /// RFC 3168 6.1.2 / RFC 8257 3.3: every ACK of an ECN connection to the congestion control,
+    /// and the reaction to ECE at most once per window, outside loss recovery.
+    fn on_ecn(&mut self, ece: bool, ack: u64, acked: u64, flight_before: u64, sample: Option<SimDuration>, now: SimTime) {
+        let ev = self.ack_event(now, ack, acked, flight_before, sample, ece);
         self.cc.on_ecn_ack(&mut self.win, &ev);
         let may_react = !self.in_recovery && ack >= self.ecn_high && self.recover.is_none_or(|r| ack >= r);
         if ece && may_react && self.state != SenderState::Done {
@@ -695,18 +700,7 @@ impl TcpSender {
         } else if !(ece || (self.ecn_ok && ack < self.ecn_high)) {
             // RFC 3168 6.1.2: no increase on an ECE ACK, nor between a reaction and the ACK of
             // the window it cut (Linux's CWR state)
-            let (srtt, min_rtt) = (self.rtt.srtt(), self.rtt.min_rtt());
-            let ev = AckEvent {
-                now,
-                acked_bytes: acked,
-                flight_bytes: flight_before,
-                rtt_sample: sample,
-                srtt,
-                min_rtt,
-                ece,
-                ack,
-                snd_nxt: self.snd_nxt,
-            };
+            let ev = self.ack_event(now, ack, acked, flight_before, sample, ece);
             self.cc.on_ack(&mut self.win, &ev);
             if self.win.cwnd > self.max_cwnd {
                 self.win.cwnd = self.max_cwnd; // ns-2's maxcwnd_ (opencwnd)
