@@ -477,16 +477,14 @@ mod tests {
         let mut log = Vec::new();
         s.start(SimTime::ZERO, &mut out);
         wire.extend(out.drain(..).map(|p| (SimTime::ZERO + d, true, p)));
-        let mut now = SimTime::ZERO;
         let mut credits = 0u64;
         loop {
             let next_wire = wire.iter().map(|w| w.0).min();
             let next = [next_wire, s.next_deadline(), r.next_deadline()].into_iter().flatten().min();
-            let Some(t) = next else { break };
-            if t > until {
+            let Some(now) = next else { break };
+            if now > until {
                 break;
             }
-            now = t;
             if let Some(i) = wire.iter().position(|w| w.0 == now) {
                 let (_, to_r, p) = wire.remove(i);
                 log.push((now, p.clone()));
