@@ -2,8 +2,10 @@
 //! the bottleneck queue near K, far below the buffer, at full utilization and without drops,
 //! where NewReno without ECN fills the buffer. `docs/mechanisms/dctcp.md` quotes these numbers.
 
+mod common;
+use common::metric;
 use dcfair_sim::columns::Column;
-use dcfair_sim::{load_scenario, run, Results};
+use dcfair_sim::{load_scenario, Results};
 
 /// 10 long flows, 10 Gb/s access, a 1 Gb/s bottleneck, about 100 us base RTT, a 200-packet
 /// buffer, K = 20 packets (the DCTCP paper's value at 1 Gb/s), queue sampled every 50 us.
@@ -38,14 +40,7 @@ const DUMBBELL: &str = r#"
 "#;
 
 fn go(extra: &[(&str, &str)]) -> Results {
-    let ov: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let sc = load_scenario(DUMBBELL, "dctcp.toml", &ov).unwrap();
-    run(&sc, None, None).unwrap()
-}
-
-fn metric(r: &Results, key: &str) -> f64 {
-    let v: serde_json::Value = serde_json::from_str(&r.summary_json).unwrap();
-    v["metrics"][key].as_f64().unwrap_or_else(|| panic!("{key} missing in {}", r.summary_json))
+    common::go(DUMBBELL, extra)
 }
 
 fn num(c: &Column, i: usize) -> f64 {

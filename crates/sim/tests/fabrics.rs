@@ -1,5 +1,7 @@
 //! Multi-hop topologies and routing, through the public API (fixed seeds).
 
+mod common;
+use common::{go, metric, ov};
 use dcfair_sim::routing::{Routes, RoutingMode};
 use dcfair_sim::{load_scenario, run, Error, Results};
 
@@ -23,26 +25,12 @@ const FAT_TREE: &str = r#"
     dst = "h15"
 "#;
 
-fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
-fn go(text: &str, extra: &[(&str, &str)]) -> Results {
-    let sc = load_scenario(text, "t.toml", &ov(extra)).unwrap();
-    run(&sc, None, None).unwrap()
-}
-
 fn invalid_key(text: &str, extra: &[(&str, &str)]) -> String {
     let r = load_scenario(text, "t.toml", &ov(extra)).and_then(|sc| run(&sc, None, None));
     match r {
         Err(Error::Invalid { key, .. }) => key,
         other => panic!("expected invalid input, got {:?}", other.map(|r| r.summary_json)),
     }
-}
-
-fn metric(r: &Results, key: &str) -> f64 {
-    let v: serde_json::Value = serde_json::from_str(&r.summary_json).unwrap();
-    v["metrics"][key].as_f64().unwrap_or_else(|| panic!("{key} missing in {}", r.summary_json))
 }
 
 // --- fat-tree structure and routes ---------------------------------------------------------------

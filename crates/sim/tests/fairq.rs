@@ -1,6 +1,8 @@
 //! FairQ end to end (fixed seeds): long flows into one receiver port, with and without FairQ;
 //! the window-scaling modes through real TCP endpoints; invalid `[fairq]` input.
 
+mod common;
+use common::{go, metric, ov};
 use dcfair_sim::{load_scenario, run, Column, Error, Results};
 
 /// 30 long flows from 30 senders into one receiver behind a 1 Gbit/s port with a 100-packet
@@ -29,20 +31,6 @@ rcv_buf_bytes = 1000000
 count = 30
 start_max_s = 0.01
 "#;
-
-fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
-fn go(text: &str, extra: &[(&str, &str)]) -> Results {
-    let sc = load_scenario(text, "t.toml", &ov(extra)).unwrap();
-    run(&sc, None, None).unwrap()
-}
-
-fn metric(r: &Results, key: &str) -> f64 {
-    let v: serde_json::Value = serde_json::from_str(&r.summary_json).unwrap();
-    v["metrics"][key].as_f64().unwrap_or_else(|| panic!("no metric {key}"))
-}
 
 /// Queue samples (bytes) of the bottleneck in the second half of the run.
 fn queue_bytes(r: &Results) -> Vec<f64> {

@@ -1,7 +1,9 @@
 //! FQ-CoDel and CoDel through the engine (fixed seeds): fair shares for long flows and low
 //! delay for a sparse flow on a dumbbell, against DropTail with the same buffer.
 
-use dcfair_sim::{load_scenario, run, Error, Results};
+mod common;
+use common::metrics;
+use dcfair_sim::{load_scenario, Error, Results};
 
 /// 8 long TCP flows from s0..s7 and 40 two-packet flows from s8, all to r0, over a 1 Gbps
 /// bottleneck with a 200-packet buffer (2.4 ms of queue when full). CoDel is scaled to the
@@ -48,14 +50,7 @@ const SPARSE: &str = r#"
 "#;
 
 fn go(extra: &[(&str, &str)]) -> Results {
-    let ov: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let sc = load_scenario(SPARSE, "sparse.toml", &ov).unwrap();
-    run(&sc, None, None).unwrap()
-}
-
-fn metrics(r: &Results) -> serde_json::Value {
-    let v: serde_json::Value = serde_json::from_str(&r.summary_json).unwrap();
-    v["metrics"].clone()
+    common::go(SPARSE, extra)
 }
 
 fn num(m: &serde_json::Value, key: &str) -> f64 {

@@ -1,6 +1,8 @@
 //! The Outcast measurements through the public API: group goodput over time, consecutive-drop
 //! runs, the port trace, and the blackout discipline in a network (fixed seeds).
 
+mod common;
+use common::{go, ov};
 use dcfair_sim::{load_scenario, run, Column, Error, Results, Table};
 use std::collections::HashMap;
 
@@ -54,15 +56,6 @@ const MODEL: &str = r#"
     [flows]
     count = 2
 "#;
-
-fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
-fn go(text: &str, extra: &[(&str, &str)]) -> Results {
-    let sc = load_scenario(text, "t.toml", &ov(extra)).unwrap();
-    run(&sc, None, None).unwrap()
-}
 
 fn invalid_key(text: &str, extra: &[(&str, &str)]) -> String {
     match load_scenario(text, "t.toml", &ov(extra)).and_then(|sc| run(&sc, None, None)) {

@@ -2,6 +2,8 @@
 //! same buffer and the same TCP tuning, on a small leaf-spine with the web-search workload
 //! (fixed seeds). `docs/mechanisms/pfabric.md`.
 
+mod common;
+use common::metrics;
 use dcfair_sim::{load_scenario, run, Results};
 
 /// 16 hosts at 10 Gbit/s on 2 leaves and 2 spines (20 Gbit/s fabric), 1 us links, 36-packet
@@ -53,11 +55,6 @@ fn pfabric() -> Vec<(String, String)> {
 fn go(ov: &[(String, String)], seed: u64) -> Results {
     let sc = load_scenario(&scenario(), "t.toml", ov).unwrap();
     run(&sc, Some(seed), None).unwrap()
-}
-
-fn metrics(r: &Results) -> serde_json::Value {
-    let v: serde_json::Value = serde_json::from_str(&r.summary_json).unwrap();
-    v["metrics"].clone()
 }
 
 #[test]

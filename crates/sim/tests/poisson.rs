@@ -1,6 +1,8 @@
 //! `[poisson]` flow arrivals end to end: the flows run, finish and are measured (fixed seeds).
 
-use dcfair_sim::{load_scenario, run, Results};
+mod common;
+use common::metrics;
+use dcfair_sim::Results;
 
 /// 8 hosts at 10 Gbit/s on a leaf-spine with 4 us links; web search at 30 % load for 20 ms.
 fn scenario() -> String {
@@ -32,14 +34,7 @@ fn scenario() -> String {
 }
 
 fn go(extra: &[(&str, &str)], seed: u64) -> Results {
-    let ov: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let sc = load_scenario(&scenario(), "t.toml", &ov).unwrap();
-    run(&sc, Some(seed), None).unwrap()
-}
-
-fn metrics(r: &Results) -> serde_json::Value {
-    let v: serde_json::Value = serde_json::from_str(&r.summary_json).unwrap();
-    v["metrics"].clone()
+    common::go_seeded(&scenario(), extra, seed)
 }
 
 #[test]

@@ -2,6 +2,8 @@
 //! end) and the scenario's `[ports."<name>"]`, through the public API (fixed seeds).
 
 use dcfair_core::rng::Streams;
+mod common;
+use common::{go, ov};
 use dcfair_sim::{load_scenario, run, topo, Error, Results};
 
 /// a -> s1 -> s2 -> b, with the 100 Mbit/s link s1 - s2 in the middle (its port s1->s2 is the
@@ -33,15 +35,6 @@ fn custom(link: &str) -> String {
     dst = "b"
 "#
     )
-}
-
-fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
-fn go(text: &str, extra: &[(&str, &str)]) -> Results {
-    let sc = load_scenario(text, "t.toml", &ov(extra)).unwrap();
-    run(&sc, None, None).unwrap()
 }
 
 fn invalid(text: &str, extra: &[(&str, &str)]) -> (String, String) {

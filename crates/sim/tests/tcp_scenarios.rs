@@ -1,5 +1,7 @@
 //! Whole-run checks of TCP through the engine (fixed seeds).
 
+mod common;
+use common::metric;
 use dcfair_sim::{load_scenario, run, Results};
 
 const DUMBBELL: &str = r#"
@@ -26,14 +28,7 @@ const DUMBBELL: &str = r#"
 "#;
 
 fn go(extra: &[(&str, &str)]) -> Results {
-    let ov: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let sc = load_scenario(DUMBBELL, "dumbbell.toml", &ov).unwrap();
-    run(&sc, None, None).unwrap()
-}
-
-fn metric(r: &Results, key: &str) -> f64 {
-    let v: serde_json::Value = serde_json::from_str(&r.summary_json).unwrap();
-    v["metrics"][key].as_f64().unwrap_or_else(|| panic!("{key} missing in {}", r.summary_json))
+    common::go(DUMBBELL, extra)
 }
 
 // --- a clean path -------------------------------------------------------------------------------

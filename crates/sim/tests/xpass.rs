@@ -2,7 +2,9 @@
 //! (almost) no data drops and a small data queue; fairness; sized flows finish; bad `[xpass]`
 //! input names its key.
 
-use dcfair_sim::{load_scenario, run, Error, Results};
+mod common;
+use common::{go, ov};
+use dcfair_sim::{load_scenario, Error, Results};
 
 /// N ExpressPass flows from N senders to one receiver; 10 Gbit/s everywhere, RTT about 24 us
 /// at the bottleneck (the paper's dumbbell scale); data buffer 100 packets.
@@ -28,15 +30,6 @@ count = 8
 transport = "xpass"
 start_max_s = 0.001
 "#;
-
-fn ov(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
-}
-
-fn go(text: &str, extra: &[(&str, &str)]) -> Results {
-    let sc = load_scenario(text, "t.toml", &ov(extra)).unwrap();
-    run(&sc, None, None).unwrap()
-}
 
 fn summary(r: &Results) -> serde_json::Value {
     serde_json::from_str(&r.summary_json).unwrap()
