@@ -48,7 +48,7 @@ pub use congestion::{RecoveryCwnd, RecoveryExit, SsthreshFrom, WindowRules};
 pub use receiver::{ReceiverState, ReceiverStats, TcpReceiver};
 pub use sender::{SenderState, TcpSender};
 
-use crate::packet::{Addr, FlowId};
+use crate::packet::{Addr, FlowId, Packet, Proto};
 use crate::qdisc::ConfigError;
 use crate::time::SimDuration;
 use serde::Deserialize;
@@ -408,6 +408,19 @@ pub struct FlowIds {
     pub dst: Addr,
     pub sport: u16,
     pub dport: u16,
+}
+
+impl FlowIds {
+    /// A TCP packet of this flow from its sender to its receiver, every other field default.
+    #[inline]
+    pub fn forward(&self) -> Packet {
+        Packet { flow: self.flow, src: self.src, dst: self.dst, sport: self.sport, dport: self.dport, proto: Proto::Tcp, ..Packet::default() }
+    }
+    /// A TCP packet of this flow from its receiver back to its sender (ACKs, credits).
+    #[inline]
+    pub fn reverse(&self) -> Packet {
+        Packet { flow: self.flow, src: self.dst, dst: self.src, sport: self.dport, dport: self.sport, proto: Proto::Tcp, ..Packet::default() }
+    }
 }
 
 /// Counters a sender keeps.

@@ -465,12 +465,6 @@ impl TcpReceiver {
 
     fn header_packet(&self, now: SimTime) -> Packet {
         Packet {
-            flow: self.ids.flow,
-            src: self.ids.dst,
-            dst: self.ids.src,
-            sport: self.ids.dport,
-            dport: self.ids.sport,
-            proto: Proto::Tcp,
             size: self.header,
             payload: 0,
             seq: self.snd_nxt,
@@ -478,7 +472,7 @@ impl TcpReceiver {
             created: now,
             ts_val: now,
             ts_ecr: self.ts_recent,
-            ..Packet::default()
+            ..self.ids.reverse()
         }
     }
 

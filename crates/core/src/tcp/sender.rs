@@ -1104,12 +1104,6 @@ impl TcpSender {
     /// A segment of ours with the header fields filled in: a pure ACK as it stands.
     fn header_packet(&self, now: SimTime) -> Packet {
         Packet {
-            flow: self.ids.flow,
-            src: self.ids.src,
-            dst: self.ids.dst,
-            sport: self.ids.sport,
-            dport: self.ids.dport,
-            proto: Proto::Tcp,
             size: self.header,
             payload: 0,
             seq: self.snd_nxt,
@@ -1120,7 +1114,7 @@ impl TcpSender {
             created: now,
             ts_val: now,
             ts_ecr: self.ts_recent,
-            ..Packet::default()
+            ..self.ids.forward()
         }
     }
 

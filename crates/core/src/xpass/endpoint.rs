@@ -129,18 +129,12 @@ impl XpassSender {
 
     fn control(&self, f: u8, now: SimTime) -> Packet {
         Packet {
-            flow: self.ids.flow,
-            src: self.ids.src,
-            dst: self.ids.dst,
-            sport: self.ids.sport,
-            dport: self.ids.dport,
-            proto: Proto::Tcp,
             size: self.control,
             flags: f,
             seq: self.snd_nxt,
             created: now,
             ts_val: now,
-            ..Default::default()
+            ..self.ids.forward()
         }
     }
 
@@ -178,12 +172,6 @@ impl XpassSender {
     fn data(&mut self, credit: &Packet, now: SimTime, out: &mut Vec<Packet>) {
         let len = (self.remaining()).min(self.mss as u64) as u32;
         out.push(Packet {
-            flow: self.ids.flow,
-            src: self.ids.src,
-            dst: self.ids.dst,
-            sport: self.ids.sport,
-            dport: self.ids.dport,
-            proto: Proto::Tcp,
             size: len + self.header,
             payload: len,
             seq: self.snd_nxt,
@@ -191,7 +179,7 @@ impl XpassSender {
             ts_ecr: credit.ts_val,
             ts_val: now,
             created: now,
-            ..Default::default()
+            ..self.ids.forward()
         });
         self.snd_nxt += len as u64;
         self.stats.data_pkts += 1;
@@ -342,17 +330,11 @@ impl XpassReceiver {
 
     fn nack(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         out.push(Packet {
-            flow: self.ids.flow,
-            src: self.ids.dst,
-            dst: self.ids.src,
-            sport: self.ids.dport,
-            dport: self.ids.sport,
-            proto: Proto::Tcp,
             size: self.control,
             flags: flags::ACK,
             ack: self.recv_next,
             created: now,
-            ..Default::default()
+            ..self.ids.reverse()
         });
         self.stats.nacks += 1;
         self.nack_deadline = Some(now + self.rto);
@@ -417,17 +399,12 @@ impl XpassReceiver {
         }
         let size = if self.credit_max > self.credit_min { self.rng.gen_range(self.credit_min..=self.credit_max) } else { self.credit_min };
         out.push(Packet {
-            flow: self.ids.flow,
-            src: self.ids.dst,
-            dst: self.ids.src,
-            sport: self.ids.dport,
-            dport: self.ids.sport,
             proto: Proto::Credit,
             size,
             seq: self.credit_seq,
             ts_val: now,
             created: now,
-            ..Default::default()
+            ..self.ids.reverse()
         });
         self.credit_seq += 1;
         self.stats.credits_sent += 1;
