@@ -325,10 +325,7 @@ impl Sim {
             Event::Timer { endpoint } => self.timer(now, endpoint),
             Event::Start { flow } => {
                 let mut out = std::mem::take(&mut self.scratch);
-                match self.tcp[flow as usize].xpass.as_deref_mut() {
-                    Some(x) => x.sender.start(now, &mut out),
-                    None => self.tcp[flow as usize].sender.start(now, &mut out),
-                }
+                self.tcp[flow as usize].start(now, &mut out);
                 self.note_deadline(flow as usize, 0, now);
                 #[cfg(feature = "trace")]
                 self.trace.push_str(&trace::sender(now, flow as usize, "start", &self.tcp[flow as usize].sender));
@@ -494,10 +491,7 @@ impl Sim {
             if pkt.is_data() {
                 self.obs[f].arrival(now, flow.start, pkt.size, in_window);
             }
-            match flow.xpass.as_deref_mut() {
-                Some(x) => x.receiver.on_packet(&pkt, now, &mut out),
-                None => flow.receiver.on_packet(&pkt, now, &mut out),
-            }
+            flow.to_receiver(&pkt, now, &mut out);
             if let Some(fq) = self.fairq.as_deref() {
                 fq.tag(&mut out, flow.receiver.wscale_shift());
             }
@@ -523,10 +517,7 @@ impl Sim {
             self.scratch = out;
             self.rearm(f, 1);
         } else {
-            match flow.xpass.as_deref_mut() {
-                Some(x) => x.sender.on_packet(&pkt, now, &mut out),
-                None => flow.sender.on_packet(&pkt, now, &mut out),
-            }
+            flow.to_sender(&pkt, now, &mut out);
             #[cfg(feature = "trace")]
             self.trace.push_str(&trace::sender(now, f, "ack", &flow.sender));
             let src = flow.ids.src;
@@ -583,22 +574,16 @@ impl Sim {
         }
         flow.timer_at[side] = None;
         let mut out = std::mem::take(&mut self.scratch);
-        let host = if let Some(x) = flow.xpass.as_deref_mut() {
-            if side == 0 {
-                x.sender.on_timer(now, &mut out);
-                flow.ids.src
-            } else {
-                x.receiver.on_timer(now, &mut out);
-                flow.ids.dst
-            }
-        } else if side == 0 {
-            flow.sender.on_timer(now, &mut out);
+        flow.on_timer(side, now, &mut out);
+        let tcp = flow.xpass.is_none();
+        let host = if side == 0 {
             #[cfg(feature = "trace")]
-            self.trace.push_str(&trace::sender(now, f, "timer", &flow.sender));
+            if tcp {
+                self.trace.push_str(&trace::sender(now, f, "timer", &flow.sender));
+            }
             flow.ids.src
         } else {
-            flow.receiver.on_timer(now, &mut out);
-            if let Some(fq) = self.fairq.as_deref() {
+            if let (true, Some(fq)) = (tcp, self.fairq.as_deref()) {
                 fq.tag(&mut out, flow.receiver.wscale_shift());
             }
             flow.ids.dst
@@ -620,10 +605,7 @@ impl Sim {
         for f in first..first + servers {
             let mut out = std::mem::take(&mut self.scratch);
             let flow = &mut self.tcp[f as usize];
-            match flow.xpass.as_deref_mut() {
-                Some(x) => x.sender.write(bytes, now, &mut out),
-                None => flow.sender.write(bytes, now, &mut out),
-            }
+            flow.write(bytes, now, &mut out);
             let src = flow.ids.src;
             self.emit(now, src, &mut out);
             self.scratch = out;

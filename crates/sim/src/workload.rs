@@ -69,6 +69,48 @@ impl TcpFlow {
             (None, _) => self.receiver.next_deadline(),
         }
     }
+    /// The sender opens the connection (its SYN, or ExpressPass's credit request).
+    #[inline]
+    pub fn start(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        match self.xpass.as_deref_mut() {
+            Some(x) => x.sender.start(now, out),
+            None => self.sender.start(now, out),
+        }
+    }
+    /// A packet of this flow reaches its sender.
+    #[inline]
+    pub fn to_sender(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) {
+        match self.xpass.as_deref_mut() {
+            Some(x) => x.sender.on_packet(pkt, now, out),
+            None => self.sender.on_packet(pkt, now, out),
+        }
+    }
+    /// A packet of this flow reaches its receiver.
+    #[inline]
+    pub fn to_receiver(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) {
+        match self.xpass.as_deref_mut() {
+            Some(x) => x.receiver.on_packet(pkt, now, out),
+            None => self.receiver.on_packet(pkt, now, out),
+        }
+    }
+    /// The timer of endpoint `side` (0 sender, 1 receiver) fires.
+    #[inline]
+    pub fn on_timer(&mut self, side: usize, now: SimTime, out: &mut Vec<Packet>) {
+        match (self.xpass.as_deref_mut(), side) {
+            (Some(x), 0) => x.sender.on_timer(now, out),
+            (Some(x), _) => x.receiver.on_timer(now, out),
+            (None, 0) => self.sender.on_timer(now, out),
+            (None, _) => self.receiver.on_timer(now, out),
+        }
+    }
+    /// The application hands the sender `bytes` more to send.
+    #[inline]
+    pub fn write(&mut self, bytes: u64, now: SimTime, out: &mut Vec<Packet>) {
+        match self.xpass.as_deref_mut() {
+            Some(x) => x.sender.write(bytes, now, out),
+            None => self.sender.write(bytes, now, out),
+        }
+    }
 }
 
 impl TcpFlow {
