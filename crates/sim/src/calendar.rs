@@ -234,16 +234,6 @@ impl<T: Entry> Calendar<T> {
         unreachable!("the ring holds {} entries but no bucket is marked", self.near)
     }
 
-    /// The least entry of the ring, if any: the next to pop unless an earlier one is pushed
-    /// first (entries waiting in `far` are not looked at: this is a hint for prefetching).
-    #[inline]
-    pub fn peek_near(&self) -> Option<T> {
-        if self.near == 0 {
-            return None;
-        }
-        Some(self.nodes[self.head[self.first_occupied()] as usize].e)
-    }
-
     /// Removes and returns the least entry if its time is not later than `until`.
     #[inline]
     pub fn pop_until(&mut self, until: u64) -> Option<T> {

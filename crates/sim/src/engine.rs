@@ -4,9 +4,6 @@
 //! - Only the engine owns the clock ([`EventQueue::now`]); every mechanism gets `now` passed in.
 //! - Packets on a link live in a slab (with the node and port they arrive at) and travel in
 //!   events as `u32` handles; queued packets live inside their discipline by value.
-//! - Before handling an event, the loop asks the event queue what will most likely pop next
-//!   and prefetches that event's packet (an arrival) or port (a `TxDone`): a hint to the
-//!   cache, which never changes what happens.
 //! - Every packet offered to a port goes through its discipline, even when the port is idle
 //!   (the discipline must see every arrival: HCF spends credits, RED updates its average). An
 //!   idle port then dequeues at once.
@@ -85,26 +82,6 @@ impl Slab {
         self.free.push(h);
         self.items[h as usize].clone()
     }
-}
-
-/// Asks the CPU to bring every cache line of `*r` closer while other work goes on.
-#[inline(always)]
-fn prefetch<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        let p = r as *const T as *const i8;
-        let n = std::mem::size_of::<T>().min(256);
-        let mut off = 0;
-        while off < n {
-            // SAFETY: PREFETCHT0 is a hint: it never faults and changes no architectural state,
-            // whatever the address; it needs SSE, which every x86_64 CPU has.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
-            off += 64;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
 }
 
 /// The whole simulated world and its clock.
@@ -273,13 +250,6 @@ impl Sim {
                 };
                 if self.float_clock {
                     self.fnow = f64::from_bits(self.q.now_tie());
-                }
-                // The next event's packet or port is likely a cache miss: ask for it now, so
-                // that it arrives while this event runs (docs/performance.md).
-                match self.q.peek_hint() {
-                    Some(Event::Arrive { pkt }) => prefetch(&self.slab.items[pkt as usize]),
-                    Some(Event::TxDone { port }) => prefetch(&self.net.ports[port as usize]),
-                    _ => {}
                 }
                 self.dispatch(now, ev);
             }

@@ -23,8 +23,7 @@
 //!   the layout inside the comparisons.
 //! - The entries live in a [`Calendar`], which pops them in exactly their `Ord` order (the
 //!   order a binary heap of the same entries gives; it replaced one, see
-//!   docs/performance.md). [`EventQueue::peek_hint`] tells what will most likely pop next,
-//!   so that the engine can prefetch its data; it never changes what pops.
+//!   docs/performance.md).
 //! - Sequence numbers are 31 bits. When they run out (every 2^31 insertions), the pending
 //!   entries are renumbered `0 .. n` in their order, which keeps every relative order (FIFO
 //!   ties included), and numbering resumes at `n`.
@@ -304,17 +303,6 @@ impl EventQueue {
         self.now_tie = tie;
         self.popped += 1;
         Some((self.now, Event::unpack(low)))
-    }
-
-    /// The event that will most likely pop next (see `Calendar::peek_near`): a hint for
-    /// prefetching its data, nothing more.
-    #[inline]
-    pub fn peek_hint(&self) -> Option<Event> {
-        let low = match &self.store {
-            Store::Compact(c) => c.peek_near()?.low,
-            Store::Keyed(c) => c.peek_near()?.low,
-        };
-        Some(Event::unpack(low))
     }
 
     /// Switches from the compact to the tie-keyed layout: re-encodes the pending entries with
