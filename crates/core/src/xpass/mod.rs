@@ -38,6 +38,21 @@ pub enum FeedbackLaw {
     None,
 }
 
+/// Which data echoes a feedback update period counts (see `docs/mechanisms/expresspass.md`,
+/// "Feedback lag"). A credit's loss shows one RTT after it was sent, so the period that follows
+/// a decrease still measures the loss of the credits sent at the old, higher rate.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum StaleEchoes {
+    /// Every echo that arrives in the period counts (the ns-2 code; the paper says nothing).
+    #[default]
+    Count,
+    /// Echoes of credits sent before the last decrease are left out, and the next period
+    /// starts when the first credit sent after the decrease comes back: each decrease is
+    /// judged on the loss of the rate it set (as TCP reduces once per window).
+    Skip,
+}
+
 /// What one token of the switch credit shaper pays for.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -79,6 +94,8 @@ pub struct XpassConfig {
     /// Credit loss the feedback control aims for (paper: 0.1; code: 0.125 x spare fraction).
     pub target_loss: f64,
     pub feedback_law: FeedbackLaw,
+    /// Whether the period after a decrease counts the echoes of credits sent before it.
+    pub stale_echoes: StaleEchoes,
     /// Update period, microseconds; default: the receiver's measured RTT (EWMA 0.8 / 0.2).
     pub update_period_us: Option<f64>,
     /// Retransmit a credit request (or NACK) after this long without an answer, microseconds
@@ -106,6 +123,7 @@ impl Default for XpassConfig {
             w_max: 0.5,
             target_loss: 0.1,
             feedback_law: FeedbackLaw::Paper,
+            stale_echoes: StaleEchoes::Count,
             update_period_us: None,
             retransmit_timeout_us: 100_000.0,
             stop_timeout_us: 2_000.0,
