@@ -1,0 +1,208 @@
+"""ExpressPass (paper 002) on multi-bottleneck fabrics: figure 10 (parking lot, utilization with
+and without feedback) and figure 11 (the single-bottleneck flow against the max-min ideal).
+
+Rules:
+
+- Every run is ``scenarios/papers/xpass/parking_lot.toml`` (figure 10) or
+  ``multi_bottleneck.toml`` (figure 11), 10 Gbit/s links, plus the overrides of a *law*
+  (:data:`LAWS`): the paper's Algorithm 1 (the default), the same with the stale echoes of the
+  period after a decrease left out (``xpass.stale_echoes = "skip"``, see
+  ``docs/mechanisms/expresspass.md``, "Feedback lag"), the ns-2 code's law, and no feedback
+  (the paper's "naive" case, credits always at the maximum rate).
+- Utilization is normalized by the data ceiling, ``1500 / (1500 + 84)`` of the link rate (the
+  paper normalizes "to the maximum data rate excluding the credit packets"). Figure 10 reports
+  the least-used chain link, as the paper does (from each run's ``ports.csv``).
+- The paper's figure 10 and 11 come from its ns-2 simulator, whose feedback law is the code's
+  (``feedback_law = "code"``): the claims are checked for the paper's law as written and for
+  the code's, and say which.
+- Full form: 5 seeds, 20 ms runs measured over the last 10 ms; quick form: 2 seeds, 6 ms runs
+  measured over the last 3 ms, fewer points.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+from dcfair.reproduce import Claim, Reproduction, Study, mean, pyplot, register, save_figure
+from dcfair.runner import Point
+
+PAPER = "ExpressPass (paper 002)"
+ROOT = Path(__file__).resolve().parents[3]
+PARKING = str(ROOT / "scenarios/papers/xpass/parking_lot.toml")
+MULTI = str(ROOT / "scenarios/papers/xpass/multi_bottleneck.toml")
+
+#: Data ceiling of a link: data frames of 1500 B, each paid for by an 84-byte credit.
+CEILING = 1500.0 / 1584.0
+LINK_BPS = 10e9
+
+#: Feedback laws compared (overrides of ``[xpass]``).
+LAWS: Dict[str, List[Tuple[str, object]]] = {
+    "paper": [("xpass.feedback_law", "paper")],
+    "paper_skip": [("xpass.feedback_law", "paper"), ("xpass.stale_echoes", "skip")],
+    "code": [("xpass.feedback_law", "code")],
+    "none": [("xpass.feedback_law", "none")],
+}
+NAMES = {"paper": "Algorithm 1 (paper)", "paper_skip": "Algorithm 1, stale echoes skipped",
+         "code": "ns-2 code law", "none": "no feedback (naive)"}
+FEEDBACK = ("paper", "paper_skip", "code")
+
+
+def _seeds(quick: bool) -> range:
+    return range(1, 3) if quick else range(1, 6)
+
+
+def _dur(quick: bool) -> List[Tuple[str, object]]:
+    return [("sim.duration_s", 0.006), ("measure.window_s", 0.003)] if quick else [("sim.duration_s", 0.02), ("measure.window_s", 0.01)]
+
+
+def _hosts(prefix: str, idx: Sequence[int]) -> str:
+    return "[" + ", ".join(f'"{prefix}{i}"' for i in idx) + "]"
+
+
+# --- figure 10: parking lot, 1 to 6 bottlenecks ----------------------------------------------------
+
+BOTTLENECKS = (1, 2, 3, 4, 5, 6)
+QUICK_BOTTLENECKS = (2, 6)
+
+
+def _parking(n: int) -> List[Tuple[str, object]]:
+    """N bottlenecks: the long flow src0 -> dst<N>, cross flow i src<i-1> -> dst<i>."""
+    return [("topology.bottlenecks", n), ("flows.dst", f'"dst{n}"'), ("groups.cross.count", n),
+            ("groups.cross.src", _hosts("src", range(n))), ("groups.cross.dst", _hosts("dst", range(1, n + 1)))]
+
+
+def plan_fig10(quick: bool) -> List[Point]:
+    ns = QUICK_BOTTLENECKS if quick else BOTTLENECKS
+    laws = ("paper", "code", "none") if quick else tuple(LAWS)
+    return [Point.make(PARKING, _parking(n) + LAWS[law] + _dur(quick), s, law=law, bottlenecks=n)
+            for n in ns for law in laws for s in _seeds(quick)]
+
+
+def _min_link(st: Study, **labels) -> List[float]:
+    """Per seed: the least-used chain link's utilization over the data ceiling."""
+    import pandas as pd
+
+    out = []
+    for r in st.rows(**labels):
+        ports = pd.read_csv(Path(r["dir"]) / "ports.csv")
+        out.append(float(ports["utilization"].min()) / CEILING)
+    return out
+
+
+def analyze_fig10(st: Study) -> List[Claim]:
+    ns = sorted({dict(r["point"].labels)["bottlenecks"] for r in st.records})
+    laws = [law for law in LAWS if st.rows(law=law)]
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for law in laws:
+        ax.plot(ns, [mean(_min_link(st, law=law, bottlenecks=n)) * 100 for n in ns], "-o", label=NAMES[law])
+    ax.plot([2, 6], [98.0, 97.8], "k*", ms=10, label="paper, with feedback")
+    ax.plot([2, 6], [83.3, 60.0], "kx", ms=10, label="paper, naive")
+    ax.set_xlabel("number of bottlenecks")
+    ax.set_ylabel("least-used link utilization (% of the data ceiling)")
+    ax.set_ylim(0, 105)
+    ax.set_title("ExpressPass fig. 10: parking lot, 10 Gbit/s")
+    ax.legend(fontsize=7)
+    save_figure(fig, st)
+    st.table = [{"law": law, "bottlenecks": n, "min_link_util": round(mean(_min_link(st, law=law, bottlenecks=n)), 4),
+                 "mean_link_util": round(mean(st.metric("utilization", law=law, bottlenecks=n)) / CEILING, 4),
+                 "seeds": len(st.rows(law=law, bottlenecks=n))} for law in laws for n in ns]
+
+    q = " (quick form)" if st.quick else ""
+    claims = []
+    for n, paper_naive in ((2, 0.833), (6, 0.60)):
+        if n not in ns:
+            continue
+        naive = _min_link(st, law="none", bottlenecks=n)
+        claims.append(Claim(f"naive-{n}", f"Without feedback the least-used link of a {n}-bottleneck parking lot reaches "
+                            f"about {paper_naive:.0%} of the data ceiling{q}", f"{paper_naive:.1%}", naive,
+                            abs(mean(naive) - paper_naive) <= 0.10, f"mean within 0.10 of {paper_naive}", "fraction"))
+        for law in ("paper", "code", "paper_skip"):
+            if not st.rows(law=law):
+                continue
+            v = _min_link(st, law=law, bottlenecks=n)
+            paper_fb = 0.980 if n == 2 else 0.978
+            claims.append(Claim(f"feedback-{n}-{law}", f"With feedback ({NAMES[law]}) the least-used link of a {n}-bottleneck "
+                                f"parking lot reaches about {paper_fb:.0%} of the data ceiling{q}", f"{paper_fb:.1%}", v,
+                                mean(v) >= paper_fb - 0.05, f"mean >= {paper_fb - 0.05:.3f} (paper - 0.05)", "fraction"))
+        gain = [a - b for a, b in zip(_min_link(st, law="code", bottlenecks=n), _min_link(st, law="none", bottlenecks=n))]
+        claims.append(Claim(f"feedback-helps-{n}", f"Feedback (ns-2 code law) raises the least-used link's utilization over "
+                            f"the naive case at {n} bottlenecks{q}", f"+{(0.980 if n == 2 else 0.978) - paper_naive:.1%}",
+                            gain, mean(gain) > 0.05, "mean gain (code law minus naive) > 0.05", "fraction"))
+    return claims
+
+
+register(Reproduction("xpass-fig10", PAPER, "fig. 10",
+                      "parking lot with 1 to 6 bottlenecks: least-used link utilization with and without feedback",
+                      plan_fig10, analyze_fig10))
+
+
+# --- figure 11: flow 0 against the max-min ideal -------------------------------------------------
+
+FLOWS = (1, 4, 16, 64, 256)
+QUICK_FLOWS = (1, 4, 16)
+
+
+def plan_fig11(quick: bool) -> List[Point]:
+    ns = QUICK_FLOWS if quick else FLOWS
+    laws = ("paper", "code", "none") if quick else tuple(LAWS)
+    return [Point.make(MULTI, [("groups.multi.count", n)] + LAWS[law] + _dur(quick), s, law=law, flows=n)
+            for n in ns for law in laws for s in _seeds(quick)]
+
+
+def _flow0(st: Study, **labels) -> List[float]:
+    """Per seed: flow 0's throughput over the data ceiling of its link."""
+    return [v / (LINK_BPS * CEILING) for v in st.metric("throughput_bps_flows", **labels)]
+
+
+def analyze_fig11(st: Study) -> List[Claim]:
+    ns = sorted({dict(r["point"].labels)["flows"] for r in st.records})
+    laws = [law for law in LAWS if st.rows(law=law)]
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for law in laws:
+        ax.plot(ns, [mean(_flow0(st, law=law, flows=n)) * LINK_BPS * CEILING / 1e9 for n in ns], "-o", label=NAMES[law])
+    ax.plot(ns, [LINK_BPS * CEILING / (n + 1) / 1e9 for n in ns], "r-", label="max-min ideal")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("flows N sharing link 1 with flow 0 (and crossing two more links)")
+    ax.set_ylabel("flow 0 throughput (Gbit/s)")
+    ax.set_title("ExpressPass fig. 11: fairness in a multi-bottleneck topology")
+    ax.legend(fontsize=7)
+    save_figure(fig, st)
+    st.table = [{"law": law, "flows": n, "flow0_share": round(mean(_flow0(st, law=law, flows=n)), 4),
+                 "ideal_share": round(1 / (n + 1), 4),
+                 "mean_chain_util": round(mean(st.metric("utilization", law=law, flows=n)) / CEILING, 4),
+                 "seeds": len(st.rows(law=law, flows=n))} for law in laws for n in ns]
+
+    q = " (quick form)" if st.quick else ""
+    small = [n for n in ns if n <= 4]
+    claims = []
+    for law in ("paper", "code", "paper_skip"):
+        if not st.rows(law=law):
+            continue
+        rel = [mean(_flow0(st, law=law, flows=n)) * (n + 1) for n in small]
+        claims.append(Claim(f"maxmin-{law}", f"With feedback ({NAMES[law]}) flow 0 gets close to its max-min share "
+                            f"1/(N+1) up to N = 4{q}", "close (figure)", rel,
+                            all(0.8 <= r <= 1.25 for r in rel), "flow 0 / ideal within [0.8, 1.25] for every N <= 4 "
+                            "(values: per N)", "ratio"))
+    big = [n for n in ns if n >= 16]
+    if big and st.rows(law="code"):
+        rel = [mean(_flow0(st, law="code", flows=n)) * (n + 1) for n in big]
+        claims.append(Claim("gap-many-flows", f"With many flows (N >= 16) flow 0 stays near max-min, with a small gap{q}",
+                            "small gap (figure)", rel, all(0.5 <= r <= 2.0 for r in rel),
+                            "code law: flow 0 / ideal within [0.5, 2] for every N >= 16 (values: per N)", "ratio"))
+    if st.rows(law="none") and st.rows(law="code"):
+        naive = [mean(_flow0(st, law="none", flows=n)) * (n + 1) for n in ns]
+        fb = [mean(_flow0(st, law="code", flows=n)) * (n + 1) for n in ns]
+        err_n = mean([abs(r - 1) for r in naive])
+        err_f = mean([abs(r - 1) for r in fb])
+        claims.append(Claim("feedback-fairer", f"Feedback brings flow 0 closer to max-min than the naive approach{q}",
+                            "closer (figure)", [err_f, err_n], err_f < err_n,
+                            "mean |flow 0 / ideal - 1| over N: code law below naive (values: code, naive)", "ratio"))
+    return claims
+
+
+register(Reproduction("xpass-fig11", PAPER, "fig. 11",
+                      "throughput of the single-bottleneck flow against the max-min ideal as flows grow",
+                      plan_fig11, analyze_fig11))
