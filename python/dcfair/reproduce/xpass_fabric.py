@@ -199,7 +199,7 @@ def analyze_fig11(st: Study) -> List[Claim]:
         err_f = mean([abs(r - 1) for r in fb])
         claims.append(Claim("feedback-fairer", f"Feedback brings flow 0 closer to max-min than the naive approach{q}",
                             "closer (figure)", [err_f, err_n], err_f < err_n,
-                            "mean |flow 0 / ideal - 1| over N: code law below naive (values: code, naive)", "ratio"))
+                            "mean abs(flow 0 / ideal - 1) over N: code law below naive (values: code, naive)", "ratio"))
     return claims
 
 
