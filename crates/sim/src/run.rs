@@ -259,6 +259,20 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
     m.insert("timeouts".into(), json!(sim.tcp.iter().map(|f| f.sender.stats().timeouts).sum::<u64>()));
     m.insert("retransmits".into(), json!(sim.tcp.iter().map(|f| f.sender.stats().retransmits).sum::<u64>()));
     m.insert("throughput_bps_tcp".into(), num(mean(&goodput)));
+    if sim.tcp.iter().any(|f| f.xpass.is_some()) {
+        // ExpressPass credit counters, summed over its flows (whole run)
+        let (mut sent, mut lost, mut received, mut wasted) = (0u64, 0u64, 0u64, 0u64);
+        for x in sim.tcp.iter().filter_map(|f| f.xpass.as_deref()) {
+            sent += x.receiver.stats.credits_sent;
+            lost += x.receiver.stats.credits_lost;
+            received += x.sender.stats.credits_received;
+            wasted += x.sender.stats.credits_wasted;
+        }
+        m.insert("xpass_credits_sent".into(), json!(sent));
+        m.insert("xpass_credits_lost".into(), json!(lost));
+        m.insert("xpass_credits_received".into(), json!(received));
+        m.insert("xpass_credits_wasted".into(), json!(wasted));
+    }
     if let Some(u) = sim.udp.first() {
         let got = u.bytes_received - u.bytes_received_at_window;
         m.insert("throughput_bps_udp".into(), num(Some(got as f64 * 8.0 / window)));

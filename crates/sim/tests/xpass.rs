@@ -3,7 +3,7 @@
 //! input names its key.
 
 mod common;
-use common::{go, ov};
+use common::{go, metrics, ov};
 use dcfair_sim::{load_scenario, Error, Results};
 
 /// N ExpressPass flows from N senders to one receiver; 10 Gbit/s everywhere, RTT about 24 us
@@ -77,4 +77,30 @@ fn bad_xpass_input_names_the_key() {
             other => panic!("{key} = {value}: {other:?}"),
         }
     }
+}
+
+#[test]
+fn credit_counters_count_the_waste_of_a_one_packet_flow() {
+    // one 1-packet flow on an idle dumbbell, base RTT 100 us: the receiver paces credits from
+    // the request's arrival until the stop arrives, one RTT later; all but one are wasted
+    let text = DUMBBELL
+        .replace("senders = 8", "senders = 1")
+        .replace("access_delay_us = 5.0", "access_delay_us = 49.0")
+        .replace("count = 8", "count = 1\nsize_pkts = 1")
+        .replace("start_max_s = 0.001", "start_max_s = 0.0");
+    let max_rate = 10e9 / (8.0 * (84.0 + 1500.0)); // credits/s
+    for initial in [1.0, 0.25] {
+        let r = go(&text, &[("xpass.initial_rate", &initial.to_string())]);
+        let m = metrics(&r);
+        let n = |k: &str| m[k].as_u64().unwrap_or_else(|| panic!("{k} missing"));
+        let expect = initial * max_rate * 100e-6 - 1.0;
+        let wasted = n("xpass_credits_wasted") as f64;
+        assert!(wasted > 0.9 * expect && wasted < 1.1 * expect + 1.0, "initial {initial}: wasted {wasted}, expected about {expect}");
+        assert_eq!(n("xpass_credits_lost"), 0);
+        assert_eq!(n("xpass_credits_received"), n("xpass_credits_sent"));
+        assert_eq!(n("xpass_credits_received"), n("xpass_credits_wasted") + 1);
+    }
+    // a TCP run has no such keys
+    let tcp = go(DUMBBELL, &[("flows.transport", "tcp")]);
+    assert!(metrics(&tcp).get("xpass_credits_sent").is_none());
 }

@@ -34,7 +34,7 @@ from dcfair.runner import Point
 
 REGISTRY: Dict[str, "Reproduction"] = {}
 _MODULES = ("dcfair.reproduce.hcf", "dcfair.reproduce.hcf_incast", "dcfair.reproduce.outcast", "dcfair.reproduce.fqcodel",
-            "dcfair.reproduce.fairq", "dcfair.reproduce.xpass_fabric")
+            "dcfair.reproduce.fairq", "dcfair.reproduce.xpass_credit", "dcfair.reproduce.xpass_fabric")
 
 
 @dataclass
