@@ -1,0 +1,144 @@
+"""Request/response incast generator: servers answer block requests; one client asks them all at once.
+
+Stand-alone (standard library only) so it runs inside a namespace as
+``python3 incast.py server|client ...`` without the dcfair package. The model follows the
+simulator's ``[incast]`` (docs/scenarios.md): persistent connections, opened one after another
+before the first request; each round the client sends every server an 8-byte request (the
+number of bytes wanted, big-endian) at once; a server answers with that many bytes; the round
+ends when the last answer is complete; the next request leaves ``gap`` seconds later.
+
+    python3 incast.py server --bind 10.77.0.1 --port 6000 [--cc reno]
+    python3 incast.py client --servers 10.77.0.1:6000,10.77.0.2:6000 --bytes 64000 --rounds 20
+                             [--gap 0] [--start-at MONOTONIC] [--cc reno] [--deadline-s 60]
+
+The client prints one JSON object: ``round_times_s`` (per round), ``answer_times_s`` (per
+round, per server: from the request to the answer's last byte), ``rounds_completed``,
+``bytes_per_server``, ``servers``. Times come from ``time.monotonic`` (CLOCK_MONOTONIC, shared by
+every namespace, so ``--start-at`` from the parent process is meaningful here).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import struct
+import sys
+import time
+
+CHUNK = 1 << 16
+REQUEST = struct.Struct("!Q")
+
+
+def _set_cc(sock: socket.socket, cc) -> None:
+    if cc:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+
+
+async def _serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    payload = bytes(CHUNK)
+    try:
+        while True:
+            head = await reader.readexactly(REQUEST.size)
+            (n,) = REQUEST.unpack(head)
+            while n > 0:
+                k = min(n, CHUNK)
+                writer.write(payload[:k])
+                n -= k
+                await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def server(bind: str, port: int, cc) -> None:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    _set_cc(sock, cc)  # accepted sockets inherit the listener's congestion control
+    sock.bind((bind, port))
+    sock.listen(1024)
+    srv = await asyncio.start_server(_serve_one, sock=sock)
+    print("ready", flush=True)
+    async with srv:
+        await srv.serve_forever()
+
+
+async def _answer(reader: asyncio.StreamReader, n: int, t0: float) -> float:
+    left = n
+    while left > 0:
+        data = await reader.read(min(left, 1 << 20))
+        if not data:
+            raise ConnectionError("server closed the connection")
+        left -= len(data)
+    return time.monotonic() - t0
+
+
+async def client(servers, nbytes: int, rounds: int, gap: float, start_at, cc, deadline_s: float) -> dict:
+    conns = []
+    for host, port in servers:  # one after another, as the simulator opens them
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        _set_cc(sock, cc)
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, (host, port))
+        conns.append(await asyncio.open_connection(sock=sock))
+    if start_at is not None:
+        await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+    end = time.monotonic() + deadline_s
+    out = {"servers": len(servers), "bytes_per_server": nbytes, "round_times_s": [], "answer_times_s": [],
+           "round_starts_s": []}
+    req = REQUEST.pack(nbytes)
+    for _ in range(rounds):
+        if time.monotonic() >= end:
+            break
+        t0 = time.monotonic()
+        for _, w in conns:
+            w.write(req)
+        try:
+            answers = await asyncio.wait_for(
+                asyncio.gather(*(_answer(r, nbytes, t0) for r, _ in conns)), timeout=max(0.001, end - t0))
+        except asyncio.TimeoutError:
+            break
+        out["round_starts_s"].append(t0)
+        out["answer_times_s"].append(answers)
+        out["round_times_s"].append(max(answers))
+        if gap > 0:
+            await asyncio.sleep(gap)
+    out["rounds_completed"] = len(out["round_times_s"])
+    for _, w in conns:
+        w.close()
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="incast.py", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="mode", required=True)
+    s = sub.add_parser("server")
+    s.add_argument("--bind", default="0.0.0.0")
+    s.add_argument("--port", type=int, required=True)
+    s.add_argument("--cc")
+    c = sub.add_parser("client")
+    c.add_argument("--servers", required=True, help="host:port,host:port,...")
+    c.add_argument("--bytes", type=int, required=True)
+    c.add_argument("--rounds", type=int, required=True)
+    c.add_argument("--gap", type=float, default=0.0)
+    c.add_argument("--start-at", type=float)
+    c.add_argument("--cc")
+    c.add_argument("--deadline-s", type=float, default=3600.0)
+    a = p.parse_args(argv)
+    try:
+        if a.mode == "server":
+            asyncio.run(server(a.bind, a.port, a.cc))
+        else:
+            servers = [(h, int(port)) for h, _, port in (x.rpartition(":") for x in a.servers.split(","))]
+            res = asyncio.run(client(servers, a.bytes, a.rounds, a.gap, a.start_at, a.cc, a.deadline_s))
+            json.dump(res, sys.stdout)
+            print()
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

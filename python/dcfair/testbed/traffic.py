@@ -1,0 +1,226 @@
+"""Real traffic in the testbed: iperf3 for flows, :mod:`.incast` for request/response incast.
+
+Rules:
+
+- One iperf3 server per flow (``-s -1 -J``, port ``5201 + flow id``) in the receiver's
+  namespace, one client per flow in the sender's, started at the flow's start time (relative to
+  the traffic's time zero, ``t0``, on CLOCK_MONOTONIC). Clients run with ``-J
+  --get-server-output`` and both ends report every ``INTERVAL_S``, so each flow's JSON holds the
+  receiver's per-interval byte counts: the testbed's arrivals.
+- Congestion control is set per connection (``iperf3 -C``, ``TCP_CONGESTION`` in the incast
+  generator): a namespace's default may be restricted by the kernel (bed.py).
+- Long-lived flows run ``ceil(duration - start)`` whole seconds (iperf3 takes whole seconds),
+  so they may outlive ``sim.duration_s`` by under a second; nothing after it is measured.
+- :func:`flow_row` turns one flow's JSON into the simulator's ``flows.csv`` row. A receiver
+  interval counts in the window when its midpoint lies inside, so window counts are exact to
+  within one interval at each edge; ``pkts_in_window`` is the window's bytes in full segments
+  (rounded up); ``max_gap_s`` is the longest run of empty intervals (resolution ``INTERVAL_S``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from dcfair.testbed import netns
+from dcfair.testbed.bed import Testbed
+from dcfair.testbed.mapping import Flow, Plan
+from dcfair.testbed.netns import TestbedError
+
+INTERVAL_S = 0.1
+BASE_PORT = 5201
+INCAST_PORT = 6000
+INCAST_SCRIPT = Path(__file__).with_name("incast.py")
+
+
+class Traffic:
+    def __init__(self, tb: Testbed, plan: Plan, workdir: Path):
+        self.tb, self.plan, self.dir = tb, plan, Path(workdir)
+        self.hosts = {h.name: h for h in tb.hosts}
+        self.servers: List[subprocess.Popen] = []
+        self.clients: Dict[int, subprocess.Popen] = {}
+        self.launched_at: Dict[int, float] = {}
+        self.incast_client: Optional[subprocess.Popen] = None
+        (self.dir / "flows").mkdir(parents=True, exist_ok=True)
+
+    def _ns(self, host: str) -> str:
+        return self.tb.ns(self.hosts[host])
+
+    def start_servers(self, timeout_s: float = 15.0) -> None:
+        """Starts every iperf3 and incast server and waits until each listens."""
+        want: Dict[str, int] = {}
+        for f in self.plan.flows:
+            argv = ["iperf3", "-s", "-1", "-J", "-i", str(INTERVAL_S), "-p", str(BASE_PORT + f.id),
+                    "-B", self.hosts[f.dst].ip]
+            self.servers.append(_popen(self._ns(f.dst), argv, subprocess.DEVNULL))
+            want[f.dst] = want.get(f.dst, 0) + 1
+        ic = self.plan.incast
+        if ic is not None:
+            for i, (srv, _) in enumerate(ic.servers):
+                argv = [sys.executable, str(INCAST_SCRIPT), "server", "--bind", self.hosts[srv].ip,
+                        "--port", str(INCAST_PORT + i)] + (["--cc", self.hosts[srv].cc] if self.hosts[srv].cc else [])
+                self.servers.append(_popen(self._ns(srv), argv, subprocess.DEVNULL))
+                want[srv] = want.get(srv, 0) + 1
+        deadline = time.monotonic() + timeout_s
+        for host, n in want.items():
+            while True:
+                for p in self.servers:
+                    if p.poll() is not None and p.returncode != 0:
+                        raise TestbedError(f"a traffic server exited with {p.returncode} before listening")
+                got = netns.run(["ss", "-Hltn"], ns=self._ns(host)).stdout.count("LISTEN")
+                if got >= n:
+                    break
+                if time.monotonic() > deadline:
+                    raise TestbedError(f"{host}: {got} of {n} servers listening after {timeout_s} s")
+                time.sleep(0.05)
+
+    def launch(self, f: Flow, t0: float, duration_s: float) -> None:
+        """Starts flow ``f``'s client now."""
+        dst = self.hosts[f.dst]
+        cc = f.cc or self.hosts[f.src].cc
+        argv = ["iperf3", "-c", dst.ip, "-p", str(BASE_PORT + f.id), "-J", "--get-server-output",
+                "-i", str(INTERVAL_S)]
+        if f.kind == "udp":
+            argv += ["-u", "-b", str(int(f.rate_bps)), "-l", str(max(1, (f.packet_bytes or 1500) - 28))]
+        elif cc:
+            argv += ["-C", cc]
+        if f.kind == "tcp" and self.plan.rcv_buf_bytes:
+            argv += ["-w", str(self.plan.rcv_buf_bytes)]
+        if f.size_bytes is not None:
+            argv += ["-n", str(f.size_bytes)]
+        else:
+            argv += ["-t", str(max(1, math.ceil(duration_s - (time.monotonic() - t0))))]
+        out = open(self.dir / "flows" / f"{f.id}.json", "w")
+        self.clients[f.id] = _popen(self._ns(f.src), argv, out)
+        out.close()
+        self.launched_at[f.id] = time.monotonic() - t0
+
+    def launch_incast(self, start_at: float, deadline_s: float) -> None:
+        ic = self.plan.incast
+        assert ic is not None
+        clients = {d for _, d in ic.servers}
+        if len(clients) != 1:
+            raise TestbedError("the incast generator runs one client host")
+        client = clients.pop()
+        servers = ",".join(f"{self.hosts[s].ip}:{INCAST_PORT + i}" for i, (s, _) in enumerate(ic.servers))
+        argv = [sys.executable, str(INCAST_SCRIPT), "client", "--servers", servers, "--bytes", str(ic.server_bytes),
+                "--rounds", str(ic.rounds), "--gap", str(ic.gap_s), "--start-at", repr(start_at),
+                "--deadline-s", str(deadline_s)] + (["--cc", self.hosts[client].cc] if self.hosts[client].cc else [])
+        out = open(self.dir / "incast.json", "w")
+        self.incast_client = _popen(self._ns(client), argv, out)
+        out.close()
+
+    def running(self) -> int:
+        n = sum(1 for p in self.clients.values() if p.poll() is None)
+        return n + (1 if self.incast_client is not None and self.incast_client.poll() is None else 0)
+
+    def wait(self, timeout_s: float) -> List[int]:
+        """Waits for the clients; returns the ids of flows still running at the timeout (then killed)."""
+        deadline = time.monotonic() + timeout_s
+        procs = list(self.clients.items()) + ([(-1, self.incast_client)] if self.incast_client else [])
+        late = []
+        for fid, p in procs:
+            try:
+                p.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                late.append(fid)
+        return late
+
+    def stop(self) -> None:
+        for p in list(self.clients.values()) + self.servers + ([self.incast_client] if self.incast_client else []):
+            if p.poll() is None:
+                p.terminate()
+        for p in list(self.clients.values()) + self.servers + ([self.incast_client] if self.incast_client else []):
+            try:
+                p.wait(3.0)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+def _popen(ns: str, argv: List[str], stdout) -> subprocess.Popen:
+    return subprocess.Popen(["ip", "netns", "exec", ns] + argv, stdout=stdout, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL)
+
+
+def load_flow_json(path: Path) -> Optional[Dict[str, Any]]:
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    if not text.strip():
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def flow_row(f: Flow, data: Optional[Dict[str, Any]], launched_s: Optional[float], window: tuple,
+             end_s: float, mss: int) -> Dict[str, Any]:
+    """The ``flows.csv`` row of one flow from its iperf3 JSON (``None``: the client produced
+    nothing; the row then has zeros and ``error``)."""
+    w0, w1 = window
+    row: Dict[str, Any] = {
+        "flow_id": f.id, "src": f.src, "dst": f.dst, "kind": f.kind, "start_s": f.start_s, "end_s": None,
+        "bytes_sent": 0, "bytes_delivered": 0, "pkts_in_window": 0, "fct_s": None,
+        "max_gap_s": max(0.0, end_s - f.start_s), "retransmits": 0, "timeouts": 0, "group": f.group,
+        "size_bytes": f.size_bytes, "bytes_in_window": 0, "error": None,
+    }
+    if data is None or "error" in data and not data.get("end"):
+        row["error"] = (data or {}).get("error", "no output from iperf3")
+        return row
+    if data.get("error"):
+        row["error"] = data["error"]
+    base = launched_s if launched_s is not None else f.start_s
+    server = data.get("server_output_json") or {}
+    intervals = [iv["streams"][0] for iv in server.get("intervals", []) if iv.get("streams")]
+    in_window, pkts_window, longest, run_start = 0, 0, 0.0, base
+    for s in intervals:
+        a, b = base + float(s["start"]), base + float(s["end"])
+        if w0 <= (a + b) / 2 <= w1:
+            in_window += int(s["bytes"])
+            pkts_window += int(s.get("packets", 0) or 0)
+        if int(s["bytes"]) > 0:
+            longest = max(longest, a - run_start)
+            run_start = b
+    longest = max(longest, end_s - run_start)
+    row["max_gap_s"] = round(max(0.0, longest), 6)
+    end = data.get("end") or {}
+    srv_end = server.get("end") or {}
+    if f.kind == "tcp":
+        sent = end.get("sum_sent") or {}
+        rcvd = srv_end.get("sum_received") or end.get("sum_received") or {}
+        row["bytes_sent"] = int(sent.get("bytes", 0))
+        row["retransmits"] = int(sent.get("retransmits", 0) or 0)
+        row["bytes_delivered"] = int(rcvd.get("bytes", 0))
+        row["bytes_in_window"] = in_window
+        row["pkts_in_window"] = -(-in_window // mss)
+        if f.size_bytes is not None and row["bytes_delivered"] >= f.size_bytes:
+            row["end_s"] = round(base + float(rcvd.get("end", rcvd.get("seconds", 0.0))), 6)
+            row["fct_s"] = round(row["end_s"] - f.start_s, 6)
+    else:
+        sent = end.get("sum") or end.get("sum_sent") or {}
+        rcvd = srv_end.get("sum") or srv_end.get("sum_received") or {}
+        row["bytes_sent"] = int(sent.get("bytes", 0))
+        row["bytes_delivered"] = int(rcvd.get("bytes", 0))
+        row["bytes_in_window"] = in_window
+        row["pkts_in_window"] = pkts_window
+    return row
+
+
+def host_timeouts(tb: Testbed, host) -> int:
+    """RTO expiries of the TCP stack in one host's namespace (TcpExt TCPTimeouts)."""
+    text = netns.run(["cat", "/proc/net/netstat"], ns=tb.ns(host)).stdout.splitlines()
+    for head, vals in zip(text[::2], text[1::2]):
+        if head.startswith("TcpExt:"):
+            names, values = head.split()[1:], vals.split()[1:]
+            return int(dict(zip(names, values)).get("TCPTimeouts", 0))
+    return 0
