@@ -10,6 +10,10 @@ ends when the last answer is complete; the next request leaves ``gap`` seconds l
     python3 incast.py server --bind 10.77.0.1 --port 6000 [--cc reno]
     python3 incast.py client --servers 10.77.0.1:6000,10.77.0.2:6000 --bytes 64000 --rounds 20
                              [--gap 0] [--start-at MONOTONIC] [--cc reno] [--deadline-s 60]
+    python3 incast.py fetch --server 10.77.0.1:6001 --bytes 200000 [--start-at MONOTONIC] [--cc reno]
+
+``fetch`` is one sized flow (the server is its sender): it connects at ``--start-at`` and prints
+``fct_s`` (connection, request and answer) and the bytes received per ``bin_s`` since the start.
 
 The client prints one JSON object: ``round_times_s`` (per round), ``answer_times_s`` (per
 round, per server: from the request to the answer's last byte), ``rounds_completed``,
@@ -28,6 +32,7 @@ import sys
 import time
 
 CHUNK = 1 << 16
+BIN_S = 0.1  # fetch: bytes received per bin, from the start
 REQUEST = struct.Struct("!Q")
 
 
@@ -65,14 +70,48 @@ async def server(bind: str, port: int, cc) -> None:
         await srv.serve_forever()
 
 
-async def _answer(reader: asyncio.StreamReader, n: int, t0: float) -> float:
+async def _answer(reader: asyncio.StreamReader, n: int, t0: float, bins=None) -> float:
     left = n
     while left > 0:
         data = await reader.read(min(left, 1 << 20))
         if not data:
             raise ConnectionError("server closed the connection")
         left -= len(data)
+        if bins is not None:
+            k = int((time.monotonic() - t0) / BIN_S)
+            bins.extend([0] * (k + 1 - len(bins)))
+            bins[k] += len(data)
     return time.monotonic() - t0
+
+
+async def fetch(host: str, port: int, nbytes: int, start_at, cc, deadline_at=None) -> dict:
+    """One sized flow: at ``start_at`` connect, ask for ``nbytes``, read them; the flow's
+    completion time runs from before the connection (its handshake included) to the last byte.
+    At ``deadline_at`` (monotonic) it gives up: ``fct_s`` is then null and ``received`` short."""
+    bins: list = []
+    t0 = time.monotonic()
+    try:
+        return await asyncio.wait_for(_fetch(host, port, nbytes, start_at, cc, bins),
+                                      None if deadline_at is None else max(0.0, deadline_at - t0))
+    except (asyncio.TimeoutError, OSError) as e:
+        start = max(t0, start_at or t0)
+        return {"start": start, "fct_s": None, "bytes": nbytes, "received": sum(bins), "bin_s": BIN_S, "bins": bins,
+                "error": type(e).__name__}
+
+
+async def _fetch(host, port, nbytes, start_at, cc, bins) -> dict:
+    if start_at is not None:
+        await asyncio.sleep(max(0.0, start_at - time.monotonic()))
+    t0 = time.monotonic()
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    _set_cc(sock, cc)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, (host, port))
+    reader, writer = await asyncio.open_connection(sock=sock)
+    writer.write(REQUEST.pack(nbytes))
+    fct = await _answer(reader, nbytes, t0, bins)
+    writer.close()
+    return {"start": t0, "fct_s": fct, "bytes": nbytes, "received": nbytes, "bin_s": BIN_S, "bins": bins}
 
 
 async def client(servers, nbytes: int, rounds: int, gap: float, start_at, cc, deadline_s: float) -> dict:
@@ -126,10 +165,20 @@ def main(argv=None) -> int:
     c.add_argument("--start-at", type=float)
     c.add_argument("--cc")
     c.add_argument("--deadline-s", type=float, default=3600.0)
+    g = sub.add_parser("fetch")
+    g.add_argument("--server", required=True, help="host:port")
+    g.add_argument("--bytes", type=int, required=True)
+    g.add_argument("--start-at", type=float)
+    g.add_argument("--cc")
+    g.add_argument("--deadline-at", type=float)
     a = p.parse_args(argv)
     try:
         if a.mode == "server":
             asyncio.run(server(a.bind, a.port, a.cc))
+        elif a.mode == "fetch":
+            host, _, port = a.server.rpartition(":")
+            json.dump(asyncio.run(fetch(host, int(port), a.bytes, a.start_at, a.cc, a.deadline_at)), sys.stdout)
+            print()
         else:
             servers = [(h, int(port)) for h, _, port in (x.rpartition(":") for x in a.servers.split(","))]
             res = asyncio.run(client(servers, a.bytes, a.rounds, a.gap, a.start_at, a.cc, a.deadline_s))

@@ -89,7 +89,9 @@ def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_
         tr.start_servers()
         say(f"{plan.name}: {len(plan.flows)} flows{' + incast' if plan.incast else ''}, "
             f"{plan.duration_s:g} s, switch {switch} ({plan.queue_kind})")
-        t0 = time.monotonic() + 0.2
+        t0 = time.monotonic() + 0.5  # the sized flows' clients start now and wait for their start
+        tr.launch_fetches(t0, plan.duration_s)
+        tr.t0 = t0
         counters = _drive(plan, tb, tr, t0, say)
         incast_only = plan.incast is not None and not plan.flows
         late = tr.wait(timeout_s=5.0 if incast_only else max(5.0, plan.duration_s + 2.0 - (time.monotonic() - t0)) + 15.0)
@@ -123,14 +125,14 @@ def _sigterm(signum, frame):
 
 def _drive(plan: Plan, tb: Testbed, tr: traffic.Traffic, t0: float, say) -> Dict[str, Any]:
     """Launches the clients on schedule and samples the switch's counters at the window's edges."""
-    pending = sorted(plan.flows, key=lambda f: (f.start_s, f.id))
+    pending = sorted((f for f in plan.flows if not traffic.sized(f)), key=lambda f: (f.start_s, f.id))
     w_start = plan.duration_s - plan.window_s
     counters: Dict[str, Any] = {"start": port_counters(tb), "window_start": None, "end": None}
     measured = [tb.host(p.host).port for p in plan.ports if p.measured]
     incast_only = plan.incast is not None and not plan.flows
     if plan.incast is not None:
         tr.launch_incast(start_at=t0 + plan.incast.start_s, deadline_s=plan.duration_s - plan.incast.start_s)
-    last_progress, last_bytes = time.monotonic(), 0
+    last_progress, last_bytes = time.monotonic(), sum(counters["start"][p]["tx_bytes"] for p in measured)
     while True:
         now = time.monotonic() - t0
         while pending and pending[0].start_s <= now:
@@ -147,7 +149,7 @@ def _drive(plan: Plan, tb: Testbed, tr: traffic.Traffic, t0: float, say) -> Dict
         if time.monotonic() - last_progress >= PROGRESS_S:
             c = port_counters(tb)
             b = sum(c[p]["tx_bytes"] for p in measured)
-            rate = (b - last_bytes) * 8 / (time.monotonic() - last_progress) / 1e6 if last_bytes else 0.0
+            rate = (b - last_bytes) * 8 / (time.monotonic() - last_progress) / 1e6
             say(f"  t = {now:5.1f} / {plan.duration_s:g} s  clients running {tr.running()}  bottleneck {rate:7.1f} Mbit/s")
             last_progress, last_bytes = time.monotonic(), b
         nxt = min(([pending[0].start_s] if pending else []) + [plan.duration_s])
@@ -163,7 +165,10 @@ def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, time
     rows = []
     for f in plan.flows:
         data = traffic.load_flow_json(tr.dir / "flows" / f"{f.id}.json")
-        row = traffic.flow_row(f, data, tr.launched_at.get(f.id), (w0, w1), w1, plan.mss_bytes)
+        if traffic.sized(f):
+            row = traffic.fetch_row(f, data, tr.t0, (w0, w1), w1, plan.mss_bytes)
+        else:
+            row = traffic.flow_row(f, data, tr.launched_at.get(f.id), (w0, w1), w1, plan.mss_bytes)
         if f.kind == "tcp" and len(per_host[f.src]) == 1:
             row["timeouts"] = timeouts.get(f.src, 0)
         if f.id in late and not row["error"]:

@@ -2,7 +2,11 @@
 
 Rules:
 
-- One iperf3 server per flow (``-s -1 -J``, port ``5201 + flow id``) in the receiver's
+- Sized TCP flows run :mod:`.incast`'s ``fetch``: a server on the sender, a client on the
+  receiver that connects at the flow's start, asks for the bytes and times the last one
+  (iperf3 ``-n`` stops counting when the sender has written its bytes, not when they arrive).
+  Their rows have no retransmission counts (the generator cannot see the sender's TCP).
+- One iperf3 server per long-lived flow (``-s -1 -J``, port ``5201 + flow id``) in the receiver's
   namespace, one client per flow in the sender's, started at the flow's start time (relative to
   the traffic's time zero, ``t0``, on CLOCK_MONOTONIC). Clients run with ``-J
   --get-server-output`` and both ends report every ``INTERVAL_S``, so each flow's JSON holds the
@@ -35,6 +39,7 @@ from dcfair.testbed.netns import TestbedError
 INTERVAL_S = 0.1
 BASE_PORT = 5201
 INCAST_PORT = 6000
+FETCH_PORT = 20000
 INCAST_SCRIPT = Path(__file__).with_name("incast.py")
 
 
@@ -46,6 +51,7 @@ class Traffic:
         self.clients: Dict[int, subprocess.Popen] = {}
         self.launched_at: Dict[int, float] = {}
         self.incast_client: Optional[subprocess.Popen] = None
+        self.t0 = 0.0
         (self.dir / "flows").mkdir(parents=True, exist_ok=True)
 
     def _ns(self, host: str) -> str:
@@ -55,6 +61,13 @@ class Traffic:
         """Starts every iperf3 and incast server and waits until each listens."""
         want: Dict[str, int] = {}
         for f in self.plan.flows:
+            if sized(f):  # the fetch server runs on the flow's sender
+                cc = f.cc or self.hosts[f.src].cc
+                argv = [sys.executable, str(INCAST_SCRIPT), "server", "--bind", self.hosts[f.src].ip,
+                        "--port", str(FETCH_PORT + f.id)] + (["--cc", cc] if cc else [])
+                self.servers.append(_popen(self._ns(f.src), argv, subprocess.DEVNULL))
+                want[f.src] = want.get(f.src, 0) + 1
+                continue
             argv = ["iperf3", "-s", "-1", "-J", "-i", str(INTERVAL_S), "-p", str(BASE_PORT + f.id),
                     "-B", self.hosts[f.dst].ip]
             self.servers.append(_popen(self._ns(f.dst), argv, subprocess.DEVNULL))
@@ -91,14 +104,24 @@ class Traffic:
             argv += ["-C", cc]
         if f.kind == "tcp" and self.plan.rcv_buf_bytes:
             argv += ["-w", str(self.plan.rcv_buf_bytes)]
-        if f.size_bytes is not None:
-            argv += ["-n", str(f.size_bytes)]
-        else:
-            argv += ["-t", str(max(1, math.ceil(duration_s - (time.monotonic() - t0))))]
+        argv += ["-t", str(max(1, math.ceil(duration_s - (time.monotonic() - t0))))]
         out = open(self.dir / "flows" / f"{f.id}.json", "w")
         self.clients[f.id] = _popen(self._ns(f.src), argv, out)
         out.close()
         self.launched_at[f.id] = time.monotonic() - t0
+
+    def launch_fetches(self, t0: float, duration_s: float) -> None:
+        """Starts every sized flow's client now; each waits for ``t0 + start_s`` by itself."""
+        for f in self.plan.flows:
+            if not sized(f):
+                continue
+            cc = f.cc or self.hosts[f.src].cc
+            argv = [sys.executable, str(INCAST_SCRIPT), "fetch", "--server", f"{self.hosts[f.src].ip}:{FETCH_PORT + f.id}",
+                    "--bytes", str(f.size_bytes), "--start-at", repr(t0 + f.start_s),
+                    "--deadline-at", repr(t0 + duration_s)] + (["--cc", cc] if cc else [])
+            out = open(self.dir / "flows" / f"{f.id}.json", "w")
+            self.clients[f.id] = _popen(self._ns(f.dst), argv, out)
+            out.close()
 
     def launch_incast(self, start_at: float, deadline_s: float) -> None:
         ic = self.plan.incast
@@ -143,6 +166,40 @@ class Traffic:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+
+
+def sized(f: Flow) -> bool:
+    """A TCP flow of a given size: run by the fetch generator, not iperf3 (iperf3 -n stops
+    counting when the sender has written its bytes, not when they arrived)."""
+    return f.kind == "tcp" and f.size_bytes is not None
+
+
+def fetch_row(f: Flow, data: Optional[Dict[str, Any]], t0: float, window: tuple, end_s: float, mss: int) -> Dict[str, Any]:
+    """The ``flows.csv`` row of a sized flow from the fetch generator's JSON."""
+    row = flow_row(f, None, None, window, end_s, mss)
+    if data is None:
+        return row
+    row["error"] = None
+    base = float(data["start"]) - t0
+    w0, w1 = window
+    in_window, longest, run_start = 0, 0.0, base
+    for k, b in enumerate(data.get("bins") or []):
+        a, e = base + k * data["bin_s"], base + (k + 1) * data["bin_s"]
+        if w0 <= (a + e) / 2 <= w1:
+            in_window += b
+        if b > 0:
+            longest = max(longest, a - run_start)
+            run_start = e
+    row.update(bytes_delivered=int(data.get("received", 0)), bytes_in_window=in_window,
+               pkts_in_window=-(-in_window // mss),
+               max_gap_s=round(max(longest, end_s - run_start if run_start < end_s else 0.0), 6))
+    if data.get("fct_s") is not None:
+        fct = float(data["fct_s"])
+        row.update(bytes_sent=int(data["bytes"]), end_s=round(base + fct, 6), fct_s=round(fct + base - f.start_s, 6))
+    else:
+        row["bytes_sent"] = None  # the receiver cannot know it
+        row["error"] = data.get("error") and f"unfinished ({data['error']})"
+    return row
 
 
 def _popen(ns: str, argv: List[str], stdout) -> subprocess.Popen:
