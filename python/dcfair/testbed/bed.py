@@ -193,8 +193,11 @@ def _build(tb: Testbed) -> None:
     script = sysctl_v6 + "\n" + "".join(f"ethtool -K {h.port} {off} 2>/dev/null || ethtool -K {h.port} tx off tso off gso off\n" for h in tb.hosts)
     netns.run(["sh", "-ec", script], ns=sw)
     netns.ip_batch(["link set lo up"] + [f"link set {h.port} up" for h in tb.hosts], ns=sw)
-    for h in tb.hosts:
-        _host(tb, h, off, sysctl_v6)
+    # One shell and one `ip -batch` per host; a few at a time (each waits on the kernel).
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda h: _host(tb, h, off, sysctl_v6), tb.hosts))
 
 
 def _host(tb: Testbed, h: HostSpec, off: str, sysctl_v6: str) -> None:
@@ -240,9 +243,10 @@ def _ms(ms: float) -> str:
 def down(prefix: str = DEFAULT_PREFIX, log=None) -> List[str]:
     """Removes every namespace of this prefix (switch first) and the state file; returns them."""
     names = ours(prefix)
-    names.sort(key=lambda n: (not n.endswith("sw"), n))
-    for n in names:
-        netns.delete(n)
+    try:
+        netns.delete_all(names)
+    except TestbedError:
+        pass  # `ip -force -batch` reports a name deleted meanwhile; what is left is checked below
     try:
         state_path(prefix).unlink()
     except FileNotFoundError:

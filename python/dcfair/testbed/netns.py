@@ -64,11 +64,35 @@ def pids(ns: str) -> List[int]:
     return [int(x) for x in p.stdout.split() if x.isdigit()]
 
 
-def delete(ns: str, grace_s: float = 2.0) -> None:
-    """Ends the processes inside ``ns`` (TERM, then KILL after ``grace_s``) and deletes it.
+def pids_in(names: Iterable[str]) -> List[int]:
+    """The processes inside any of these named namespaces: one pass over /proc, comparing each
+    process's network namespace with the files under /run/netns (``ip netns pids`` per name
+    would be one process per namespace)."""
+    inodes = set()
+    for n in names:
+        try:
+            st = os.stat(f"/run/netns/{n}")
+            inodes.add((st.st_dev, st.st_ino))
+        except OSError:
+            pass
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            st = os.stat(f"/proc/{entry}/ns/net")
+        except OSError:
+            continue
+        if (st.st_ino in {i for _, i in inodes}) and int(entry) != os.getpid():
+            found.append(int(entry))
+    return found
 
-    A namespace outlives ``ip netns del`` while a process is inside, and so do its links."""
-    inside = pids(ns)
+
+def delete_all(names: List[str], grace_s: float = 2.0) -> None:
+    """Ends the processes inside these namespaces (TERM, then KILL after ``grace_s``) and
+    deletes them. A namespace outlives ``ip netns del`` while a process is inside, and so do
+    its links."""
+    inside = pids_in(names)
     for pid in inside:
         _signal(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
@@ -78,7 +102,7 @@ def delete(ns: str, grace_s: float = 2.0) -> None:
             time.sleep(0.05)
     for pid in inside:
         _signal(pid, signal.SIGKILL)
-    run(["ip", "netns", "del", ns], check=False)
+    ip_batch((f"netns del {n}" for n in names), force=True) if names else None
 
 
 def _signal(pid: int, sig: int) -> None:

@@ -9,7 +9,8 @@ Rules:
 - Output (``--out``, default ``out/testbed/<name>``): ``summary.json``, ``flows.csv`` and
   ``ports.csv`` with the simulator's keys and columns where they mean the same thing
   (docs/metrics.md), plus ``"source": "testbed"`` and a ``testbed`` object (switch, kernel,
-  mapping notes); ``flows.csv`` adds ``bytes_in_window`` and ``error``. Raw material stays
+  mapping notes); ``flows.csv`` adds ``bytes_in_window``, ``snd_wnd_mean_bytes``,
+  ``rtt_mean_us`` (the sender's view over the window, traffic.py) and ``error``. Raw material stays
   beside them: ``raw/flows/<id>.json`` (iperf3), ``raw/incast.json``, ``switch.toml``,
   ``switch-stats.json``, ``switch.log``. The three result files are written through temporary
   names and renamed, after the run has succeeded.
@@ -39,7 +40,8 @@ from dcfair.testbed.netns import TestbedError
 from dcfair.testbed.switch import Switch, find_number, port_counters, port_stats
 
 FLOW_COLUMNS = ("flow_id", "src", "dst", "kind", "start_s", "end_s", "bytes_sent", "bytes_delivered", "pkts_in_window",
-                "fct_s", "max_gap_s", "retransmits", "timeouts", "group", "size_bytes", "bytes_in_window", "error")
+                "fct_s", "max_gap_s", "retransmits", "timeouts", "group", "size_bytes", "bytes_in_window", "snd_wnd_mean_bytes",
+                "rtt_mean_us", "error")
 PORT_COLUMNS = ("port", "packets_out", "bytes_out", "utilization", "drops", "marks", "max_queue_pkts", "queue_kind",
                 "rate_bps", "max_queue_bytes")
 ETH_HEADER = 14
@@ -94,7 +96,7 @@ def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_
         tr.t0 = t0
         counters = _drive(plan, tb, tr, t0, say)
         incast_only = plan.incast is not None and not plan.flows
-        late = tr.wait(timeout_s=5.0 if incast_only else max(5.0, plan.duration_s + 2.0 - (time.monotonic() - t0)) + 15.0)
+        late = tr.wait(timeout_s=5.0 if incast_only else max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
         end_s = time.monotonic() - t0 if incast_only else plan.duration_s
         stats = sw.stop()
         sw = None
@@ -168,11 +170,12 @@ def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, time
         if traffic.sized(f):
             row = traffic.fetch_row(f, data, tr.t0, (w0, w1), w1, plan.mss_bytes)
         else:
-            row = traffic.flow_row(f, data, tr.launched_at.get(f.id), (w0, w1), w1, plan.mss_bytes)
+            server = traffic.load_flow_json(tr.dir / "flows" / f"{f.id}.server.json")
+            row = traffic.flow_row(f, data, tr.launched_at.get(f.id), (w0, w1), w1, plan.mss_bytes, server)
         if f.kind == "tcp" and len(per_host[f.src]) == 1:
             row["timeouts"] = timeouts.get(f.src, 0)
         if f.id in late and not row["error"]:
-            row["error"] = "still running at the end; killed"
+            row["error"] = "still running 6 s after the end; stopped"
         rows.append(row)
     tcp = [r for r in rows if r["kind"] == "tcp"]
     udp = [r for r in rows if r["kind"] == "udp"]
@@ -186,6 +189,10 @@ def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, time
         m["starved_fraction"] = sum(1 for v in x if v == 0) / len(x)
         m["max_starvation_s"] = max(r["max_gap_s"] for r in tcp)
         m["mean_pkts_in_window"] = s / len(x)
+        wnd = [r["snd_wnd_mean_bytes"] for r in tcp if r["snd_wnd_mean_bytes"] is not None]
+        rtt = [r["rtt_mean_us"] for r in tcp if r["rtt_mean_us"] is not None]
+        m["snd_wnd_median_bytes"] = statistics.median(wnd) if wnd else None
+        m["rtt_mean_us"] = statistics.fmean(rtt) if rtt else None
         m["throughput_bps_tcp"] = sum(r["bytes_in_window"] for r in tcp) * 8 / win / len(tcp) if win > 0 else None
     if udp:
         m["throughput_bps_udp"] = sum(r["bytes_in_window"] for r in udp) * 8 / win if win > 0 else None

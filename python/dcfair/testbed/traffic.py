@@ -18,7 +18,9 @@ Rules:
 - :func:`flow_row` turns one flow's JSON into the simulator's ``flows.csv`` row. A receiver
   interval counts in the window when its midpoint lies inside, so window counts are exact to
   within one interval at each edge; ``pkts_in_window`` is the window's bytes in full segments
-  (rounded up); ``max_gap_s`` is the longest run of empty intervals (resolution ``INTERVAL_S``).
+  (rounded up); ``max_gap_s`` is the longest run of empty intervals (resolution ``INTERVAL_S``);
+  ``snd_wnd_mean_bytes`` and ``rtt_mean_us`` average the sender's interval reports (its
+  ``tcp_info``: the peer's advertised window, smoothed RTT) over the window.
 """
 
 from __future__ import annotations
@@ -70,7 +72,9 @@ class Traffic:
                 continue
             argv = ["iperf3", "-s", "-1", "-J", "-i", str(INTERVAL_S), "-p", str(BASE_PORT + f.id),
                     "-B", self.hosts[f.dst].ip]
-            self.servers.append(_popen(self._ns(f.dst), argv, subprocess.DEVNULL))
+            out = open(self.dir / "flows" / f"{f.id}.server.json", "w")
+            self.servers.append(_popen(self._ns(f.dst), argv, out))
+            out.close()
             want[f.dst] = want.get(f.dst, 0) + 1
         ic = self.plan.incast
         if ic is not None:
@@ -143,7 +147,11 @@ class Traffic:
         return n + (1 if self.incast_client is not None and self.incast_client.poll() is None else 0)
 
     def wait(self, timeout_s: float) -> List[int]:
-        """Waits for the clients; returns the ids of flows still running at the timeout (then killed)."""
+        """Waits for the clients; returns the ids of flows still running at the timeout.
+
+        Those get SIGTERM (iperf3 then prints what it has, with an ``error``), then KILL.
+        A client can be late when its control connection is in RTO backoff after a starved
+        run; its receiver-side counts come from its server's own output either way."""
         deadline = time.monotonic() + timeout_s
         procs = list(self.clients.items()) + ([(-1, self.incast_client)] if self.incast_client else [])
         late = []
@@ -151,12 +159,18 @@ class Traffic:
             try:
                 p.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
+                p.terminate()
+                late.append((fid, p))
+        for fid, p in late:
+            try:
+                p.wait(3.0)
+            except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-                late.append(fid)
-        return late
+        return [fid for fid, _ in late]
 
     def stop(self) -> None:
+        """Ends every process (SIGTERM: the iperf3 servers still running print their JSON)."""
         for p in list(self.clients.values()) + self.servers + ([self.incast_client] if self.incast_client else []):
             if p.poll() is None:
                 p.terminate()
@@ -221,25 +235,31 @@ def load_flow_json(path: Path) -> Optional[Dict[str, Any]]:
 
 
 def flow_row(f: Flow, data: Optional[Dict[str, Any]], launched_s: Optional[float], window: tuple,
-             end_s: float, mss: int) -> Dict[str, Any]:
-    """The ``flows.csv`` row of one flow from its iperf3 JSON (``None``: the client produced
-    nothing; the row then has zeros and ``error``)."""
+             end_s: float, mss: int, server_data: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """The ``flows.csv`` row of one flow from its iperf3 JSON: the client's (``data``, the
+    sender's counters) and the server's (``server_data``, the receiver's intervals; else the copy
+    inside the client's). With neither the row has zeros and ``error``."""
     w0, w1 = window
     row: Dict[str, Any] = {
         "flow_id": f.id, "src": f.src, "dst": f.dst, "kind": f.kind, "start_s": f.start_s, "end_s": None,
         "bytes_sent": 0, "bytes_delivered": 0, "pkts_in_window": 0, "fct_s": None,
         "max_gap_s": max(0.0, end_s - f.start_s), "retransmits": 0, "timeouts": 0, "group": f.group,
-        "size_bytes": f.size_bytes, "bytes_in_window": 0, "error": None,
+        "size_bytes": f.size_bytes, "bytes_in_window": 0, "snd_wnd_mean_bytes": None, "rtt_mean_us": None,
+        "error": None,
     }
-    if data is None or "error" in data and not data.get("end"):
-        row["error"] = (data or {}).get("error", "no output from iperf3")
+    if server_data is not None and not server_data.get("intervals"):
+        server_data = None
+    if data is None and server_data is None:
+        row["error"] = "no output from iperf3"
         return row
+    data = data or {}
     if data.get("error"):
         row["error"] = data["error"]
     base = launched_s if launched_s is not None else f.start_s
-    server = data.get("server_output_json") or {}
+    server = server_data or data.get("server_output_json") or {}
     intervals = [iv["streams"][0] for iv in server.get("intervals", []) if iv.get("streams")]
     in_window, pkts_window, longest, run_start = 0, 0, 0.0, base
+    total = sum(int(s["bytes"]) for s in intervals)  # when the server was stopped before its summary
     for s in intervals:
         a, b = base + float(s["start"]), base + float(s["end"])
         if w0 <= (a + b) / 2 <= w1:
@@ -250,6 +270,19 @@ def flow_row(f: Flow, data: Optional[Dict[str, Any]], launched_s: Optional[float
             run_start = b
     longest = max(longest, end_s - run_start)
     row["max_gap_s"] = round(max(0.0, longest), 6)
+    # The sender's view, per interval: the receive window it was allowed (snd_wnd: what a
+    # FairQ switch rewrites) and its smoothed RTT (queueing delay included).
+    wnd, rtt = [], []
+    for iv in data.get("intervals", []):
+        s = (iv.get("streams") or [{}])[0]
+        a, b = base + float(s.get("start", 0.0)), base + float(s.get("end", 0.0))
+        if w0 <= (a + b) / 2 <= w1:
+            if s.get("snd_wnd") is not None:
+                wnd.append(float(s["snd_wnd"]))
+            if s.get("rtt"):
+                rtt.append(float(s["rtt"]))
+    row["snd_wnd_mean_bytes"] = round(sum(wnd) / len(wnd), 1) if wnd else None
+    row["rtt_mean_us"] = round(sum(rtt) / len(rtt), 1) if rtt else None
     end = data.get("end") or {}
     srv_end = server.get("end") or {}
     if f.kind == "tcp":
@@ -257,7 +290,7 @@ def flow_row(f: Flow, data: Optional[Dict[str, Any]], launched_s: Optional[float
         rcvd = srv_end.get("sum_received") or end.get("sum_received") or {}
         row["bytes_sent"] = int(sent.get("bytes", 0))
         row["retransmits"] = int(sent.get("retransmits", 0) or 0)
-        row["bytes_delivered"] = int(rcvd.get("bytes", 0))
+        row["bytes_delivered"] = int(rcvd.get("bytes", total))
         row["bytes_in_window"] = in_window
         row["pkts_in_window"] = -(-in_window // mss)
         if f.size_bytes is not None and row["bytes_delivered"] >= f.size_bytes:
@@ -267,7 +300,7 @@ def flow_row(f: Flow, data: Optional[Dict[str, Any]], launched_s: Optional[float
         sent = end.get("sum") or end.get("sum_sent") or {}
         rcvd = srv_end.get("sum") or srv_end.get("sum_received") or {}
         row["bytes_sent"] = int(sent.get("bytes", 0))
-        row["bytes_delivered"] = int(rcvd.get("bytes", 0))
+        row["bytes_delivered"] = int(rcvd.get("bytes", total))
         row["bytes_in_window"] = in_window
         row["pkts_in_window"] = pkts_window
     return row
