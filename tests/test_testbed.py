@@ -86,6 +86,8 @@ def test_longflows_maps_onto_the_dumbbell():
     udp = p.flows[-1]
     assert (udp.src, udp.dst, udp.rate_bps) == ("udp", "r0", pytest.approx(5e6))
     assert p.rcv_buf_bytes == 64240 and p.window_s == 10.0
+    assert p.preconnect  # tcp.handshake = false: the flows connect before the run
+    assert not _plan().preconnect
     # ns-2 details of the simulated TCP are listed, not silently dropped
     assert any(n.startswith("tcp.recovery_cwnd") for n in p.notes)
     assert any(n.startswith("udp.pattern") for n in p.notes)
@@ -186,13 +188,15 @@ def prefix():
 
 
 @needs_root
-def test_run_moves_real_tcp_and_tears_down(tmp_path, prefix):
+@pytest.mark.parametrize("handshake", ["true", "false"])  # iperf3, or pre-connected streams
+def test_run_moves_real_tcp_and_tears_down(tmp_path, prefix, handshake):
     f = tmp_path / "s.toml"
     f.write_text(SMALL)
     switch = "dcfair" if find_binary() else "bridge"
     out = tmp_path / "out"
     t0 = time.monotonic()
-    p = dcfair("testbed", "run", f, "--switch", switch, "--out", out, "--prefix", prefix, timeout=120)
+    p = dcfair("testbed", "run", f, "--switch", switch, "--out", out, "--prefix", prefix,
+               "--set", f"tcp.handshake={handshake}", timeout=120)
     assert p.returncode == 0, (p.stdout, p.stderr)
     assert time.monotonic() - t0 < 30
     assert bed.ours(prefix) == [], "namespaces left behind"
@@ -201,6 +205,7 @@ def test_run_moves_real_tcp_and_tears_down(tmp_path, prefix):
     m = summary["metrics"]
     rows = list(csv.DictReader(open(out / "flows.csv")))
     assert [r["group"] for r in rows] == ["flows", "flows", "short"]
+    assert (out / "raw" / "streams-r0.json").exists() == (handshake == "false")
     for r in rows:
         assert r["error"] == "" and int(r["bytes_delivered"]) > 0, r
     long = rows[:2]

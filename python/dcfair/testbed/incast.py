@@ -12,6 +12,11 @@ ends when the last answer is complete; the next request leaves ``gap`` seconds l
                              [--gap 0] [--start-at MONOTONIC] [--cc reno] [--deadline-s 60]
     python3 incast.py fetch --server 10.77.0.1:6001 --bytes 200000 [--start-at MONOTONIC] [--cc reno]
 
+    python3 incast.py streams --servers 10.77.0.1:6002,... --starts T1,... --deadline-at T2 [--cc reno]
+
+``streams`` runs a receiver's long-lived flows, connected at once and started at their
+``--starts`` (a server run with ``--tcp-info`` samples the sender's tcp_info and prints it on
+SIGTERM).
 ``fetch`` is one sized flow (the server is its sender): it connects at ``--start-at`` and prints
 ``fct_s`` (connection, request and answer) and the bytes received per ``bin_s`` since the start.
 
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import signal
 import socket
 import struct
 import sys
@@ -41,8 +47,31 @@ def _set_cc(sock: socket.socket, cc) -> None:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
 
 
+#: struct tcp_info (linux/tcp.h): offsets of the fields the stream server samples.
+TCPI = {"rtt_us": (68, "I"), "total_retrans": (100, "I"), "bytes_sent": (200, "Q"), "snd_wnd": (228, "I")}
+SAMPLES: list = []  # stream servers: [monotonic, rtt_us, total_retrans, bytes_sent, snd_wnd] every BIN_S
+
+
+def tcp_info(sock: socket.socket) -> list:
+    raw = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 512)
+    return [struct.unpack_from(fmt, raw, off)[0] if len(raw) >= off + struct.calcsize(fmt) else None
+            for off, fmt in TCPI.values()]
+
+
+async def _sample(sock: socket.socket) -> None:
+    while True:
+        try:
+            SAMPLES.append([time.monotonic()] + tcp_info(sock))
+        except OSError:
+            return
+        await asyncio.sleep(BIN_S)
+
+
 async def _serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
     payload = bytes(CHUNK)
+    sampler = None
+    if STREAM_INFO:
+        sampler = asyncio.ensure_future(_sample(writer.get_extra_info("socket")))
     try:
         while True:
             head = await reader.readexactly(REQUEST.size)
@@ -55,7 +84,12 @@ async def _serve_one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter)
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
+        if sampler is not None:
+            sampler.cancel()
         writer.close()
+
+
+STREAM_INFO = False  # set by `server --tcp-info`
 
 
 async def server(bind: str, port: int, cc) -> None:
@@ -65,9 +99,15 @@ async def server(bind: str, port: int, cc) -> None:
     sock.bind((bind, port))
     sock.listen(1024)
     srv = await asyncio.start_server(_serve_one, sock=sock)
-    print("ready", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
     async with srv:
-        await srv.serve_forever()
+        await stop.wait()
+    if STREAM_INFO:  # the sender's view, printed when it is told to stop
+        json.dump({"fields": ["t"] + list(TCPI), "samples": SAMPLES}, sys.stdout)
+        print(flush=True)
 
 
 async def _answer(reader: asyncio.StreamReader, n: int, t0: float, bins=None) -> float:
@@ -97,6 +137,38 @@ async def fetch(host: str, port: int, nbytes: int, start_at, cc, deadline_at=Non
         start = max(t0, start_at or t0)
         return {"start": start, "fct_s": None, "bytes": nbytes, "received": sum(bins), "bin_s": BIN_S, "bins": bins,
                 "error": type(e).__name__}
+
+
+async def streams(targets, starts, deadline_at: float, cc) -> list:
+    """Long-lived flows into this host, one per ``(host, port)`` of ``targets``: every connection
+    opens at once (before the run: the simulator's flows open without a handshake); flow ``i``
+    asks for an endless answer at ``starts[i]`` (monotonic) and counts what arrives per bin
+    until ``deadline_at``. One process for all of a receiver's flows."""
+    loop = asyncio.get_running_loop()
+
+    async def connect(host, port):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        _set_cc(sock, cc)
+        sock.setblocking(False)
+        await loop.sock_connect(sock, (host, port))
+        return (time.monotonic(),) + await asyncio.open_connection(sock=sock)
+
+    conns = await asyncio.gather(*(connect(h, p) for h, p in targets))
+
+    async def one(i):
+        connected, reader, writer = conns[i]
+        await asyncio.sleep(max(0.0, starts[i] - time.monotonic()))
+        t0 = time.monotonic()
+        writer.write(REQUEST.pack(1 << 62))
+        bins: list = []
+        try:
+            await asyncio.wait_for(_answer(reader, 1 << 62, t0, bins), max(0.0, deadline_at - t0))
+        except (asyncio.TimeoutError, ConnectionError):
+            pass
+        writer.close()
+        return {"start": t0, "connected": connected, "fct_s": None, "received": sum(bins), "bin_s": BIN_S, "bins": bins}
+
+    return await asyncio.gather(*(one(i) for i in range(len(targets))))
 
 
 async def _fetch(host, port, nbytes, start_at, cc, bins) -> dict:
@@ -157,6 +229,7 @@ def main(argv=None) -> int:
     s.add_argument("--bind", default="0.0.0.0")
     s.add_argument("--port", type=int, required=True)
     s.add_argument("--cc")
+    s.add_argument("--tcp-info", action="store_true", help="sample each connection's tcp_info; print it on SIGTERM")
     c = sub.add_parser("client")
     c.add_argument("--servers", required=True, help="host:port,host:port,...")
     c.add_argument("--bytes", type=int, required=True)
@@ -171,10 +244,22 @@ def main(argv=None) -> int:
     g.add_argument("--start-at", type=float)
     g.add_argument("--cc")
     g.add_argument("--deadline-at", type=float)
+    t = sub.add_parser("streams")
+    t.add_argument("--servers", required=True, help="host:port,host:port,...")
+    t.add_argument("--starts", required=True, help="monotonic start time of each, comma-separated")
+    t.add_argument("--deadline-at", type=float, required=True)
+    t.add_argument("--cc")
     a = p.parse_args(argv)
     try:
         if a.mode == "server":
+            global STREAM_INFO
+            STREAM_INFO = a.tcp_info
             asyncio.run(server(a.bind, a.port, a.cc))
+        elif a.mode == "streams":
+            targets = [(h, int(port)) for h, _, port in (x.rpartition(":") for x in a.servers.split(","))]
+            starts = [float(x) for x in a.starts.split(",")]
+            json.dump(asyncio.run(streams(targets, starts, a.deadline_at, a.cc)), sys.stdout)
+            print()
         elif a.mode == "fetch":
             host, _, port = a.server.rpartition(":")
             json.dump(asyncio.run(fetch(host, int(port), a.bytes, a.start_at, a.cc, a.deadline_at)), sys.stdout)

@@ -16,7 +16,9 @@ run it directly. The rules (docs/testbed.md, "Mapping"):
 - TCP keys map onto Linux where Linux has the knob: ``cc`` (``newreno`` -> ``reno``, which in
   Linux is NewReno with SACK when SACK is on), ``min_rto_ms`` -> route ``rto_min``,
   ``delayed_ack = false`` -> route ``quickack``, ``init_cwnd_pkts`` -> ``initcwnd``, ``sack``,
-  ``timestamps``, ``window_scaling``, ``ecn`` -> sysctls, ``rcv_buf_bytes`` -> iperf3 ``-w``.
+  ``timestamps``, ``window_scaling``, ``ecn`` -> sysctls, ``rcv_buf_bytes`` -> iperf3 ``-w``,
+  ``handshake = false`` -> long-lived flows connect before the run (no SYN in the congested
+  network, as the simulator's flows have none).
   The simulator's defaults apply when a key is absent (so SACK and timestamps are off, as in
   the simulator). The other keys describe the simulated TCP's internals (ns-2 recovery
   variants, initial RTO, ...): Linux does what it does; each is listed in the plan's
@@ -60,7 +62,7 @@ TCP_DEFAULTS = {
     "delayed_ack": False, "min_rto_ms": 200.0, "sack": False, "timestamps": False, "ecn": False,
 }
 #: TCP keys that are mapped (the rest are noted as Linux's own behaviour).
-TCP_MAPPED = set(TCP_DEFAULTS) | {"header_bytes"}
+TCP_MAPPED = set(TCP_DEFAULTS) | {"header_bytes", "handshake"}
 TOP_KEYS = {"name", "description", "seed", "sim", "measure", "topology", "queue", "tcp", "flows", "groups",
             "udp", "incast", "fairq"}
 GROUP_KEYS = {"count", "size_bytes", "size_pkts", "start_min_s", "start_max_s", "src", "dst", "tcp", "transport"}
@@ -118,6 +120,9 @@ class Plan:
     mss_bytes: int = 1460
     header_bytes: int = 40
     notes: List[str] = field(default_factory=list)
+    #: ``tcp.handshake = false``: long-lived flows connect before the run, in an idle network
+    #: (the stream generator); otherwise iperf3 connects at the flow's start time.
+    preconnect: bool = False
 
     @property
     def queue_kind(self) -> str:
@@ -315,9 +320,13 @@ def plan(text: str, overrides: List[Tuple[str, str]] = (), origin: str = "<scena
     if not flows and incast is None:
         raise invalid("flows", "the scenario has no traffic the testbed can run ([flows], [groups.*], [udp], [incast])")
     rcv = tcp.get("rcv_buf_bytes")
+    preconnect = tcp.get("handshake", True) is False
+    if preconnect:
+        notes.append("tcp.handshake: false -> long-lived flows connect before the run (stream generator, not iperf3); "
+                     "sized flows still connect at their start")
     return Plan(name, seed, duration, window, hosts, ports, flows, queue, fairq, incast,
                 None if "rcv_buf_bytes" not in sc.get("tcp", {}) else int(rcv), int(tcp["mss_bytes"]),
-                int(tcp.get("header_bytes", 40)), notes)
+                int(tcp.get("header_bytes", 40)), notes, preconnect)
 
 
 def _incast(ic: Dict[str, Any], senders: int, names: List[str], NOT: str) -> Incast:

@@ -91,8 +91,12 @@ def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_
         tr.start_servers()
         say(f"{plan.name}: {len(plan.flows)} flows{' + incast' if plan.incast else ''}, "
             f"{plan.duration_s:g} s, switch {switch} ({plan.queue_kind})")
-        t0 = time.monotonic() + 0.5  # the sized flows' clients start now and wait for their start
+        # The sized and pre-connected flows' clients start now and wait for their start time;
+        # pre-connected ones open their connection at once, so give them time to.
+        n_pre = sum(1 for f in plan.flows if traffic.streamed(f, plan))
+        t0 = time.monotonic() + 0.5 + (1.0 + 0.005 * n_pre if n_pre else 0.0)
         tr.launch_fetches(t0, plan.duration_s)
+        tr.launch_streams(t0, plan.duration_s)
         tr.t0 = t0
         counters = _drive(plan, tb, tr, t0, say)
         incast_only = plan.incast is not None and not plan.flows
@@ -127,7 +131,8 @@ def _sigterm(signum, frame):
 
 def _drive(plan: Plan, tb: Testbed, tr: traffic.Traffic, t0: float, say) -> Dict[str, Any]:
     """Launches the clients on schedule and samples the switch's counters at the window's edges."""
-    pending = sorted((f for f in plan.flows if not traffic.sized(f)), key=lambda f: (f.start_s, f.id))
+    pending = sorted((f for f in plan.flows if not (traffic.sized(f) or traffic.streamed(f, plan))),
+                     key=lambda f: (f.start_s, f.id))
     w_start = plan.duration_s - plan.window_s
     counters: Dict[str, Any] = {"start": port_counters(tb), "window_start": None, "end": None}
     measured = [tb.host(p.host).port for p in plan.ports if p.measured]
@@ -165,17 +170,21 @@ def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, time
     for f in plan.flows:
         per_host.setdefault(f.src, []).append(f.id)
     rows = []
+    streams = tr.stream_results()
     for f in plan.flows:
         data = traffic.load_flow_json(tr.dir / "flows" / f"{f.id}.json")
         if traffic.sized(f):
             row = traffic.fetch_row(f, data, tr.t0, (w0, w1), w1, plan.mss_bytes)
+        elif traffic.streamed(f, plan):
+            sender = traffic.load_flow_json(tr.dir / "flows" / f"{f.id}.sender.json")
+            row = traffic.stream_row(f, streams.get(f.id), sender, tr.t0, (w0, w1), w1, plan.mss_bytes)
         else:
             server = traffic.load_flow_json(tr.dir / "flows" / f"{f.id}.server.json")
             row = traffic.flow_row(f, data, tr.launched_at.get(f.id), (w0, w1), w1, plan.mss_bytes, server)
         if f.kind == "tcp" and len(per_host[f.src]) == 1:
             row["timeouts"] = timeouts.get(f.src, 0)
-        if f.id in late and not row["error"]:
-            row["error"] = "still running 6 s after the end; stopped"
+        if f.id in late:  # iperf3's own message would only say it was interrupted
+            row["error"] = "late: still running 6 s after the end (stopped; receiver counts from its server)"
         rows.append(row)
     tcp = [r for r in rows if r["kind"] == "tcp"]
     udp = [r for r in rows if r["kind"] == "udp"]

@@ -6,7 +6,13 @@ Rules:
   receiver that connects at the flow's start, asks for the bytes and times the last one
   (iperf3 ``-n`` stops counting when the sender has written its bytes, not when they arrive).
   Their rows have no retransmission counts (the generator cannot see the sender's TCP).
-- One iperf3 server per long-lived flow (``-s -1 -J``, port ``5201 + flow id``) in the receiver's
+- Long-lived flows of a scenario whose TCP opens without a handshake (``tcp.handshake =
+  false``, the ns-2 style the HCF setting uses) run :mod:`.incast`'s ``stream`` instead of
+  iperf3: connected before time zero in an idle network, started at their start time (a SYN
+  lost in a 5-packet buffer would otherwise wait out Linux's 1 s initial RTO and its backoff,
+  a starvation the simulated flows cannot have). The receiver counts bytes per bin; the sender
+  samples its ``tcp_info`` (bytes sent, retransmissions, window, RTT) every bin.
+- One iperf3 server per other long-lived flow (``-s -1 -J``, port ``5201 + flow id``) in the receiver's
   namespace, one client per flow in the sender's, started at the flow's start time (relative to
   the traffic's time zero, ``t0``, on CLOCK_MONOTONIC). Clients run with ``-J
   --get-server-output`` and both ends report every ``INTERVAL_S``, so each flow's JSON holds the
@@ -54,6 +60,7 @@ class Traffic:
         self.launched_at: Dict[int, float] = {}
         self.incast_client: Optional[subprocess.Popen] = None
         self.t0 = 0.0
+        self.stream_files: Dict[str, List[int]] = {}
         (self.dir / "flows").mkdir(parents=True, exist_ok=True)
 
     def _ns(self, host: str) -> str:
@@ -63,11 +70,17 @@ class Traffic:
         """Starts every iperf3 and incast server and waits until each listens."""
         want: Dict[str, int] = {}
         for f in self.plan.flows:
-            if sized(f):  # the fetch server runs on the flow's sender
+            if sized(f) or streamed(f, self.plan):  # the fetch / stream server runs on the flow's sender
                 cc = f.cc or self.hosts[f.src].cc
                 argv = [sys.executable, str(INCAST_SCRIPT), "server", "--bind", self.hosts[f.src].ip,
                         "--port", str(FETCH_PORT + f.id)] + (["--cc", cc] if cc else [])
-                self.servers.append(_popen(self._ns(f.src), argv, subprocess.DEVNULL))
+                out = subprocess.DEVNULL
+                if streamed(f, self.plan):
+                    argv.append("--tcp-info")
+                    out = open(self.dir / "flows" / f"{f.id}.sender.json", "w")
+                self.servers.append(_popen(self._ns(f.src), argv, out))
+                if out is not subprocess.DEVNULL:
+                    out.close()
                 want[f.src] = want.get(f.src, 0) + 1
                 continue
             argv = ["iperf3", "-s", "-1", "-J", "-i", str(INTERVAL_S), "-p", str(BASE_PORT + f.id),
@@ -126,6 +139,36 @@ class Traffic:
             out = open(self.dir / "flows" / f"{f.id}.json", "w")
             self.clients[f.id] = _popen(self._ns(f.dst), argv, out)
             out.close()
+
+    def launch_streams(self, t0: float, duration_s: float) -> None:
+        """Starts one receiver process per host for its pre-connected long flows: each connects
+        at once and asks for data at ``t0 + start_s``."""
+        by_dst: Dict[str, List[Flow]] = {}
+        for f in self.plan.flows:
+            if streamed(f, self.plan):
+                by_dst.setdefault(f.dst, []).append(f)
+        for dst, flows in by_dst.items():
+            ccs = {f.cc or self.hosts[f.src].cc for f in flows}
+            if len(ccs) != 1:
+                raise TestbedError(f"{dst}: pre-connected flows with different congestion controls")
+            cc = ccs.pop()
+            argv = [sys.executable, str(INCAST_SCRIPT), "streams",
+                    "--servers", ",".join(f"{self.hosts[f.src].ip}:{FETCH_PORT + f.id}" for f in flows),
+                    "--starts", ",".join(repr(t0 + f.start_s) for f in flows),
+                    "--deadline-at", repr(t0 + duration_s)] + (["--cc", cc] if cc else [])
+            out = open(self.dir / f"streams-{dst}.json", "w")
+            self.clients[-1000 - len(self.stream_files)] = _popen(self._ns(dst), argv, out)
+            out.close()
+            self.stream_files[dst] = [f.id for f in flows]
+
+    def stream_results(self) -> Dict[int, Dict[str, Any]]:
+        """Flow id -> its record from the receivers' stream output."""
+        out: Dict[int, Dict[str, Any]] = {}
+        for dst, ids in self.stream_files.items():
+            data = load_flow_json(self.dir / f"streams-{dst}.json")
+            if isinstance(data, list):
+                out.update(zip(ids, data))
+        return out
 
     def launch_incast(self, start_at: float, deadline_s: float) -> None:
         ic = self.plan.incast
@@ -186,6 +229,33 @@ def sized(f: Flow) -> bool:
     """A TCP flow of a given size: run by the fetch generator, not iperf3 (iperf3 -n stops
     counting when the sender has written its bytes, not when they arrived)."""
     return f.kind == "tcp" and f.size_bytes is not None
+
+
+def streamed(f: Flow, plan: Plan) -> bool:
+    """A long-lived TCP flow that connects before the run (``tcp.handshake = false``)."""
+    return f.kind == "tcp" and f.size_bytes is None and plan.preconnect
+
+
+def stream_row(f: Flow, data, sender, t0: float, window: tuple, end_s: float, mss: int) -> Dict[str, Any]:
+    """The ``flows.csv`` row of a pre-connected long flow: the receiver's bins, and the
+    sender's tcp_info samples (bytes sent, retransmissions, window, RTT)."""
+    row = fetch_row(f, data, t0, window, end_s, mss)
+    if data is not None and data.get("connected", 0) > t0 + f.start_s:
+        row["error"] = "connected after its start time"
+    samples = (sender or {}).get("samples") or []
+    if samples:
+        fields = sender["fields"]
+        col = {k: fields.index(k) for k in fields}
+        last = samples[-1]
+        row["bytes_sent"] = last[col["bytes_sent"]]
+        row["retransmits"] = last[col["total_retrans"]] or 0
+        w0, w1 = window
+        inside = [s for s in samples if w0 <= s[0] - t0 <= w1]
+        wnd = [s[col["snd_wnd"]] for s in inside if s[col["snd_wnd"]] is not None]
+        rtt = [s[col["rtt_us"]] for s in inside if s[col["rtt_us"]]]
+        row["snd_wnd_mean_bytes"] = round(sum(wnd) / len(wnd), 1) if wnd else None
+        row["rtt_mean_us"] = round(sum(rtt) / len(rtt), 1) if rtt else None
+    return row
 
 
 def fetch_row(f: Flow, data: Optional[Dict[str, Any]], t0: float, window: tuple, end_s: float, mss: int) -> Dict[str, Any]:
