@@ -129,6 +129,7 @@ def test_switch_config_is_the_switch_contract():
     (("groups.short.via", "sw"), "groups.short.via"),
     (("fairq.switches", '["x"]'), "fairq.switches"),
     (("flows.src", "r0"), "flows.dst"),
+    (("topology.senders", "5000"), "topology.senders"),
 ])
 def test_what_cannot_map_is_invalid_input_naming_the_key(override, key):
     with pytest.raises(mapping.InvalidInput) as e:

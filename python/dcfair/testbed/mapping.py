@@ -225,6 +225,11 @@ def plan(text: str, overrides: List[Tuple[str, str]] = (), origin: str = "<scena
     host_buffer = int(_num(topo, "host_buffer_pkts", "topology.", default=DEFAULT_BUFFER))
     if senders < 1 or receivers < 1:
         raise invalid("topology.senders", "at least one sender and one receiver")
+    from dcfair.testbed.bed import MAX_HOSTS
+
+    if senders + receivers + 1 > MAX_HOSTS:
+        raise invalid("topology.senders", f"the testbed has at most {MAX_HOSTS} hosts (a namespace each), "
+                                          f"got {senders} senders and {receivers} receivers")
 
     tcp = dict(TCP_DEFAULTS)
     tcp.update(sc.get("tcp", {}))
