@@ -8,8 +8,9 @@ with them (20 packets for 400 flows -> 5 for 100: the same buffer per flow), a s
 - on the testbed (``dcfair testbed run``: Linux TCP in namespaces through the dcfair switch
   running the same queue code), ``--reps`` runs each;
 
-then FairQ on real TCP (DropTail under ``[fairq]``, a larger buffer so the target is a few
-packets): the receive windows the senders see (iperf3's ``snd_wnd``), the queue the switch
+then FairQ on real TCP (DropTail under ``[fairq]``, 10 flows opened with a handshake, a
+100-packet buffer and a 25-packet target: with 100 flows their minimum windows of one MSS
+alone would exceed it): the receive windows the senders see (iperf3's ``snd_wnd``), the queue the switch
 reports, the queue implied by the senders' RTT, against FairQ's target; and the simulator's
 queue (time series) beside it.
 
@@ -50,11 +51,15 @@ FAIRQ_TARGET = 0.25
 
 def overrides(a, kind: str, fairq: bool = False):
     buf = a.buffer_pkts if a.buffer_pkts else max(2, round(20 * a.flows / 400))
-    ov = [("flows.count", str(a.flows)), ("topology.senders", str(a.flows)), ("queue.kind", kind),
+    n = a.fairq_flows if fairq else a.flows
+    ov = [("flows.count", str(n)), ("topology.senders", str(n)), ("queue.kind", kind),
           ("queue.limit_pkts", str(FAIRQ_BUFFER_PKTS if fairq else buf)), ("sim.duration_s", str(a.duration)),
           ("measure.window_s", str(a.window))]
     if fairq:
-        ov.append(("fairq.target_fraction", str(FAIRQ_TARGET)))
+        # FairQ counts flows from SYN-ACK / FIN / RST: the flows must open with a handshake
+        # (which rules out ns-2's handshake-less first-segment details).
+        ov += [("fairq.target_fraction", str(FAIRQ_TARGET)), ("tcp.handshake", "true"),
+               ("tcp.headerless_first_segment", "false"), ("tcp.first_ack_resets_cwnd", "false")]
     return ov
 
 
@@ -151,7 +156,8 @@ def table(res) -> str:
     fq_sim, fq_tb = res["sim"].get("fairq"), res["testbed"].get("fairq")
     if fq_sim:
         target = FAIRQ_TARGET * FAIRQ_BUFFER_PKTS
-        lines += ["", f"FairQ (DropTail, {FAIRQ_BUFFER_PKTS}-packet buffer, target {target:g} packets):", "",
+        lines += ["", f"FairQ (DropTail, {res['setting'].get('fairq_flows', 10)} flows, {FAIRQ_BUFFER_PKTS}-packet buffer, "
+                      f"target {target:g} packets):", "",
                   "| metric | simulation | testbed (Linux TCP) |", "|---|---|---|"]
         rate = 100e6
         for r in fq_tb or []:
@@ -182,6 +188,9 @@ def main(argv=None) -> int:
     ap.add_argument("--switch", choices=("dcfair", "bridge"), default="dcfair")
     ap.add_argument("--prefix", default="dcfv-")
     ap.add_argument("--work", default=str(REPO / "out" / "testbed-compare"))
+    ap.add_argument("--fairq-flows", type=int, default=10,
+                    help="flows of the FairQ rows (every flow keeps at least one MSS in flight, so the "
+                         "flows times 1 MSS must stay below the target)")
     ap.add_argument("--no-fairq", action="store_true")
     ap.add_argument("--from-json", help="only rewrite the table from this results file")
     ap.add_argument("--doc", help="also write the table into this markdown file, between the markers")
@@ -191,6 +200,7 @@ def main(argv=None) -> int:
     else:
         res = {"setting": {"flows": a.flows, "buffer_pkts": a.buffer_pkts or max(2, round(20 * a.flows / 400)),
                            "duration_s": a.duration, "window_s": a.window, "seeds": a.seeds, "reps": a.reps,
+                           "fairq_flows": a.fairq_flows,
                            "switch": a.switch},
                "base_rtt_us": 100.0, "sim": {}, "testbed": {}}
         kinds = ("droptail",) if a.switch == "bridge" else ("droptail", "hcf")

@@ -42,9 +42,21 @@ BIN_S = 0.1  # fetch: bytes received per bin, from the start
 REQUEST = struct.Struct("!Q")
 
 
+RCVBUF = 0  # --rcvbuf: SO_RCVBUF of the receiving sockets (set before connect), 0 = the kernel's
+
+
 def _set_cc(sock: socket.socket, cc) -> None:
     if cc:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+
+
+def _client_socket(cc) -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    _set_cc(sock, cc)
+    if RCVBUF:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF)
+    sock.setblocking(False)
+    return sock
 
 
 #: struct tcp_info (linux/tcp.h): offsets of the fields the stream server samples.
@@ -147,9 +159,7 @@ async def streams(targets, starts, deadline_at: float, cc) -> list:
     loop = asyncio.get_running_loop()
 
     async def connect(host, port):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        _set_cc(sock, cc)
-        sock.setblocking(False)
+        sock = _client_socket(cc)
         await loop.sock_connect(sock, (host, port))
         return (time.monotonic(),) + await asyncio.open_connection(sock=sock)
 
@@ -175,9 +185,7 @@ async def _fetch(host, port, nbytes, start_at, cc, bins) -> dict:
     if start_at is not None:
         await asyncio.sleep(max(0.0, start_at - time.monotonic()))
     t0 = time.monotonic()
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    _set_cc(sock, cc)
-    sock.setblocking(False)
+    sock = _client_socket(cc)
     await asyncio.get_running_loop().sock_connect(sock, (host, port))
     reader, writer = await asyncio.open_connection(sock=sock)
     writer.write(REQUEST.pack(nbytes))
@@ -189,9 +197,7 @@ async def _fetch(host, port, nbytes, start_at, cc, bins) -> dict:
 async def client(servers, nbytes: int, rounds: int, gap: float, start_at, cc, deadline_s: float) -> dict:
     conns = []
     for host, port in servers:  # one after another, as the simulator opens them
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        _set_cc(sock, cc)
-        sock.setblocking(False)
+        sock = _client_socket(cc)
         await asyncio.get_running_loop().sock_connect(sock, (host, port))
         conns.append(await asyncio.open_connection(sock=sock))
     if start_at is not None:
@@ -249,7 +255,11 @@ def main(argv=None) -> int:
     t.add_argument("--starts", required=True, help="monotonic start time of each, comma-separated")
     t.add_argument("--deadline-at", type=float, required=True)
     t.add_argument("--cc")
+    for sp in (c, g, t):
+        sp.add_argument("--rcvbuf", type=int, default=0, help="SO_RCVBUF of the receiving sockets (bytes)")
     a = p.parse_args(argv)
+    global RCVBUF
+    RCVBUF = getattr(a, "rcvbuf", 0)
     try:
         if a.mode == "server":
             global STREAM_INFO

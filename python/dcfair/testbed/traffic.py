@@ -135,10 +135,14 @@ class Traffic:
             cc = f.cc or self.hosts[f.src].cc
             argv = [sys.executable, str(INCAST_SCRIPT), "fetch", "--server", f"{self.hosts[f.src].ip}:{FETCH_PORT + f.id}",
                     "--bytes", str(f.size_bytes), "--start-at", repr(t0 + f.start_s),
-                    "--deadline-at", repr(t0 + duration_s)] + (["--cc", cc] if cc else [])
+                    "--deadline-at", repr(t0 + duration_s)] + (["--cc", cc] if cc else []) + self._rcvbuf()
             out = open(self.dir / "flows" / f"{f.id}.json", "w")
             self.clients[f.id] = _popen(self._ns(f.dst), argv, out)
             out.close()
+
+    def _rcvbuf(self) -> List[str]:
+        """The scenario's ``tcp.rcv_buf_bytes`` as the generators' receive buffer."""
+        return ["--rcvbuf", str(self.plan.rcv_buf_bytes)] if self.plan.rcv_buf_bytes else []
 
     def launch_streams(self, t0: float, duration_s: float) -> None:
         """Starts one receiver process per host for its pre-connected long flows: each connects
@@ -155,7 +159,7 @@ class Traffic:
             argv = [sys.executable, str(INCAST_SCRIPT), "streams",
                     "--servers", ",".join(f"{self.hosts[f.src].ip}:{FETCH_PORT + f.id}" for f in flows),
                     "--starts", ",".join(repr(t0 + f.start_s) for f in flows),
-                    "--deadline-at", repr(t0 + duration_s)] + (["--cc", cc] if cc else [])
+                    "--deadline-at", repr(t0 + duration_s)] + (["--cc", cc] if cc else []) + self._rcvbuf()
             out = open(self.dir / f"streams-{dst}.json", "w")
             self.clients[-1000 - len(self.stream_files)] = _popen(self._ns(dst), argv, out)
             out.close()
@@ -180,7 +184,7 @@ class Traffic:
         servers = ",".join(f"{self.hosts[s].ip}:{INCAST_PORT + i}" for i, (s, _) in enumerate(ic.servers))
         argv = [sys.executable, str(INCAST_SCRIPT), "client", "--servers", servers, "--bytes", str(ic.server_bytes),
                 "--rounds", str(ic.rounds), "--gap", str(ic.gap_s), "--start-at", repr(start_at),
-                "--deadline-s", str(deadline_s)] + (["--cc", self.hosts[client].cc] if self.hosts[client].cc else [])
+                "--deadline-s", str(deadline_s)] + (["--cc", self.hosts[client].cc] if self.hosts[client].cc else []) + self._rcvbuf()
         out = open(self.dir / "incast.json", "w")
         self.incast_client = _popen(self._ns(client), argv, out)
         out.close()
