@@ -225,6 +225,26 @@ def test_run_moves_real_tcp_and_tears_down(tmp_path, prefix, handshake):
 
 
 @needs_root
+def test_the_switch_contract_through_a_stand_in(tmp_path, prefix):
+    """The dcfair path (switch.toml, `ready`, SIGTERM, stats.json) with tests/data/fake_switch.py,
+    a bridge that keeps dcfair-switch's command-line contract."""
+    f = tmp_path / "s.toml"
+    f.write_text(SMALL.split("[groups.short]")[0])  # two long flows
+    out = tmp_path / "out"
+    fake = REPO / "tests" / "data" / "fake_switch.py"
+    p = dcfair("testbed", "run", f, "--switch", "dcfair", "--out", out, "--prefix", prefix,
+               "--set", "sim.duration_s=2.0", "--set", "measure.window_s=1.0", timeout=60,
+               env={"DCFAIR_SWITCH": str(fake)})
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    cfg = tomllib.loads((out / "raw" / "switch.toml").read_text())
+    assert cfg["port"][2]["queue"]["kind"] == "hcf"
+    assert json.loads((out / "switch-stats.json").read_text())["seed"] == 7
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["queue_kind"] == "hcf" and summary["metrics"]["utilization"] > 0.3
+    assert bed.ours(prefix) == []
+
+
+@needs_root
 def test_down_cleans_up_after_a_crash(prefix):
     tb = bed.uniform(3, prefix)
     bed.up(tb)

@@ -12,8 +12,8 @@ Rules:
   mapping notes); ``flows.csv`` adds ``bytes_in_window``, ``snd_wnd_mean_bytes``,
   ``rtt_mean_us`` (the sender's view over the window, traffic.py) and ``error``. Raw material stays
   beside them: ``raw/flows/<id>.json`` (iperf3), ``raw/incast.json``, ``switch.toml``,
-  ``switch-stats.json``, ``switch.log``. The three result files are written through temporary
-  names and renamed, after the run has succeeded.
+  ``switch-stats.json``, ``switch.log`` (``raw/`` fills during the run). The three result
+  files are written through temporary names and renamed, after the run has succeeded.
 - Metrics follow docs/metrics.md on the testbed's counters: arrivals are the receiver's bytes
   per iperf3 interval (payload, in full segments), not packets on the wire; utilization is the
   kernel's transmit counter of each measured switch port over the window, in IP bytes (the

@@ -142,6 +142,15 @@ class Switch:
             if r:
                 line = self.proc.stdout.readline()
                 if line.strip() == "ready":
+                    # Keep draining its stdout (into switch.log) so a chatty switch never
+                    # blocks on a full pipe.
+                    import threading
+
+                    def drain(src=self.proc.stdout, dst=self.stderr):
+                        for rest in src:
+                            dst.write(rest)
+
+                    threading.Thread(target=drain, daemon=True).start()
                     return
         raise TestbedError("dcfair-switch did not print `ready` within 15 s")
 
