@@ -177,6 +177,16 @@ def table(res) -> str:
     return "\n".join(lines)
 
 
+def _args(st) -> str:
+    """The options that made a results file, as a command line suffix."""
+    out = ""
+    for key, opt, default in [("switch", "--switch", "dcfair"), ("flows", "--flows", 100), ("reps", "--reps", 1),
+                              ("seeds", "--seeds", 3), ("duration_s", "--duration", 30.0), ("window_s", "--window", 10.0)]:
+        if st.get(key, default) != default:
+            out += f" {opt} {st[key]:g}" if isinstance(st[key], float) else f" {opt} {st[key]}"
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--flows", type=int, default=100)
@@ -229,7 +239,8 @@ def main(argv=None) -> int:
                 f"{st['window_s']:g} s; simulation seeds 1..{st['seeds']}, testbed {st['reps']} run(s) per row through "
                 f"the `{st['switch']}` switch on Linux {res.get('kernel', '?')}, dcfair at {(res.get('git_commit') or '?')[:7]}. "
                 "Cells: mean ± sample std (n), or one run. Made by "
-                "`sudo .venv/bin/python validation/testbed/compare.py --doc docs/validation.md`.")
+                f"`sudo .venv/bin/python validation/testbed/compare.py{_args(st)} --doc docs/validation.md`; "
+                "raw numbers in `validation/results/testbed_longflows.json`.")
         try:
             docsection.replace(a.doc, "testbed", t + "\n\n" + note)
         except ValueError as e:
