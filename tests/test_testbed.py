@@ -153,6 +153,16 @@ def test_cli_engine_checks_come_first(tmp_path):
     assert_clean_error(p, 2, "queue.limit_pkts")
 
 
+def test_cli_run_rejects_a_group_congestion_control_the_kernel_lacks(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(SMALL)
+    lacking = "dctcp" if "dctcp" not in netns.available_cc() else None
+    if lacking is None:
+        pytest.skip("this kernel offers every congestion control the mapping knows")
+    p = dcfair("testbed", "run", f, "--set", f"groups.short.tcp.cc={lacking}", "--prefix", "dctx-")
+    assert_clean_error(p, 2, "groups.short.tcp.cc", lacking)
+
+
 def test_cli_up_rejects_a_congestion_control_the_kernel_lacks():
     p = dcfair("testbed", "up", "--hosts", "2", "--cc", "no-such-cc", "--prefix", "dctx-")
     assert_clean_error(p, 2, "--cc", "no-such-cc")

@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from dcfair.testbed import bed, mapping, traffic
+from dcfair.testbed import bed, mapping, netns, traffic
 from dcfair.testbed.bed import Testbed
 from dcfair.testbed.mapping import Plan
 from dcfair.testbed.netns import TestbedError
@@ -68,6 +68,12 @@ def run_file(path, overrides=(), out=None, switch: str = "dcfair", prefix: str =
 def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_PREFIX, keep: bool = False,
              log=None) -> Dict[str, Any]:
     bed.check_prefix(prefix)
+    offered = netns.available_cc()
+    for f in plan.flows:
+        if f.cc is not None and f.cc not in offered:
+            where = "flows" if f.group == "flows" else f"groups.{f.group}"
+            raise mapping.invalid(f"{where}.tcp.cc", f"the kernel does not offer {f.cc!r} "
+                                                    f"(tcp_available_congestion_control: {' '.join(offered)})")
     out = Path(out)
     raw = out / "raw"
     tb = Testbed(prefix, plan.hosts)
