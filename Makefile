@@ -28,13 +28,14 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 DEMO_ARGS ?=
 
-.PHONY: help install demo test test-deps test-rust test-py system peers validate validate-outcast validate-ns3 validate-ns3-aqm validate-all bench clean distclean
+.PHONY: help install demo test test-deps testbed-deps test-rust test-py system peers validate validate-outcast validate-ns3 validate-ns3-aqm validate-all bench clean distclean
 
 help:
 	@echo "make demo       install everything, then compare every discipline on the HCF paper's long flows: out/demo/report.html"
 	@echo "make test       install (and chromium for the report's browser test), then cargo test (release) and pytest"
 	@echo "make install    venv $(VENV) with the Python deps and the extension (idempotent)"
 	@echo "make test-rust  only the Rust tests;  make test-py  only the Python tests"
+	@echo "make testbed-deps  install iperf3, ethtool and iproute2 for \`dcfair testbed\` (part of make test)"
 	@echo "make peers      install the peer simulators used for validation and benchmarks (ns-2, ns-3)"
 	@echo "make validate   rerun dcfair beside ns-2 and refresh docs/validation.md"
 	@echo "make validate-outcast  only the TCP Outcast fat-tree beside ns-2 (~5 min; part of validate)"
@@ -93,6 +94,24 @@ test-deps:
 	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } \
 	      || echo "dcfair: could not install chromium; the browser tests will be skipped" >&2; \
 	  else echo "dcfair: chromium not found (Debian package chromium); the report's browser tests will be skipped" >&2; fi; \
+	fi
+	@$(MAKE) testbed-deps
+
+# What the testbed (`dcfair testbed`, tests/test_testbed.py) needs from Debian: iperf3 for the
+# flows, ethtool for the offloads, iproute2 for namespaces and veths. Installed when missing and
+# running as root; otherwise the testbed's integration tests skip and say why.
+TESTBED_PKGS := iperf3 ethtool iproute2
+testbed-deps:
+	@missing=""; \
+	for p in $(TESTBED_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$${missing:+$$missing }$$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "==> apt-get install $$missing (for the testbed)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; } \
+	      || echo "dcfair: could not install $$missing; the testbed tests will be skipped" >&2; \
+	  else echo "dcfair: missing Debian packages $$missing; the testbed tests will be skipped" >&2; fi; \
 	fi
 
 # Release, like the extension, so that the dependencies (serde, toml, rand, ...) and the library

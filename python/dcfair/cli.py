@@ -28,6 +28,7 @@ COMMANDS = {
     "report": "dcfair.commands.report",
     "validate": "dcfair.commands.validate",
     "reproduce": "dcfair.commands.reproduce",
+    "testbed": "dcfair.commands.testbed",
 }
 
 EXIT_OK, EXIT_ERROR, EXIT_INVALID, EXIT_INTERRUPTED = 0, 1, 2, 130

@@ -1,0 +1,266 @@
+"""Building and removing a testbed: N host namespaces around one switch namespace.
+
+Rules:
+
+- Host ``i`` is namespace ``<prefix>h<i>`` with one interface ``eth0`` (address
+  ``10.77.<i // 250>.<i % 250 + 1>/16``, MAC ``02:77:00:00:<i>``), joined by a veth pair to
+  interface ``p<i>`` (no address, MAC ``02:77:01:00:<i>``) in ``<prefix>sw``. The veths are
+  created directly inside their namespaces, so nothing of ours lives in the root namespace.
+- The switch forwards at L2 without answering ARP for anyone, so every host gets a permanent
+  neighbour entry for every other host; offloads are off on both ends (the switch re-injects
+  frames through packet sockets: no partial checksums, no 64 KB super-frames); IPv6 is off
+  (no router solicitations or DAD frames in the measurements).
+- Per host: the TCP congestion control (one the kernel offers, else ``InvalidInput`` naming
+  it; the namespace's default when the kernel allows it there, else only per socket, recorded
+  as ``cc_scope``), ``rto_min``, ``quickack`` (no delayed ACKs) and ``initcwnd`` on the subnet route, TCP
+  sysctls (SACK, timestamps, ECN, ...), and optionally a token bucket (``tbf``) with a packet FIFO on ``eth0`` for the access link's
+  rate and the NIC's buffer.
+- ``up`` refuses to touch an existing testbed of the same prefix; ``down`` removes every
+  namespace matching ``<prefix>h<digits>`` or ``<prefix>sw`` (ending the processes inside),
+  and the state file, with or without that file: it cleans up after a crash too.
+- The state file (``/run/dcfair-testbed/<prefix>.json``) lists what was created.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from dcfair.testbed import netns
+from dcfair.testbed.netns import TestbedError
+
+STATE_DIR = Path(os.environ.get("DCFAIR_TESTBED_STATE", "/run/dcfair-testbed"))
+SUBNET_LEN = 16
+MAX_HOSTS = 1000
+DEFAULT_PREFIX = "dcf-"
+
+
+def host_ip(i: int) -> str:
+    return f"10.77.{i // 250}.{i % 250 + 1}"
+
+
+def host_mac(i: int) -> str:
+    return f"02:77:00:00:{i >> 8:02x}:{i & 0xFF:02x}"
+
+
+def port_mac(i: int) -> str:
+    return f"02:77:01:00:{i >> 8:02x}:{i & 0xFF:02x}"
+
+
+@dataclass
+class HostSpec:
+    """One host namespace and its TCP settings."""
+
+    index: int
+    name: str  # the scenario's host name (s0, r0, udp) or h<i>
+    cc: Optional[str] = None  # None: the kernel's default
+    rto_min_ms: Optional[float] = None
+    quickack: bool = False
+    initcwnd: Optional[int] = None
+    sysctls: Dict[str, str] = field(default_factory=dict)  # net.ipv4.tcp_sack -> "0", ...
+    #: "namespace": ``cc`` is the namespace's default; "socket": the kernel restricts it
+    #: (tcp_allowed_congestion_control), so each connection must set it (iperf3 -C).
+    cc_scope: Optional[str] = None
+    tx_rate_bps: Optional[float] = None  # tbf on eth0 (the access link); None: the veth's speed
+    tx_limit_pkts: int = 1000
+
+    @property
+    def ip(self) -> str:
+        return host_ip(self.index)
+
+    @property
+    def mac(self) -> str:
+        return host_mac(self.index)
+
+    @property
+    def port(self) -> str:
+        """Its interface in the switch namespace."""
+        return f"p{self.index}"
+
+
+@dataclass
+class Testbed:
+    prefix: str
+    hosts: List[HostSpec] = field(default_factory=list)
+    created_at: float = 0.0
+
+    def ns(self, host: HostSpec) -> str:
+        return f"{self.prefix}h{host.index}"
+
+    @property
+    def switch_ns(self) -> str:
+        return f"{self.prefix}sw"
+
+    def host(self, name: str) -> HostSpec:
+        for h in self.hosts:
+            if h.name == name:
+                return h
+        raise KeyError(name)
+
+    def to_json(self) -> Dict:
+        return {
+            "prefix": self.prefix,
+            "created_at": self.created_at,
+            "switch_namespace": self.switch_ns,
+            "subnet": f"10.77.0.0/{SUBNET_LEN}",
+            "hosts": [
+                dict(asdict(h), namespace=self.ns(h), ip=h.ip, mac=h.mac, switch_port=h.port, port_mac=port_mac(h.index))
+                for h in self.hosts
+            ],
+        }
+
+
+def uniform(n: int, prefix: str = DEFAULT_PREFIX, cc: Optional[str] = None, rto_min_ms: Optional[float] = None) -> Testbed:
+    """``n`` hosts named ``h0 ..`` with the same settings (``dcfair testbed up``)."""
+    return Testbed(prefix, [HostSpec(i, f"h{i}", cc=cc, rto_min_ms=rto_min_ms) for i in range(n)])
+
+
+def check_prefix(prefix: str) -> None:
+    from dcfair.testbed.mapping import invalid
+
+    # `<prefix>h<i>` must stay a usable namespace name; keep it short and plain.
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,19}", prefix):
+        raise invalid("--prefix", f"1 to 20 letters, digits, '.', '_' or '-', got {prefix!r}")
+
+
+def check(tb: Testbed) -> None:
+    """Invalid input before anything is created: host count, congestion controls."""
+    from dcfair.testbed.mapping import invalid
+
+    check_prefix(tb.prefix)
+    if not 2 <= len(tb.hosts) <= MAX_HOSTS:
+        raise invalid("--hosts", f"must be 2 to {MAX_HOSTS}, got {len(tb.hosts)}")
+    offered = netns.available_cc()
+    for h in tb.hosts:
+        if h.cc is not None and h.cc not in offered:
+            raise invalid("--cc" if h.name.startswith("h") else "tcp.cc",
+                          f"the kernel does not offer {h.cc!r} (tcp_available_congestion_control: {' '.join(offered)})")
+        if h.rto_min_ms is not None and not h.rto_min_ms > 0:
+            raise invalid("--rto-min-ms", f"must be positive, got {h.rto_min_ms}")
+
+
+def ours(prefix: str) -> List[str]:
+    """The namespaces a testbed of this prefix has: by name, whatever the state file says."""
+    pat = re.compile(re.escape(prefix) + r"(h\d+|sw)")
+    return [n for n in netns.namespaces() if pat.fullmatch(n)]
+
+
+def state_path(prefix: str) -> Path:
+    return STATE_DIR / f"{prefix}.json"
+
+
+def up(tb: Testbed, log=None) -> Testbed:
+    """Creates the testbed; on any failure removes what was made and raises."""
+    check(tb)
+    why = netns.why_not_available(("ip", "tc", "ethtool"))
+    if why:
+        raise TestbedError(why)
+    existing = ours(tb.prefix)
+    if existing:
+        raise TestbedError(
+            f"a testbed with prefix {tb.prefix!r} exists ({len(existing)} namespaces, e.g. {existing[0]}); "
+            f"remove it with `dcfair testbed down --prefix {tb.prefix}`"
+        )
+    t0 = time.monotonic()
+    try:
+        _build(tb)
+    except BaseException:
+        down(tb.prefix)
+        raise
+    tb.created_at = time.time()
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    state_path(tb.prefix).write_text(json.dumps(tb.to_json(), indent=1) + "\n")
+    if log:
+        log(f"testbed {tb.prefix!r}: {len(tb.hosts)} hosts + switch namespace up in {time.monotonic() - t0:.1f} s")
+    return tb
+
+
+def _build(tb: Testbed) -> None:
+    sw = tb.switch_ns
+    netns.ip_batch([f"netns add {sw}"] + [f"netns add {tb.ns(h)}" for h in tb.hosts])
+    netns.ip_batch(
+        f"link add eth0 netns {tb.ns(h)} address {h.mac} type veth peer name {h.port} netns {sw} address {port_mac(h.index)}"
+        for h in tb.hosts
+    )
+    # The switch namespace: ports up, no IPv6, offloads off. One shell for all ports.
+    off = "tx off tso off gso off gro off"
+    sysctl_v6 = "sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1"
+    script = sysctl_v6 + "\n" + "".join(f"ethtool -K {h.port} {off} 2>/dev/null || ethtool -K {h.port} tx off tso off gso off\n" for h in tb.hosts)
+    netns.run(["sh", "-ec", script], ns=sw)
+    netns.ip_batch(["link set lo up"] + [f"link set {h.port} up" for h in tb.hosts], ns=sw)
+    # One shell and one `ip -batch` per host; a few at a time (each waits on the kernel).
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(lambda h: _host(tb, h, off, sysctl_v6), tb.hosts))
+
+
+def _host(tb: Testbed, h: HostSpec, off: str, sysctl_v6: str) -> None:
+    ns = tb.ns(h)
+    sysctls = [sysctl_v6]
+    if h.cc is not None:
+        # Outside the initial namespace the kernel lets a namespace's default be only one of
+        # tcp_allowed_congestion_control (EPERM otherwise); sockets can still choose any
+        # available one (TCP_CONGESTION, iperf3 -C), which is what the traffic does.
+        sysctls.append(f"sysctl -qw net.ipv4.tcp_congestion_control={h.cc} 2>/dev/null || true")
+    sysctls += [f"sysctl -qw {k}={v}" for k, v in sorted(h.sysctls.items())]
+    script = "\n".join(sysctls) + f"\nethtool -K eth0 {off} 2>/dev/null || ethtool -K eth0 tx off tso off gso off\n"
+    if h.tx_rate_bps is not None:
+        # A token bucket at the access rate (burst: two full frames, the least tbf accepts at
+        # these rates) over a packet FIFO of the NIC's buffer.
+        rate = int(h.tx_rate_bps)
+        script += (
+            f"tc qdisc replace dev eth0 root handle 1: tbf rate {rate}bit burst 3028 latency 1s\n"
+            f"tc qdisc replace dev eth0 parent 1:1 handle 10: pfifo limit {int(h.tx_limit_pkts)}\n"
+        )
+    script += "sysctl -n net.ipv4.tcp_congestion_control\n"
+    got = netns.run(["sh", "-ec", script], ns=ns).stdout.split()
+    if h.cc is not None:
+        h.cc_scope = "namespace" if got and got[-1] == h.cc else "socket"
+    route = f"route replace 10.77.0.0/{SUBNET_LEN} dev eth0 proto kernel scope link src {h.ip}"
+    if h.rto_min_ms is not None:
+        route += f" rto_min {_ms(h.rto_min_ms)}"
+    if h.quickack:
+        route += " quickack 1"
+    if h.initcwnd is not None:
+        route += f" initcwnd {int(h.initcwnd)}"
+    lines = ["link set lo up", f"addr add {h.ip}/{SUBNET_LEN} dev eth0", "link set eth0 up", route]
+    lines += [f"neigh replace {o.ip} lladdr {o.mac} dev eth0 nud permanent" for o in tb.hosts if o is not h]
+    netns.ip_batch(lines, ns=ns)
+
+
+def _ms(ms: float) -> str:
+    """iproute2 takes whole milliseconds or microseconds (``rto_min 200ms`` / ``5000us``)."""
+    us = round(ms * 1000)
+    return f"{us // 1000}ms" if us % 1000 == 0 else f"{us}us"
+
+
+def down(prefix: str = DEFAULT_PREFIX, log=None) -> List[str]:
+    """Removes every namespace of this prefix (switch first) and the state file; returns them."""
+    names = ours(prefix)
+    try:
+        netns.delete_all(names)
+    except TestbedError:
+        pass  # `ip -force -batch` reports a name deleted meanwhile; what is left is checked below
+    try:
+        state_path(prefix).unlink()
+    except FileNotFoundError:
+        pass
+    left = ours(prefix)
+    if left:
+        raise TestbedError(f"could not remove namespaces: {', '.join(left)}")
+    if log:
+        log(f"testbed {prefix!r}: removed {len(names)} namespaces")
+    return names
+
+
+def load_state(prefix: str) -> Optional[Dict]:
+    try:
+        return json.loads(state_path(prefix).read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
