@@ -115,3 +115,17 @@ def test_incast_collapses_under_fifo(quick):
     fifo = df[df["qdisc"] == "droptail"].groupby("servers")["block_goodput_bps"].mean()
     assert fifo[64] < fifo[4], fifo
     assert (df["rounds_completed"] > 0).all()
+
+
+def test_fairq_spreads_the_long_flows_evenly(quick):
+    """Beyond the paper: FairQ on the 400 long flows (one segment per flow, its floor) against
+    FIFO with the same handshake (the control) and without (the paper's FIFO): far less
+    variance and starvation, a higher Jain index, a full link."""
+    t = {r["variant"]: r for r in quick["hcf-throughput"]["table"]}
+    assert set(t) == {"droptail", "hcf", "fairq", "droptail-handshake"}, t
+    fq, ctl, dt = t["fairq"], t["droptail-handshake"], t["droptail"]
+    assert fq["variance_pkts2"] < 0.4 * min(ctl["variance_pkts2"], dt["variance_pkts2"]), t
+    assert fq["starved_fraction"] < 0.5 * min(ctl["starved_fraction"], dt["starved_fraction"]), t
+    assert fq["jain_index"] > ctl["jain_index"] + 0.15 and fq["utilization"] >= 0.99, t
+    s = {r["variant"]: r for r in quick["hcf-starvation"]["table"]}
+    assert s["fairq"]["median_max_gap_s"] < s["droptail-handshake"]["median_max_gap_s"], s

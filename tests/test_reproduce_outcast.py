@@ -109,3 +109,30 @@ def test_hcf_gives_the_lone_flow_a_fair_share(quick):
     assert hcf12 > 0.6 and hcf12 > 4 * dt12, (hcf12, dt12)
     m = table(quick["outcast-mitigations"]).set_index("mitigation")["share_two_over_six"]
     assert 0.6 < m["hcf"] < 1.6, m
+
+
+def test_fairq_turns_the_outcast_into_an_rtt_bias(quick):
+    """Beyond the paper: FairQ (DropTail + [fairq] at every switch) gives every flow the same
+    window, so no flow starves, and each gets a rate inversely proportional to its RTT: the
+    2-hop flow about twice a 6-hop flow's (docs/mechanisms/fairq.md). Its share is far closer to
+    1 than taildrop's (in log distance) in case I, and it governs the aggregation bottleneck of
+    case IV (the second FairQ switch on the ACKs' path) as well."""
+    import math
+
+    t = table(quick["outcast-case1"])
+    for n in (2, 6, 12):
+        s = t[t["six"] == n].set_index("qdisc")
+        fq, dt = s.loc["fairq", "share_two_over_six"], s.loc["droptail", "share_two_over_six"]
+        assert abs(math.log(fq)) < abs(math.log(dt)) / 2, (n, fq, dt)
+        assert 1.5 < fq < 2.8 and s.loc["fairq", "timeouts"] < 5, (n, s.loc["fairq"].to_dict())
+    m = table(quick["outcast-mitigations"]).set_index("mitigation")["share_two_over_six"]
+    assert 1.3 < m["fairq"] < 2.5, m
+    c4 = table(quick["outcast-case4"]).set_index("qdisc")["share_two_over_six"]
+    assert 0.8 < c4["fairq"] < 1.4 and c4["fairq"] > 10 * c4["droptail"], c4
+    # 130 flows at one segment each overflow a 16 KB buffer: FairQ cannot help (it is reported).
+    c2 = table(quick["outcast-case2"]).set_index("qdisc")["share_two_over_six"]
+    assert c2["fairq"] < 0.25, c2
+    # Case VI's equal-RTT layout has no FairQ row: the lone flow's ACKs miss the bottleneck port.
+    c6 = table(quick["outcast-case6"])
+    assert not ((c6["variant"] == "equal RTTs") & (c6["qdisc"] == "fairq")).any()
+    assert ((c6["variant"] == "3 input ports") & (c6["qdisc"] == "fairq")).any()

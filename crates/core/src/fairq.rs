@@ -46,8 +46,12 @@
 //! the window shifted right by its sender's scale factor `s`, so the switch must know `s`.
 //! - `reserved_bits` (the paper's prototype): an end-host helper writes the receiver's `s` into
 //!   the 4 reserved header bits of every ACK ([`tag_reserved_bits`]); the switch reads it,
-//!   compares `field << s` with `w`, writes `max(w >> s, 1)` and clears the bits. An ACK
-//!   without the bits is left alone (its scale is unknown).
+//!   compares `field << s` with `w` and writes `max(w >> s, 1)`. An ACK without the bits is
+//!   left alone (its scale is unknown). The bits are cleared where the ACK leaves the network:
+//!   by the FairQ switch that forwards it to a host (a port with `to_host`), so that every FairQ
+//!   switch on a multi-switch path can rescale (section III: "as the ACKs traverse the switches
+//!   in the reverse path [...] each switch [...] modifies the value after adjusting it using the
+//!   window scaling value"), and the end point never sees them (section IV-C's reason).
 //! - `unify`: the switch rewrites the window-scale option of every SYN and SYN-ACK to
 //!   `unify_wscale` and writes `max(w >> unify_wscale, 1)`; the sender decodes it exactly with
 //!   the factor it was told. (A receiver whose own factor differs keeps using its own for its
@@ -201,6 +205,8 @@ impl FairqConfig {
 /// The FairQ state of one output port: flow count, queue average, window controller.
 #[derive(Clone, Debug)]
 pub struct FairqPort {
+    /// The port leads to a host: an ACK leaving through it has its reserved bits cleared.
+    pub to_host: bool,
     // parameters (copied, so a port is self-contained)
     target: f64,
     mss: f64,
@@ -231,6 +237,7 @@ impl FairqPort {
         debug_assert!(cfg.validate().is_ok());
         let target = cfg.target_fraction * buffer_bytes as f64;
         FairqPort {
+            to_host: false,
             target,
             mss: cfg.mss_bytes as f64,
             gain: cfg.gain,
@@ -405,17 +412,21 @@ impl Fairq {
         if pkt.payload > 0 && output != NO_PORT {
             self.ports[output as usize].note_data(now);
         }
+        // Read the helper's bits; clear them only where the ACK leaves the network, so that
+        // the FairQ switches further along its path can rescale too.
+        let tagged = pkt.reserved_wscale;
+        if tagged != NO_WSCALE && output != NO_PORT && self.ports[output as usize].to_host {
+            pkt.reserved_wscale = NO_WSCALE;
+        }
         if syn || !pkt.has(flags::ACK) || input == NO_PORT {
             return false;
         }
         let shift = match self.mode {
             WscaleMode::ReservedBits => {
-                let s = pkt.reserved_wscale;
-                pkt.reserved_wscale = NO_WSCALE;
-                if s == NO_WSCALE {
+                if tagged == NO_WSCALE {
                     return false;
                 }
-                s.min(MAX_WSCALE)
+                tagged.min(MAX_WSCALE)
             }
             WscaleMode::Unify => self.unify_wscale,
             WscaleMode::Off => 0,
@@ -741,7 +752,7 @@ mod tests {
     }
 
     #[test]
-    fn reserved_bits_mode_rescales_exactly_and_clears_the_bits() {
+    fn reserved_bits_mode_rescales_exactly() {
         for flows in [1u32, 3, 7, 50] {
             for s in 0..=MAX_WSCALE {
                 let mut f = fairq_with_window(WscaleMode::ReservedBits, 0, flows);
@@ -753,7 +764,7 @@ mod tests {
                 assert_eq!(a.reserved_wscale, s);
                 let before = decode_window(a.rwnd, s);
                 let changed = f.on_packet(us(0), 0, NO_PORT, &mut a);
-                assert_eq!(a.reserved_wscale, NO_WSCALE, "bits cleared");
+                assert_eq!(a.reserved_wscale, s, "bits kept for the next switch");
                 let seen = decode_window(a.rwnd, s);
                 assert!(seen <= before, "never above the receiver's");
                 if before > w {
@@ -770,6 +781,48 @@ mod tests {
         let mut a = seg(flags::ACK);
         assert!(!f.on_packet(us(0), 0, NO_PORT, &mut a));
         assert_eq!(a.rwnd, 65535);
+    }
+
+    #[test]
+    fn reserved_bits_serve_every_fairq_switch_on_the_path_and_are_cleared_at_the_host() {
+        // An ACK crosses switch A (enters through A's port 0, leaves through port 1 towards
+        // switch B), then switch B (enters through B's port 0, leaves through port 1 to the
+        // sender's host). Each switch lowers the window to its own share, exactly, at every
+        // scale factor: the tighter of the two wins, whichever switch it is at.
+        for s in 0..=MAX_WSCALE {
+            for (wa, wb) in [(30_000u64, 90_000u64), (90_000, 30_000), (50_000, 50_000)] {
+                let c = FairqConfig { wscale: WscaleMode::ReservedBits, max_window_bytes: 1 << 24, min_window_bytes: 1, ..cfg() };
+                let port = |w: u64| {
+                    let mut p = FairqPort::new(&FairqConfig { target_fraction: 1.0, ..c.clone() }, w);
+                    p.open(us(0));
+                    p
+                };
+                let mut a = Fairq::new(&c);
+                a.ports = vec![port(wa), port(1 << 20)];
+                let mut b = Fairq::new(&c);
+                b.ports = vec![port(wb), port(1 << 20)];
+                b.ports[1].to_host = true;
+                assert_eq!((a.ports[0].window(), b.ports[0].window()), (Some(wa), Some(wb)));
+                let mut ack = seg(flags::ACK);
+                ack.rwnd = encode_window(64 << 20, s);
+                tag_reserved_bits(&mut ack, s);
+                a.on_packet(us(0), 0, 1, &mut ack);
+                assert_eq!(ack.reserved_wscale, s, "kept: A does not lead to a host");
+                b.on_packet(us(0), 0, 1, &mut ack);
+                assert_eq!(ack.reserved_wscale, NO_WSCALE, "cleared where the ACK leaves for its host");
+                let w = wa.min(wb);
+                assert_eq!(decode_window(ack.rwnd, s), ((w >> s).max(1)) << s, "shift {s}, A {wa}, B {wb}");
+            }
+        }
+        // Cleared on the way to a host even when the ACK did not enter through a FairQ port.
+        let c = FairqConfig { wscale: WscaleMode::ReservedBits, ..cfg() };
+        let mut f = Fairq::new(&c);
+        f.ports = vec![FairqPort::new(&c, BUF)];
+        f.ports[0].to_host = true;
+        let mut ack = seg(flags::ACK);
+        tag_reserved_bits(&mut ack, 3);
+        assert!(!f.on_packet(us(0), NO_PORT, 0, &mut ack));
+        assert_eq!((ack.reserved_wscale, ack.rwnd), (NO_WSCALE, 65535));
     }
 
     #[test]

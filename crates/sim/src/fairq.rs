@@ -13,6 +13,8 @@
 //!   through: the port its flow's data leaves through when the ACK retraces the data's path.
 //! - The end-host helper of `wscale = "reserved_bits"` runs where a receiver's segments leave
 //!   its host ([`FairqNet::tag`]): the receiver's scale factor goes into `reserved_wscale`.
+//!   Every FairQ switch on the ACK's path reads it; a FairQ port whose peer is a host
+//!   (`FairqPort::to_host`) clears it as the ACK leaves the network.
 //! - Two periodic events: `FairqSample` every `sample_interval_us` samples the queue (bytes) of
 //!   every FairQ port; `FairqTick` every `interval_us` runs every controller. Both stop at the
 //!   end of the run.
@@ -90,7 +92,9 @@ impl Sim {
                 if slot[g as usize] == NO_PORT {
                     slot[g as usize] = gids.len() as u32;
                     gids.push(g);
-                    core.ports.push(FairqPort::new(cfg, buffer));
+                    let mut port = FairqPort::new(cfg, buffer);
+                    port.to_host = self.net.nodes[self.net.ports[g as usize].peer_node as usize].kind == NodeKind::Host;
+                    core.ports.push(port);
                 }
             }
         }

@@ -6,6 +6,9 @@ full form (180 s runs, measured over the last 10 s) and 2 seeds of 20 s runs in 
 The paper's numbers come from its text (the figures themselves are missing from the extraction);
 where the text gives no number, the claim is the qualitative statement it makes, checked by a
 stated criterion. ``docs/mechanisms/hcf.md`` holds the resulting claims table.
+
+Beyond the paper, figures 4 and 5 also run FairQ (``LONG_VARIANTS``) and write every variant's
+starvation and fairness side by side (``table.csv``); the paper's claims compare FIFO and HCF only.
 """
 
 from __future__ import annotations
@@ -21,7 +24,22 @@ ROOT = Path(__file__).resolve().parents[3]
 LONG = str(ROOT / "scenarios/papers/hcf/longflows.toml")
 MIX = str(ROOT / "scenarios/papers/hcf/short_over_long.toml")
 QDISCS = ("droptail", "hcf")
-NAMES = {"droptail": "FIFO", "hcf": "HCF"}
+NAMES = {"droptail": "FIFO", "hcf": "HCF", "fairq": "FairQ", "droptail-handshake": "FIFO, handshake"}
+#: The long-flow comparisons of figures 4 and 5: FIFO and HCF (the paper's), and FairQ
+#: (docs/mechanisms/fairq.md): FIFO at the bottleneck plus a ``[fairq]`` table at the dumbbell's
+#: one switch, whose bottleneck port every ACK enters through (single path: no routing needed).
+#: FairQ counts flows by their SYN-ACKs, and the ns-2-style agents of longflows.toml open without
+#: a handshake, so the FairQ runs turn the handshake on (and with it off the two start-up quirks
+#: of ns-2's one-way agents, which only exist without one); "droptail-handshake" is FIFO with the
+#: same TCP, the control that shows what FairQ itself changes. FairQ's target is a quarter of the
+#: 20-packet buffer (7,500 bytes, five packets), its floor one segment per flow.
+HANDSHAKE = [("tcp.handshake", True), ("tcp.headerless_first_segment", False), ("tcp.first_ack_resets_cwnd", False)]
+LONG_VARIANTS = {
+    "droptail": [("queue.kind", "droptail")],
+    "hcf": [("queue.kind", "hcf")],
+    "fairq": [("queue.kind", "droptail")] + HANDSHAKE + [("fairq.target_fraction", 0.25)],
+    "droptail-handshake": [("queue.kind", "droptail")] + HANDSHAKE,
+}
 
 
 def _seeds(quick: bool) -> range:
@@ -33,7 +51,7 @@ def _dur(quick: bool, full: float = 180.0) -> List[tuple]:
 
 
 def _long(quick: bool, qdisc: str, seed: int, extra=(), **labels) -> Point:
-    ov = [("queue.kind", qdisc)] + _dur(quick) + list(extra)
+    ov = LONG_VARIANTS[qdisc][:1] + _dur(quick) + LONG_VARIANTS[qdisc][1:] + list(extra)
     return Point.make(LONG, ov, seed, qdisc=qdisc, **labels)
 
 
@@ -44,7 +62,24 @@ def _within_factor(x: float, paper: float, k: float = 2.0) -> bool:
 # --- figure 4: per-flow throughput distribution -------------------------------------------------
 
 def plan_throughput(quick: bool) -> List[Point]:
-    return [_long(quick, q, s) for q in QDISCS for s in _seeds(quick)]
+    return [_long(quick, q, s) for q in LONG_VARIANTS for s in _seeds(quick)]
+
+
+def _variants(st: Study) -> List[str]:
+    return [q for q in LONG_VARIANTS if st.rows(qdisc=q)]
+
+
+def long_table(st: Study) -> List[dict]:
+    """Per variant, means over seeds: starvation, fairness, utilization, losses."""
+    rows = []
+    for q in _variants(st):
+        m = lambda k: mean(st.metric(k, qdisc=q))  # noqa: E731
+        rows.append({"variant": q, "starved_fraction": round(m("starved_fraction"), 4),
+                     "variance_pkts2": round(m("throughput_variance_pkts"), 1), "jain_index": round(m("jain_index"), 4),
+                     "mean_pkts_in_window": round(m("mean_pkts_in_window"), 1), "utilization": round(m("utilization"), 4),
+                     "drops": round(m("drops")), "timeouts": round(m("timeouts")),
+                     "seeds": len(st.metric("starved_fraction", qdisc=q))})
+    return rows
 
 
 def analyze_throughput(st: Study) -> List[Claim]:
@@ -54,13 +89,14 @@ def analyze_throughput(st: Study) -> List[Claim]:
     tcp = flows[flows["kind"] == "tcp"]
     hi = max(1, int(tcp["pkts_in_window"].max()))
     bins = list(range(0, hi + 20, max(1, hi // 40)))
-    for q in QDISCS:
-        ax.hist(tcp[tcp["qdisc"] == q]["pkts_in_window"], bins=bins, alpha=0.55, label=NAMES[q])
+    for q in _variants(st):
+        ax.hist(tcp[tcp["qdisc"] == q]["pkts_in_window"], bins=bins, alpha=0.45, label=NAMES[q])
     ax.set_xlabel("packets delivered per flow in the last 10 s")
     ax.set_ylabel("flows (all seeds)")
     ax.set_title("HCF paper fig. 4: per-flow throughput distribution, 400 long flows")
     ax.legend()
     save_figure(fig, st)
+    st.table = long_table(st)
 
     sf, sh = st.metric("starved_fraction", qdisc="droptail"), st.metric("starved_fraction", qdisc="hcf")
     vf, vh = st.metric("throughput_variance_pkts", qdisc="droptail"), st.metric("throughput_variance_pkts", qdisc="hcf")
@@ -100,7 +136,7 @@ def analyze_starvation(st: Study) -> List[Claim]:
     flows = st.flows()
     tcp = flows[flows["kind"] == "tcp"]
     fig, ax = plt.subplots(figsize=(7, 4))
-    for q in QDISCS:
+    for q in _variants(st):
         g = tcp[tcp["qdisc"] == q]["max_gap_s"].sort_values().to_numpy()
         ax.plot(g, [(i + 1) / len(g) for i in range(len(g))], label=NAMES[q])
     ax.set_xlabel("longest starvation time of a flow over the run (s)")
@@ -108,6 +144,15 @@ def analyze_starvation(st: Study) -> List[Claim]:
     ax.set_title("HCF paper fig. 5: longest starvation time per flow")
     ax.legend()
     save_figure(fig, st)
+    horizon = 10.0 if st.quick else 20.0
+    minute = 10.0 if st.quick else 60.0
+    st.table = []
+    for q in _variants(st):
+        g = [tcp[(tcp["qdisc"] == q) & (tcp["seed"] == s)]["max_gap_s"] for s in sorted(set(tcp["seed"]))]
+        g = [x for x in g if len(x)]
+        st.table.append({"variant": q, f"frac_max_gap_over_{horizon:g}s": round(mean([float((x > horizon).mean()) for x in g]), 4),
+                         f"flows_max_gap_over_{minute:g}s": round(mean([float((x > minute).sum()) for x in g]), 1),
+                         "median_max_gap_s": round(mean([float(x.median()) for x in g]), 3), "seeds": len(g)})
 
     def per_seed(q, f):
         out = []
@@ -116,8 +161,6 @@ def analyze_starvation(st: Study) -> List[Claim]:
             out.append(f(g))
         return out
 
-    horizon = 10.0 if st.quick else 20.0
-    minute = 10.0 if st.quick else 60.0
     over20 = per_seed("droptail", lambda g: float((g > horizon).mean()))
     over60 = per_seed("droptail", lambda g: float((g > minute).sum()))
     hcf_under20 = per_seed("hcf", lambda g: float((g < horizon).mean()))

@@ -9,8 +9,11 @@ mean to the 2-hop group's, here reported the other way up, as the **share** ``tw
 that a starved 2-hop flow gives 0 rather than infinity.
 
 Beyond the paper, every scenario also runs under the other dcfair disciplines (``ALL_QDISCS``),
-and the reproduction's ``table.csv`` lists the share under each one side by side.
-Full form: 5 seeds; quick form: 2 seeds and DropTail + HCF (+ what a claim needs).
+and the reproduction's ``table.csv`` lists the share under each one side by side. FairQ is one
+of them although it is not a queue discipline: its label ``fairq`` stands for DropTail at every
+port plus a ``[fairq]`` table at every switch (``FAIRQ``), with the case's own routing (see
+``FAIRQ``). Full form: 5 seeds; quick form: 2 seeds and DropTail + HCF + FairQ (+ what a claim
+needs).
 ``docs/mechanisms/outcast.md`` holds the claims table and explains each disagreement.
 """
 
@@ -25,9 +28,21 @@ from dcfair.runner import Point
 PAPER = "TCP Outcast (paper 004)"
 ROOT = Path(__file__).resolve().parents[3]
 BASE = str(ROOT / "scenarios/papers/outcast/fattree.toml")
-ALL_QDISCS = ("droptail", "red", "sfq", "drr", "hcf")
-QUICK_QDISCS = ("droptail", "hcf")
-NAMES = {"droptail": "DropTail", "red": "RED", "sfq": "SFQ (ns-2, 4 buckets)", "drr": "DRR", "hcf": "HCF"}
+ALL_QDISCS = ("droptail", "red", "sfq", "drr", "hcf", "fairq")
+QUICK_QDISCS = ("droptail", "hcf", "fairq")
+NAMES = {"droptail": "DropTail", "red": "RED", "sfq": "SFQ (ns-2, 4 buckets)", "drr": "DRR", "hcf": "HCF",
+         "fairq": "FairQ (DropTail + [fairq])"}
+#: FairQ (docs/mechanisms/fairq.md): DropTail everywhere, a ``[fairq]`` table (every switch, the
+#: paper's defaults: target a quarter of each port's buffer, reserved-bits scaling). The routing
+#: stays the case's own (``dst_bits``, or the groups' waypoints): FairQ governs an ACK by the port
+#: it enters a switch through, and at every bottleneck of these cases that is the port the flow's
+#: data leaves through whatever the routing, because the ACKs start at the receiver right behind
+#: it (``e0_0->h0``), or are pinned to the waypoint whose port it is (case IV, ``a0_0->e0_1``).
+#: Symmetric routing would change the paths, and so the Outcast condition itself. The exception is
+#: case VI's equal-RTT layout, whose bottleneck is the uplink ``e0_1->a0_0``: there the lone
+#: flow's ACKs come back down through a0_1 (routing by h3's address bits) and enter e0_1 through
+#: another port, so FairQ cannot govern that flow, and the case has no FairQ row.
+FAIRQ = [("queue.kind", "droptail"), ("fairq.target_fraction", 0.25)]
 SIX_HOP_HOSTS = [f"h{i}" for i in range(4, 16)]
 #: Section 5's ns-2 queue (figure 12 shows it full at 30 packets): 30 packets of 1500 bytes.
 NS2_QUEUE = [("queue.limit_pkts", 30), ("queue.limit_bytes", 45000)]
@@ -41,8 +56,13 @@ def _qdiscs(quick: bool) -> Sequence[str]:
     return QUICK_QDISCS if quick else ALL_QDISCS
 
 
+def _kind(qdisc: str) -> list:
+    """The overrides that select a discipline (FairQ: DropTail + ``[fairq]``)."""
+    return list(FAIRQ) if qdisc == "fairq" else [("queue.kind", qdisc)]
+
+
 def _pt(qdisc: str, seed: int, extra=(), **labels) -> Point:
-    return Point.make(BASE, [("queue.kind", qdisc)] + list(extra), seed, qdisc=qdisc, **labels)
+    return Point.make(BASE, _kind(qdisc) + list(extra), seed, qdisc=qdisc, **labels)
 
 
 def share(st: Study, **labels) -> List[float]:
@@ -336,7 +356,9 @@ def plan_case6(quick: bool) -> List[Point]:
     # Equal RTTs: 12 flows from h2 and one from h3 (both 4 hops from h0); they meet at e0_1's
     # uplink, where h2's port carries twelve flows and h3's one.
     eq = [("groups.two_hop.src", "h3"), ("groups.six_hop.src", "h2"), ("measure.ports", '["e0_1->a0_0", "e0_1->a0_1"]')]
-    pts += [_pt(q, s, eq, variant="equal RTTs") for q in qs for s in seeds]
+    # (No FairQ here: the lone flow's ACKs enter e0_1 through its port to a0_1, not through the
+    # bottleneck e0_1->a0_0; see ``FAIRQ``.)
+    pts += [_pt(q, s, eq, variant="equal RTTs") for q in qs if q != "fairq" for s in seeds]
     # Three input ports: six 6-hop flows come down through a0_0, six through a0_1.
     three = [("groups.six_hop.count", 6), ("groups.six_hop.src", '["h4", "h5", "h6", "h7", "h8", "h9"]'),
              ("groups.six_hop.via", "a0_0"), ("groups.six_b.count", 6),
@@ -401,8 +423,9 @@ MITIGATIONS = {
                                   ("queue.sfq.hash", "flow")],
     "drr": [("queue.kind", "drr")],
     "hcf": [("queue.kind", "hcf")],
+    "fairq": FAIRQ,
 }
-QUICK_MITIGATIONS = ("droptail", "red", "sfq", "equal-length (random core)", "pacing", "hcf")
+QUICK_MITIGATIONS = ("droptail", "red", "sfq", "equal-length (random core)", "pacing", "hcf", "fairq")
 
 
 def plan_mitigations(quick: bool) -> List[Point]:
@@ -501,6 +524,7 @@ DROPS_SETTINGS = {
     "sfq": NS2_QUEUE + [("queue.kind", "sfq")],
     "equal-length (random core)": [("queue.kind", "droptail"), ("routing.equal_length", True), ("routing.core", "random")],
     "hcf": [("queue.kind", "hcf")],
+    "fairq": FAIRQ,
 }
 QUICK_DROPS = ("droptail, 1 flow per host", "red", "hcf")
 
