@@ -62,15 +62,21 @@ struct Slab {
 }
 
 impl Slab {
+    /// Stores a packet going to local port `port` of node `node`, writing the fields into the
+    /// free slot (no whole `InFlight` built on the stack first).
     #[inline]
-    fn insert(&mut self, f: InFlight) -> u32 {
+    fn insert(&mut self, pkt: Packet, node: u32, port: u16, switch: bool) -> u32 {
         match self.free.pop() {
             Some(h) => {
-                self.items[h as usize] = f;
+                let f = &mut self.items[h as usize];
+                f.pkt = pkt;
+                f.node = node;
+                f.port = port;
+                f.switch = switch;
                 h
             }
             None => {
-                self.items.push(f);
+                self.items.push(InFlight { pkt, node, port, switch });
                 (self.items.len() - 1) as u32
             }
         }
@@ -78,9 +84,9 @@ impl Slab {
     /// Frees slot `h` and returns its packet. The slot keeps a stale copy until it is reused
     /// (writing a default packet over it would cost as much as the copy out).
     #[inline]
-    fn take(&mut self, h: u32) -> InFlight {
+    fn take(&mut self, h: u32) -> Packet {
         self.free.push(h);
-        self.items[h as usize].clone()
+        self.items[h as usize].pkt.clone()
     }
 }
 
@@ -276,10 +282,7 @@ impl Sim {
     #[inline]
     fn dispatch(&mut self, now: SimTime, ev: Event) {
         match ev {
-            Event::Arrive { pkt } => {
-                let f = self.slab.take(pkt);
-                self.arrive(now, f.node, f.port, f.switch, f.pkt);
-            }
+            Event::Arrive { pkt } => self.arrive(now, pkt),
             Event::TxDone { port } => {
                 self.net.ports[port as usize].txdone_pending = false;
                 self.start_tx(port, now);
@@ -414,27 +417,37 @@ impl Sim {
         if pending {
             port.txdone_pending = true;
         }
-        let h = self.slab.insert(InFlight { pkt, node, port: local, switch });
+        let h = self.slab.insert(pkt, node, local, switch);
         if pending {
             self.at(done, done_f, Event::TxDone { port: pid });
         }
         self.at(at, at_f, Event::Arrive { pkt: h });
     }
 
-    fn arrive(&mut self, now: SimTime, node: u32, port: u16, switch: bool, mut pkt: Packet) {
-        if switch {
+    /// The packet in slab slot `h` arrives. At a switch it is updated and routed in its slot
+    /// and copied once, straight into the output port's discipline (a copy out of the slab
+    /// first, and a move into this function, cost two more copies of the packet per hop).
+    fn arrive(&mut self, now: SimTime, h: u32) {
+        let f = &mut self.slab.items[h as usize];
+        let (node, port) = (f.node, f.port);
+        if f.switch {
+            let pkt = &mut f.pkt;
             pkt.ingress = port;
             pkt.hops = pkt.hops.saturating_add(1);
             // Routes were checked for every flow when the network was built.
-            let Some(out) = self.routes.next_global_port(node, &mut pkt, &mut self.route_rng) else {
+            let Some(out) = self.routes.next_global_port(node, pkt, &mut self.route_rng) else {
                 debug_assert!(false, "no route to {} at {}", pkt.dst, self.net.nodes[node as usize].name);
+                self.slab.free.push(h);
                 return;
             };
             if let Some(fq) = self.fairq.as_deref_mut() {
-                fq.on_switch(now, self.net.nodes[node as usize].ports[port as usize], out, &mut pkt);
+                fq.on_switch(now, self.net.nodes[node as usize].ports[port as usize], out, pkt);
             }
+            let pkt = pkt.clone();
+            self.slab.free.push(h);
             self.offer(out, pkt, now);
         } else {
+            let pkt = self.slab.take(h);
             self.deliver(now, node, pkt);
         }
     }

@@ -127,8 +127,42 @@ impl FqCodelConfig {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Packet store: one singly linked FIFO per queue, cells in one slab
+// Per-queue state and packet store
 // ---------------------------------------------------------------------------------------------
+
+/// Which list a queue is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum InList {
+    None,
+    New,
+    Old,
+}
+
+/// Everything a queue's enqueue touches, in 32 bytes aligned to 32 (two queues per cache
+/// line, never one split over two): its FIFO's ends and bytes (Linux `backlogs[]`), its link
+/// in the new or old list, its deficit. The CoDel state, needed only at dequeue, lives apart
+/// in [`VarsLine`]s. (Four arrays of `flows` entries each cost three to four cold lines per
+/// packet at each of a fabric's FQ-CoDel ports, `bench/pfabric.py`.)
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(32))]
+struct Slot {
+    /// Bytes stored in the queue (scanned for the fattest queue).
+    backlog: u64,
+    deficit: i64,
+    head: u32,
+    tail: u32,
+    /// Next queue in the same list.
+    next: u32,
+    list: InList,
+}
+
+const EMPTY_SLOT: Slot = Slot { backlog: 0, deficit: 0, head: NIL, tail: NIL, next: NIL, list: InList::None };
+
+/// A queue's CoDel state on a cache line of its own.
+#[derive(Clone, Debug, Default)]
+#[repr(align(64))]
+struct VarsLine(CodelVars);
 
 #[derive(Debug)]
 struct Cell {
@@ -138,31 +172,22 @@ struct Cell {
     next: u32,
 }
 
+/// Packets: one singly linked FIFO per queue, cells in one slab.
 #[derive(Debug)]
 struct Store {
     cells: Vec<Cell>,
     free: u32,
-    head: Vec<u32>,
-    tail: Vec<u32>,
-    /// Bytes per queue (Linux `backlogs[]`, scanned for the fattest queue).
-    backlog: Vec<u64>,
+    slots: Vec<Slot>,
     total_pkts: usize,
     total_bytes: u64,
 }
 
 impl Store {
     fn new(n: u32, cap: usize) -> Store {
-        Store {
-            cells: Vec::with_capacity(cap),
-            free: NIL,
-            head: vec![NIL; n as usize],
-            tail: vec![NIL; n as usize],
-            backlog: vec![0; n as usize],
-            total_pkts: 0,
-            total_bytes: 0,
-        }
+        Store { cells: Vec::with_capacity(cap), free: NIL, slots: vec![EMPTY_SLOT; n as usize], total_pkts: 0, total_bytes: 0 }
     }
 
+    #[inline]
     fn push_back(&mut self, q: u32, pkt: Packet, enq: SimTime) {
         let size = pkt.size as u64;
         let c = if self.free != NIL {
@@ -175,20 +200,23 @@ impl Store {
             self.cells.push(Cell { pkt, enq, next: NIL });
             (self.cells.len() - 1) as u32
         };
-        let t = self.tail[q as usize];
+        let slot = &mut self.slots[q as usize];
+        let t = slot.tail;
+        slot.tail = c;
+        slot.backlog += size;
         if t == NIL {
-            self.head[q as usize] = c;
+            slot.head = c;
         } else {
             self.cells[t as usize].next = c;
         }
-        self.tail[q as usize] = c;
-        self.backlog[q as usize] += size;
         self.total_pkts += 1;
         self.total_bytes += size;
     }
 
+    #[inline]
     fn pop_front(&mut self, q: u32) -> Option<(Packet, SimTime)> {
-        let c = self.head[q as usize];
+        let slot = &mut self.slots[q as usize];
+        let c = slot.head;
         if c == NIL {
             return None;
         }
@@ -198,12 +226,12 @@ impl Store {
         let next = cell.next;
         cell.next = self.free;
         self.free = c;
-        self.head[q as usize] = next;
+        slot.head = next;
         if next == NIL {
-            self.tail[q as usize] = NIL;
+            slot.tail = NIL;
         }
         let size = pkt.size as u64;
-        self.backlog[q as usize] -= size;
+        slot.backlog -= size;
         self.total_pkts -= 1;
         self.total_bytes -= size;
         Some((pkt, enq))
@@ -211,7 +239,7 @@ impl Store {
 
     #[inline]
     fn is_empty(&self, q: u32) -> bool {
-        self.head[q as usize] == NIL
+        self.slots[q as usize].head == NIL
     }
 }
 
@@ -236,24 +264,7 @@ impl CodelQueue for QueueView<'_> {
 // Scheduling state: the new and old lists
 // ---------------------------------------------------------------------------------------------
 
-/// Which list a queue is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum InList {
-    None,
-    New,
-    Old,
-}
-
-#[derive(Clone, Debug)]
-struct Sched {
-    /// Next queue in the same list.
-    next: u32,
-    deficit: i64,
-    list: InList,
-    vars: CodelVars,
-}
-
-/// A FIFO of queue indices linked through `Sched::next`.
+/// A FIFO of queue indices linked through `Slot::next`.
 #[derive(Clone, Copy, Debug)]
 struct List {
     head: u32,
@@ -262,24 +273,26 @@ struct List {
 
 const EMPTY_LIST: List = List { head: NIL, tail: NIL };
 
-fn list_push(l: &mut List, sched: &mut [Sched], q: u32) {
-    sched[q as usize].next = NIL;
+#[inline]
+fn list_push(l: &mut List, slots: &mut [Slot], q: u32) {
+    slots[q as usize].next = NIL;
     if l.tail == NIL {
         l.head = q;
     } else {
-        sched[l.tail as usize].next = q;
+        slots[l.tail as usize].next = q;
     }
     l.tail = q;
 }
 
-fn list_pop(l: &mut List, sched: &mut [Sched]) -> u32 {
+#[inline]
+fn list_pop(l: &mut List, slots: &mut [Slot]) -> u32 {
     let q = l.head;
     debug_assert_ne!(q, NIL);
-    l.head = sched[q as usize].next;
+    l.head = slots[q as usize].next;
     if l.head == NIL {
         l.tail = NIL;
     }
-    sched[q as usize].next = NIL;
+    slots[q as usize].next = NIL;
     q
 }
 
@@ -291,11 +304,14 @@ fn list_pop(l: &mut List, sched: &mut [Sched]) -> u32 {
 #[derive(Debug)]
 pub struct FqCodel {
     store: Store,
-    sched: Vec<Sched>,
+    /// CoDel state per queue (touched at dequeue only).
+    vars: Vec<VarsLine>,
     new_flows: List,
     old_flows: List,
     limit: Limit,
     n: u32,
+    /// `n - 1` when `n` is a power of two (the modulo is then a mask), else 0.
+    mask: u32,
     quantum: i64,
     drop_batch: u32,
     params: CodelParams,
@@ -308,11 +324,12 @@ impl FqCodel {
         let mut rng = ctx.streams.stream("qdisc.fq_codel", ctx.port_index);
         FqCodel {
             store: Store::new(n, slab_capacity(limit)),
-            sched: vec![Sched { next: NIL, deficit: 0, list: InList::None, vars: CodelVars::default() }; n as usize],
+            vars: vec![VarsLine::default(); n as usize],
             new_flows: EMPTY_LIST,
             old_flows: EMPTY_LIST,
             limit,
             n,
+            mask: if n.is_power_of_two() { n - 1 } else { 0 },
             quantum: c.quantum_bytes.max(1) as i64,
             drop_batch: c.drop_batch.max(1),
             params: CodelParams::new(c.target_us, c.interval_us, c.ecn, c.ce_threshold_us, ctx.mtu),
@@ -323,7 +340,12 @@ impl FqCodel {
     /// The queue `pkt` is hashed to.
     #[inline]
     pub fn queue_of(&self, pkt: &Packet) -> u32 {
-        (hash_flow(pkt.flow_key(), self.salt) % self.n as u64) as u32
+        let h = hash_flow(pkt.flow_key(), self.salt);
+        if self.mask != 0 {
+            (h & self.mask as u64) as u32 // the same as `% n` for a power of two
+        } else {
+            (h % self.n as u64) as u32
+        }
     }
 
     #[inline]
@@ -346,15 +368,16 @@ impl FqCodel {
         for list in [&self.new_flows, &self.old_flows] {
             let mut q = list.head;
             while q != NIL {
-                let b = self.store.backlog[q as usize];
+                let slot = &self.store.slots[q as usize];
+                let b = slot.backlog;
                 if b > max || (b == max && b > 0 && q < best) {
                     max = b;
                     best = q;
                 }
-                q = self.sched[q as usize].next;
+                q = slot.next;
             }
         }
-        debug_assert!(self.store.backlog.iter().all(|&b| b <= max), "a backlogged queue is on no list");
+        debug_assert!(self.store.slots.iter().all(|s| s.backlog <= max), "a backlogged queue is on no list");
         best
     }
 
@@ -362,7 +385,7 @@ impl FqCodel {
     /// just stored (at its tail) belongs to. Returns true if the arrival itself was dropped.
     fn drop_batch(&mut self, arrival: u32, ev: &mut QdiscEvents) -> bool {
         let fat = self.fattest(arrival);
-        let threshold = self.store.backlog[fat as usize] / 2;
+        let threshold = self.store.slots[fat as usize].backlog / 2;
         let (mut i, mut len) = (0u32, 0u64);
         let mut arrival_dropped = false;
         while let Some((pkt, _)) = self.store.pop_front(fat) {
@@ -378,14 +401,14 @@ impl FqCodel {
                 break;
             }
         }
-        let v = &mut self.sched[fat as usize].vars;
+        let v = &mut self.vars[fat as usize].0;
         v.count = v.count.saturating_add(i);
         arrival_dropped
     }
 
     /// The CoDel state of queue `q` (tests, traces).
     pub fn codel_vars(&self, q: u32) -> &CodelVars {
-        &self.sched[q as usize].vars
+        &self.vars[q as usize].0
     }
 }
 
@@ -397,11 +420,11 @@ impl Qdisc for FqCodel {
         }
         let q = self.queue_of(&pkt);
         self.store.push_back(q, pkt, now);
-        let s = &mut self.sched[q as usize];
+        let s = &mut self.store.slots[q as usize];
         if s.list == InList::None {
             s.list = InList::New;
             s.deficit = self.quantum;
-            list_push(&mut self.new_flows, &mut self.sched, q);
+            list_push(&mut self.new_flows, &mut self.store.slots, q);
         }
         while self.over_limit() {
             if self.drop_batch(q, ev) {
@@ -421,27 +444,29 @@ impl Qdisc for FqCodel {
                 return None;
             };
             let list = if from_new { &mut self.new_flows } else { &mut self.old_flows };
-            let s = &mut self.sched[q as usize];
+            let slots = &mut self.store.slots;
+            let s = &mut slots[q as usize];
             if s.deficit <= 0 {
                 s.deficit += self.quantum;
                 s.list = InList::Old;
-                list_pop(list, &mut self.sched);
-                list_push(&mut self.old_flows, &mut self.sched, q);
+                list_pop(list, slots);
+                list_push(&mut self.old_flows, slots, q);
                 continue;
             }
             let mut view = QueueView { store: &mut self.store, q };
-            match s.vars.dequeue(&self.params, &mut view, now, ev) {
+            match self.vars[q as usize].0.dequeue(&self.params, &mut view, now, ev) {
                 Some(pkt) => {
-                    s.deficit -= pkt.size as i64;
+                    self.store.slots[q as usize].deficit -= pkt.size as i64;
                     return Some(pkt);
                 }
                 None => {
-                    list_pop(list, &mut self.sched);
+                    let slots = &mut self.store.slots;
+                    list_pop(list, slots);
                     if from_new && self.old_flows.head != NIL {
-                        self.sched[q as usize].list = InList::Old;
-                        list_push(&mut self.old_flows, &mut self.sched, q);
+                        slots[q as usize].list = InList::Old;
+                        list_push(&mut self.old_flows, slots, q);
                     } else {
-                        self.sched[q as usize].list = InList::None;
+                        slots[q as usize].list = InList::None;
                     }
                 }
             }
@@ -500,6 +525,21 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_queue_index_is_the_hash_modulo_flows_also_when_masked() {
+        for flows in [1024, 1000, 1, 64] {
+            let q = fq(FqCodelConfig { flows, ..dflt() }, Limit::pkts(100));
+            let mut hit = HashSet::new();
+            for f in 0..20_000 {
+                let p = pkt(f, 0, 0);
+                let i = q.queue_of(&p);
+                assert_eq!(i as u64, hash_flow(p.flow_key(), q.salt) % flows as u64);
+                hit.insert(i);
+            }
+            assert_eq!(hit.len(), flows as usize, "20000 flows reach every one of {flows} queues");
+        }
+    }
+
     // --- new flows first ----------------------------------------------------------------------
     #[test]
     fn a_new_sparse_flow_is_served_before_the_backlog() {
@@ -541,13 +581,13 @@ mod tests {
         assert_eq!(q.dequeue(T0, &mut ev).unwrap().flow, c);
         // the next dequeue finds c empty at the head of the new list: it goes to the old list
         assert_ne!(q.dequeue(T0, &mut ev).unwrap().flow, c);
-        assert_eq!(q.sched[qc as usize].list, InList::Old);
+        assert_eq!(q.store.slots[qc as usize].list, InList::Old);
         // with the old list empty, an emptied new flow leaves the lists at once
         let mut q2 = fq(dflt(), Limit::pkts(1000));
         q2.enqueue(pkt(c, 0, 100), T0, &mut ev);
         q2.dequeue(T0, &mut ev).unwrap();
         assert!(q2.dequeue(T0, &mut ev).is_none());
-        assert_eq!(q2.sched[qc as usize].list, InList::None);
+        assert_eq!(q2.store.slots[qc as usize].list, InList::None);
         assert_eq!((q2.new_flows.head, q2.old_flows.head), (NIL, NIL));
     }
 
@@ -565,7 +605,7 @@ mod tests {
         let mut share = 0;
         for k in 0..3000 {
             for (i, &fl) in [a, b].iter().enumerate() {
-                while q.store.backlog[q.queue_of(&pkt(fl, 0, 0)) as usize] < 15_000 {
+                while q.store.slots[q.queue_of(&pkt(fl, 0, 0)) as usize].backlog < 15_000 {
                     seq[i] += 1;
                     q.enqueue(pkt(fl, seq[i], 1500), T0, &mut ev);
                 }
@@ -595,7 +635,7 @@ mod tests {
         let mut waiting: Option<u32> = None;
         for step in 0..5000 {
             for i in 0..4 {
-                if q.store.backlog[q.queue_of(&pkt(f[i], 0, 0)) as usize] < 15_000 {
+                if q.store.slots[q.queue_of(&pkt(f[i], 0, 0)) as usize].backlog < 15_000 {
                     seq[i] += 1;
                     q.enqueue(pkt(f[i], seq[i], 1500), T0, &mut ev);
                 }
