@@ -115,3 +115,24 @@ def test_incast_collapses_under_fifo(quick):
     fifo = df[df["qdisc"] == "droptail"].groupby("servers")["block_goodput_bps"].mean()
     assert fifo[64] < fifo[4], fifo
     assert (df["rounds_completed"] > 0).all()
+
+
+def test_expresspass_incast_loses_nothing_within_the_buffer_and_answers_every_request(quick):
+    import pandas as pd
+
+    for name in ("hcf-incast-typical", "hcf-incast-nextgen", "hcf-incast-fixed"):
+        d = quick[name]
+        for cid in ("xpass-no-drops-within-buffer", "xpass-rounds-complete"):
+            c = claim(d, cid)
+            assert c["holds"] and c["dcfair"]["n"] >= 2, (name, c)
+    # the same buffer overflows under FIFO + TCP at 4 servers already, so "no drops" is not void
+    df = pd.read_csv(quick["hcf-incast-typical"]["_out"] / "results.csv")
+    assert df[(df["qdisc"] == "droptail") & (df["servers"] == 4)]["drops"].min() > 0
+
+
+def test_expresspass_long_flow_row_keeps_the_bottleneck_busy(quick):
+    d = quick["hcf-throughput"]
+    c = claim(d, "xpass-utilization")
+    assert c["holds"] and c["dcfair"]["n"] == 2, c
+    rows = {r["qdisc"]: r for r in d["table"]}
+    assert set(rows) == {"droptail", "hcf", "xpass"} and rows["xpass"]["seeds"] == 2
