@@ -64,3 +64,15 @@ def test_breakdown_time_settings_shorten_flows(quick):
     # (docs/mechanisms/fq_codel.md explains why the paper's 30 % does not appear).
     assert t.loc[("dctcp", "rtx"), "timeouts"] == t.loc[("dctcp", "none"), "timeouts"] == 0
     assert t.loc[("dctcp", "rtx"), "fct_mean_us"] == t.loc[("dctcp", "none"), "fct_mean_us"]
+
+
+def test_fig3_expresspass_finishes_every_flow_and_waits_for_its_credit(quick):
+    t = table(quick["fqcodel-fig3"]).set_index(["load", "mech"])
+    for load in (0.2, 0.6):
+        row = t.loc[(load, "xpass")]
+        assert row["flows"] > 0 and row["finished"] == row["flows"], (load, row)
+        # A flow asks for credits before it sends: request, credit, data take 1.5 base RTTs, and
+        # the mean base RTT over random pairs is 10.6 us (24 of 31 pairs cross the spine, 12 us;
+        # 7 share a leaf, 6 us): at least 16 us, where TCP sends at once (finite: all finished).
+        assert 16.0 <= row["fct_1pkt_us"] < 1000.0, (load, row["fct_1pkt_us"])
+        assert row["timeouts"] == 0, "no TCP timer runs for ExpressPass flows"

@@ -49,7 +49,7 @@ use crate::error::Error;
 use crate::metrics::{mean, percentile};
 use crate::net::Network;
 use crate::routing::Routes;
-use crate::scenario::{Hosts, Scenario};
+use crate::scenario::{Hosts, Scenario, Transport};
 use crate::topo::Built;
 use crate::workload::TcpFlow;
 use dcfair_core::qdisc::ConfigError;
@@ -109,6 +109,10 @@ pub struct PoissonConfig {
     /// Share of the offered bytes carried by one-packet flows, in [0, 1).
     #[serde(default)]
     pub one_packet_fraction: f64,
+    /// The flows' transport: `"tcp"` (default, `[tcp]`) or `"xpass"` (ExpressPass, `[xpass]`;
+    /// segments of `tcp.mss_bytes` + `tcp.header_bytes`; puts the credit shaper on every port).
+    #[serde(default)]
+    pub transport: Transport,
     /// The parsed CDF, read when the scenario is loaded ([`prepare`]).
     #[serde(skip)]
     pub cdf: Option<Arc<Cdf>>,
@@ -474,7 +478,11 @@ pub fn flows(sc: &Scenario, streams: Streams, built: &Built, first: u32, group: 
             let i = first + j as u32;
             let ids = FlowIds { flow: i, src: a.src, dst: a.dst, sport: 1024 + (i % 60_000) as u16, dport: 80 + (i / 60_000) as u16 };
             let sender = TcpSender::new(&sc.tcp, ids, Some(a.size));
-            TcpFlow::new(&sc.tcp, ids, group + a.class as u16, Some(a.size), SimTime::from_secs_f64(a.t), sender)
+            let mut flow = TcpFlow::new(&sc.tcp, ids, group + a.class as u16, Some(a.size), SimTime::from_secs_f64(a.t), sender);
+            if p.transport == Transport::Xpass {
+                flow.xpass = Some(crate::workload::xpass_ends(sc, streams, built, &sc.tcp, ids, Some(a.size)));
+            }
+            flow
         })
         .collect();
     Ok(out)

@@ -78,7 +78,7 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
     let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
     restrict_blackouts(sc, &mut built.net)?;
     let mut tcp = workload::tcp_flows(sc, streams, &built);
-    let (servers, incast) = workload::incast(sc, tcp.len() as u32, sc.flow_groups().len() as u16, &built);
+    let (servers, incast) = workload::incast(sc, streams, tcp.len() as u32, sc.flow_groups().len() as u16, &built);
     tcp.extend(servers);
     let poisson = crate::poisson::flows(sc, streams, &built, tcp.len() as u32, poisson_group(sc))?;
     tcp.extend(poisson);

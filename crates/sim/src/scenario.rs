@@ -353,6 +353,10 @@ pub struct IncastConfig {
     /// previous epoch's last answer if that is later, seconds.
     #[serde(default)]
     pub epoch_interval_s: f64,
+    /// The servers' transport: `"tcp"` (default, `[tcp]`) or `"xpass"` (ExpressPass,
+    /// `[xpass]`: each request is a write that asks the client for credits again).
+    #[serde(default)]
+    pub transport: Transport,
 }
 
 fn default_epochs() -> u32 {
@@ -632,9 +636,12 @@ impl Scenario {
         self.flow_groups().into_iter().map(|(_, f)| seg(self.tcp_of(f))).fold(seg(&self.tcp), u32::max)
     }
 
-    /// Does any flow group run ExpressPass? Then every port gets the credit shaper.
+    /// Does any flow (group, incast server, Poisson flow) run ExpressPass? Then every port gets
+    /// the credit shaper.
     pub fn uses_xpass(&self) -> bool {
         self.flow_groups().into_iter().any(|(_, f)| f.transport == Transport::Xpass)
+            || self.incast.as_ref().is_some_and(|i| i.transport == Transport::Xpass)
+            || self.poisson.as_ref().is_some_and(|p| p.transport == Transport::Xpass)
     }
 
     /// The `[xpass]` table, or its defaults.

@@ -210,18 +210,25 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow>
             let sender = TcpSender::new(tcp, ids, size);
             let mut flow = TcpFlow::new(tcp, ids, g as u16, size, SimTime::from_secs_f64(start_s), sender);
             if f.transport == Transport::Xpass {
-                let x = sc.xpass_config();
-                let nic = built.net.nodes[ids.dst as usize].ports[0];
-                let link_bps = built.net.ports[nic as usize].rate.0 as f64;
-                flow.xpass = Some(Box::new(XpassEnds {
-                    sender: XpassSender::new(&x, ids, tcp.mss_bytes, tcp.header_bytes, size),
-                    receiver: XpassReceiver::new(&x, ids, link_bps, sc.mtu(), streams.stream("xpass.credit", i as u64)),
-                }));
+                flow.xpass = Some(xpass_ends(sc, streams, built, tcp, ids, size));
             }
             flows.push(flow);
         }
     }
     flows
+}
+
+/// The ExpressPass ends of flow `ids` (segments of `tcp`'s MSS and headers): a sender of `size`
+/// bytes (`None`: long-lived; `Some(0)`: idle until the application writes, as an incast
+/// server), a receiver pacing credits for its own NIC's rate from stream `("xpass.credit", flow)`.
+pub fn xpass_ends(sc: &Scenario, streams: Streams, built: &Built, tcp: &TcpConfig, ids: FlowIds, size: Option<u64>) -> Box<XpassEnds> {
+    let x = sc.xpass_config();
+    let nic = built.net.nodes[ids.dst as usize].ports[0];
+    let link_bps = built.net.ports[nic as usize].rate.0 as f64;
+    Box::new(XpassEnds {
+        sender: XpassSender::new(&x, ids, tcp.mss_bytes, tcp.header_bytes, size),
+        receiver: XpassReceiver::new(&x, ids, link_bps, sc.mtu(), streams.stream("xpass.credit", ids.flow as u64)),
+    })
 }
 
 /// The state of an incast workload: which flows are its servers and where the rounds stand.
@@ -300,9 +307,9 @@ impl Incast {
 
 /// The incast servers of `[incast]` as persistent TCP flows (ids from `first`), server i on
 /// `src[i % S]` answering client `dst[(i / S) % D]` (`IncastConfig::endpoints`; on a dumbbell by
-/// default `s<i>` and `r0`); and the state that drives their rounds. Server i opens its
+/// default `s<i>` and `r0`), over `[incast].transport`; and the state that drives their rounds. Server i opens its
 /// connection at `i * start_s / servers`; the first request leaves at `start_s`.
-pub fn incast(sc: &Scenario, first: u32, group: u16, built: &Built) -> (Vec<TcpFlow>, Option<Incast>) {
+pub fn incast(sc: &Scenario, streams: Streams, first: u32, group: u16, built: &Built) -> (Vec<TcpFlow>, Option<Incast>) {
     let Some(ic) = &sc.incast else { return (Vec::new(), None) };
     let host = |n: &String| built.host(n).expect("validated incast host");
     let (src, dst) = ic.endpoints();
@@ -318,7 +325,12 @@ pub fn incast(sc: &Scenario, first: u32, group: u16, built: &Built) -> (Vec<TcpF
             let (s, d) = (src[i as usize % src.len()], dst[(i as usize / src.len()) % dst.len()]);
             let ids = FlowIds { flow: id, src: s, dst: d, sport: 2000, dport: 3000 + (i % 60_000) as u16 };
             let open = SimTime::from_secs_f64(open_gap * i as f64);
-            TcpFlow::new(&sc.tcp, ids, group, None, open, TcpSender::new_persistent(&sc.tcp, ids))
+            let mut flow = TcpFlow::new(&sc.tcp, ids, group, None, open, TcpSender::new_persistent(&sc.tcp, ids));
+            if ic.transport == Transport::Xpass {
+                // nothing to send until the first request: credits are asked for on each write
+                flow.xpass = Some(xpass_ends(sc, streams, built, &sc.tcp, ids, Some(0)));
+            }
+            flow
         })
         .collect();
     let state = Incast {
@@ -407,7 +419,7 @@ mod tests {
         let streams = Streams::new(1);
         let built = crate::topo::build(&sc, streams).unwrap();
         let flows = tcp_flows(&sc, streams, &built);
-        let (servers, _) = super::incast(&sc, flows.len() as u32, 2, &built);
+        let (servers, _) = super::incast(&sc, streams, flows.len() as u32, 2, &built);
         let got: Vec<_> = flows
             .iter()
             .chain(&servers)
@@ -456,7 +468,7 @@ mod tests {
         "#;
         let sc = crate::scenario::load(text, "c.toml", &[]).unwrap();
         let built = crate::topo::build(&sc, Streams::new(1)).unwrap();
-        let (servers, state) = super::incast(&sc, 0, 0, &built);
+        let (servers, state) = super::incast(&sc, Streams::new(1), 0, 0, &built);
         let name = |h: u32| built.net.nodes[h as usize].name.clone();
         let pairs: Vec<String> = servers.iter().map(|f| format!("{}>{}", name(f.ids.src), name(f.ids.dst))).collect();
         // Three sources per client, two clients, then again: every pair twice.

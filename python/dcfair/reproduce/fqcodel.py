@@ -1,6 +1,6 @@
 """FQ-CoDel in the data center (paper 003): the parameter breakdown (figures 1-2), the load sweep
 (figure 3) and the 1-packet-flow sweep (figure 4), with pFabric, DCTCP and FQ-CoDel, and every
-other dcfair discipline beside them.
+other dcfair discipline beside them (and, in figure 3, ExpressPass: ``poisson.transport = "xpass"``).
 
 Every run is ``scenarios/papers/fqcodel/leafspine.toml`` (32 hosts on a non-blocking leaf-spine,
 10/40 Gbit/s, data-mining sizes capped at 10^4 packets, Poisson arrivals) plus the overrides of a
@@ -53,10 +53,15 @@ MECHANISMS: Dict[str, List[Tuple[str, object]]] = {
     "sfq": [("queue.kind", "sfq"), ("queue.limit_pkts", 100)],
     "drr": [("queue.kind", "drr"), ("queue.limit_pkts", 100)],
     "hcf": [("queue.kind", "hcf"), ("queue.limit_pkts", 100)],
+    # ExpressPass (figure 3 only): credit-scheduled flows over 100-packet DropTail data queues, a
+    # credit shaper on every port, credits on their data's path (symmetric ECMP). The TCP
+    # profile keys still apply but only its segment size matters (docs/mechanisms/expresspass.md).
+    "xpass": [("queue.kind", "droptail"), ("queue.limit_pkts", 100), ("poisson.transport", "xpass"),
+              ("routing.mode", "symmetric")],
 }
 PAPER_MECHS = ("pfabric", "dctcp", "fq_codel")
 NAMES = {"pfabric": "pFabric", "dctcp": "DCTCP", "fq_codel": "FQ-CoDel", "droptail": "DropTail",
-         "red": "RED", "sfq": "SFQ", "drr": "DRR", "hcf": "HCF"}
+         "red": "RED", "sfq": "SFQ", "drr": "DRR", "hcf": "HCF", "xpass": "ExpressPass"}
 #: Table II's categories, and the combinations the breakdown study runs.
 CATEGORIES = ("rtx", "rx", "cc")
 BREAKDOWN = {"none": (), "rtx": ("rtx",), "rx": ("rx",), "cc": ("cc",), "all": CATEGORIES}
@@ -109,7 +114,7 @@ def _pt(mech: str, seed: int, extra=(), cats: Sequence[str] = CATEGORIES, quick:
 
 
 def _mechs(quick: bool) -> Sequence[str]:
-    return PAPER_MECHS + (("hcf",) if quick else tuple(m for m in MECHANISMS if m not in PAPER_MECHS))
+    return PAPER_MECHS + (("hcf",) if quick else tuple(m for m in MECHANISMS if m not in PAPER_MECHS + ("xpass",)))
 
 
 def _row(st: Study, **labels) -> dict:
@@ -195,7 +200,7 @@ QUICK_LOADS = (0.2, 0.6)
 def plan_fig3(quick: bool) -> List[Point]:
     loads = QUICK_LOADS if quick else LOADS
     return [_pt(m, s, [("poisson.load", ld)], quick=quick, load=ld)
-            for ld in loads for m in _mechs(quick) for s in _seeds(quick)]
+            for ld in loads for m in tuple(_mechs(quick)) + ("xpass",) for s in _seeds(quick)]
 
 
 def _sweep_plot(st: Study, key: str, values, xlabel: str, title: str, logx: bool = False) -> None:
