@@ -94,6 +94,17 @@ test-deps:
 	      || echo "dcfair: could not install chromium; the browser tests will be skipped" >&2; \
 	  else echo "dcfair: chromium not found (Debian package chromium); the report's browser tests will be skipped" >&2; fi; \
 	fi
+	@# The real-packet switch test (crates/switch/tests/netns.rs) needs iproute2 (`ip netns`) and
+	@# ethtool (to turn off veth checksum/segmentation offload); without them, or without root, it skips.
+	@missing=""; command -v ip >/dev/null || missing="iproute2"; \
+	command -v ethtool >/dev/null || missing="$${missing:+$$missing }ethtool"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "==> apt-get install $$missing (for the real-packet switch test)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; } \
+	      || echo "dcfair: could not install $$missing; the real-packet switch test will be skipped" >&2; \
+	  else echo "dcfair: $$missing not found; the real-packet switch test will be skipped" >&2; fi; \
+	fi
 
 # Release, like the extension, so that the dependencies (serde, toml, rand, ...) and the library
 # crates are compiled once for both; only the dev-dependencies and the test harnesses are extra.
