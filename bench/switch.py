@@ -18,8 +18,9 @@ What it does:
   shares the 2 CPUs with the switch and the receiver, so "at most" is a lower bound of the
   switch alone.
 - Also TCP (iperf3, 1 stream, CUBIC) through the 1 Gbit/s port, as a sanity figure.
-- Latency, uncongested: `ping -i 0.002 -c N` from h1 to h2 through the switch (DropTail,
-  1 Gbit/s, no delay line) and over the direct pair; the added round-trip time (two switch
+- Latency, uncongested: a UDP echo (56-byte payload, one every 2 ms, Python sockets, timed
+  with perf_counter_ns) from h1 to h2 through the switch (DropTail, 1 Gbit/s, no delay line)
+  and over the direct pair; the added round-trip time (two switch
   traversals: request and reply) is the difference of the medians and of the 99th percentiles.
 - Removes every namespace it made, also on failure.
 """
@@ -77,6 +78,9 @@ def config(kind, rate):
     return port("p1", "10.198.0.1/32") + port("p2", "10.198.0.2/32")
 
 
+RUNNING = []
+
+
 class Switch:
     def __init__(self, ns, kind, rate, tmp):
         self.cfg, self.stats = os.path.join(tmp, "sw.toml"), os.path.join(tmp, "stats.json")
@@ -84,9 +88,11 @@ class Switch:
             f.write(config(kind, rate))
         self.p = subprocess.Popen(["ip", "netns", "exec", ns, BIN, "--config", self.cfg, "--stats", self.stats],
                                   stdout=subprocess.PIPE, text=True)
+        RUNNING.append(self.p)
         assert self.p.stdout.readline().strip() == "ready"
 
     def stop(self):
+        RUNNING.remove(self.p)
         self.p.send_signal(signal.SIGTERM)
         assert self.p.wait(timeout=10) == 0
         with open(self.stats) as f:
@@ -105,10 +111,44 @@ def iperf(h1, h2, udp, seconds):
     return out
 
 
-def pings(ns, dst, n):
-    out = sh("ip", "netns", "exec", ns, "ping", "-n", "-i", "0.002", "-c", str(n), dst)
-    t = [float(x) * 1000 for x in re.findall(r"time=([\d.]+) ms", out)]
-    t.sort()
+ECHO = """
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 7777))
+while True:
+    d, a = s.recvfrom(2048)
+    if d == b"stop":
+        break
+    s.sendto(d, a)
+"""
+
+PING = """
+import json, socket, sys, time
+dst, n = sys.argv[1], int(sys.argv[2])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(1.0)
+rtt = []
+for i in range(n + 50):
+    t0 = time.perf_counter_ns()
+    s.sendto(b"x" * 56, (dst, 7777))
+    try:
+        s.recvfrom(2048)
+    except socket.timeout:
+        continue
+    if i >= 50:  # warm-up
+        rtt.append((time.perf_counter_ns() - t0) / 1000)
+    time.sleep(0.002)
+s.sendto(b"stop", (dst, 7777))
+print(json.dumps(rtt))
+"""
+
+
+def pings(src, dst_ns, dst, n):
+    """UDP echo round-trip times in us (56-byte payload, one every 2 ms; `ping` may be absent)."""
+    srv = subprocess.Popen(["ip", "netns", "exec", dst_ns, sys.executable, "-c", ECHO])
+    time.sleep(0.3)
+    t = sorted(json.loads(sh("ip", "netns", "exec", src, sys.executable, "-c", PING, dst, str(n))))
+    srv.wait(timeout=10)
     return t
 
 
@@ -155,10 +195,13 @@ def main():
                                  ip_bps=r["end"]["sum_received"]["bits_per_second"], frame_bps=float("nan"),
                                  offered_bps=float("nan"), drops=st["ports"][1]["queue"]["drops_pkts"], rx=st["ports"][0]["rx_frames"]))
             s = Switch(sw, "droptail", 1e9, tmp)
-            lat["switch"] = pings(h1, "10.198.0.2", a.pings)
+            lat["switch"] = pings(h1, h2, "10.198.0.2", a.pings)
             s.stop()
-            lat["direct"] = pings(d1, "10.198.0.2", a.pings)
+            lat["direct"] = pings(d1, d2, "10.198.0.2", a.pings)
     finally:
+        for p in RUNNING:
+            p.kill()
+            p.wait()
         for n in names:
             sh("ip", "netns", "del", n, check=False)
     cpu = os.cpu_count()
@@ -173,7 +216,7 @@ def main():
                      f"{f(r['frame_bps'])} | {f(r['offered_bps'])} | {r['drops']:,} |")
     sw_l, d_l = lat["switch"], lat["direct"]
     med = statistics.median
-    lines += ["", "| ping RTT (us) | median | p99 | samples |", "|---|---|---|---|",
+    lines += ["", "| UDP echo RTT (us) | median | p99 | samples |", "|---|---|---|---|",
               f"| direct veth pair | {med(d_l):.0f} | {pct(d_l, 0.99):.0f} | {len(d_l)} |",
               f"| through the switch (DropTail, 1 Gbit/s) | {med(sw_l):.0f} | {pct(sw_l, 0.99):.0f} | {len(sw_l)} |",
               f"| **added per round trip (2 traversals)** | **{med(sw_l) - med(d_l):.0f}** | **{pct(sw_l, 0.99) - pct(d_l, 0.99):.0f}** | |"]

@@ -10,6 +10,8 @@
 //!   made-up frames and times ([`switch`]); the binary (`main.rs`) adds the monotonic clock and
 //!   the sockets ([`sock`], the only `unsafe`).
 //!
+//! Modules:
+//!
 //! - [`parse`]: Ethernet/ARP/IPv4/TCP/UDP parsing that never panics; malformed reasons.
 //! - [`csum`]: RFC 1071 checksums and RFC 1624 incremental updates.
 //! - [`rewrite`]: FairQ's decisions written into frames.

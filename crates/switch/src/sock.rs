@@ -189,8 +189,8 @@ pub fn tight_timers() {
     }
 }
 
-/// Waits until one of `fds` is readable or `timeout_ns` passes (`None`: forever). Returns the
-/// readiness of each descriptor (`revents != 0`) in `ready`.
+/// Waits until one of `fds` is readable or `timeout_ns` passes (`None`: forever); the kernel
+/// sets each descriptor's `revents`. An interrupted wait returns `Ok` (nothing ready).
 pub fn wait(fds: &mut [libc::pollfd], timeout_ns: Option<u64>) -> io::Result<()> {
     let ts = timeout_ns.map(|ns| libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long });
     let tp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);

@@ -198,7 +198,7 @@ impl Switch {
             });
         }
         // longest prefix first: the first match is the longest
-        routes.sort_by(|a, b| b.0.len.cmp(&a.0.len));
+        routes.sort_by_key(|r| std::cmp::Reverse(r.0.len));
         let (mut fairq, mut fq_sample_dt, mut fq_tick_dt) = (None, SimDuration::ZERO, SimDuration::ZERO);
         if let Some(fc) = &cfg.fairq {
             let mut f = Fairq::new(fc);
@@ -408,8 +408,9 @@ impl Switch {
             t = t.min(self.next_sample).min(self.next_tick);
         }
         for p in &self.ports {
+            // the head may start once the link is free (the bucket only helps after a late wake-up)
             if !p.queue.is_empty() {
-                t = t.min(SimTime(p.busy_until.0.saturating_sub(p.burst.0)));
+                t = t.min(p.busy_until);
             }
             if let Some(&(r, _)) = p.delay_line.front() {
                 t = t.min(r);
