@@ -72,8 +72,11 @@ def pair(a, b, ip_a, ip_b, sw=None):
     sh("ip", "-n", b, "neigh", "replace", ip_a, "lladdr", mac(a, "veth0"), "dev", "veth0", "nud", "permanent")
 
 
+BURST = ""  # extra port key from --burst-us
+
+
 def config(kind, rate):
-    port = lambda i, p: (f'[[port]]\niface = "{i}"\nprefixes = ["{p}"]\nrate_bps = {rate}\n'
+    port = lambda i, p: (f'[[port]]\niface = "{i}"\nprefixes = ["{p}"]\nrate_bps = {rate}\n{BURST}'
                          f'[port.queue]\nkind = "{kind}"\nlimit_pkts = 1000\n')
     return port("p1", "10.198.0.1/32") + port("p2", "10.198.0.2/32")
 
@@ -160,8 +163,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--pings", type=int, default=2000)
+    ap.add_argument("--burst-us", type=float, help="port.burst_us (default: the switch's)")
+    ap.add_argument("--only-1g-udp", action="store_true", help="just DropTail, 1 Gbit/s, UDP (a quick check)")
     ap.add_argument("--no-doc", action="store_true", help="print only, do not edit docs/performance.md")
     a = ap.parse_args()
+    global BURST
+    if a.burst_us is not None:
+        BURST = f"burst_us = {a.burst_us}\n"
     if os.geteuid() != 0:
         sys.exit("bench/switch.py: needs root (network namespaces, packet sockets)")
     if not os.path.exists(BIN):
@@ -175,8 +183,8 @@ def main():
         pair(h1, h2, "10.198.0.1", "10.198.0.2", sw)
         pair(d1, d2, "10.198.0.1", "10.198.0.2")
         with tempfile.TemporaryDirectory() as tmp:
-            for kind in ("droptail", "hcf"):
-                for rate in (1e9, 1e11):
+            for kind in ("droptail",) if a.only_1g_udp else ("droptail", "hcf"):
+                for rate in (1e9,) if a.only_1g_udp else (1e9, 1e11):
                     s = Switch(sw, kind, rate, tmp)
                     r = iperf(h1, h2, True, a.seconds)
                     st = s.stop()
@@ -188,6 +196,8 @@ def main():
                                      frame_bps=p2["tx_bytes"] * 8 / secs,
                                      offered_bps=st["ports"][0]["rx_bytes"] * 8 / secs,
                                      drops=p2["queue"]["drops_pkts"], rx=st["ports"][0]["rx_frames"]))
+                if a.only_1g_udp:
+                    break
                 s = Switch(sw, kind, 1e9, tmp)
                 r = iperf(h1, h2, False, a.seconds)
                 st = s.stop()
@@ -207,7 +217,9 @@ def main():
     cpu = os.cpu_count()
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     lines = [f"Machine: {cpu} logical CPUs (shared with iperf3 sender and receiver); "
-             f"`sudo python3 bench/switch.py --seconds {a.seconds} --pings {a.pings}` on {when}.", "",
+             f"`sudo python3 bench/switch.py --seconds {a.seconds} --pings {a.pings}"
+             f"{'' if a.burst_us is None else f' --burst-us {a.burst_us:g}'}` on {when}; "
+             f"load average before: {os.getloadavg()[0]:.1f}.", "",
              "| discipline | port rate | traffic | frames/s out | IPv4 bit/s out | frame bit/s out | offered (frame bit/s in) | queue drops |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:

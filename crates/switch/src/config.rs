@@ -18,7 +18,7 @@
 //! | `port.prefixes`          | list   | required  | IPv4 destinations behind it, `"a.b.c.d/len"`   |
 //! | `port.rate_bps`          | bit/s  | required  | serializer rate, `> 0` (counts IPv4 bytes)     |
 //! | `port.delay_us`          | us     | 0         | fixed delay after serialization, `>= 0`        |
-//! | `port.burst_us`          | us     | 500       | token-bucket depth, in time at `rate_bps`      |
+//! | `port.burst_us`          | us     | 5000      | token-bucket depth, in time at `rate_bps`      |
 //! | `[port.queue]`           | table  | DropTail 100 pkts | the discipline, as a scenario's `[queue]` |
 //!
 //! - Prefixes must not have host bits set; the same prefix on two ports is refused; the
@@ -44,9 +44,11 @@ fn default_series_ms() -> f64 {
     10.0
 }
 fn default_burst_us() -> f64 {
-    // 50 us lost a third of 1 Gbit/s on a loaded 2-CPU machine (bench/switch.py): the loop is
-    // descheduled for longer than that; 500 us is 42 full-size packets at 1 Gbit/s, 4 at 100 Mbit/s
-    500.0
+    // On a loaded 2-CPU machine (load average 12) the loop is descheduled for milliseconds: with
+    // 50 or 500 us the 1 Gbit/s port lost half its capacity, with 5 ms it kept line rate
+    // (bench/switch.py, docs/performance.md). 5 ms is 417 full-size packets at 1 Gbit/s, 42 at
+    // 100 Mbit/s; the bucket is used only after a late wake-up.
+    5000.0
 }
 
 /// One `[[port]]`.
