@@ -97,8 +97,9 @@ test-deps:
 	fi
 	@$(MAKE) testbed-deps
 
-# What the testbed (`dcfair testbed`, tests/test_testbed.py) needs from Debian: iperf3 for the
-# flows, ethtool for the offloads, iproute2 for namespaces and veths. Installed when missing and
+# What the testbed (`dcfair testbed`, tests/test_testbed.py) and the real-packet switch's netns test
+# (crates/switch/tests/netns.rs) need from Debian: iperf3 for the flows, ethtool for the offloads,
+# iproute2 for namespaces and veths. Installed when missing and
 # running as root; otherwise the testbed's integration tests skip and say why.
 TESTBED_PKGS := iperf3 ethtool iproute2
 testbed-deps:

@@ -1,0 +1,28 @@
+//! dcfair-switch: a real-packet software switch running `dcfair-core`'s queue disciplines and
+//! FairQ on real Ethernet frames, between network namespaces (issue 9; contract in
+//! `docs/testbed.md`, section "Switch").
+//!
+//! Rules:
+//! - The mechanisms are the simulator's, unchanged: the switch builds a core `Packet` from each
+//!   frame's headers, offers it to a `Queue<AnyQdisc>` built from the same `QueueConfig`, and
+//!   keeps the frame bytes beside it in a slab (the packet's `tag`).
+//! - Everything but the sockets is in safe, clock-free code that the unit tests drive with
+//!   made-up frames and times ([`switch`]); the binary (`main.rs`) adds the monotonic clock and
+//!   the sockets ([`sock`], the only `unsafe`).
+//!
+//! Modules:
+//!
+//! - [`parse`]: Ethernet/ARP/IPv4/TCP/UDP parsing that never panics; malformed reasons.
+//! - [`csum`]: RFC 1071 checksums and RFC 1624 incremental updates.
+//! - [`rewrite`]: FairQ's decisions written into frames.
+//! - [`config`]: `switch.toml`.
+//! - [`switch`]: forwarding, output ports, counters, stats.
+//! - [`fuzz`]: the fuzz harness body shared by `fuzz/` and the corpus test.
+
+pub mod config;
+pub mod csum;
+pub mod fuzz;
+pub mod parse;
+pub mod rewrite;
+pub mod sock;
+pub mod switch;

@@ -1,0 +1,147 @@
+//! `dcfair-switch --config switch.toml --stats stats.json [--seed N]`
+//!
+//! Rules (the contract of `docs/testbed.md`, section "Switch"):
+//! - Bad arguments or configuration: a message naming the key on stderr, exit 2, before any
+//!   socket is opened. An interface that cannot be opened (missing, not root): exit 1.
+//! - Prints `ready` (one line, flushed) once every socket is open and promiscuous.
+//! - Runs a single-threaded loop: serve the ports up to now, run the timers, wait (`ppoll`) for
+//!   a frame, a signal or the next deadline; read up to [`BATCH`] frames per socket per round.
+//! - On SIGINT or SIGTERM: writes the stats file (to a temporary name, then renamed, so a reader
+//!   never sees half a file) and exits 0. Frames still queued are counted, not sent.
+//! - Time is `Instant` (CLOCK_MONOTONIC) since start, in the core's picoseconds.
+
+use dcfair_switch::config::SwitchConfig;
+use dcfair_switch::sock::{tight_timers, wait, PacketSocket, Signals};
+use dcfair_switch::switch::{Switch, SLOT};
+use dcfair_core::time::SimTime;
+use serde_json::json;
+use std::io::Write;
+use std::process::exit;
+use std::time::Instant;
+
+/// Frames read from one socket before the others get a turn.
+const BATCH: usize = 64;
+/// Longest wait when nothing is due (ms): bounds how stale the time series can get.
+const MAX_WAIT_NS: u64 = 100_000_000;
+
+const USAGE: &str = "usage: dcfair-switch --config switch.toml --stats stats.json [--seed N]";
+
+fn fail(code: i32, msg: &str) -> ! {
+    eprintln!("dcfair-switch: {msg}");
+    exit(code)
+}
+
+struct Args {
+    config: String,
+    stats: String,
+    seed: Option<u64>,
+}
+
+fn args() -> Args {
+    let mut a = std::env::args().skip(1);
+    let (mut config, mut stats, mut seed) = (None, None, None);
+    while let Some(k) = a.next() {
+        let mut val = |k: &str| a.next().unwrap_or_else(|| fail(2, &format!("{k}: needs a value\n{USAGE}")));
+        match k.as_str() {
+            "--config" => config = Some(val("--config")),
+            "--stats" => stats = Some(val("--stats")),
+            "--seed" => {
+                let v = val("--seed");
+                seed = Some(v.parse::<u64>().unwrap_or_else(|_| fail(2, &format!("--seed: {v:?} is not a non-negative integer"))));
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                exit(0)
+            }
+            _ => fail(2, &format!("{k}: unknown argument\n{USAGE}")),
+        }
+    }
+    Args {
+        config: config.unwrap_or_else(|| fail(2, &format!("--config: required\n{USAGE}"))),
+        stats: stats.unwrap_or_else(|| fail(2, &format!("--stats: required\n{USAGE}"))),
+        seed,
+    }
+}
+
+fn main() {
+    let a = args();
+    let text = std::fs::read_to_string(&a.config).unwrap_or_else(|e| fail(2, &format!("--config: cannot read {}: {e}", a.config)));
+    let cfg = SwitchConfig::from_toml(&text).unwrap_or_else(|e| fail(2, &format!("invalid input: {}: {}", e.key, e.reason)));
+    let seed = a.seed.or(cfg.seed).unwrap_or(1);
+    let signals = Signals::new().unwrap_or_else(|e| fail(1, &format!("signalfd: {e}")));
+    let socks: Vec<PacketSocket> = cfg
+        .port
+        .iter()
+        .map(|p| PacketSocket::open(&p.iface).unwrap_or_else(|e| fail(1, &format!("interface {}: {e}", p.iface))))
+        .collect();
+    tight_timers();
+    let mut sw = Switch::new(&cfg, seed);
+    let t0 = Instant::now();
+    let clock = || SimTime(t0.elapsed().as_nanos() as u64 * 1000);
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "ready");
+        let _ = out.flush();
+    }
+    let mut fds: Vec<libc::pollfd> = socks
+        .iter()
+        .map(|s| s.raw())
+        .chain(std::iter::once(signals.raw()))
+        .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
+        .collect();
+    let nsock = socks.len();
+    let mut rx_errors = 0u64;
+    let mut wakeups = 0u64;
+    loop {
+        let now = clock();
+        sw.service(now, &mut |i, f| socks[i].send(f));
+        sw.timers(now);
+        let deadline = sw.next_deadline();
+        let timeout = if deadline <= now { 0 } else { ((deadline.0 - now.0).div_ceil(1000)).min(MAX_WAIT_NS) };
+        for f in fds.iter_mut() {
+            f.revents = 0;
+        }
+        if let Err(e) = wait(&mut fds, Some(timeout)) {
+            fail(1, &format!("ppoll: {e}"));
+        }
+        wakeups += 1;
+        if fds[nsock].revents != 0 {
+            break;
+        }
+        for i in 0..nsock {
+            if fds[i].revents == 0 {
+                continue;
+            }
+            for _ in 0..BATCH {
+                let slot = sw.slab.alloc();
+                match socks[i].recv(sw.slab.slot_mut(slot)) {
+                    Ok(Some(n)) => sw.on_frame(clock(), i, slot, n),
+                    Ok(None) => {
+                        sw.slab.release(slot);
+                        break;
+                    }
+                    Err(_) => {
+                        rx_errors += 1;
+                        sw.slab.release(slot);
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    let now = clock();
+    let extra = json!({
+        "io": "AF_PACKET recvfrom/send, one frame per call (no TPACKET ring)",
+        "frame_slot_bytes": SLOT,
+        "ignore_outgoing": socks.iter().map(|s| s.ignore_outgoing).collect::<Vec<_>>(),
+        "rx_errors": rx_errors,
+        "wakeups": wakeups,
+    });
+    let doc = sw.stats(now, extra);
+    let tmp = format!("{}.tmp", a.stats);
+    let body = serde_json::to_string_pretty(&doc).expect("stats serialize");
+    if let Err(e) = std::fs::write(&tmp, body).and_then(|_| std::fs::rename(&tmp, &a.stats)) {
+        fail(1, &format!("--stats: cannot write {}: {e}", a.stats));
+    }
+    exit(0)
+}

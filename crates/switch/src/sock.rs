@@ -1,0 +1,216 @@
+//! Linux packet sockets, signals and the wait: every `unsafe` of the switch is in this file.
+//!
+//! Rules:
+//! - One `AF_PACKET`/`SOCK_RAW` socket per interface, bound to it for `ETH_P_ALL`, non-blocking,
+//!   with the interface in promiscuous mode (a packet-socket membership: the kernel drops it when
+//!   the socket closes, so an exit never leaves an interface promiscuous).
+//! - Plain `recvfrom`/`send`, one frame per call (the "fallback" of the design: no
+//!   `TPACKET_V3` ring). `recvfrom` is called with `MSG_TRUNC`, so a frame larger than the buffer
+//!   reports its real length and the switch counts it `oversize`.
+//! - The socket's own outgoing frames are ignored twice over: `PACKET_IGNORE_OUTGOING` (Linux
+//!   4.20+; its absence is tolerated) and the `sll_pkttype == PACKET_OUTGOING` test on every
+//!   frame received.
+//! - SIGINT and SIGTERM are blocked and read from a `signalfd` polled with the sockets, so a
+//!   signal can never be lost between a check and the wait, and no handler runs.
+//! - [`wait`] is `ppoll` with a nanosecond timeout; the timer slack of the thread is set to
+//!   1 us so the kernel does not defer the wake-up by its default 50 us.
+//! - Each `unsafe` block states why it is sound: the pointers passed are to live, correctly
+//!   sized locals or buffers, and the lengths passed are theirs.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+// Kernel ABI values (include/uapi/linux/if_packet.h, asm-generic/socket.h).
+const PACKET_ADD_MEMBERSHIP: libc::c_int = 1;
+const PACKET_MR_PROMISC: libc::c_ushort = 1;
+const PACKET_OUTGOING: u8 = 4;
+const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
+const SO_SNDBUFFORCE: libc::c_int = 32;
+const SO_RCVBUFFORCE: libc::c_int = 33;
+
+/// `struct packet_mreq`.
+#[repr(C)]
+struct PacketMreq {
+    mr_ifindex: libc::c_int,
+    mr_type: libc::c_ushort,
+    mr_alen: libc::c_ushort,
+    mr_address: [u8; 8],
+}
+
+fn check(r: libc::c_int) -> io::Result<libc::c_int> {
+    if r < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, v: &T) -> io::Result<()> {
+    // SAFETY: `v` is a live value of type T and its exact size is passed with it.
+    let r = unsafe { libc::setsockopt(fd, level, name, v as *const T as *const libc::c_void, std::mem::size_of::<T>() as libc::socklen_t) };
+    check(r).map(|_| ())
+}
+
+/// A packet socket bound to one interface.
+#[derive(Debug)]
+pub struct PacketSocket {
+    fd: OwnedFd,
+    pub ifindex: i32,
+    /// Whether the kernel honoured `PACKET_IGNORE_OUTGOING`.
+    pub ignore_outgoing: bool,
+}
+
+impl PacketSocket {
+    /// Opens, binds and sets up a socket on `iface`.
+    pub fn open(iface: &str) -> io::Result<PacketSocket> {
+        let name = CString::new(iface).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in interface name"))?;
+        // SAFETY: `name` is a valid NUL-terminated string.
+        let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) } as i32;
+        if ifindex == 0 {
+            return Err(io::Error::new(io::ErrorKind::NotFound, format!("no interface {iface:?} in this network namespace")));
+        }
+        let proto = (libc::ETH_P_ALL as u16).to_be();
+        // SAFETY: plain system call with constant arguments.
+        let raw = check(unsafe {
+            libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, proto as libc::c_int)
+        })?;
+        // SAFETY: `raw` is a fresh descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let ignore_outgoing = setsockopt(raw, libc::SOL_PACKET, PACKET_IGNORE_OUTGOING, &1 as &libc::c_int).is_ok();
+        let buf: libc::c_int = 8 << 20;
+        if setsockopt(raw, libc::SOL_SOCKET, SO_RCVBUFFORCE, &buf).is_err() {
+            let _ = setsockopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, &buf);
+        }
+        if setsockopt(raw, libc::SOL_SOCKET, SO_SNDBUFFORCE, &buf).is_err() {
+            let _ = setsockopt(raw, libc::SOL_SOCKET, libc::SO_SNDBUF, &buf);
+        }
+        // SAFETY: sockaddr_ll is plain data; all-zero is a valid value.
+        let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_protocol = proto;
+        sll.sll_ifindex = ifindex;
+        // SAFETY: `sll` is a live sockaddr_ll and its size is passed.
+        check(unsafe {
+            libc::bind(raw, &sll as *const libc::sockaddr_ll as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t)
+        })?;
+        let mreq = PacketMreq { mr_ifindex: ifindex, mr_type: PACKET_MR_PROMISC, mr_alen: 0, mr_address: [0; 8] };
+        setsockopt(raw, libc::SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mreq)?;
+        let s = PacketSocket { fd, ifindex, ignore_outgoing };
+        // frames of other interfaces may have queued between socket() and bind(): drop them
+        let mut scratch = [0u8; 64];
+        while let Ok(Some(_)) = s.recv(&mut scratch) {}
+        Ok(s)
+    }
+
+    /// Receives one frame into `buf`: `Ok(Some(real length))` (may exceed `buf.len()`: the frame
+    /// was cut), `Ok(None)` when nothing is pending. Outgoing frames are skipped.
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        loop {
+            // SAFETY: sockaddr_ll is plain data; all-zero is a valid value.
+            let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+            let mut alen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+            // SAFETY: `buf` is writable for `buf.len()` bytes; `sll`/`alen` are live and sized.
+            let n = unsafe {
+                libc::recvfrom(
+                    self.fd.as_raw_fd(),
+                    buf.as_mut_ptr() as *mut libc::c_void,
+                    buf.len(),
+                    libc::MSG_TRUNC | libc::MSG_DONTWAIT,
+                    &mut sll as *mut libc::sockaddr_ll as *mut libc::sockaddr,
+                    &mut alen,
+                )
+            };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                return match e.kind() {
+                    io::ErrorKind::WouldBlock => Ok(None),
+                    io::ErrorKind::Interrupted => continue,
+                    _ => Err(e),
+                };
+            }
+            if sll.sll_pkttype == PACKET_OUTGOING {
+                continue;
+            }
+            return Ok(Some(n as usize));
+        }
+    }
+
+    /// Sends one frame out of the interface; `false` if the kernel refused it (counted by the caller).
+    pub fn send(&self, frame: &[u8]) -> bool {
+        loop {
+            // SAFETY: `frame` is readable for `frame.len()` bytes.
+            let n = unsafe { libc::send(self.fd.as_raw_fd(), frame.as_ptr() as *const libc::c_void, frame.len(), libc::MSG_DONTWAIT) };
+            if n >= 0 {
+                return n as usize == frame.len();
+            }
+            if io::Error::last_os_error().kind() != io::ErrorKind::Interrupted {
+                return false;
+            }
+        }
+    }
+
+    pub fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// A `signalfd` for SIGINT and SIGTERM (both blocked in the calling thread, before any other
+/// thread exists, so no thread receives them otherwise).
+#[derive(Debug)]
+pub struct Signals {
+    fd: OwnedFd,
+}
+
+impl Signals {
+    pub fn new() -> io::Result<Signals> {
+        // SAFETY: sigset_t is plain data, initialised by sigemptyset before use; the calls get
+        // pointers to that live local.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            check(libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()))?;
+            let raw = check(libc::signalfd(-1, &set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC))?;
+            Ok(Signals { fd: OwnedFd::from_raw_fd(raw) })
+        }
+    }
+    pub fn raw(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// Asks the kernel for 1 us timer slack on this thread (best effort).
+pub fn tight_timers() {
+    // SAFETY: prctl with integer arguments only.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong, 0, 0, 0);
+    }
+}
+
+/// Waits until one of `fds` is readable or `timeout_ns` passes (`None`: forever); the kernel
+/// sets each descriptor's `revents`. An interrupted wait returns `Ok` (nothing ready).
+pub fn wait(fds: &mut [libc::pollfd], timeout_ns: Option<u64>) -> io::Result<()> {
+    let ts = timeout_ns.map(|ns| libc::timespec { tv_sec: (ns / 1_000_000_000) as libc::time_t, tv_nsec: (ns % 1_000_000_000) as libc::c_long });
+    let tp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `fds` is a live slice of pollfd with its length; `tp` is null or points to `ts`,
+    // which lives until the call returns; a null signal mask keeps the current one.
+    let r = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, tp, std::ptr::null()) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            return Ok(());
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Enters the network namespace at `path` (e.g. `/var/run/netns/NAME`) in the calling thread
+/// only. Used by the integration test to run TCP endpoints in host namespaces.
+pub fn enter_netns(path: &str) -> io::Result<()> {
+    let f = std::fs::File::open(path)?;
+    // SAFETY: `f` is an open namespace file for the duration of the call.
+    check(unsafe { libc::setns(f.as_raw_fd(), libc::CLONE_NEWNET) }).map(|_| ())
+}
