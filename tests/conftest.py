@@ -50,3 +50,23 @@ def run_quick_reproductions(root: Path, names, timeout: float = 900) -> dict:
         docs[name] = json.loads((out / "claims.json").read_text())
         docs[name]["_out"] = out
     return docs
+
+
+def claim(doc: dict, cid: str) -> dict:
+    """The claim with id ``cid`` of a reproduction's claims.json."""
+    return next(c for c in doc["claims"] if c["id"] == cid)
+
+
+def table(doc: dict):
+    """A reproduction's table (claims.json ``table``) as a DataFrame."""
+    import pandas as pd
+
+    return pd.DataFrame(doc["table"])
+
+
+def assert_listed(names) -> None:
+    """Every name appears in ``dcfair reproduce --list``."""
+    p = dcfair("reproduce", "--list")
+    assert p.returncode == 0, p.stderr
+    for name in names:
+        assert name in p.stdout, name

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from conftest import dcfair, run_quick_reproductions
+from conftest import assert_listed, run_quick_reproductions
 
 ALL = ["fairq-incast-mild", "fairq-incast-heavy", "fairq-incast-lowfreq", "fairq-incast-highfreq"]
 CLAIMS = {
@@ -30,10 +30,7 @@ def table(doc):
 
 
 def test_every_reproduction_is_listed():
-    p = dcfair("reproduce", "--list")
-    assert p.returncode == 0, p.stderr
-    for name in ALL:
-        assert name in p.stdout
+    assert_listed(ALL)
 
 
 def test_every_claim_is_reported(quick):

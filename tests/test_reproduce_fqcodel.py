@@ -6,10 +6,9 @@ reported with its criterion (docs/mechanisms/fq_codel.md explains the ones that 
 from __future__ import annotations
 
 
-import pandas as pd
 import pytest
 
-from conftest import dcfair, run_quick_reproductions
+from conftest import assert_listed, run_quick_reproductions, table
 
 ALL = ["fqcodel-breakdown", "fqcodel-fig3", "fqcodel-fig4"]
 
@@ -19,19 +18,8 @@ def quick(tmp_path_factory):
     return run_quick_reproductions(tmp_path_factory.mktemp("fqcodel"), ALL)
 
 
-def claim(doc, cid):
-    return next(c for c in doc["claims"] if c["id"] == cid)
-
-
-def table(doc):
-    return pd.DataFrame(doc["table"])
-
-
 def test_every_reproduction_is_listed():
-    p = dcfair("reproduce", "--list")
-    assert p.returncode == 0, p.stderr
-    for name in ALL:
-        assert name in p.stdout
+    assert_listed(ALL)
 
 
 def test_claims_and_tables_are_complete(quick):

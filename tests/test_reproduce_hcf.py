@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from conftest import dcfair
+from conftest import claim, dcfair
 
 
 ALL = [
@@ -35,10 +35,6 @@ def quick(tmp_path_factory):
         docs[name] = json.loads((out / "claims.json").read_text())
         docs[name]["_out"] = out
     return docs
-
-
-def claim(doc, cid):
-    return next(c for c in doc["claims"] if c["id"] == cid)
 
 
 def test_list_names_every_reproduction():

@@ -6,10 +6,9 @@ not reproduce (docs/mechanisms/outcast.md) are only checked for being reported.
 from __future__ import annotations
 
 
-import pandas as pd
 import pytest
 
-from conftest import dcfair, run_quick_reproductions
+from conftest import assert_listed, claim, run_quick_reproductions, table
 
 ALL = ["outcast-case1", "outcast-case2", "outcast-case3", "outcast-case4", "outcast-case5", "outcast-case6",
        "outcast-drops", "outcast-blackout", "outcast-mitigations"]
@@ -20,19 +19,8 @@ def quick(tmp_path_factory):
     return run_quick_reproductions(tmp_path_factory.mktemp("outcast"), ALL)
 
 
-def claim(doc, cid):
-    return next(c for c in doc["claims"] if c["id"] == cid)
-
-
-def table(doc):
-    return pd.DataFrame(doc["table"])
-
-
 def test_every_reproduction_is_listed():
-    p = dcfair("reproduce", "--list")
-    assert p.returncode == 0, p.stderr
-    for name in ALL:
-        assert name in p.stdout
+    assert_listed(ALL)
 
 
 def test_claims_and_tables_are_complete(quick):

@@ -11,7 +11,7 @@ import math
 import pandas as pd
 import pytest
 
-from conftest import dcfair, run_quick_reproductions
+from conftest import assert_listed, run_quick_reproductions, table
 from dcfair.reproduce import xpass_credit as xc
 
 ALL = ["xpass-fig6a", "xpass-fig8", "xpass-fig9"]
@@ -22,15 +22,8 @@ def quick(tmp_path_factory):
     return run_quick_reproductions(tmp_path_factory.mktemp("xpass_credit"), ALL)
 
 
-def table(doc):
-    return pd.DataFrame(doc["table"])
-
-
 def test_every_reproduction_is_listed():
-    p = dcfair("reproduce", "--list")
-    assert p.returncode == 0, p.stderr
-    for name in ALL:
-        assert name in p.stdout
+    assert_listed(ALL)
 
 
 def test_claims_are_reported_with_criteria(quick):
