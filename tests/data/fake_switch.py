@@ -36,6 +36,14 @@ print("ready", flush=True)
 while not stop:
     time.sleep(0.05)
 subprocess.run(["ip", "link", "del", "fakebr"], check=False)
-stats = {"switch": "fake", "seed": a.seed, "ports": [{"iface": i, "drops": 0, "max_queue_pkts": 0} for i in ifaces]}
+# The real switch's stats.json layout (docs/testbed.md), its queue figures zero: the bridge has
+# none to give. "fake" in `io` tells the files apart.
+queue = {k: 0 for k in ("received_pkts", "received_bytes", "enqueued_pkts", "dequeued_pkts", "dequeued_bytes",
+                        "drops_pkts", "marks", "queued_pkts", "queued_bytes", "in_delay_line", "max_len_pkts",
+                        "max_len_bytes", "mean_len_pkts", "mean_len_bytes")}
+stats = {"switch": "dcfair-switch", "io": "fake: a Linux bridge", "seed": a.seed, "fairq_rewrites": 0,
+         "ports": [{"iface": port["iface"], "tx_frames": 0, "tx_errors": 0, "fairq": None,
+                    "series": {k: [] for k in ("t_s", "queue_pkts", "queue_bytes", "fairq_flows", "fairq_window_bytes")},
+                    "queue": dict(queue, kind=port["queue"]["kind"], drops={})} for port in cfg["port"]]}
 json.dump(stats, open(a.stats, "w"))
 sys.exit(0)

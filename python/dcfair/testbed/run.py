@@ -37,7 +37,7 @@ from dcfair.testbed import bed, mapping, netns, traffic
 from dcfair.testbed.bed import Testbed
 from dcfair.testbed.mapping import Plan
 from dcfair.testbed.netns import TestbedError
-from dcfair.testbed.switch import Switch, find_number, port_counters, port_stats
+from dcfair.testbed.switch import Switch, port_counters, switch_port
 
 FLOW_COLUMNS = ("flow_id", "src", "dst", "kind", "start_s", "end_s", "bytes_sent", "bytes_delivered", "pkts_in_window",
                 "fct_s", "max_gap_s", "retransmits", "timeouts", "group", "size_bytes", "bytes_in_window", "snd_wnd_mean_bytes",
@@ -109,10 +109,14 @@ def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_
         late = tr.wait(timeout_s=5.0 if incast_only else max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
         end_s = time.monotonic() - t0 if incast_only else plan.duration_s
         stats = sw.stop()
+        # the measurement window on the switch's clock (its time series)
+        sw_window = None if sw.ready_at is None else (
+            t0 - sw.ready_at + counters["window_start_s"], t0 - sw.ready_at + counters["end_s"])
         sw = None
         timeouts = {h.name: traffic.host_timeouts(tb, h) for h in tb.hosts}
         tr.stop()
-        summary, flows, ports = _results(plan, tb, tr, counters, stats, timeouts, late, end_s, switch)
+        summary, flows, ports = _results(plan, tb, tr, counters, stats, timeouts, late, end_s, switch,
+                                         sw_window)
     except BaseException:
         if sw is not None:
             sw.kill()
@@ -169,7 +173,8 @@ def _drive(plan: Plan, tb: Testbed, tr: traffic.Traffic, t0: float, say) -> Dict
         time.sleep(max(0.0, min(0.05, nxt - now)))
 
 
-def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, timeouts, late, end_s, switch):
+def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, timeouts, late, end_s, switch,
+             sw_window=None):
     w1 = min(plan.duration_s, end_s)
     w0 = max(0.0, w1 - plan.window_s)
     per_host = {}
@@ -213,6 +218,7 @@ def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, time
         m["throughput_bps_udp"] = sum(r["bytes_in_window"] for r in udp) * 8 / win if win > 0 else None
     ports = []
     util_num, util_den, drops, marks = 0.0, 0.0, 0, 0
+    switch_ports: Dict[str, Any] = {}
     for p in plan.ports:
         if not p.measured:
             continue
@@ -223,18 +229,21 @@ def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, time
         util = wbytes * 8 / (p.rate_bps * span) if span > 0 else None
         util_num += wbytes * 8
         util_den += p.rate_bps * span
-        ps = port_stats(stats, iface)
-        d = find_number(ps, "drops", "dropped", "drops_pkts") or 0
-        mk = find_number(ps, "marks", "marked") or 0
+        sq = switch_port(stats, iface, sw_window) if switch == "dcfair" else None
+        if sq is not None:
+            switch_ports[f"sw->{p.host}"] = sq
+            d, mk = sq["drops_pkts"], sq["marks"]
+        else:  # the bridge: its FIFO's drops (tc), no marks, no occupancy figures
+            d, mk = stats.get("ports", {}).get(iface, {}).get("drops", 0), 0
         drops += int(d)
         marks += int(mk)
         pk = b["tx_packets"] - z["tx_packets"]
         ports.append({
             "port": f"sw->{p.host}", "packets_out": pk, "bytes_out": b["tx_bytes"] - z["tx_bytes"] - ETH_HEADER * pk,
             "utilization": util, "drops": int(d), "marks": int(mk),
-            "max_queue_pkts": find_number(ps, "max_queue_pkts", "max_len_pkts", "max_pkts"),
+            "max_queue_pkts": sq["max_len_pkts"] if sq else None,
             "queue_kind": plan.queue_kind if switch == "dcfair" else "bridge_fifo", "rate_bps": p.rate_bps,
-            "max_queue_bytes": find_number(ps, "max_queue_bytes", "max_len_bytes", "max_bytes"),
+            "max_queue_bytes": sq["max_len_bytes"] if sq else None,
         })
     m["utilization"] = util_num / util_den if util_den > 0 else None
     m["drops"], m["marks"] = drops, marks
@@ -248,10 +257,8 @@ def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, time
                  fct_max_s=fct[-1], fct_std_s=statistics.pstdev(fct))
     if plan.incast is not None:
         m.update(_incast_metrics(plan, tr))
-    if switch == "dcfair":
-        rw = find_number(stats, "fairq_rewrites", "rewrites")
-        if rw is not None:
-            m["fairq_rewrites"] = int(rw)
+    if any(sq["fairq"] is not None for sq in switch_ports.values()):
+        m["fairq_rewrites"] = int(stats["fairq_rewrites"])
     errors = [r for r in rows if r["error"]]
     summary = {
         "scenario": plan.name, "seed": plan.seed, "source": "testbed", "engine_version": None,
@@ -265,6 +272,7 @@ def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, time
                 "switch bridge: a Linux bridge with a token bucket and a FIFO per port; queue.kind, fairq and "
                 "the ports' delay are not applied"]),
             "timeouts_by_host": {h: t for h, t in timeouts.items() if t},
+            "switch_ports": switch_ports,
         },
     }
     return summary, rows, ports

@@ -12,7 +12,9 @@ Rules:
   ``queue.kind`` says, and no delay line (this kernel has no netem). A diagnostic and a
   baseline for the plumbing, not a discipline under test; ``summary.json`` says so.
 - Port counters for both come from the kernel's interface statistics in the switch namespace
-  (``ip -s -j link``): a frame counts when the switch hands it to the veth.
+  (``ip -s -j link``): a frame counts when the switch hands it to the veth. The queue's own
+  figures (drops, marks, occupancy, FairQ) come from the dcfair switch's ``stats.json``, read by
+  :func:`switch_port` with the exact keys of docs/testbed.md.
 """
 
 from __future__ import annotations
@@ -112,6 +114,7 @@ class Switch:
         self.kind, self.tb, self.plan, self.dir, self.log = kind, tb, plan, Path(out_dir), log
         self.proc: Optional[subprocess.Popen] = None
         self.stats: Dict[str, Any] = {}
+        self.ready_at: Optional[float] = None
 
     def start(self) -> "Switch":
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -142,6 +145,8 @@ class Switch:
             if r:
                 line = self.proc.stdout.readline()
                 if line.strip() == "ready":
+                    # The switch's clock (its stats' time series) starts just before `ready`.
+                    self.ready_at = time.monotonic()
                     # Keep draining its stdout (into switch.log) so a chatty switch never
                     # blocks on a full pipe.
                     import threading
@@ -211,29 +216,41 @@ class Switch:
         return {"switch": "bridge", "ports": ports}
 
 
-def port_stats(stats: Dict[str, Any], iface: str) -> Dict[str, Any]:
-    """One port's entry in the switch's statistics, whatever their layout (a list of ports with
-    ``iface``/``name``, or a mapping by interface)."""
-    ports = stats.get("ports") or stats.get("port") or {}
-    if isinstance(ports, dict):
-        return ports.get(iface, {}) or {}
-    for p in ports:
-        if isinstance(p, dict) and iface in (p.get("iface"), p.get("name")):
-            return p
-    return {}
+def switch_port(stats: Dict[str, Any], iface: str, window_s: Optional[tuple] = None) -> Dict[str, Any]:
+    """One port of ``dcfair-switch``'s ``stats.json`` (docs/testbed.md, "stats.json"), by its
+    interface, as the figures the orchestration reports. Exact keys, no guessing: a file that is
+    not the switch's, or lacks the port or a key, raises :class:`TestbedError` naming it.
 
+    Returns ``kind``, ``received_pkts``, ``dequeued_pkts``, ``dequeued_bytes``, ``drops_pkts``,
+    ``marks``, ``queued_pkts``, ``in_delay_line``, ``max_len_pkts``, ``max_len_bytes``,
+    ``mean_len_pkts``, ``mean_len_bytes`` (the port's ``queue``), ``tx_frames``, ``tx_errors``,
+    and ``fairq``: ``None`` or the port's ``fairq`` object (``window_rewrites``, ``flows``,
+    ``window_bytes``, ``port_window_bytes``, ``avg_queue_bytes``, ``target_bytes``, ...).
+    With ``window_s = (t0, t1)`` (seconds on the switch's clock, which starts when it opens its
+    sockets), also the means of the port's time series over the samples in that window:
+    ``window_queue_mean_pkts``, ``window_queue_mean_bytes``, ``window_fairq_window_mean_bytes``
+    (None without samples) and ``window_samples``."""
+    try:
+        if stats["switch"] != "dcfair-switch":
+            raise TestbedError(f"switch stats: `switch` is {stats['switch']!r}, not 'dcfair-switch'")
+        port = next((p for p in stats["ports"] if p["iface"] == iface), None)
+        if port is None:
+            raise TestbedError(f"switch stats: no port with iface {iface!r}")
+        q = port["queue"]
+        out = {k: q[k] for k in ("kind", "received_pkts", "dequeued_pkts", "dequeued_bytes", "drops_pkts", "marks",
+                                 "queued_pkts", "in_delay_line", "max_len_pkts", "max_len_bytes", "mean_len_pkts",
+                                 "mean_len_bytes")}
+        out.update(tx_frames=port["tx_frames"], tx_errors=port["tx_errors"], fairq=port["fairq"])
+        if window_s is not None:
+            ser = port["series"]
+            idx = [i for i, t in enumerate(ser["t_s"]) if window_s[0] <= t <= window_s[1]]
 
-def find_number(d: Any, *names: str) -> Optional[float]:
-    """The first of ``names`` found as a number in ``d`` or its nested tables (switch stats)."""
-    if not isinstance(d, dict):
-        return None
-    for n in names:
-        v = d.get(n)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return v
-    for v in d.values():
-        if isinstance(v, dict):
-            r = find_number(v, *names)
-            if r is not None:
-                return r
-    return None
+            def mean(key):
+                return sum(ser[key][i] for i in idx) / len(idx) if idx else None
+
+            out.update(window_samples=len(idx), window_queue_mean_pkts=mean("queue_pkts"),
+                       window_queue_mean_bytes=mean("queue_bytes"),
+                       window_fairq_window_mean_bytes=mean("fairq_window_bytes"))
+        return out
+    except KeyError as e:
+        raise TestbedError(f"switch stats: missing key {e.args[0]!r} (port {iface!r})") from None
