@@ -98,33 +98,17 @@ def testbed_runs(a, kind, fairq=False):
         s = json.loads((d / "summary.json").read_text())
         m = s["metrics"]
         row = {k: m.get(k) for k in METRICS + ("fairq_rewrites", "snd_wnd_median_bytes", "rtt_mean_us")}
-        stats_path = d / "switch-stats.json"
-        if stats_path.exists():
-            row["switch_queue"] = switch_queue(json.loads(stats_path.read_text()))
+        sp = s["testbed"].get("switch_ports") or {}
+        if sp:  # the dcfair switch's own figures for the bottleneck port (run.py, switch.switch_port)
+            q = row["switch"] = sp["sw->r0"]
+            row["queue_mean_pkts"] = q["window_queue_mean_pkts"]
+            if q["fairq"] is not None:
+                row["fairq_window_bytes"] = q["window_fairq_window_mean_bytes"]
+                row["fairq_target_pkts"] = q["fairq"]["target_bytes"] / 1500
         row["wall_s"] = round(time.monotonic() - t, 1)
         print(f"  testbed {kind}{' fairq' if fairq else ''} rep {rep}: "
               + ", ".join(f"{k} {fmt(row.get(k))}" for k in METRICS), flush=True)
         out.append(row)
-    return out
-
-
-def switch_queue(stats):
-    """The bottleneck port's queue figures from the switch's stats.json, whatever it names them:
-    every number under a key containing 'queue' or 'window' of the port with the most output."""
-    ports = stats.get("ports") or stats.get("port") or []
-    if isinstance(ports, dict):
-        ports = [dict(v, iface=k) for k, v in ports.items()]
-    best = max(ports, key=lambda p: _flat(p).get("bytes_out", _flat(p).get("tx_bytes", 0)) or 0, default={})
-    return {k: v for k, v in _flat(best).items() if ("queue" in k or "window" in k or "target" in k)}
-
-
-def _flat(d, pre=""):
-    out = {}
-    for k, v in (d or {}).items():
-        if isinstance(v, dict):
-            out.update(_flat(v, f"{pre}{k}."))
-        elif isinstance(v, (int, float)) and not isinstance(v, bool):
-            out[f"{pre}{k}"] = v
     return out
 
 
@@ -163,16 +147,21 @@ def table(res) -> str:
         for r in fq_tb or []:
             if r.get("rtt_mean_us") is not None:
                 r["queue_from_rtt_pkts"] = max(0.0, (r["rtt_mean_us"] - res["base_rtt_us"]) * 1e-6 * rate / 8 / 1500)
-        for key, label in [("queue_mean_pkts", "queue, mean in the window (packets)"),
+        for key, label in [("queue_mean_pkts", "queue, mean in the window (packets; simulation 1 ms samples, switch 10 ms)"),
+                           ("fairq_target_pkts", "FairQ's target as the switch computes it (packets of 1500 bytes)"),
                            ("queue_from_rtt_pkts", "queue implied by the senders' mean RTT (packets)"),
+                           ("fairq_window_bytes", "per-flow window FairQ writes into ACKs, mean over the window (bytes)"),
                            ("snd_wnd_median_bytes", "receive window the senders see, median over flows (bytes)"),
                            ("fairq_rewrites", "ACK windows rewritten"), ("utilization", "utilization"),
                            ("jain_index", "jain_index"), ("starved_fraction", "starved_fraction")]:
             lines.append(f"| {label} | {cell(fq_sim, key)} | {cell(fq_tb, key) if fq_tb else 'not run'} |")
         for r in fq_tb or []:
-            if r.get("switch_queue"):
-                lines.append(f"\nThe switch's own queue figures (stats.json, bottleneck port): "
-                             + ", ".join(f"`{k}` {fmt(v)}" for k, v in sorted(r["switch_queue"].items())))
+            if r.get("switch"):
+                q = r["switch"]
+                lines.append(f"\nThe switch's own figures for the bottleneck port (first run, whole run): "
+                             f"max queue {q['max_len_pkts']} packets, mean {fmt(q['mean_len_pkts'])} packets "
+                             f"(sampled at every dequeue), {q['drops_pkts']} drops, FairQ counting "
+                             f"{q['fairq']['flows']} flows at the end.")
                 break
     return "\n".join(lines)
 
