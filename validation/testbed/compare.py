@@ -8,7 +8,7 @@ with them (20 packets for 400 flows -> 5 for 100: the same buffer per flow), a s
 - on the testbed (``dcfair testbed run``: Linux TCP in namespaces through the dcfair switch
   running the same queue code), ``--reps`` runs each;
 
-then FairQ on real TCP (DropTail under ``[fairq]``, 10 flows opened with a handshake, a
+then FairQ on real TCP (DropTail under ``[fairq]`` with ``wscale = "off"``, 10 flows opened with a handshake, a
 100-packet buffer and a 25-packet target: with 100 flows their minimum windows of one MSS
 alone would exceed it): the receive windows the senders see (iperf3's ``snd_wnd``), the queue the switch
 reports, the queue implied by the senders' RTT, against FairQ's target; and the simulator's
@@ -58,7 +58,9 @@ def overrides(a, kind: str, fairq: bool = False):
     if fairq:
         # FairQ counts flows from SYN-ACK / FIN / RST: the flows must open with a handshake
         # (which rules out ns-2's handshake-less first-segment details).
-        ov += [("fairq.target_fraction", str(FAIRQ_TARGET)), ("tcp.handshake", "true"),
+        # Linux does not tag ACKs with its window scale (fairq.wscale = reserved_bits): the
+        # switch strips the option instead, in both runs, so nobody scales (windows <= 65535).
+        ov += [("fairq.target_fraction", str(FAIRQ_TARGET)), ("fairq.wscale", "off"), ("tcp.handshake", "true"),
                ("tcp.headerless_first_segment", "false"), ("tcp.first_ack_resets_cwnd", "false")]
     return ov
 

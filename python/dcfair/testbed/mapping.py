@@ -270,6 +270,11 @@ def plan(text: str, overrides: List[Tuple[str, str]] = (), origin: str = "<scena
         sw = fairq.pop("switches", ["sw"])
         if sw not in (["sw"], "sw"):
             raise invalid("fairq.switches", f"the dumbbell has one switch, \"sw\"; got {sw!r}")
+        if fairq.get("wscale", "reserved_bits") == "reserved_bits":
+            # The simulated hosts tag their ACKs with the window scale; Linux hosts do not, and
+            # the switch leaves an untagged ACK alone: FairQ would silently do nothing.
+            raise invalid("fairq.wscale", "reserved_bits (the default) needs end hosts that tag their ACKs; "
+                                          "Linux does not: set fairq.wscale = \"off\" or \"unify\"")
 
     rng = random.Random(seed)
     flows: List[Flow] = []
