@@ -19,7 +19,8 @@ import pytest
 
 from conftest import LONGFLOWS, REPO, assert_clean_error, dcfair
 from dcfair.testbed import bed, mapping, netns, traffic
-from dcfair.testbed.switch import find_binary, toml_dumps
+from dcfair.testbed.netns import TestbedError
+from dcfair.testbed.switch import find_binary, switch_port, toml_dumps
 
 try:
     import tomllib
@@ -106,9 +107,9 @@ def test_overrides_and_groups():
 
 
 def test_switch_config_is_the_switch_contract():
-    p = _plan(overrides=[("fairq.target_fraction", "0.3")])
+    p = _plan(overrides=[("fairq.target_fraction", "0.3"), ("fairq.wscale", "off")])
     cfg = tomllib.loads(toml_dumps(p.switch_config()))
-    assert cfg["seed"] == 7 and cfg["fairq"] == {"target_fraction": 0.3}
+    assert cfg["seed"] == 7 and cfg["fairq"] == {"target_fraction": 0.3, "wscale": "off"}
     ports = cfg["port"]
     assert [x["iface"] for x in ports] == ["p0", "p1", "p2"]
     assert ports[2] == {"iface": "p2", "prefixes": ["10.77.0.3/32"], "rate_bps": 100e6, "delay_us": 50.0,
@@ -128,6 +129,7 @@ def test_switch_config_is_the_switch_contract():
     (("groups.short.transport", "xpass"), "groups.short.transport"),
     (("groups.short.via", "sw"), "groups.short.via"),
     (("fairq.switches", '["x"]'), "fairq.switches"),
+    (("fairq.target_fraction", "0.3"), "fairq.wscale"),  # reserved_bits: Linux does not tag
     (("flows.src", "r0"), "flows.dst"),
     (("topology.senders", "5000"), "topology.senders"),
 ])
@@ -185,6 +187,64 @@ def test_flow_row_counts_the_window_from_receiver_intervals():
     assert traffic.flow_row(f, None, None, (2.0, 3.0), 3.0, 1460)["error"] == "no output from iperf3"
 
 
+# stats.json of a real dcfair-switch run, as written: SMALL up to [groups.short] (two long flows,
+# HCF on the bottleneck port p2) by `dcfair testbed run small.toml --set sim.duration_s=3.0
+# --set measure.window_s=1.0` (switch 0.1.0). The reader takes the switch's exact keys.
+REAL_STATS = REPO / "tests" / "data" / "switch-stats-hcf.json"
+
+
+def check_switch_identities(stats):
+    """docs/testbed.md's per-port identities of dcfair-switch's stats.json; returns the ports."""
+    for p in stats["ports"]:
+        q = p["queue"]
+        assert q["received_pkts"] == (p["tx_frames"] + p["tx_errors"] + q["drops_pkts"] + q["queued_pkts"]
+                                      + q["in_delay_line"]), p["iface"]
+        assert p["rx_frames"] == (p["forwarded"] + p["flooded"] + p["malformed_total"] + p["no_route"]
+                                  + p["hairpin"]), p["iface"]
+        assert q["drops_pkts"] == sum(q["drops"].values()), p["iface"]
+        assert q["dequeued_pkts"] <= q["enqueued_pkts"] <= q["received_pkts"], p["iface"]
+    # every frame forwarded or flooded from one port is offered to another port's queue
+    offered = sum(p["forwarded"] for p in stats["ports"]) + sum(
+        p["flooded"] * (len(stats["ports"]) - 1) for p in stats["ports"])
+    assert offered == sum(p["queue"]["received_pkts"] for p in stats["ports"])
+    return stats["ports"]
+
+
+def test_switch_port_reads_a_real_stats_json():
+    stats = json.loads(REAL_STATS.read_text())
+    assert stats["switch"] == "dcfair-switch"
+    ports = check_switch_identities(stats)
+    bottleneck = max(ports, key=lambda p: p["tx_bytes"])
+    q = switch_port(stats, bottleneck["iface"])
+    raw = bottleneck["queue"]
+    assert q["kind"] == "hcf" and q["dequeued_pkts"] > 1000 and q["fairq"] is None
+    assert (q["drops_pkts"], q["marks"], q["max_len_pkts"], q["mean_len_bytes"]) == (
+        raw["drops_pkts"], raw["marks"], raw["max_len_pkts"], raw["mean_len_bytes"])
+    assert q["tx_frames"] == bottleneck["tx_frames"] and "window_samples" not in q
+    # the time series over a window: means of the samples inside it
+    t = bottleneck["series"]["t_s"]
+    lo, hi = t[len(t) // 4], t[len(t) // 2]
+    w = switch_port(stats, bottleneck["iface"], (lo, hi))
+    inside = [v for tt, v in zip(t, bottleneck["series"]["queue_pkts"]) if lo <= tt <= hi]
+    assert w["window_samples"] == len(inside) > 10
+    assert w["window_queue_mean_pkts"] == pytest.approx(sum(inside) / len(inside))
+    assert switch_port(stats, bottleneck["iface"], (-2.0, -1.0))["window_queue_mean_pkts"] is None
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda s: s.update(switch="fake"), "'fake'"),
+    (lambda s: s["ports"][0]["queue"].pop("drops_pkts"), "drops_pkts"),
+    (lambda s: s["ports"][0].pop("fairq"), "fairq"),
+])
+def test_switch_port_names_what_is_missing(edit, needle):
+    stats = json.loads(REAL_STATS.read_text())
+    edit(stats)
+    with pytest.raises(TestbedError, match=needle):
+        switch_port(stats, stats["ports"][0]["iface"])
+    with pytest.raises(TestbedError, match="no port"):
+        switch_port(json.loads(REAL_STATS.read_text()), "nosuch")
+
+
 # ---------------------------------------------------------------- real runs (root)
 
 WHY = netns.why_not_available()
@@ -231,7 +291,14 @@ def test_run_moves_real_tcp_and_tears_down(tmp_path, prefix, handshake):
     # bytes through the port >= what the flows delivered in the window
     assert int(ports[0]["bytes_out"]) > sum(int(r["bytes_in_window"]) for r in long)
     if switch == "dcfair":
-        assert (out / "switch-stats.json").exists()
+        # through the real switch: its identities, and the data went through HCF at the bottleneck
+        stats = json.loads((out / "switch-stats.json").read_text())
+        check_switch_identities(stats)
+        sq = summary["testbed"]["switch_ports"]["sw->r0"]
+        assert sq["kind"] == "hcf" and summary["queue_kind"] == "hcf"
+        assert sq["dequeued_bytes"] >= 300000 + sum(int(r["bytes_in_window"]) for r in long)
+        assert sq["max_len_pkts"] > 0 and sq["window_samples"] > 50
+        assert int(ports[0]["drops"]) == sq["drops_pkts"]
 
 
 @needs_root
