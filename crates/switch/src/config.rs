@@ -13,7 +13,7 @@
 //! | `seed`                   | -      | 1         | master seed of the random streams (`--seed` wins) |
 //! | `series_interval_ms`     | ms     | 10        | period of the queue / FairQ time series        |
 //! | `[fairq]`                | table  | absent    | FairQ on every port (`fairq.switches` must be empty) |
-//! | `[[port]]`               | tables | required  | one per interface, at least 2                  |
+//! | `[[port]]`               | tables | required  | one per interface, 2 to [`MAX_PORTS`]          |
 //! | `port.iface`             | name   | required  | the interface (a veth end in the switch's netns) |
 //! | `port.prefixes`          | list   | required  | IPv4 destinations behind it, `"a.b.c.d/len"`   |
 //! | `port.rate_bps`          | bit/s  | required  | serializer rate, `> 0` (counts IPv4 bytes)     |
@@ -27,6 +27,11 @@
 use dcfair_core::fairq::FairqConfig;
 use dcfair_core::qdisc::{ConfigError, QueueConfig};
 use serde::Deserialize;
+
+/// Most `[[port]]` tables: the testbed gives every sender its own host and port (the HCF
+/// long-flow setting scaled to 100 flows needs 102), and a port index must fit the `u16` the
+/// switch keeps as a frame's input port.
+pub const MAX_PORTS: usize = 1024;
 
 /// The whole file.
 #[derive(Clone, Debug, Deserialize)]
@@ -135,8 +140,8 @@ impl SwitchConfig {
         if self.port.len() < 2 {
             return Err(ConfigError::new("port", format!("need at least 2 [[port]] tables, got {}", self.port.len())));
         }
-        if self.port.len() > 64 {
-            return Err(ConfigError::new("port", "at most 64 ports"));
+        if self.port.len() > MAX_PORTS {
+            return Err(ConfigError::new("port", format!("at most {MAX_PORTS} ports, got {}", self.port.len())));
         }
         let mut seen: Vec<(Prefix, usize)> = Vec::new();
         for (i, p) in self.port.iter().enumerate() {
@@ -194,6 +199,18 @@ limit_pkts = 50
 
     fn err(text: &str) -> String {
         SwitchConfig::from_toml(text).unwrap_err().key
+    }
+
+    fn ports(n: usize) -> String {
+        (0..n).map(|i| format!("[[port]]\niface = \"p{i}\"\nprefixes = [\"10.{}.{}.1/32\"]\nrate_bps = 1e8\n", i / 256, i % 256)).collect()
+    }
+
+    #[test]
+    fn port_count_bounds() {
+        assert_eq!(SwitchConfig::from_toml(&ports(102)).unwrap().port.len(), 102);
+        assert_eq!(SwitchConfig::from_toml(&ports(MAX_PORTS)).unwrap().port.len(), MAX_PORTS);
+        assert_eq!(err(&ports(MAX_PORTS + 1)), "port");
+        assert_eq!(err(&ports(1)), "port");
     }
 
     #[test]
