@@ -14,8 +14,8 @@ ends when the last answer is complete; the next request leaves ``gap`` seconds l
 
     python3 incast.py streams --servers 10.77.0.1:6002,... --starts T1,... --deadline-at T2 [--cc reno]
 
-``streams`` runs a receiver's long-lived flows, connected at once and started at their
-``--starts`` (a server run with ``--tcp-info`` samples the sender's tcp_info and prints it on
+``streams`` runs a receiver's long-lived flows, connected one after another before the run and
+started at their ``--starts`` (a server run with ``--tcp-info`` samples the sender's tcp_info and prints it on
 SIGTERM).
 ``fetch`` is one sized flow (the server is its sender): it connects at ``--start-at`` and prints
 ``fct_s`` (connection, request and answer) and the bytes received per ``bin_s`` since the start.
@@ -152,8 +152,10 @@ async def fetch(host: str, port: int, nbytes: int, start_at, cc, deadline_at=Non
 
 
 async def streams(targets, starts, deadline_at: float, cc) -> list:
-    """Long-lived flows into this host, one per ``(host, port)`` of ``targets``: every connection
-    opens at once (before the run: the simulator's flows open without a handshake); flow ``i``
+    """Long-lived flows into this host, one per ``(host, port)`` of ``targets``: the connections
+    open one after another before the run (the simulator's flows open without a handshake; all
+    at once, 100 SYN-ACKs meet a 5-packet bottleneck buffer, most are dropped and the 1 s, 2 s,
+    4 s ... SYN backoff delays the whole run, as the first dcfair-switch run showed); flow ``i``
     asks for an endless answer at ``starts[i]`` (monotonic) and counts what arrives per bin
     until ``deadline_at``. One process for all of a receiver's flows."""
     loop = asyncio.get_running_loop()
@@ -163,7 +165,7 @@ async def streams(targets, starts, deadline_at: float, cc) -> list:
         await loop.sock_connect(sock, (host, port))
         return (time.monotonic(),) + await asyncio.open_connection(sock=sock)
 
-    conns = await asyncio.gather(*(connect(h, p) for h, p in targets))
+    conns = [await connect(h, p) for h, p in targets]
 
     async def one(i):
         connected, reader, writer = conns[i]
