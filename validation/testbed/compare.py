@@ -162,8 +162,7 @@ def table(res) -> str:
                 q = r["switch"]
                 lines.append(f"\nThe switch's own figures for the bottleneck port (first run, whole run): "
                              f"max queue {q['max_len_pkts']} packets, mean {fmt(q['mean_len_pkts'])} packets "
-                             f"(sampled at every dequeue), {q['drops_pkts']} drops, FairQ counting "
-                             f"{q['fairq']['flows']} flows at the end.")
+                             f"(sampled at every dequeue), {q['drops_pkts']} drops.")
                 break
     return "\n".join(lines)
 
