@@ -511,31 +511,17 @@ mod tests {
 
     fn cfg(kind: &str, rate: f64, delay_us: f64, fairq: bool) -> SwitchConfig {
         let fq = if fairq { "[fairq]\nwscale = \"off\"\n" } else { "" };
+        // ports a and b with the discipline under test; port c with the defaults
+        let port = |iface: &str, prefix: &str| {
+            format!(
+                "[[port]]\niface = \"{iface}\"\nprefixes = [\"{prefix}\"]\nrate_bps = {rate}\ndelay_us = {delay_us}\n\
+                 burst_us = 0\n[port.queue]\nkind = \"{kind}\"\nlimit_pkts = 20\n"
+            )
+        };
         let text = format!(
-            r#"{fq}
-[[port]]
-iface = "a"
-prefixes = ["10.0.0.1/32"]
-rate_bps = {rate}
-delay_us = {delay_us}
-burst_us = 0
-[port.queue]
-kind = "{kind}"
-limit_pkts = 20
-[[port]]
-iface = "b"
-prefixes = ["10.0.0.0/24"]
-rate_bps = {rate}
-delay_us = {delay_us}
-burst_us = 0
-[port.queue]
-kind = "{kind}"
-limit_pkts = 20
-[[port]]
-iface = "c"
-prefixes = ["10.9.0.0/16"]
-rate_bps = {rate}
-"#
+            "{fq}{}{}[[port]]\niface = \"c\"\nprefixes = [\"10.9.0.0/16\"]\nrate_bps = {rate}\n",
+            port("a", "10.0.0.1/32"),
+            port("b", "10.0.0.0/24")
         );
         SwitchConfig::from_toml(&text).unwrap()
     }

@@ -574,10 +574,7 @@ impl Qdisc for AnyQdisc {
     }
     #[inline]
     fn ready_at(&self) -> Option<SimTime> {
-        match self {
-            AnyQdisc::Xpass(q) => q.ready_at(),
-            _ => None,
-        }
+        dispatch!(self, q => q.ready_at())
     }
 }
 
