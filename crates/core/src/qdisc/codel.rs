@@ -12,7 +12,7 @@
 //! Rules of the law ([`CodelVars::dequeue`], called once per dequeue of the container):
 //! - `should_drop(p)`, for the packet `p` just taken from the head: its sojourn `now - enqueued`
 //!   is below `target`, or the backlog left behind it is at most one MTU (`PortContext::mtu`):
-//!   no, and `first_above_time` is cleared. Otherwise, if `first_above_time` is unset it becomes
+//!   no, and `first_above_time` is cleared (set to zero). Otherwise, if `first_above_time` is unset it becomes
 //!   `now + interval` (no); if set, yes once `now` is strictly after it. An empty queue clears
 //!   `first_above_time` (and the dequeue leaves the dropping state).
 //! - In the dropping state: if `should_drop` says no, leave it. Else, while still dropping and
@@ -149,20 +149,20 @@ pub trait CodelQueue {
     fn backlog_bytes(&self) -> u64;
 }
 
-/// The state of one control law (RFC 8289 section 5; Linux `struct codel_vars`).
+/// The state of one control law (RFC 8289 section 5; Linux `struct codel_vars`), in 32 bytes
+/// so that FQ-CoDel keeps it on the same cache line as its queue's FIFO ends (`fq_codel.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CodelVars {
+    /// When the sojourn will have been above target for an interval; [`SimTime::ZERO`] while
+    /// below (it is always at least one interval after time zero when set).
+    pub first_above_time: SimTime,
+    /// When the next drop is due (in the dropping state).
+    pub drop_next: SimTime,
     /// Drops (and marks) in the current dropping episode, plus the re-entry carry-over.
     pub count: u32,
     /// `count` when the dropping state was last entered.
     pub lastcount: u32,
     pub dropping: bool,
-    /// When the sojourn will have been above target for an interval; `None` while below.
-    pub first_above_time: Option<SimTime>,
-    /// When the next drop is due (in the dropping state).
-    pub drop_next: SimTime,
-    /// Sojourn of the last packet examined.
-    pub ldelay: SimDuration,
 }
 
 /// `t + interval / sqrt(count)`, rounded down to the picosecond.
@@ -179,24 +179,23 @@ fn ecn_capable(pkt: &Packet) -> bool {
 
 impl CodelVars {
     /// RFC 8289 `dodequeue`'s test on the packet just dequeued (enqueued at `enq`, `None` if the
-    /// queue was empty) leaving `backlog` bytes behind it.
+    /// queue was empty) leaving `backlog` bytes behind it; `ldelay` becomes that packet's sojourn.
     #[inline]
-    fn should_drop(&mut self, enq: Option<SimTime>, backlog: u64, p: &CodelParams, now: SimTime) -> bool {
+    fn should_drop(&mut self, enq: Option<SimTime>, backlog: u64, p: &CodelParams, now: SimTime, ldelay: &mut SimDuration) -> bool {
         let Some(enq) = enq else {
-            self.first_above_time = None;
+            self.first_above_time = SimTime::ZERO;
             return false;
         };
-        self.ldelay = now.saturating_since(enq);
-        if self.ldelay < p.target || backlog <= p.mtu {
-            self.first_above_time = None;
+        *ldelay = now.saturating_since(enq);
+        if *ldelay < p.target || backlog <= p.mtu {
+            self.first_above_time = SimTime::ZERO;
             return false;
         }
-        match self.first_above_time {
-            None => {
-                self.first_above_time = Some(now + p.interval);
-                false
-            }
-            Some(t) => now > t,
+        if self.first_above_time == SimTime::ZERO {
+            self.first_above_time = now + p.interval;
+            false
+        } else {
+            now > self.first_above_time
         }
     }
 
@@ -214,7 +213,9 @@ impl CodelVars {
             return None;
         };
         let mut pkt = Some(first);
-        let drop = self.should_drop(Some(enq), q.backlog_bytes(), p, now);
+        // Sojourn of the last packet examined (the one sent, if any).
+        let mut ldelay = SimDuration::ZERO;
+        let drop = self.should_drop(Some(enq), q.backlog_bytes(), p, now, &mut ldelay);
         if self.dropping {
             if !drop {
                 self.dropping = false;
@@ -232,7 +233,7 @@ impl CodelVars {
                     let next = q.pop();
                     let enq = next.as_ref().map(|n| n.1);
                     pkt = next.map(|n| n.0);
-                    if !self.should_drop(enq, q.backlog_bytes(), p, now) {
+                    if !self.should_drop(enq, q.backlog_bytes(), p, now, &mut ldelay) {
                         self.dropping = false;
                     } else {
                         self.drop_next = control_law(self.drop_next, p.interval, self.count);
@@ -250,7 +251,7 @@ impl CodelVars {
                 let enq = next.as_ref().map(|n| n.1);
                 pkt = next.map(|n| n.0);
                 // Evaluated for its effect on first_above_time, as RFC 8289 and Linux do.
-                self.should_drop(enq, q.backlog_bytes(), p, now);
+                self.should_drop(enq, q.backlog_bytes(), p, now, &mut ldelay);
             }
             self.dropping = true;
             let delta = self.count.wrapping_sub(self.lastcount);
@@ -260,7 +261,7 @@ impl CodelVars {
             self.drop_next = control_law(now, p.interval, self.count);
         }
         if let (Some(cur), Some(ce)) = (pkt.as_mut(), p.ce_threshold) {
-            if self.ldelay > ce && ecn_capable(cur) {
+            if ldelay > ce && ecn_capable(cur) {
                 cur.ecn = Ecn::Ce;
                 ev.mark(MarkReason::Threshold);
             }
@@ -458,7 +459,7 @@ mod tests {
         // first departure strictly after it.
         s.run(10.0, 110.0, 1.0, 6.0, Ecn::NotEct);
         assert!(s.drops.is_empty(), "{:?}", s.drops);
-        assert_eq!(s.vars.first_above_time, Some(Standing::at(110.0)));
+        assert_eq!(s.vars.first_above_time, Standing::at(110.0));
         s.run(111.0, 111.0, 1.0, 6.0, Ecn::NotEct);
         assert_eq!(s.drop_times(), vec![111.0]);
         assert!(s.vars.dropping);
@@ -579,7 +580,7 @@ mod tests {
         let mut ev = QdiscEvents::default();
         assert!(s.vars.dequeue(&s.params, &mut s.q, due, &mut ev).is_none());
         assert_eq!(ev.dropped.len(), 1);
-        assert_eq!((s.vars.dropping, s.vars.first_above_time), (false, None));
+        assert_eq!((s.vars.dropping, s.vars.first_above_time), (false, SimTime::ZERO));
     }
 
     // --- ECN ----------------------------------------------------------------------------------

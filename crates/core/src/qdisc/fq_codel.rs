@@ -139,13 +139,13 @@ enum InList {
     Old,
 }
 
-/// Everything a queue's enqueue touches, in 32 bytes aligned to 32 (two queues per cache
-/// line, never one split over two): its FIFO's ends and bytes (Linux `backlogs[]`), its link
-/// in the new or old list, its deficit. The CoDel state, needed only at dequeue, lives apart
-/// in [`VarsLine`]s. (Four arrays of `flows` entries each cost three to four cold lines per
-/// packet at each of a fabric's FQ-CoDel ports, `bench/pfabric.py`.)
+/// Everything one queue holds, on one cache line (64 bytes, aligned): its FIFO's ends and bytes
+/// (Linux `backlogs[]`), its link in the new or old list, its deficit, and its CoDel state.
+/// (Four arrays of `flows` entries cost three to four cold lines per packet at each of a
+/// fabric's FQ-CoDel ports, `bench/pfabric.py`; the CoDel state on a line of its own, one more
+/// at every dequeue.)
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(32))]
+#[repr(C, align(64))]
 struct Slot {
     /// Bytes stored in the queue (scanned for the fattest queue).
     backlog: u64,
@@ -155,14 +155,17 @@ struct Slot {
     /// Next queue in the same list.
     next: u32,
     list: InList,
+    vars: CodelVars,
 }
 
-const EMPTY_SLOT: Slot = Slot { backlog: 0, deficit: 0, head: NIL, tail: NIL, next: NIL, list: InList::None };
+const EMPTY_SLOT: Slot =
+    Slot { backlog: 0, deficit: 0, head: NIL, tail: NIL, next: NIL, list: InList::None, vars: CODEL_VARS_INIT };
 
-/// A queue's CoDel state on a cache line of its own.
-#[derive(Clone, Debug, Default)]
-#[repr(align(64))]
-struct VarsLine(CodelVars);
+const _: () = assert!(std::mem::size_of::<Slot>() == 64, "one queue, one cache line");
+
+/// [`CodelVars::default`], as a constant.
+const CODEL_VARS_INIT: CodelVars =
+    CodelVars { first_above_time: SimTime::ZERO, drop_next: SimTime::ZERO, count: 0, lastcount: 0, dropping: false };
 
 #[derive(Debug)]
 struct Cell {
@@ -304,8 +307,6 @@ fn list_pop(l: &mut List, slots: &mut [Slot]) -> u32 {
 #[derive(Debug)]
 pub struct FqCodel {
     store: Store,
-    /// CoDel state per queue (touched at dequeue only).
-    vars: Vec<VarsLine>,
     new_flows: List,
     old_flows: List,
     limit: Limit,
@@ -324,7 +325,6 @@ impl FqCodel {
         let mut rng = ctx.streams.stream("qdisc.fq_codel", ctx.port_index);
         FqCodel {
             store: Store::new(n, slab_capacity(limit)),
-            vars: vec![VarsLine::default(); n as usize],
             new_flows: EMPTY_LIST,
             old_flows: EMPTY_LIST,
             limit,
@@ -401,14 +401,14 @@ impl FqCodel {
                 break;
             }
         }
-        let v = &mut self.vars[fat as usize].0;
+        let v = &mut self.store.slots[fat as usize].vars;
         v.count = v.count.saturating_add(i);
         arrival_dropped
     }
 
     /// The CoDel state of queue `q` (tests, traces).
     pub fn codel_vars(&self, q: u32) -> &CodelVars {
-        &self.vars[q as usize].0
+        &self.store.slots[q as usize].vars
     }
 }
 
@@ -453,10 +453,16 @@ impl Qdisc for FqCodel {
                 list_push(&mut self.old_flows, slots, q);
                 continue;
             }
+            // The law runs on a copy of the queue's CoDel state (the queue's line is hot), as
+            // the view borrows the whole store.
+            let mut vars = s.vars;
             let mut view = QueueView { store: &mut self.store, q };
-            match self.vars[q as usize].0.dequeue(&self.params, &mut view, now, ev) {
+            let out = vars.dequeue(&self.params, &mut view, now, ev);
+            let s = &mut self.store.slots[q as usize];
+            s.vars = vars;
+            match out {
                 Some(pkt) => {
-                    self.store.slots[q as usize].deficit -= pkt.size as i64;
+                    s.deficit -= pkt.size as i64;
                     return Some(pkt);
                 }
                 None => {
