@@ -165,7 +165,7 @@ impl<T: Entry> Calendar<T> {
     }
 
     /// Files `e` into ring bucket number `b` (within the ring's span).
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, b: u64, e: T) {
         let i = b as usize & self.mask();
         let n = match self.free {

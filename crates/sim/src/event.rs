@@ -261,19 +261,28 @@ impl EventQueue {
             self.renumber();
         }
         let low = self.seq << SEQ_SHIFT | ev.pack();
-        if let Store::Compact(c) = &mut self.store {
-            if tie == 0 || tie == u64::MAX {
+        match &mut self.store {
+            Store::Compact(c) if tie == 0 || tie == u64::MAX => {
                 let last = if tie == 0 { 0 } else { LAST };
                 c.push(Compact { time: at.0, low: last | low });
-                self.seq += 1;
-                return;
             }
-            self.to_tie_keyed();
-            return self.schedule_tie(at, tie, ev);
+            Store::Compact(_) => self.first_tie(at, tie, ev),
+            Store::Keyed(c) => c.push(Keyed { time: at.0, tie, low }),
         }
-        let Store::Keyed(c) = &mut self.store else { unreachable!("compact returned above") };
-        c.push(Keyed { time: at.0, tie, low });
         self.seq += 1;
+    }
+
+    /// The first tie that is neither "ordinary" nor "last": every pending entry moves to the
+    /// tie-keyed layout (renumbered `0 .. n`), then the entry is stored there with sequence
+    /// number `n`. Kept out of line so that [`EventQueue::schedule_tie`] inlines into the
+    /// engine's hot path.
+    #[cold]
+    #[inline(never)]
+    fn first_tie(&mut self, at: SimTime, tie: u64, ev: Event) {
+        self.to_tie_keyed();
+        let low = self.seq << SEQ_SHIFT | ev.pack();
+        let Store::Keyed(c) = &mut self.store else { unreachable!("just converted") };
+        c.push(Keyed { time: at.0, tie, low });
     }
     /// Like [`EventQueue::schedule`], but after every event of the same instant that was
     /// (or will be) scheduled with `schedule`.

@@ -294,6 +294,9 @@ impl<Q: Qdisc> Queue<Q> {
 
     #[inline]
     fn account_marks(&mut self) {
+        if self.ev.marks == [0; MarkReason::COUNT] {
+            return; // most calls mark nothing
+        }
         for (i, m) in self.ev.marks.iter().enumerate() {
             self.stats.marks[i] += *m as u64;
         }
