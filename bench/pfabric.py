@@ -2,7 +2,8 @@
 """Whole-run speed on pFabric's fabric with the web-search workload: dcfair alone at full size,
 and dcfair beside ns-3 on a scaled-down run that ns-3 finishes, in the same session.
 
-    python bench/pfabric.py [--flows 100000] [--ns3-flows 500] [--reps 1] [--no-doc]
+    python bench/pfabric.py [--flows 100000] [--mechs fq_codel,dctcp,pfabric] [--ns3-flows 100]
+                            [--reps 1] [--no-doc]
 
 The network is ``scenarios/workloads/pfabric_websearch.toml`` (144 hosts = 9 leaves x 16,
 4 spines, 10 Gbit/s host links, 40 Gbit/s fabric links, Poisson arrivals at load 0.6, web-search
@@ -10,14 +11,21 @@ sizes) with the overrides of :data:`COMMON`: FQ-CoDel with the data-center scali
 switch port, NewReno with SACK, per-packet spraying (ns-3 3.37's only ECMP), and the TCP
 settings ``bench/ns3/leafspine.cc`` sets in ns-3.
 
-1. **Full size** (the issue's target: under 5 minutes and 4 GB on one core): dcfair draws
-   ``--flows`` flows (``poisson.max_flows``) and runs until they have all arrived and had time
-   to finish; CPU time (user + sys), wall clock and peak RSS of ``simrun``.
-2. **Beside ns-3**: dcfair runs the first ``--ns3-flows`` flows of the same process (same seed,
-   so the same flows) and writes its flows.csv; ``bench/ns3/leafspine.cc`` (built against the
-   Debian libns3-dev) replays exactly those flows (pairs, start times, sizes). Both are timed
-   ``--reps`` times, interleaved; the ratio is of CPU times. Completed flows and mean FCT are
-   printed beside each other as a check that both moved the same work, not as validation.
+1. **Full size** (the issue's target: under 5 minutes and 4 GB on one core), once per mechanism
+   of ``--mechs``: dcfair draws ``--flows`` flows (``poisson.max_flows``) and runs until they
+   have all arrived and had time to finish; CPU time (user + sys), wall clock and peak RSS of
+   ``simrun``. FQ-CoDel runs with :data:`COMMON` as it stands (the settings of the ns-3 run);
+   DCTCP and pFabric with their queue and transport keys from the FQ-CoDel reproduction
+   (``dcfair.reproduce.fqcodel.MECHANISMS``: DropTail 100 packets marking at K = 65 with
+   DCTCP; pFabric's 24-packet priority queues at switches and NICs with its transport and
+   ``tcp.profile = "pfabric"``) in place of FQ-CoDel's and NewReno's, the other :data:`COMMON`
+   keys unchanged.
+2. **Beside ns-3** (FQ-CoDel): dcfair runs the first ``--ns3-flows`` flows of the same process
+   (same seed, so the same flows) and writes its flows.csv; ``bench/ns3/leafspine.cc`` (built
+   against the Debian libns3-dev) replays exactly those flows (pairs, start times, sizes). Both
+   are timed ``--reps`` times, interleaved; the ratio is of CPU times. Completed flows and mean
+   FCT are printed beside each other as a check that both moved the same work, not as
+   validation.
 
 Writes ``bench/results/pfabric.json`` and the section ``pfabric-bench`` of
 ``docs/performance.md``.
@@ -42,7 +50,9 @@ sys.path.insert(0, str(REPO / "bench/ns2"))
 sys.path.insert(0, str(REPO / "validation"))
 sys.path.insert(0, str(REPO / "validation/ns3"))
 sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "python"))
 import docsection  # noqa: E402
+from dcfair.reproduce.fqcodel import MECHANISMS, NAMES  # noqa: E402  (pure Python: no engine needed)
 from fattree import cpu, timed  # noqa: E402  (CPU, wall and peak RSS of one child)
 from time_ns2 import machine  # noqa: E402
 
@@ -96,8 +106,29 @@ def build_ns3() -> None:
 
 
 
-def dcfair_cmd(flows: int, out: str, stop_s: float) -> list[str]:
-    ov = {**COMMON, "poisson.max_flows": flows, "poisson.stop_s": stop_s, "sim.duration_s": stop_s + 0.05}
+#: Keys a mechanism sets in place of FQ-CoDel's (queue disciplines and the congestion control).
+MECH_KEYS = ("queue.", "host_queue.", "tcp.cc", "tcp.priority")
+MECHS = ("fq_codel", "dctcp", "pfabric")
+#: pFabric's transport runs with its own settings (``tcp.profile = "pfabric"``: initial window
+#: 12, minimum RTO 45 us, ...; docs/mechanisms/pfabric.md) in place of these COMMON keys.
+PFABRIC_TCP_KEYS = ("tcp.init_cwnd_pkts", "tcp.min_rto_ms", "tcp.rcv_buf_bytes")
+
+
+def overrides(mech: str) -> dict:
+    """:data:`COMMON` for FQ-CoDel; for another mechanism, COMMON without its queue and
+    congestion-control keys, plus the mechanism's own from the FQ-CoDel reproduction."""
+    if mech == "fq_codel":
+        return dict(COMMON)
+    if mech not in MECHANISMS:
+        sys.exit(f"--mechs: unknown mechanism {mech!r} (known: {', '.join(MECHANISMS)})")
+    own = MECH_KEYS + (PFABRIC_TCP_KEYS if mech == "pfabric" else ())
+    base = {k: v for k, v in COMMON.items() if not k.startswith(own)}
+    extra = {"tcp.profile": "pfabric"} if mech == "pfabric" else {}
+    return {**base, **dict(MECHANISMS[mech]), **extra}
+
+
+def dcfair_cmd(flows: int, out: str, stop_s: float, mech: str = "fq_codel") -> list[str]:
+    ov = {**overrides(mech), "poisson.max_flows": flows, "poisson.stop_s": stop_s, "sim.duration_s": stop_s + 0.05}
     return [str(SIMRUN), str(SCENARIO), *(f"{k}={v}" for k, v in ov.items()), "--out", out]
 
 
@@ -117,7 +148,8 @@ def summary(out: str) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--flows", type=int, default=100_000, help="flows of the full-size run (0: skip it)")
+    ap.add_argument("--flows", type=int, default=100_000, help="flows of the full-size runs (0: skip them)")
+    ap.add_argument("--mechs", default=",".join(MECHS), help="mechanisms of the full-size runs, comma-separated")
     ap.add_argument("--ns3-flows", type=int, default=100, help="flows of the run beside ns-3 (0: skip it)")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--no-doc", action="store_true")
@@ -125,7 +157,7 @@ def main(argv=None) -> int:
     if not SIMRUN.exists():
         sys.exit(f"{SIMRUN.relative_to(REPO)} not found: cargo build --release -p dcfair-sim --example simrun")
     tmp = tempfile.mkdtemp(prefix="dcfair-pfabric-")
-    doc = {"benchmark": "pFabric fabric (144 hosts), web search at load 0.6, FQ-CoDel: dcfair, and beside ns-3",
+    doc = {"benchmark": "pFabric fabric (144 hosts), web search at load 0.6: dcfair per mechanism, and beside ns-3 (FQ-CoDel)",
            "scenario": str(SCENARIO.relative_to(REPO)), "overrides": COMMON,
            "command": "python bench/pfabric.py " + " ".join(argv if argv is not None else sys.argv[1:]),
            "machine": machine(),
@@ -133,16 +165,18 @@ def main(argv=None) -> int:
 
     if a.flows:
         stop = arrival_window(a.flows)
-        log(f"full size: {a.flows} flows (arrivals within {stop} s)")
-        out = os.path.join(tmp, "full")
-        s = timed(dcfair_cmd(a.flows, out, stop), tmp)
-        doc["full"] = {"flows_requested": a.flows, "sim_time_s": stop + 0.05, "cpu_s": cpu(s), "wall_s": s["wall_s"],
-                       "peak_rss_mib": s["peak_rss_kib"] / 1024, "loadavg_1min_before": s["loadavg_1min_before"],
-                       **summary(out)}
-        f = doc["full"]
-        f["events_per_cpu_s"] = f["events"] / f["cpu_s"]
-        log(f"  cpu {f['cpu_s']:.1f} s, wall {f['wall_s']:.1f} s, rss {f['peak_rss_mib']:.0f} MiB, "
-            f"{f['completed']} of {f['flows']} flows completed, {f['events'] / 1e6:.0f} M events")
+        doc["full"] = {}
+        for mech in [m.strip() for m in a.mechs.split(",") if m.strip()]:
+            log(f"full size, {mech}: {a.flows} flows (arrivals within {stop} s)")
+            out = os.path.join(tmp, "full-" + mech)
+            s = timed(dcfair_cmd(a.flows, out, stop, mech), tmp)
+            f = {"flows_requested": a.flows, "sim_time_s": stop + 0.05, "overrides": overrides(mech), "cpu_s": cpu(s),
+                 "wall_s": s["wall_s"], "peak_rss_mib": s["peak_rss_kib"] / 1024,
+                 "loadavg_1min_before": s["loadavg_1min_before"], **summary(out)}
+            f["events_per_cpu_s"] = f["events"] / f["cpu_s"]
+            doc["full"][mech] = f
+            log(f"  cpu {f['cpu_s']:.1f} s, wall {f['wall_s']:.1f} s, rss {f['peak_rss_mib']:.0f} MiB, "
+                f"{f['completed']} of {f['flows']} flows completed, {f['events'] / 1e6:.0f} M events")
 
     if a.ns3_flows:
         if shutil.which("pkg-config") is None or not Path("/usr/include/ns3").exists():
@@ -185,14 +219,19 @@ def render(doc: dict) -> str:
     t = [f"Machine: {m['cpu_model']}, {m['logical_cpus']} logical CPUs, shared; `{doc['command']}` on "
          f"{doc['generated_utc']}.", ""]
     if "full" in doc:
-        f = doc["full"]
-        ok = f["cpu_s"] <= TARGET_CPU_S and f["peak_rss_mib"] <= TARGET_RSS_MIB
-        t += [f"Full size: {f['flows']:,} flows, {f['sim_time_s']:g} s simulated: **{f['cpu_s']:.0f} s CPU** "
-              f"({f['wall_s']:.0f} s wall, 1-minute load {f['loadavg_1min_before']:.1f} before), "
-              f"**{f['peak_rss_mib']:.0f} MiB** peak RSS, {f['events'] / 1e6:.0f} M events "
-              f"({f['events_per_cpu_s'] / 1e6:.1f} M per CPU second); {f['completed']:,} flows completed, "
-              f"mean FCT {f['fct_mean_s'] * 1e6:.0f} us. Target (under 5 minutes and 4 GB on one core): "
-              f"{'met' if ok else 'not met'}.", ""]
+        runs = doc["full"]
+        any_f = next(iter(runs.values()))
+        t += [f"Full size: {any_f['flows_requested']:,} flows, {any_f['sim_time_s']:g} s simulated, one run per "
+              "mechanism. Target: under 5 minutes (300 s CPU) and 4 GB on one core.", "",
+              "| mechanism | CPU | wall | 1-min load before | peak RSS | events | events per CPU s | flows completed "
+              "| mean FCT | target |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for mech, f in runs.items():
+            ok = f["cpu_s"] <= TARGET_CPU_S and f["peak_rss_mib"] <= TARGET_RSS_MIB
+            t.append(f"| {NAMES.get(mech, mech)} | **{f['cpu_s']:.0f} s** | {f['wall_s']:.0f} s | "
+                     f"{f['loadavg_1min_before']:.1f} | {f['peak_rss_mib']:.0f} MiB | {f['events'] / 1e6:,.0f} M | "
+                     f"{f['events_per_cpu_s'] / 1e6:.1f} M | {f['completed']:,} of {f['flows']:,} | "
+                     f"{f['fct_mean_s'] * 1e6:.0f} us | {'met' if ok else '**not met**'} |")
+        t.append("")
     if "beside_ns3" in doc:
         b = doc["beside_ns3"]
         d, n = b["dcfair"], b["ns3"]

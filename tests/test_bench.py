@@ -63,13 +63,21 @@ def _pfabric():
     return mod
 
 
-def test_the_pfabric_benchmark_scenario_runs_with_its_overrides(tmp_path):
+@pytest.mark.parametrize("mech", ["fq_codel", "dctcp", "pfabric"])
+def test_the_pfabric_benchmark_scenario_runs_with_each_mechanisms_overrides(tmp_path, mech):
     pf = _pfabric()
-    ov = {**pf.COMMON, "poisson.max_flows": 30, "poisson.stop_s": 0.002, "sim.duration_s": 0.01}
-    res = dcfair.run(dcfair.Scenario.load(pf.SCENARIO).with_overrides(ov), out=tmp_path)
+    ov = {**pf.overrides(mech), "poisson.max_flows": 30, "poisson.stop_s": 0.002, "sim.duration_s": 0.01}
+    sc = dcfair.Scenario.load(pf.SCENARIO).with_overrides(ov)
+    assert sc.get("queue.kind") == {"fq_codel": "fq_codel", "dctcp": "droptail", "pfabric": "pfabric"}[mech]
+    res = dcfair.run(sc, out=tmp_path)
     flows = res.flows
     assert len(flows) == 30 and flows["size_bytes"].notna().all()
     assert res.summary["metrics"]["flows_completed_size_all"] >= 25
+
+
+def test_the_pfabric_benchmark_refuses_an_unknown_mechanism():
+    with pytest.raises(SystemExit, match="--mechs: unknown mechanism 'fifo'"):
+        _pfabric().overrides("fifo")
 
 
 @pytest.mark.skipif(shutil.which("pkg-config") is None or not Path("/usr/include/ns3").is_dir(),
