@@ -334,6 +334,20 @@ def test_same_seed_same_bytes(tmp_path):
     assert sa == sb
 
 
+def test_ctrl_c_while_the_command_starts_up_is_reported_like_one_during_a_run(monkeypatch, capsys):
+    """A Ctrl-C that lands while the command still imports its modules (a loaded machine can take
+    seconds there) gets the same one line and status as one during the run, no traceback."""
+    from dcfair import cli
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["run", str(LONGFLOWS)]) == cli.EXIT_INTERRUPTED == 130
+    err = capsys.readouterr().err
+    assert err.strip() == "dcfair: interrupted"
+
+
 def test_ctrl_c_stops_a_long_run_cleanly(tmp_path):
     out = tmp_path / "out"
     (tmp_path / "out").mkdir()

@@ -88,9 +88,9 @@ def report_error(e: BaseException) -> int:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)  # usage errors exit 2 here
     try:
+        parser = build_parser()  # imports every command's module: Ctrl-C may come here too
+        args = parser.parse_args(argv)  # usage errors exit 2 here
         return int(args.handler(args) or EXIT_OK)
     except BrokenPipeError:
         # stdout closed early (`dcfair run ... | head`): not an error of ours, and say nothing.
