@@ -20,7 +20,7 @@ settings ``bench/ns3/leafspine.cc`` sets in ns-3.
    DCTCP; pFabric's 24-packet priority queues at switches and NICs with its transport and
    ``tcp.profile = "pfabric"``) in place of FQ-CoDel's and NewReno's, the other :data:`COMMON`
    keys unchanged.
-2. **Beside ns-3** (FQ-CoDel): dcfair runs the first ``--ns3-flows`` flows of the same process
+2. **Beside ns-3** (``--ns3-mechs``: FQ-CoDel and DCTCP, the two ns-3 has): dcfair runs the first ``--ns3-flows`` flows of the same process
    (same seed, so the same flows) and writes its flows.csv; ``bench/ns3/leafspine.cc`` (built
    against the Debian libns3-dev) replays exactly those flows (pairs, start times, sizes). Both
    are timed ``--reps`` times, interleaved; the ratio is of CPU times. Completed flows and mean
@@ -82,6 +82,19 @@ NS3_ARGS = ["--leaves=9", "--spines=4", "--hostsPerLeaf=16", "--hostRate=10Gbps"
             "--delay=1.5us", "--qdisc=fq_codel", "--limit=240", "--hostLimit=1000", "--target=5e-06",
             "--interval=0.0001", "--tcp=newreno", "--minRto=0.001", "--initCwnd=2", "--rcvBuf=131072",
             "--sack=true", "--spray=true"]
+#: The mechanisms ns-3 3.37 has, with what replaces NS3_ARGS' FQ-CoDel and NewReno: DCTCP's
+#: marking as RED with QW 1 and MinTh = MaxTh = K (bench/ns3/leafspine.cc), as dcfair's
+#: ``dctcp`` overrides (DropTail of 100 packets marking above K = 65, tcp.cc = dctcp).
+NS3_MECH_ARGS = {"fq_codel": [], "dctcp": ["--qdisc=dctcp", "--limit=100", "--markK=65", "--tcp=dctcp"]}
+
+
+def ns3_args(mech: str) -> list[str]:
+    """NS3_ARGS with the mechanism's own arguments in place of FQ-CoDel's and NewReno's."""
+    if mech not in NS3_MECH_ARGS:
+        sys.exit(f"--ns3-mechs: ns-3 runs {', '.join(NS3_MECH_ARGS)}, not {mech!r}")
+    own = NS3_MECH_ARGS[mech]
+    names = {a.split("=")[0] for a in own}
+    return [a for a in NS3_ARGS if a.split("=")[0] not in names] + own
 
 
 def log(msg: str) -> None:
@@ -150,7 +163,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flows", type=int, default=100_000, help="flows of the full-size runs (0: skip them)")
     ap.add_argument("--mechs", default=",".join(MECHS), help="mechanisms of the full-size runs, comma-separated")
-    ap.add_argument("--ns3-flows", type=int, default=100, help="flows of the run beside ns-3 (0: skip it)")
+    ap.add_argument("--ns3-flows", type=int, default=100, help="flows of the runs beside ns-3 (0: skip them)")
+    ap.add_argument("--ns3-mechs", default=",".join(NS3_MECH_ARGS), help="mechanisms run beside ns-3, comma-separated")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--no-doc", action="store_true")
     a = ap.parse_args(argv)
@@ -184,26 +198,29 @@ def main(argv=None) -> int:
         build_ns3()
         stop = arrival_window(a.ns3_flows)
         dur = stop + 0.05
-        samples = {"dcfair": [], "ns3": []}
-        res = {}
-        for rep in range(a.reps):
-            out = os.path.join(tmp, "small")
-            s = timed(dcfair_cmd(a.ns3_flows, out, stop), tmp)
-            samples["dcfair"].append(s)
-            res["dcfair"] = summary(out)
-            res_file = os.path.join(tmp, "ns3.json")
-            cmd = [str(NS3_BIN), *NS3_ARGS, f"--flows={out}/flows.csv", f"--duration={dur!r}", f"--result={res_file}"]
-            s3 = timed(cmd, tmp)
-            samples["ns3"].append(s3)
-            res["ns3"] = json.loads(Path(res_file).read_text())
-            log(f"rep {rep + 1}/{a.reps}: dcfair cpu {cpu(s):.2f} s, ns-3 cpu {cpu(s3):.1f} s")
-        side = {}
-        for name, ss in samples.items():
-            side[name] = {"cpu_s": statistics.median(cpu(s) for s in ss),
-                          "wall_s": statistics.median(s["wall_s"] for s in ss),
-                          "peak_rss_mib": statistics.median(s["peak_rss_kib"] for s in ss) / 1024, **res[name]}
-        doc["beside_ns3"] = {"flows": a.ns3_flows, "sim_time_s": dur, "reps": a.reps, **side,
-                             "ratio_cpu": side["ns3"]["cpu_s"] / side["dcfair"]["cpu_s"]}
+        doc["beside_ns3"] = {}
+        for mech in [m.strip() for m in a.ns3_mechs.split(",") if m.strip()]:
+            nargs = ns3_args(mech)
+            samples = {"dcfair": [], "ns3": []}
+            res = {}
+            for rep in range(a.reps):
+                out = os.path.join(tmp, "small-" + mech)
+                s = timed(dcfair_cmd(a.ns3_flows, out, stop, mech), tmp)
+                samples["dcfair"].append(s)
+                res["dcfair"] = summary(out)
+                res_file = os.path.join(tmp, "ns3.json")
+                cmd = [str(NS3_BIN), *nargs, f"--flows={out}/flows.csv", f"--duration={dur!r}", f"--result={res_file}"]
+                s3 = timed(cmd, tmp)
+                samples["ns3"].append(s3)
+                res["ns3"] = json.loads(Path(res_file).read_text())
+                log(f"{mech} rep {rep + 1}/{a.reps}: dcfair cpu {cpu(s):.2f} s, ns-3 cpu {cpu(s3):.1f} s")
+            side = {}
+            for name, ss in samples.items():
+                side[name] = {"cpu_s": statistics.median(cpu(s) for s in ss),
+                              "wall_s": statistics.median(s["wall_s"] for s in ss),
+                              "peak_rss_mib": statistics.median(s["peak_rss_kib"] for s in ss) / 1024, **res[name]}
+            doc["beside_ns3"][mech] = {"flows": a.ns3_flows, "sim_time_s": dur, "reps": a.reps, "ns3_args": nargs,
+                                       **side, "ratio_cpu": side["ns3"]["cpu_s"] / side["dcfair"]["cpu_s"]}
     shutil.rmtree(tmp, ignore_errors=True)
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
@@ -232,17 +249,19 @@ def render(doc: dict) -> str:
                      f"{f['events_per_cpu_s'] / 1e6:.1f} M | {f['completed']:,} of {f['flows']:,} | "
                      f"{f['fct_mean_s'] * 1e6:.0f} us | {'met' if ok else '**not met**'} |")
         t.append("")
-    if "beside_ns3" in doc:
-        b = doc["beside_ns3"]
-        d, n = b["dcfair"], b["ns3"]
-        t += [f"Beside ns-3 3.37, the first {b['flows']} flows ({b['sim_time_s']:g} s simulated, medians of "
-              f"{b['reps']}):", "",
-              "| | CPU | wall | peak RSS | events | flows completed | mean FCT |", "|---|---|---|---|---|---|---|",
-              f"| ns-3 | {n['cpu_s']:.1f} s | {n['wall_s']:.1f} s | {n['peak_rss_mib']:.0f} MiB | {n['events'] / 1e6:.1f} M "
-              f"| {n['completed']} of {n['flows']} | {n['fct_mean_s'] * 1e6:.0f} us |",
-              f"| dcfair | {d['cpu_s']:.2f} s | {d['wall_s']:.2f} s | {d['peak_rss_mib']:.0f} MiB | {d['events'] / 1e6:.1f} M "
-              f"| {d['completed']} of {d['flows']} | {d['fct_mean_s'] * 1e6:.0f} us |",
-              "", f"**Ratio (CPU): {b['ratio_cpu']:.0f}x.**"]
+    if doc.get("beside_ns3"):
+        any_b = next(iter(doc["beside_ns3"].values()))
+        t += [f"Beside ns-3 3.37, the first {any_b['flows']} flows ({any_b['sim_time_s']:g} s simulated, medians of "
+              f"{any_b['reps']}), each mechanism in both simulators:", "",
+              "| mechanism | simulator | CPU | wall | peak RSS | events | flows completed | mean FCT | ratio (CPU) |",
+              "|---|---|---|---|---|---|---|---|---|"]
+        for mech, b in doc["beside_ns3"].items():
+            d, n = b["dcfair"], b["ns3"]
+            t += [f"| {NAMES.get(mech, mech)} | ns-3 | {n['cpu_s']:.1f} s | {n['wall_s']:.1f} s | {n['peak_rss_mib']:.0f} MiB "
+                  f"| {n['events'] / 1e6:.1f} M | {n['completed']} of {n['flows']} | {n['fct_mean_s'] * 1e6:.0f} us | |",
+                  f"| | dcfair | {d['cpu_s']:.2f} s | {d['wall_s']:.2f} s | {d['peak_rss_mib']:.0f} MiB "
+                  f"| {d['events'] / 1e6:.1f} M | {d['completed']} of {d['flows']} | {d['fct_mean_s'] * 1e6:.0f} us "
+                  f"| **{b['ratio_cpu']:.0f}x** |"]
     return "\n".join(t)
 
 

@@ -82,7 +82,8 @@ def test_the_pfabric_benchmark_refuses_an_unknown_mechanism():
 
 @pytest.mark.skipif(shutil.which("pkg-config") is None or not Path("/usr/include/ns3").is_dir(),
                     reason="ns-3 not installed (make peers)")
-def test_ns3_replays_the_flows_dcfair_drew(tmp_path):
+@pytest.mark.parametrize("mech", ["fq_codel", "dctcp"])
+def test_ns3_replays_the_flows_dcfair_drew(tmp_path, mech):
     """The ns-3 mirror moves the same flows: every one of 12 web-search flows on a small fabric completes
     in both simulators and the mean FCTs agree within a factor of 2 (a check of the replay,
     not a validation)."""
@@ -96,11 +97,11 @@ def test_ns3_replays_the_flows_dcfair_drew(tmp_path):
     out = tmp_path / "dc"
     # A small fabric (2 leaves of 4 hosts, 2 spines): ns-3's global routing is slow to build.
     small = {"topology.leaves": 2, "topology.hosts_per_leaf": 4, "topology.spines": 2}
-    subprocess.run(pf.dcfair_cmd(12, str(out), 0.01) + [f"{k}={v}" for k, v in small.items()],
+    subprocess.run(pf.dcfair_cmd(12, str(out), 0.01, mech) + [f"{k}={v}" for k, v in small.items()],
                    check=True, capture_output=True)
     dc = pf.summary(str(out))
     res = tmp_path / "ns3.json"
-    subprocess.run([str(pf.NS3_BIN), *pf.NS3_ARGS, "--leaves=2", "--hostsPerLeaf=4", "--spines=2",
+    subprocess.run([str(pf.NS3_BIN), *pf.ns3_args(mech), "--leaves=2", "--hostsPerLeaf=4", "--spines=2",
                     f"--flows={out}/flows.csv", "--duration=0.06", f"--result={res}"],
                    check=True, capture_output=True, timeout=600)
     ns = json.loads(res.read_text())

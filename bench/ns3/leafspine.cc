@@ -9,11 +9,14 @@
 // hop per packet), which is dcfair's `routing.mode = "spray"`; ns-3 3.37 has no per-flow ECMP.
 //
 // Queues: every switch port runs FqCoDelQueueDisc (--flows, --target, --interval, --limit),
-// or a FIFO (pfifo) of --limit packets with --qdisc=fifo; host NICs a FIFO of --hostLimit.
+// or a FIFO (pfifo) of --limit packets with --qdisc=fifo, or with --qdisc=dctcp DCTCP's
+// marking: RedQueueDisc of --limit packets with QW 1 and MinTh = MaxTh = --markK packets,
+// ECN marks instead of early drops (UseEcn, no hard drop), as dcfair's DropTail with
+// `mark_threshold_pkts` marks on the instantaneous queue; host NICs a FIFO of --hostLimit.
 // Devices keep a 1-packet transmit queue so that packets wait in the queue disc (as dcfair's
 // port holds them in its discipline), with flow control on (the default).
 //
-// TCP: NewReno (or DCTCP with --tcp=dctcp), 1460-byte segments, initial window --initCwnd,
+// TCP: NewReno (or DCTCP with --tcp=dctcp, ECN on), 1460-byte segments, initial window --initCwnd,
 // minimum RTO --minRto, delayed ACK count 1 (dcfair's default: no delayed ACKs), SACK off,
 // timestamps off, receive buffer --rcvBuf. Each flow is a BulkSendApplication with MaxBytes =
 // size_bytes to its own PacketSink port; a flow completes when its sink has received them all.
@@ -104,7 +107,7 @@ int main(int argc, char *argv[]) {
   std::string result, hostRate = "10Gbps", fabricRate = "40Gbps", delay = "1.5us", flowsCsv, qdisc = "fq_codel",
               tcp = "newreno";
   double duration = 0.1, minRto = 0.001, target = 5e-6, interval = 100e-6;
-  uint32_t limit = 1000, hostLimit = 1000, fqFlows = 1024, initCwnd = 2, rcvBuf = 131072;
+  uint32_t limit = 1000, hostLimit = 1000, fqFlows = 1024, initCwnd = 2, rcvBuf = 131072, markK = 65;
   bool sack = true, spray = true;
   uint32_t sndBuf = 131072;
   CommandLine cmd;
@@ -118,7 +121,8 @@ int main(int argc, char *argv[]) {
   cmd.AddValue("result", "also write the JSON line to this file", result);
   cmd.AddValue("maxFlows", "replay at most this many flows", maxFlows);
   cmd.AddValue("duration", "simulated seconds", duration);
-  cmd.AddValue("qdisc", "switch ports: fq_codel or fifo", qdisc);
+  cmd.AddValue("qdisc", "switch ports: fq_codel, fifo or dctcp (RED marking at K)", qdisc);
+  cmd.AddValue("markK", "--qdisc=dctcp: marking threshold K, packets", markK);
   cmd.AddValue("limit", "switch port queue limit, packets", limit);
   cmd.AddValue("hostLimit", "host NIC queue limit, packets", hostLimit);
   cmd.AddValue("fqFlows", "FqCoDel flow queues", fqFlows);
@@ -148,6 +152,7 @@ int main(int argc, char *argv[]) {
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(Seconds(minRto)));
   Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(sack));
   Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+  Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(tcp == "dctcp" ? "On" : "Off"));
   Config::SetDefault("ns3::Ipv4GlobalRouting::RandomEcmpRouting", BooleanValue(spray));
 
   uint32_t nHosts = leaves * hostsPerLeaf;
@@ -172,8 +177,16 @@ int main(int argc, char *argv[]) {
     sw.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", StringValue(lim), "Flows", UintegerValue(fqFlows),
                         "Target", StringValue(std::to_string(target * 1e9) + "ns"),
                         "Interval", StringValue(std::to_string(interval * 1e9) + "ns"));
-  } else {
+  } else if (qdisc == "dctcp") {
+    sw.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", StringValue(lim), "QW", DoubleValue(1.0),
+                        "MinTh", DoubleValue(markK), "MaxTh", DoubleValue(markK), "Gentle", BooleanValue(false),
+                        "UseEcn", BooleanValue(true), "UseHardDrop", BooleanValue(false),
+                        "MeanPktSize", UintegerValue(1500));
+  } else if (qdisc == "fifo") {
     sw.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(lim));
+  } else {
+    std::cerr << "leafspine: --qdisc must be fq_codel, fifo or dctcp, got " << qdisc << "\n";
+    return 2;
   }
   host.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", StringValue(std::to_string(hostLimit) + "p"));
 
