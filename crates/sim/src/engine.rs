@@ -173,6 +173,12 @@ impl Sim {
         }
     }
 
+    /// Packets in the slab: emitted and neither delivered nor dropped yet.
+    #[cfg(test)]
+    pub(crate) fn packets_in_slab(&self) -> usize {
+        self.slab.live()
+    }
+
     /// Schedules the starts of every source and the window opening.
     pub fn schedule_starts(&mut self) {
         for i in 0..self.tcp.len() {
