@@ -12,6 +12,11 @@
 //!   `received = enqueued + dropped_before` and `queued = enqueued - dequeued - dropped_after`
 //!   hold after every call and are checked by property tests for every discipline.
 //! - Time is passed in (`now`), never read. Randomness comes from a stream given at construction.
+//! - A discipline stores packets of its type [`Qdisc::Pkt`]: [`Packet`]s by value, or stand-ins
+//!   for packets kept elsewhere (the simulator's `PktRef`: a slab handle plus the fields a
+//!   discipline reads). It reads and marks them only through [`QPacket`]. Every built-in
+//!   discipline is generic over it with `Packet` as the default, so `DropTail`, `AnyQdisc` and
+//!   `Queue<AnyQdisc>` still mean the packet-holding ones (the real-packet switch, the tests).
 //! - Dispatch is static: [`AnyQdisc`] is an enum over the disciplines. The [`Qdisc`] trait stays
 //!   public so users can write their own and test it with the same harness.
 //! - Configuration structs deserialize with unknown keys rejected and validate to a
