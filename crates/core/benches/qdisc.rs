@@ -15,7 +15,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use dcfair_core::packet::Packet;
 use dcfair_core::qdisc::hcf::{HcfConfig, PeriodKind};
-use dcfair_core::qdisc::{PortContext, Qdisc, QdiscEvents, QdiscKind, QueueConfig};
+use dcfair_core::qdisc::{AnyQdisc, PortContext, Qdisc, QdiscEvents, QdiscKind, QueueConfig};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
 use rand::Rng;
@@ -75,7 +75,7 @@ fn per_packet(c: &mut Criterion) {
         let mut cfg = QueueConfig { limit_pkts: Some(BUFFER_PKTS), ..Default::default() };
         set(&mut cfg);
         cfg.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
-        let mut q = cfg.build(&ctx);
+        let mut q: AnyQdisc = cfg.build(&ctx);
         let mut ev = QdiscEvents::default();
         let mut now = SimTime::ZERO;
         let mut i = 0u64;

@@ -1,9 +1,10 @@
 //! The packet: a small plain struct of header fields, no payload bytes.
 //!
 //! Rules:
-//! - A [`Packet`] is `Copy`-free but cheap to move (about 100 bytes). Queue disciplines hold
-//!   packets by value; the simulator and the real-packet switch keep anything bulky (the frame
-//!   bytes) outside and refer to it through the opaque [`Packet::tag`].
+//! - A [`Packet`] is `Copy`-free but cheap to move (144 bytes). Queue disciplines hold packets
+//!   by value, or small stand-ins for them (`qdisc::QPacket`: the simulator queues references to
+//!   the packets in its slab); the real-packet switch keeps anything bulky (the frame bytes)
+//!   outside and refers to it through the opaque [`Packet::tag`].
 //! - `size` is the number of bytes the packet occupies on the wire (headers + payload) and is
 //!   what serializers, byte limits and byte credits count. `payload` is the TCP/UDP payload.
 //! - TCP sequence and acknowledgement numbers are absolute 64-bit byte offsets (no wrap-around in
@@ -168,15 +169,21 @@ impl Packet {
     /// The 5-tuple packed into 64 bits (addresses folded, ports and protocol kept).
     #[inline]
     pub fn flow_key(&self) -> u64 {
-        let a = (self.src as u64) << 32 | self.dst as u64;
-        let p = (self.sport as u64) << 24 | (self.dport as u64) << 8 | self.proto as u64;
-        mix64(a) ^ p
+        flow_key_of(self.src, self.dst, self.sport, self.dport, self.proto)
     }
     /// Sequence number just past this segment (SYN and FIN count one).
     #[inline]
     pub fn seq_end(&self) -> u64 {
         self.seq + self.payload as u64 + self.has(flags::SYN) as u64 + self.has(flags::FIN) as u64
     }
+}
+
+/// [`Packet::flow_key`] from the 5-tuple's fields (for stand-ins that carry them, not the packet).
+#[inline]
+pub fn flow_key_of(src: Addr, dst: Addr, sport: u16, dport: u16, proto: Proto) -> u64 {
+    let a = (src as u64) << 32 | dst as u64;
+    let p = (sport as u64) << 24 | (dport as u64) << 8 | proto as u64;
+    mix64(a) ^ p
 }
 
 /// A keyed hash of a flow key: changing `salt` draws a new, independent hash function.

@@ -2,8 +2,11 @@
 //!
 //! Rules:
 //! - Only the engine owns the clock ([`EventQueue::now`]); every mechanism gets `now` passed in.
-//! - Packets on a link live in a slab (with the node and port they arrive at) and travel in
-//!   events as `u32` handles; queued packets live inside their discipline by value.
+//! - Packets live in one slab (`pktref.rs`) from the moment their host emits them until they
+//!   are delivered or dropped, and are changed there in place (routing, FairQ, CE marks); events
+//!   carry their `u32` handles and port queues hold [`PktRef`]s (handle plus the fields a
+//!   discipline reads, 32 bytes), so a hop copies no packet. Every drop a queue reports frees
+//!   its slot; a port writes a CE mark set on the ref back to the packet when it dequeues it.
 //! - Every packet offered to a port goes through its discipline, even when the port is idle
 //!   (the discipline must see every arrival: HCF spends credits, RED updates its average). An
 //!   idle port then dequeues at once.
@@ -34,6 +37,7 @@
 use crate::event::{Event, EventQueue};
 use crate::metrics::FlowObs;
 use crate::net::Network;
+use crate::pktref::{PktRef, Slab};
 use crate::probe::NO_PROBE;
 use crate::routing::Routes;
 use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
@@ -43,52 +47,6 @@ use dcfair_core::packet::{Packet, Proto, NO_VIA};
 use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
 use rand::Rng as _;
-
-/// A packet on a link, with the node and local port it arrives at and whether that node is a
-/// switch (so that an arrival needs no look-up in the node arena).
-#[derive(Clone, Debug, Default)]
-struct InFlight {
-    pkt: Packet,
-    node: u32,
-    port: u16,
-    switch: bool,
-}
-
-/// Packets in flight on links.
-#[derive(Debug, Default)]
-struct Slab {
-    items: Vec<InFlight>,
-    free: Vec<u32>,
-}
-
-impl Slab {
-    /// Stores a packet going to local port `port` of node `node`, writing the fields into the
-    /// free slot (no whole `InFlight` built on the stack first).
-    #[inline]
-    fn insert(&mut self, pkt: Packet, node: u32, port: u16, switch: bool) -> u32 {
-        match self.free.pop() {
-            Some(h) => {
-                let f = &mut self.items[h as usize];
-                f.pkt = pkt;
-                f.node = node;
-                f.port = port;
-                f.switch = switch;
-                h
-            }
-            None => {
-                self.items.push(InFlight { pkt, node, port, switch });
-                (self.items.len() - 1) as u32
-            }
-        }
-    }
-    /// Frees slot `h` and returns its packet. The slot keeps a stale copy until it is reused
-    /// (writing a default packet over it would cost as much as the copy out).
-    #[inline]
-    fn take(&mut self, h: u32) -> Packet {
-        self.free.push(h);
-        self.items[h as usize].pkt.clone()
-    }
-}
 
 /// The whole simulated world and its clock.
 pub struct Sim {
@@ -215,6 +173,12 @@ impl Sim {
         }
     }
 
+    /// Packets in the slab: emitted and neither delivered nor dropped yet.
+    #[cfg(test)]
+    pub(crate) fn packets_in_slab(&self) -> usize {
+        self.slab.live()
+    }
+
     /// Schedules the starts of every source and the window opening.
     pub fn schedule_starts(&mut self) {
         for i in 0..self.tcp.len() {
@@ -330,20 +294,24 @@ impl Sim {
             p.uid = self.next_uid;
             self.next_uid += 1;
             p.via = self.via[p.flow as usize];
-            self.offer(nic, p, now);
+            let r = self.slab.insert(p);
+            self.offer(nic, r, now);
         }
     }
 
     /// Offers a packet to a port's discipline and starts serialization if the port is idle.
     #[inline]
-    fn offer(&mut self, pid: u32, pkt: Packet, now: SimTime) {
+    fn offer(&mut self, pid: u32, pkt: PktRef, now: SimTime) {
         let port = &mut self.net.ports[pid as usize];
         #[cfg(feature = "trace")]
-        let (tflow, tseq, tsize) = (pkt.flow, pkt.seq, pkt.size);
+        let (tflow, tseq, tsize) = {
+            let p = self.slab.pkt(pkt.handle);
+            (p.flow, p.seq, p.size)
+        };
         if port.probe == NO_PROBE {
             port.queue.enqueue(pkt, now);
         } else {
-            self.probes[port.probe as usize].offer(now, pkt, &mut port.queue, &self.flow_group);
+            self.probes[port.probe as usize].offer(now, pkt, &mut port.queue, &self.flow_group, &self.slab);
         }
         #[cfg(feature = "trace")]
         if port.measured {
@@ -351,14 +319,17 @@ impl Sim {
             let mut refused = false;
             for d in &port.queue.ev.dropped {
                 refused |= !d.queued;
-                let _ = writeln!(self.trace, "d {} {pid} {} {} {}", trace::t(now), d.pkt.flow, d.pkt.seq, d.pkt.size);
+                let p = self.slab.pkt(d.pkt.handle);
+                let _ = writeln!(self.trace, "d {} {pid} {} {} {}", trace::t(now), p.flow, p.seq, p.size);
             }
             if !refused {
                 let _ = writeln!(self.trace, "+ {} {pid} {tflow} {tseq} {tsize}", trace::t(now));
             }
         }
-        // Dropped packets simply vanish here; the queue's stats have counted them.
-        port.queue.ev.dropped.clear();
+        // Dropped packets leave the slab here; the queue's stats have counted them.
+        for d in port.queue.ev.dropped.drain(..) {
+            self.slab.free(d.pkt.handle);
+        }
         if port.txdone_pending {
             return;
         }
@@ -377,9 +348,11 @@ impl Sim {
         let port = &mut self.net.ports[pid as usize];
         let next = port.queue.dequeue(now);
         if port.probe != NO_PROBE {
-            self.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.flow_group);
+            self.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.flow_group, &self.slab);
         }
-        port.queue.ev.dropped.clear();
+        for d in port.queue.ev.dropped.drain(..) {
+            self.slab.free(d.pkt.handle);
+        }
         let Some(pkt) = next else {
             // A shaper (ExpressPass credits) may hold packets back: try again when it says.
             if !port.queue.is_empty() {
@@ -392,7 +365,8 @@ impl Sim {
         #[cfg(feature = "trace")]
         if port.measured {
             use std::fmt::Write as _;
-            let _ = writeln!(self.trace, "- {} {pid} {} {} {}", trace::t(now), pkt.flow, pkt.seq, pkt.size);
+            let p = self.slab.pkt(pkt.handle);
+            let _ = writeln!(self.trace, "- {} {pid} {} {} {}", trace::t(now), p.flow, p.seq, p.size);
         }
         let done = now + port.tx_time(pkt.size);
         // shadow clock, as ns-2's LinkDelay: resume at now + txt, arrival at now + (txt + delay);
@@ -417,16 +391,15 @@ impl Sim {
         if pending {
             port.txdone_pending = true;
         }
-        let h = self.slab.insert(pkt, node, local, switch);
+        self.slab.launch(&pkt, node, local, switch);
         if pending {
             self.at(done, done_f, Event::TxDone { port: pid });
         }
-        self.at(at, at_f, Event::Arrive { pkt: h });
+        self.at(at, at_f, Event::Arrive { pkt: pkt.handle });
     }
 
-    /// The packet in slab slot `h` arrives. At a switch it is updated and routed in its slot
-    /// and copied once, straight into the output port's discipline (a copy out of the slab
-    /// first, and a move into this function, cost two more copies of the packet per hop).
+    /// The packet in slab slot `h` arrives. At a switch it is updated and routed in its slot,
+    /// and only its [`PktRef`] goes to the output port's discipline (no copy of the packet).
     fn arrive(&mut self, now: SimTime, h: u32) {
         let f = &mut self.slab.items[h as usize];
         let (node, port) = (f.node, f.port);
@@ -437,15 +410,14 @@ impl Sim {
             // Routes were checked for every flow when the network was built.
             let Some(out) = self.routes.next_global_port(node, pkt, &mut self.route_rng) else {
                 debug_assert!(false, "no route to {} at {}", pkt.dst, self.net.nodes[node as usize].name);
-                self.slab.free.push(h);
+                self.slab.free(h);
                 return;
             };
             if let Some(fq) = self.fairq.as_deref_mut() {
                 fq.on_switch(now, self.net.nodes[node as usize].ports[port as usize], out, pkt);
             }
-            let pkt = pkt.clone();
-            self.slab.free.push(h);
-            self.offer(out, pkt, now);
+            let r = PktRef::of(h, pkt);
+            self.offer(out, r, now);
         } else {
             let pkt = self.slab.take(h);
             self.deliver(now, node, pkt);

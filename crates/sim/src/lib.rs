@@ -20,6 +20,7 @@ pub mod groups;
 pub mod metrics;
 pub mod net;
 pub mod poisson;
+pub mod pktref;
 pub mod probe;
 pub mod routing;
 pub mod run;

@@ -13,7 +13,7 @@
 //! - The qdisc decides; [`dcfair_core::qdisc::Queue`] counts. A port adds only what the queue
 //!   cannot know: bytes serialized, and bytes serialized inside the measurement window.
 
-use dcfair_core::qdisc::{AnyQdisc, Queue};
+use crate::pktref::SimQueue;
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
 
 /// What a node is.
@@ -62,7 +62,7 @@ pub struct Port {
     pub measured: bool,
     /// The peer node is a switch (else a host).
     pub peer_switch: bool,
-    pub queue: Queue<AnyQdisc>,
+    pub queue: SimQueue,
     pub rate: BitsPerSec,
     /// The shadow clock's `busy_until` and the link as `f64` (bits/s, seconds), for
     /// `sim.tie_break = "float_clock"` (see `engine.rs`).
@@ -111,8 +111,8 @@ impl Network {
         b: u32,
         ab: LinkSpec,
         ba: LinkSpec,
-        qa: Queue<AnyQdisc>,
-        qb: Queue<AnyQdisc>,
+        qa: SimQueue,
+        qb: SimQueue,
     ) -> (u32, u32) {
         let pa = self.ports.len() as u32;
         let pb = pa + 1;
@@ -130,7 +130,7 @@ impl Network {
 }
 
 impl Port {
-    fn new(name: String, node: u32, peer_node: u32, peer_port: u16, peer_switch: bool, l: LinkSpec, queue: Queue<AnyQdisc>) -> Port {
+    fn new(name: String, node: u32, peer_node: u32, peer_port: u16, peer_switch: bool, l: LinkSpec, queue: SimQueue) -> Port {
         Port {
             name,
             node,
@@ -171,7 +171,7 @@ const PS_BITS_PER_SEC: u64 = 8 * 1_000_000_000_000;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use dcfair_core::qdisc::{droptail::DropTail, Limit};
+    use dcfair_core::qdisc::{droptail::DropTail, AnyQdisc, Limit, Queue};
 
     fn port(bps: u64) -> Port {
         let l = LinkSpec { rate: BitsPerSec(bps), delay: SimDuration::ZERO, rate_f: bps as f64, delay_f: 0.0 };

@@ -42,6 +42,7 @@
 use crate::columns::{CatBuilder, Column, Table};
 use crate::engine::Sim;
 use crate::net::{Network, NodeKind};
+use crate::pktref::{PktRef, Slab};
 use crate::scenario::Scenario;
 use crate::Error;
 use dcfair_core::packet::Packet;
@@ -381,9 +382,10 @@ impl Probe {
     /// line (and cold) so that the engine's path for the ports without a probe stays as it was.
     #[cold]
     #[inline(never)]
-    pub fn offer<Q: Qdisc>(&mut self, now: SimTime, pkt: Packet, q: &mut Queue<Q>, flow_group: &[u16]) {
+    pub(crate) fn offer<Q: Qdisc<Pkt = PktRef>>(&mut self, now: SimTime, pkt: PktRef, q: &mut Queue<Q>, flow_group: &[u16], slab: &Slab) {
         let input = self.input(pkt.ingress);
-        let (head, group) = (Head::of(&pkt), flow_group[pkt.flow as usize]);
+        let p = slab.pkt(pkt.handle);
+        let (head, group) = (Head::of(p), flow_group[p.flow as usize]);
         if let Some(r) = &mut self.runs {
             r.arrived(input, head.flow);
         }
@@ -391,7 +393,7 @@ impl Probe {
             t.row(now, ARRIVE, NO_REASON, input, head, group, q);
         }
         q.enqueue(pkt, now);
-        let refused = self.drops(now, &q.ev.dropped, q, flow_group);
+        let refused = self.drops(now, &q.ev.dropped, q, flow_group, slab);
         if !refused {
             if let Some(r) = &mut self.runs {
                 r.accepted(input, head.flow, group);
@@ -404,16 +406,17 @@ impl Probe {
 
     /// Records the drops of the last queue call; returns whether the offered packet was refused.
     #[inline]
-    fn drops<Q: Qdisc>(&mut self, now: SimTime, dropped: &[Dropped], q: &Queue<Q>, flow_group: &[u16]) -> bool {
+    fn drops<Q: Qdisc<Pkt = PktRef>>(&mut self, now: SimTime, dropped: &[Dropped<PktRef>], q: &Queue<Q>, flow_group: &[u16], slab: &Slab) -> bool {
         let mut refused = false;
         for d in dropped {
             refused |= !d.queued;
             let input = self.input(d.pkt.ingress);
+            let p = slab.pkt(d.pkt.handle);
             if let Some(r) = &mut self.runs {
-                r.dropped(input, d.pkt.flow);
+                r.dropped(input, p.flow);
             }
             if let Some(t) = &mut self.trace {
-                t.row(now, DROP, d.reason as u8, input, Head::of(&d.pkt), flow_group[d.pkt.flow as usize], q);
+                t.row(now, DROP, d.reason as u8, input, Head::of(p), flow_group[p.flow as usize], q);
             }
         }
         refused
@@ -423,10 +426,11 @@ impl Probe {
     /// returned (if any).
     #[cold]
     #[inline(never)]
-    pub fn dequeued<Q: Qdisc>(&mut self, now: SimTime, out: Option<&Packet>, q: &Queue<Q>, flow_group: &[u16]) {
-        self.drops(now, &q.ev.dropped, q, flow_group);
-        if let Some(p) = out {
-            let input = self.input(p.ingress);
+    pub(crate) fn dequeued<Q: Qdisc<Pkt = PktRef>>(&mut self, now: SimTime, out: Option<&PktRef>, q: &Queue<Q>, flow_group: &[u16], slab: &Slab) {
+        self.drops(now, &q.ev.dropped, q, flow_group, slab);
+        if let Some(r) = out {
+            let input = self.input(r.ingress);
+            let p = slab.pkt(r.handle);
             if let Some(t) = &mut self.trace {
                 t.row(now, DEQUEUE, NO_REASON, input, Head::of(p), flow_group[p.flow as usize], q);
             }

@@ -233,7 +233,7 @@ mod tests {
     use dcfair_core::qdisc::{droptail::DropTail, AnyQdisc, Limit, Queue};
     use dcfair_core::time::{BitsPerSec, SimDuration};
 
-    fn q() -> Queue {
+    fn q() -> crate::pktref::SimQueue {
         Queue::new(AnyQdisc::DropTail(DropTail::new(Limit::pkts(10))))
     }
     fn link() -> LinkSpec {

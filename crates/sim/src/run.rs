@@ -489,3 +489,37 @@ fn ports_table(sim: &Sim, window: f64) -> Table {
     t.push("max_queue_bytes", u64s(&|p| p.queue.stats.max_len_bytes));
     t
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every packet leaves the slab exactly when it is delivered or dropped: once every flow of
+    /// a lossy run has completed and the network is idle, no slot is left in use (a drop that
+    /// did not free its slot, by any discipline's path, would leave one).
+    #[test]
+    fn an_idle_network_holds_no_packet_after_drops() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/papers/fqcodel/leafspine.toml");
+        let text = std::fs::read_to_string(path).unwrap();
+        for kind in ["droptail", "fq_codel", "sfq", "pfabric"] {
+            let ov: Vec<(String, String)> = [
+                ("queue.kind", kind),
+                ("queue.limit_pkts", "12"),
+                ("poisson.stop_s", "0.004"),
+                ("sim.duration_s", "0.3"),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+            let sc = crate::load_scenario(&text, path, &ov).unwrap();
+            let sim = simulate(&sc, 1, None).unwrap();
+            let drops: u64 = sim.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).sum();
+            let queued: usize = sim.net.ports.iter().map(|p| p.queue.len_pkts()).sum();
+            let flows = sim.tcp.iter().filter(|f| f.size.is_some()).count();
+            let done = sim.tcp.iter().zip(&sim.obs).filter(|(f, o)| f.size.is_some() && o.completed.is_some()).count();
+            assert!(drops > 0, "{kind}: the run must drop packets");
+            assert!(flows > 10 && done == flows, "{kind}: {done} of {flows} flows completed");
+            assert_eq!((queued, sim.packets_in_slab()), (0, 0), "{kind}");
+        }
+    }
+}

@@ -40,7 +40,7 @@
 //! Tests: the bottom of this file; `docs/mechanisms/blackout.md`.
 
 use super::droptail::DropTail;
-use super::{ConfigError, DropReason, Limit, PortContext, Qdisc, QdiscEvents};
+use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime, PS_PER_SEC};
@@ -113,9 +113,9 @@ pub enum InputFilter {
 }
 
 #[derive(Debug)]
-pub struct Blackout {
+pub struct Blackout<P = Packet> {
     /// The FIFO behind the drop process (OFF, or packets from other inputs).
-    fifo: DropTail,
+    fifo: DropTail<P>,
     filter: InputFilter,
     /// Mean OFF time in picoseconds (as `f64`, for the exponential draw).
     mean_off_ps: f64,
@@ -127,10 +127,10 @@ pub struct Blackout {
     rng: Rng,
 }
 
-impl Blackout {
+impl<P: QPacket> Blackout<P> {
     /// A blackout port. With `cfg.input` set, the port drops nothing by blackout until
     /// [`Blackout::restrict_to_ingress`] says which of its inputs that is.
-    pub fn new(cfg: &BlackoutConfig, limit: Limit, ctx: &PortContext) -> Blackout {
+    pub fn new(cfg: &BlackoutConfig, limit: Limit, ctx: &PortContext) -> Self {
         let m = cfg.drop_pkts.unwrap_or(0) as u64;
         let on_len = ctx.rate.tx_time(cfg.packet_bytes as u64).saturating_mul(m);
         let mut b = Blackout {
@@ -180,18 +180,20 @@ impl Blackout {
 
     /// Does an ON period drop `pkt`?
     #[inline]
-    fn blacks_out(&self, pkt: &Packet) -> bool {
+    fn blacks_out(&self, pkt: &P) -> bool {
         match self.filter {
             InputFilter::All => true,
-            InputFilter::Ingress(i) => pkt.ingress == i,
+            InputFilter::Ingress(i) => pkt.ingress() == i,
             InputFilter::Nothing => false,
         }
     }
 }
 
-impl Qdisc for Blackout {
+impl<P: QPacket> Qdisc for Blackout<P> {
+    type Pkt = P;
+
     #[inline]
-    fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
+    fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
         if self.blacks_out(&pkt) && self.is_on(now) {
             ev.drop(pkt, DropReason::Blackout, false);
         } else {
@@ -199,7 +201,7 @@ impl Qdisc for Blackout {
         }
     }
     #[inline]
-    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet> {
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<P>) -> Option<P> {
         self.fifo.dequeue(now, ev)
     }
     fn len_pkts(&self) -> usize {
@@ -230,7 +232,7 @@ mod tests {
     // --- the schedule -------------------------------------------------------------------
     #[test]
     fn on_lasts_m_packet_times_and_starts_off() {
-        let mut b = Blackout::new(&cfg(4), Limit::pkts(100), &ctx(1));
+        let mut b: Blackout = Blackout::new(&cfg(4), Limit::pkts(100), &ctx(1));
         assert!(!b.is_on(SimTime::ZERO));
         let (on, end) = (b.on_start, b.on_end);
         assert!(on > SimTime::ZERO);
@@ -245,8 +247,8 @@ mod tests {
     #[test]
     fn the_schedule_does_not_depend_on_when_it_is_asked() {
         // One port polled every microsecond, one polled once a second: same ON periods.
-        let mut fine = Blackout::new(&cfg(3), Limit::pkts(10), &ctx(7));
-        let mut coarse = Blackout::new(&cfg(3), Limit::pkts(10), &ctx(7));
+        let mut fine: Blackout = Blackout::new(&cfg(3), Limit::pkts(10), &ctx(7));
+        let mut coarse: Blackout = Blackout::new(&cfg(3), Limit::pkts(10), &ctx(7));
         let mut periods = Vec::new();
         for us in 0..2_000_000u64 {
             fine.is_on(SimTime(us * 1_000_000));
@@ -261,7 +263,7 @@ mod tests {
 
     #[test]
     fn zero_packets_never_turns_on_and_draws_nothing() {
-        let mut b = Blackout::new(&cfg(0), Limit::pkts(2), &ctx(1));
+        let mut b: Blackout = Blackout::new(&cfg(0), Limit::pkts(2), &ctx(1));
         let before = b.rng.clone();
         assert!(!b.is_on(SimTime::from_secs_f64(100.0)));
         assert_eq!(b.rng, before);
@@ -273,7 +275,7 @@ mod tests {
         // ON estimates D / (mean_off + D). Its relative standard error is about
         // 1/sqrt(cycles) ~ 1.1 % (the OFF times are exponential); allow 5 %.
         for (m, seed) in [(1u32, 3u64), (10, 4)] {
-            let mut b = Blackout::new(&cfg(m), Limit::pkts(10), &ctx(seed));
+            let mut b: Blackout = Blackout::new(&cfg(m), Limit::pkts(10), &ctx(seed));
             let d = (m as u64 * PKT_US) as f64 * 1e-6;
             let expected = d / (0.005 + d);
             let n = 4_000_000u64;
@@ -321,7 +323,7 @@ mod tests {
 
     #[test]
     fn an_input_filter_spares_the_other_inputs() {
-        let mut b = Blackout::new(&BlackoutConfig { input: Some("x->sw".into()), ..cfg(5) }, Limit::pkts(4), &ctx(2));
+        let mut b: Blackout = Blackout::new(&BlackoutConfig { input: Some("x->sw".into()), ..cfg(5) }, Limit::pkts(4), &ctx(2));
         assert_eq!(b.filter(), InputFilter::Nothing, "unresolved: drops nothing by blackout");
         b.restrict_to_ingress(Some(1));
         // Odd arrivals come through input 1, even ones through input 0.
@@ -336,7 +338,7 @@ mod tests {
 
     #[test]
     fn off_is_droptail() {
-        let mut b = Blackout::new(&cfg(0), Limit::pkts(2), &ctx(1));
+        let mut b: Blackout = Blackout::new(&cfg(0), Limit::pkts(2), &ctx(1));
         let mut ev = QdiscEvents::default();
         for s in 0..3 {
             b.enqueue(pkt(1, s, 1500), SimTime::ZERO, &mut ev);

@@ -60,7 +60,7 @@
 //! Validation of the configuration: [`CodelConfig::validate`]; of the rules: the tests below
 //! and `docs/mechanisms/fq_codel.md`.
 
-use super::{ConfigError, DropReason, Limit, MarkReason, PortContext, Qdisc, QdiscEvents};
+use super::{ConfigError, DropReason, Limit, MarkReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{Ecn, Packet};
 use crate::time::{SimDuration, SimTime};
 use serde::Deserialize;
@@ -143,8 +143,9 @@ impl CodelParams {
 
 /// What the law needs from the queue it controls.
 pub trait CodelQueue {
+    type Pkt: QPacket;
     /// Removes the head packet, with the time it was enqueued.
-    fn pop(&mut self) -> Option<(Packet, SimTime)>;
+    fn pop(&mut self) -> Option<(Self::Pkt, SimTime)>;
     /// Backlog in bytes compared with one MTU (read just after a `pop`).
     fn backlog_bytes(&self) -> u64;
 }
@@ -173,8 +174,8 @@ pub fn control_law(t: SimTime, interval: SimDuration, count: u32) -> SimTime {
 }
 
 #[inline]
-fn ecn_capable(pkt: &Packet) -> bool {
-    pkt.ecn != Ecn::NotEct
+fn ecn_capable<P: QPacket>(pkt: &P) -> bool {
+    pkt.ecn() != Ecn::NotEct
 }
 
 impl CodelVars {
@@ -206,8 +207,8 @@ impl CodelVars {
         p: &CodelParams,
         q: &mut Q,
         now: SimTime,
-        ev: &mut QdiscEvents,
-    ) -> Option<Packet> {
+        ev: &mut QdiscEvents<Q::Pkt>,
+    ) -> Option<Q::Pkt> {
         let Some((first, enq)) = q.pop() else {
             self.dropping = false;
             return None;
@@ -224,7 +225,7 @@ impl CodelVars {
                     let cur = pkt.as_mut().expect("dropping state with no packet");
                     self.count = self.count.saturating_add(1);
                     if p.ecn && ecn_capable(cur) {
-                        cur.ecn = Ecn::Ce;
+                        cur.set_ecn(Ecn::Ce);
                         ev.mark(MarkReason::Codel);
                         self.drop_next = control_law(self.drop_next, p.interval, self.count);
                         break;
@@ -243,7 +244,7 @@ impl CodelVars {
         } else if drop {
             let cur = pkt.as_mut().unwrap();
             if p.ecn && ecn_capable(cur) {
-                cur.ecn = Ecn::Ce;
+                cur.set_ecn(Ecn::Ce);
                 ev.mark(MarkReason::Codel);
             } else {
                 ev.drop(pkt.take().unwrap(), DropReason::Codel, true);
@@ -262,7 +263,7 @@ impl CodelVars {
         }
         if let (Some(cur), Some(ce)) = (pkt.as_mut(), p.ce_threshold) {
             if ldelay > ce && ecn_capable(cur) {
-                cur.ecn = Ecn::Ce;
+                cur.set_ecn(Ecn::Ce);
                 ev.mark(MarkReason::Threshold);
             }
         }
@@ -276,24 +277,26 @@ impl CodelVars {
 
 /// One FIFO under one CoDel law (Linux `sch_codel`); see the module documentation.
 #[derive(Debug)]
-pub struct Codel {
-    fifo: Fifo,
+pub struct Codel<P = Packet> {
+    fifo: Fifo<P>,
     limit: Limit,
     params: CodelParams,
     vars: CodelVars,
 }
 
 #[derive(Debug, Default)]
-struct Fifo {
-    q: VecDeque<(Packet, SimTime)>,
+struct Fifo<P = Packet> {
+    q: VecDeque<(P, SimTime)>,
     bytes: u64,
 }
 
-impl CodelQueue for Fifo {
+impl<P: QPacket> CodelQueue for Fifo<P> {
+    type Pkt = P;
+
     #[inline]
-    fn pop(&mut self) -> Option<(Packet, SimTime)> {
+    fn pop(&mut self) -> Option<(P, SimTime)> {
         let e = self.q.pop_front()?;
-        self.bytes -= e.0.size as u64;
+        self.bytes -= e.0.size() as u64;
         Some(e)
     }
     #[inline]
@@ -302,8 +305,8 @@ impl CodelQueue for Fifo {
     }
 }
 
-impl Codel {
-    pub fn new(c: &CodelConfig, limit: Limit, ctx: &PortContext) -> Codel {
+impl<P: QPacket> Codel<P> {
+    pub fn new(c: &CodelConfig, limit: Limit, ctx: &PortContext) -> Self {
         let cap = limit.pkts.map_or(256, |p| p as usize).min(1 << 16);
         Codel {
             fifo: Fifo { q: VecDeque::with_capacity(cap), bytes: 0 },
@@ -318,17 +321,19 @@ impl Codel {
     }
 }
 
-impl Qdisc for Codel {
-    fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
-        if !self.limit.fits(self.fifo.q.len(), self.fifo.bytes, pkt.size) {
+impl<P: QPacket> Qdisc for Codel<P> {
+    type Pkt = P;
+
+    fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
+        if !self.limit.fits(self.fifo.q.len(), self.fifo.bytes, pkt.size()) {
             ev.drop(pkt, DropReason::Overflow, false);
             return;
         }
-        self.fifo.bytes += pkt.size as u64;
+        self.fifo.bytes += pkt.size() as u64;
         self.fifo.q.push_back((pkt, now));
     }
 
-    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet> {
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<P>) -> Option<P> {
         self.vars.dequeue(&self.params, &mut self.fifo, now, ev)
     }
 
@@ -377,6 +382,7 @@ mod tests {
     }
 
     impl CodelQueue for Synthetic {
+        type Pkt = Packet;
         fn pop(&mut self) -> Option<(Packet, SimTime)> {
             if self.left == 0 {
                 return None;

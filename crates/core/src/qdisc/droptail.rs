@@ -34,7 +34,7 @@
 //! naming the key. Cost: O(1) per packet. Validation of the model: `docs/validation.md`
 //! (side by side with ns-2's `Queue/DropTail`) and `docs/mechanisms/dctcp.md`.
 
-use super::{ConfigError, DropReason, Limit, MarkReason, Qdisc, QdiscEvents};
+use super::{ConfigError, DropReason, Limit, MarkReason, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{Ecn, Packet};
 use crate::time::SimTime;
 use serde::Deserialize;
@@ -76,8 +76,8 @@ impl DropTailConfig {
 }
 
 #[derive(Debug)]
-pub struct DropTail {
-    q: VecDeque<Packet>,
+pub struct DropTail<P = Packet> {
+    q: VecDeque<P>,
     bytes: u64,
     limit: Limit,
     /// Marking thresholds (`usize::MAX` / `u64::MAX`: none).
@@ -85,8 +85,8 @@ pub struct DropTail {
     mark_bytes: u64,
 }
 
-impl DropTail {
-    pub fn new(limit: Limit) -> DropTail {
+impl<P: QPacket> DropTail<P> {
+    pub fn new(limit: Limit) -> Self {
         // Room for a typical switch buffer up front; deep host buffers grow on demand (a
         // thousand-host topology must not reserve a thousand full buffers it never fills).
         let cap = limit.pkts.unwrap_or(32).min(32) as usize;
@@ -94,7 +94,7 @@ impl DropTail {
     }
 
     /// A DropTail queue that marks as `c` says (no marking if `c` sets no threshold).
-    pub fn with_marking(limit: Limit, c: &DropTailConfig) -> DropTail {
+    pub fn with_marking(limit: Limit, c: &DropTailConfig) -> Self {
         let mut q = DropTail::new(limit);
         q.mark_pkts = c.mark_threshold_pkts.map_or(usize::MAX, |k| k as usize);
         q.mark_bytes = c.mark_threshold_bytes.unwrap_or(u64::MAX);
@@ -102,24 +102,26 @@ impl DropTail {
     }
 }
 
-impl Qdisc for DropTail {
+impl<P: QPacket> Qdisc for DropTail<P> {
+    type Pkt = P;
+
     #[inline]
-    fn enqueue(&mut self, mut pkt: Packet, _now: SimTime, ev: &mut QdiscEvents) {
-        if self.limit.fits(self.q.len(), self.bytes, pkt.size) {
-            if pkt.ecn != Ecn::NotEct && (self.q.len() >= self.mark_pkts || self.bytes >= self.mark_bytes) {
-                pkt.ecn = Ecn::Ce;
+    fn enqueue(&mut self, mut pkt: P, _now: SimTime, ev: &mut QdiscEvents<P>) {
+        if self.limit.fits(self.q.len(), self.bytes, pkt.size()) {
+            if pkt.ecn() != Ecn::NotEct && (self.q.len() >= self.mark_pkts || self.bytes >= self.mark_bytes) {
+                pkt.set_ecn(Ecn::Ce);
                 ev.mark(MarkReason::Threshold);
             }
-            self.bytes += pkt.size as u64;
+            self.bytes += pkt.size() as u64;
             self.q.push_back(pkt);
         } else {
             ev.drop(pkt, DropReason::Overflow, false);
         }
     }
     #[inline]
-    fn dequeue(&mut self, _now: SimTime, _ev: &mut QdiscEvents) -> Option<Packet> {
+    fn dequeue(&mut self, _now: SimTime, _ev: &mut QdiscEvents<P>) -> Option<P> {
         let p = self.q.pop_front()?;
-        self.bytes -= p.size as u64;
+        self.bytes -= p.size() as u64;
         if self.q.is_empty() {
             // Back to the start of the ring: a port that is mostly idle then keeps reusing
             // the same (cached) slot instead of walking its whole buffer.
@@ -275,6 +277,7 @@ mod tests {
     /// The harness offers Not-ECT packets; this wrapper makes them ECT(0) so marks happen.
     struct EctIn(DropTail);
     impl Qdisc for EctIn {
+        type Pkt = Packet;
         fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
             self.0.enqueue(Packet { ecn: Ecn::Ect0, ..pkt }, now, ev)
         }

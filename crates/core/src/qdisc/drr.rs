@@ -50,7 +50,7 @@
 //! ns-2: `docs/validation.md`.
 
 use super::sfq::{slab_capacity, BucketFifos, MAX_BUCKETS, NIL};
-use super::{ConfigError, DropReason, Limit, PortContext, Qdisc, QdiscEvents};
+use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{hash_flow, Packet};
 use crate::time::SimTime;
 use rand::Rng as _;
@@ -85,8 +85,8 @@ impl DrrConfig {
 
 /// The DRR discipline; see the module documentation.
 #[derive(Debug)]
-pub struct Drr {
-    fifos: BucketFifos,
+pub struct Drr<P = Packet> {
+    fifos: BucketFifos<P>,
     limit: Limit,
     buckets: u32,
     quantum: u64,
@@ -101,8 +101,8 @@ pub struct Drr {
     turn: Vec<bool>,
 }
 
-impl Drr {
-    pub fn new(c: &DrrConfig, limit: Limit, ctx: &PortContext) -> Drr {
+impl<P: QPacket> Drr<P> {
+    pub fn new(c: &DrrConfig, limit: Limit, ctx: &PortContext) -> Self {
         let buckets = c.buckets.clamp(1, MAX_BUCKETS);
         let n = buckets as usize;
         let salt = ctx.streams.stream("qdisc.drr", ctx.port_index).gen();
@@ -122,7 +122,7 @@ impl Drr {
 
     /// The bucket `pkt` belongs to.
     #[inline]
-    pub fn bucket_of(&self, pkt: &Packet) -> u32 {
+    pub fn bucket_of(&self, pkt: &P) -> u32 {
         (hash_flow(pkt.flow_key(), self.salt) % self.buckets as u64) as u32
     }
 
@@ -193,9 +193,11 @@ impl Drr {
     }
 }
 
-impl Qdisc for Drr {
-    fn enqueue(&mut self, pkt: Packet, _now: SimTime, ev: &mut QdiscEvents) {
-        let size = pkt.size;
+impl<P: QPacket> Qdisc for Drr<P> {
+    type Pkt = P;
+
+    fn enqueue(&mut self, pkt: P, _now: SimTime, ev: &mut QdiscEvents<P>) {
+        let size = pkt.size();
         if !self.limit.fits(0, 0, size) {
             ev.drop(pkt, DropReason::Overflow, false);
             return;
@@ -224,7 +226,7 @@ impl Qdisc for Drr {
         }
     }
 
-    fn dequeue(&mut self, _now: SimTime, _ev: &mut QdiscEvents) -> Option<Packet> {
+    fn dequeue(&mut self, _now: SimTime, _ev: &mut QdiscEvents<P>) -> Option<P> {
         if self.curr == NIL {
             return None;
         }
@@ -235,7 +237,7 @@ impl Qdisc for Drr {
                 self.deficit[ci] += self.quantum;
                 self.turn[ci] = true;
             }
-            let head = self.fifos.front(c).expect("active bucket is empty").size as u64;
+            let head = self.fifos.front(c).expect("active bucket is empty").size() as u64;
             if head <= self.deficit[ci] {
                 self.deficit[ci] -= head;
                 let pkt = self.fifos.pop_front(c);

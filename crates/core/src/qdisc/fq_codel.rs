@@ -69,7 +69,7 @@
 
 use super::codel::{validate_law, CodelParams, CodelQueue, CodelVars};
 use super::sfq::{slab_capacity, NIL};
-use super::{ConfigError, DropReason, Limit, PortContext, Qdisc, QdiscEvents};
+use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{hash_flow, Packet};
 use crate::time::SimTime;
 use rand::Rng as _;
@@ -168,8 +168,8 @@ const CODEL_VARS_INIT: CodelVars =
     CodelVars { first_above_time: SimTime::ZERO, drop_next: SimTime::ZERO, count: 0, lastcount: 0, dropping: false };
 
 #[derive(Debug)]
-struct Cell {
-    pkt: Packet,
+struct Cell<P = Packet> {
+    pkt: P,
     /// Enqueue time (CoDel's timestamp).
     enq: SimTime,
     next: u32,
@@ -177,22 +177,22 @@ struct Cell {
 
 /// Packets: one singly linked FIFO per queue, cells in one slab.
 #[derive(Debug)]
-struct Store {
-    cells: Vec<Cell>,
+struct Store<P = Packet> {
+    cells: Vec<Cell<P>>,
     free: u32,
     slots: Vec<Slot>,
     total_pkts: usize,
     total_bytes: u64,
 }
 
-impl Store {
-    fn new(n: u32, cap: usize) -> Store {
+impl<P: QPacket> Store<P> {
+    fn new(n: u32, cap: usize) -> Self {
         Store { cells: Vec::with_capacity(cap), free: NIL, slots: vec![EMPTY_SLOT; n as usize], total_pkts: 0, total_bytes: 0 }
     }
 
     #[inline]
-    fn push_back(&mut self, q: u32, pkt: Packet, enq: SimTime) {
-        let size = pkt.size as u64;
+    fn push_back(&mut self, q: u32, pkt: P, enq: SimTime) {
+        let size = pkt.size() as u64;
         let c = if self.free != NIL {
             let c = self.free;
             let cell = &mut self.cells[c as usize];
@@ -217,7 +217,7 @@ impl Store {
     }
 
     #[inline]
-    fn pop_front(&mut self, q: u32) -> Option<(Packet, SimTime)> {
+    fn pop_front(&mut self, q: u32) -> Option<(P, SimTime)> {
         let slot = &mut self.slots[q as usize];
         let c = slot.head;
         if c == NIL {
@@ -233,7 +233,7 @@ impl Store {
         if next == NIL {
             slot.tail = NIL;
         }
-        let size = pkt.size as u64;
+        let size = pkt.size() as u64;
         slot.backlog -= size;
         self.total_pkts -= 1;
         self.total_bytes -= size;
@@ -247,14 +247,15 @@ impl Store {
 }
 
 /// One queue seen by its CoDel law.
-struct QueueView<'a> {
-    store: &'a mut Store,
+struct QueueView<'a, P> {
+    store: &'a mut Store<P>,
     q: u32,
 }
 
-impl CodelQueue for QueueView<'_> {
+impl<P: QPacket> CodelQueue for QueueView<'_, P> {
+    type Pkt = P;
     #[inline]
-    fn pop(&mut self) -> Option<(Packet, SimTime)> {
+    fn pop(&mut self) -> Option<(P, SimTime)> {
         self.store.pop_front(self.q)
     }
     #[inline]
@@ -305,8 +306,8 @@ fn list_pop(l: &mut List, slots: &mut [Slot]) -> u32 {
 
 /// The FQ-CoDel discipline; see the module documentation.
 #[derive(Debug)]
-pub struct FqCodel {
-    store: Store,
+pub struct FqCodel<P = Packet> {
+    store: Store<P>,
     new_flows: List,
     old_flows: List,
     limit: Limit,
@@ -319,8 +320,8 @@ pub struct FqCodel {
     salt: u64,
 }
 
-impl FqCodel {
-    pub fn new(c: &FqCodelConfig, limit: Limit, ctx: &PortContext) -> FqCodel {
+impl<P: QPacket> FqCodel<P> {
+    pub fn new(c: &FqCodelConfig, limit: Limit, ctx: &PortContext) -> Self {
         let n = c.flows.clamp(1, MAX_FLOWS);
         let mut rng = ctx.streams.stream("qdisc.fq_codel", ctx.port_index);
         FqCodel {
@@ -339,7 +340,7 @@ impl FqCodel {
 
     /// The queue `pkt` is hashed to.
     #[inline]
-    pub fn queue_of(&self, pkt: &Packet) -> u32 {
+    pub fn queue_of(&self, pkt: &P) -> u32 {
         let h = hash_flow(pkt.flow_key(), self.salt);
         if self.mask != 0 {
             (h & self.mask as u64) as u32 // the same as `% n` for a power of two
@@ -383,13 +384,13 @@ impl FqCodel {
 
     /// Drops one batch from the head of the fattest queue; `arrival` is the queue the packet
     /// just stored (at its tail) belongs to. Returns true if the arrival itself was dropped.
-    fn drop_batch(&mut self, arrival: u32, ev: &mut QdiscEvents) -> bool {
+    fn drop_batch(&mut self, arrival: u32, ev: &mut QdiscEvents<P>) -> bool {
         let fat = self.fattest(arrival);
         let threshold = self.store.slots[fat as usize].backlog / 2;
         let (mut i, mut len) = (0u32, 0u64);
         let mut arrival_dropped = false;
         while let Some((pkt, _)) = self.store.pop_front(fat) {
-            len += pkt.size as u64;
+            len += pkt.size() as u64;
             i += 1;
             if fat == arrival && self.store.is_empty(fat) {
                 arrival_dropped = true;
@@ -412,9 +413,11 @@ impl FqCodel {
     }
 }
 
-impl Qdisc for FqCodel {
-    fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
-        if !self.limit.fits(0, 0, pkt.size) {
+impl<P: QPacket> Qdisc for FqCodel<P> {
+    type Pkt = P;
+
+    fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
+        if !self.limit.fits(0, 0, pkt.size()) {
             ev.drop(pkt, DropReason::Overflow, false);
             return;
         }
@@ -433,7 +436,7 @@ impl Qdisc for FqCodel {
         }
     }
 
-    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet> {
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<P>) -> Option<P> {
         loop {
             let from_new = self.new_flows.head != NIL;
             let q = if from_new {
@@ -462,7 +465,7 @@ impl Qdisc for FqCodel {
             s.vars = vars;
             match out {
                 Some(pkt) => {
-                    s.deficit -= pkt.size as i64;
+                    s.deficit -= pkt.size() as i64;
                     return Some(pkt);
                 }
                 None => {
@@ -1005,7 +1008,7 @@ mod tests {
             let c = QueueConfig { kind, ..base.clone() };
             assert_eq!(c.validate(), Ok(()));
             assert_eq!(kind.as_str(), name);
-            assert_eq!(c.build(&ctx(1)).name(), name);
+            assert_eq!(c.build::<Packet>(&ctx(1)).name(), name);
         }
     }
 

@@ -80,7 +80,7 @@
 //! no-swap and fixed-period variants are tested at the bottom of this file; the reproductions
 //! of the paper's figures are listed in `docs/mechanisms/hcf.md`.
 
-use super::{ConfigError, DropReason, Limit, PortContext, Qdisc, QdiscEvents};
+use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::Packet;
 use crate::rng::{mix64, Rng};
 use crate::time::{SimDuration, SimTime};
@@ -277,9 +277,9 @@ const LP: usize = 1;
 
 /// The HCF discipline of one port.
 #[derive(Debug)]
-pub struct Hcf {
+pub struct Hcf<P = Packet> {
     /// The two physical FIFOs; `hp` says which one currently plays HP.
-    q: [VecDeque<Packet>; 2],
+    q: [VecDeque<P>; 2],
     bytes: [u64; 2],
     hp: usize,
     /// Limits by role: `[HP, LP]`.
@@ -313,16 +313,16 @@ pub struct Hcf {
 
     /// Tests: replaces the hash (`packet`, hash number, salt) -> bin.
     #[cfg(test)]
-    hash_override: Option<fn(&Packet, u32, u64) -> usize>,
+    hash_override: Option<fn(&P, u32, u64) -> usize>,
     /// Tests: classify through the Bloom path even when s = 1.
     #[cfg(test)]
     force_bloom_path: bool,
 }
 
-impl Hcf {
+impl<P: QPacket> Hcf<P> {
     /// Builds HCF for one port. Call [`HcfConfig::validate`] first; an invalid configuration is
     /// clamped to the nearest valid one here rather than panicking.
-    pub fn new(c: &HcfConfig, limit: Limit, ctx: &PortContext) -> Hcf {
+    pub fn new(c: &HcfConfig, limit: Limit, ctx: &PortContext) -> Self {
         let split = c.split(limit).unwrap_or(Split {
             hp: Limit { pkts: limit.pkts.map(|b| (b / 2).max(1)), bytes: limit.bytes.map(|b| (b / 2).max(1)) },
             lp: Limit { pkts: limit.pkts.map(|b| (b - b / 2).max(1)), bytes: limit.bytes.map(|b| (b - b / 2).max(1)) },
@@ -418,7 +418,7 @@ impl Hcf {
 
     /// The bin of hash `j` of a packet whose flow key is `key`.
     #[inline]
-    fn bin_of(&self, key: u64, j: usize, _pkt: &Packet) -> usize {
+    fn bin_of(&self, key: u64, j: usize, _pkt: &P) -> usize {
         #[cfg(test)]
         if let Some(f) = self.hash_override {
             return f(_pkt, j as u32, self.salt) % self.nbins as usize;
@@ -464,20 +464,20 @@ impl Hcf {
     }
 
     #[inline]
-    fn push(&mut self, phys: usize, pkt: Packet) {
-        self.bytes[phys] += pkt.size as u64;
+    fn push(&mut self, phys: usize, pkt: P) {
+        self.bytes[phys] += pkt.size() as u64;
         self.q[phys].push_back(pkt);
     }
 
     #[inline]
-    fn pop(&mut self, phys: usize) -> Option<Packet> {
+    fn pop(&mut self, phys: usize) -> Option<P> {
         let p = self.q[phys].pop_front()?;
-        self.bytes[phys] -= p.size as u64;
+        self.bytes[phys] -= p.size() as u64;
         Some(p)
     }
 
     /// Bloom-counter classification (s hashes, conservative update). Returns the queue role.
-    fn classify_bloom(&mut self, key: u64, pkt: &Packet, hp_ok: bool, lp_ok: bool) -> Option<usize> {
+    fn classify_bloom(&mut self, key: u64, pkt: &P, hp_ok: bool, lp_ok: bool) -> Option<usize> {
         let mut ks = std::mem::take(&mut self.scratch);
         ks.clear();
         for j in 0..self.hashes {
@@ -486,7 +486,7 @@ impl Hcf {
                 ks.push(k);
             }
         }
-        let cost = if self.bytes_credit { pkt.size as u64 } else { 1 };
+        let cost = if self.bytes_credit { pkt.size() as u64 } else { 1 };
         let any = ks.iter().any(|&k| self.credit(k) > 0);
         let role = if any && hp_ok {
             for &k in &ks {
@@ -511,15 +511,17 @@ impl Hcf {
     }
 }
 
-impl Qdisc for Hcf {
+impl<P: QPacket> Qdisc for Hcf<P> {
+    type Pkt = P;
+
     /// Algorithm 1's `arrive(p)`.
     #[inline]
-    fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
+    fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
         if now.0 >= self.next_boundary && self.fixed_ps != 0 {
             self.roll_fixed(now);
         }
         let (hp, lp) = (self.hp, self.hp ^ 1);
-        let size = pkt.size;
+        let size = pkt.size();
         let total_ok = self.total.fits(self.q[0].len() + self.q[1].len(), self.bytes[0] + self.bytes[1], size);
         let hp_ok = total_ok && self.role_limit[HP].fits(self.q[hp].len(), self.bytes[hp], size);
         let lp_ok = total_ok && self.role_limit[LP].fits(self.q[lp].len(), self.bytes[lp], size);
@@ -560,7 +562,7 @@ impl Qdisc for Hcf {
 
     /// Algorithm 1's `transmit()`.
     #[inline]
-    fn dequeue(&mut self, now: SimTime, _ev: &mut QdiscEvents) -> Option<Packet> {
+    fn dequeue(&mut self, now: SimTime, _ev: &mut QdiscEvents<P>) -> Option<P> {
         if now.0 >= self.next_boundary && self.fixed_ps != 0 {
             self.roll_fixed(now);
         }
@@ -841,7 +843,7 @@ mod tests {
         enq_at(&mut h, 3, 1, 1500, at_us(7));
         deq_at(&mut h, at_us(7));
         assert_eq!(h.salt(), r.next_u64() ^ at_us(7).0);
-        let other = Hcf::new(&c, Limit::pkts(20), &PortContext { port_index: 1, ..ctx(9) });
+        let other: Hcf = Hcf::new(&c, Limit::pkts(20), &PortContext { port_index: 1, ..ctx(9) });
         assert_ne!(other.salt(), build(&c, Limit::pkts(20), 9).salt(), "ports hash independently");
     }
 

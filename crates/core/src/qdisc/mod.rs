@@ -12,6 +12,11 @@
 //!   `received = enqueued + dropped_before` and `queued = enqueued - dequeued - dropped_after`
 //!   hold after every call and are checked by property tests for every discipline.
 //! - Time is passed in (`now`), never read. Randomness comes from a stream given at construction.
+//! - A discipline stores packets of its type [`Qdisc::Pkt`]: [`Packet`]s by value, or stand-ins
+//!   for packets kept elsewhere (the simulator's `PktRef`: a slab handle plus the fields a
+//!   discipline reads). It reads and marks them only through [`QPacket`]. Every built-in
+//!   discipline is generic over it with `Packet` as the default, so `DropTail`, `AnyQdisc` and
+//!   `Queue<AnyQdisc>` still mean the packet-holding ones (the real-packet switch, the tests).
 //! - Dispatch is static: [`AnyQdisc`] is an enum over the disciplines. The [`Qdisc`] trait stays
 //!   public so users can write their own and test it with the same harness.
 //! - Configuration structs deserialize with unknown keys rejected and validate to a
@@ -28,7 +33,7 @@ pub mod red;
 pub mod sfq;
 pub mod xpass;
 
-use crate::packet::Packet;
+use crate::packet::{Addr, Ecn, Packet, Proto};
 use crate::rng::Streams;
 use crate::time::{BitsPerSec, SimTime};
 use serde::Deserialize;
@@ -111,10 +116,69 @@ impl MarkReason {
     }
 }
 
+/// What a discipline may read or change of a packet it stores: the packet itself
+/// ([`Packet`]), or a small stand-in for a packet kept elsewhere (the simulator queues
+/// `PktRef`s to the packets in its slab, `crates/sim/src/pktref.rs`). A stand-in answers
+/// exactly as the packet would, and a mark set on it (`set_ecn`) must reach the packet.
+pub trait QPacket: Clone + Default + std::fmt::Debug {
+    /// Bytes on the wire (`Packet::size`).
+    fn size(&self) -> u32;
+    /// The 5-tuple packed into 64 bits (`Packet::flow_key`).
+    fn flow_key(&self) -> u64;
+    fn ecn(&self) -> Ecn;
+    fn set_ecn(&mut self, ecn: Ecn);
+    /// Scheduling priority (pFabric; lower is served first).
+    fn priority(&self) -> u64;
+    /// Input port at the switch holding the packet.
+    fn ingress(&self) -> u16;
+    fn proto(&self) -> Proto;
+    fn src(&self) -> Addr;
+    fn dst(&self) -> Addr;
+}
+
+impl QPacket for Packet {
+    #[inline(always)]
+    fn size(&self) -> u32 {
+        self.size
+    }
+    #[inline(always)]
+    fn flow_key(&self) -> u64 {
+        Packet::flow_key(self)
+    }
+    #[inline(always)]
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+    #[inline(always)]
+    fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = ecn;
+    }
+    #[inline(always)]
+    fn priority(&self) -> u64 {
+        self.priority
+    }
+    #[inline(always)]
+    fn ingress(&self) -> u16 {
+        self.ingress
+    }
+    #[inline(always)]
+    fn proto(&self) -> Proto {
+        self.proto
+    }
+    #[inline(always)]
+    fn src(&self) -> Addr {
+        self.src
+    }
+    #[inline(always)]
+    fn dst(&self) -> Addr {
+        self.dst
+    }
+}
+
 /// A packet a discipline refused or pushed out.
 #[derive(Clone, Debug)]
-pub struct Dropped {
-    pub pkt: Packet,
+pub struct Dropped<P = Packet> {
+    pub pkt: P,
     pub reason: DropReason,
     /// `true` if the packet had been enqueued (dropped after enqueue), `false` if it was refused.
     pub queued: bool,
@@ -122,15 +186,21 @@ pub struct Dropped {
 
 /// What a discipline reports during one call. Owned and reused by the caller (no allocation on
 /// the hot path once warmed up); the caller drains `dropped` after every call.
-#[derive(Debug, Default)]
-pub struct QdiscEvents {
-    pub dropped: Vec<Dropped>,
+#[derive(Debug)]
+pub struct QdiscEvents<P = Packet> {
+    pub dropped: Vec<Dropped<P>>,
     pub marks: [u32; MarkReason::COUNT],
 }
 
-impl QdiscEvents {
+impl<P> Default for QdiscEvents<P> {
+    fn default() -> Self {
+        QdiscEvents { dropped: Vec::new(), marks: [0; MarkReason::COUNT] }
+    }
+}
+
+impl<P> QdiscEvents<P> {
     #[inline]
-    pub fn drop(&mut self, pkt: Packet, reason: DropReason, queued: bool) {
+    pub fn drop(&mut self, pkt: P, reason: DropReason, queued: bool) {
         self.dropped.push(Dropped { pkt, reason, queued });
     }
     #[inline]
@@ -143,13 +213,16 @@ impl QdiscEvents {
     }
 }
 
-/// A queue discipline at an output port.
+/// A queue discipline at an output port, storing packets of type [`Qdisc::Pkt`] (every
+/// built-in discipline is generic over it, [`Packet`] by default).
 pub trait Qdisc {
+    /// What the discipline stores: [`Packet`], or a stand-in (see [`QPacket`]).
+    type Pkt: QPacket;
     /// Offers `pkt`. The discipline either stores it or reports it in `ev.dropped` with
     /// `queued == false`; it may also push out stored packets (`queued == true`).
-    fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents);
+    fn enqueue(&mut self, pkt: Self::Pkt, now: SimTime, ev: &mut QdiscEvents<Self::Pkt>);
     /// The next packet to transmit, if any. May drop stored packets on the way (CoDel).
-    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet>;
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<Self::Pkt>) -> Option<Self::Pkt>;
     /// Packets currently stored.
     fn len_pkts(&self) -> usize;
     /// Bytes currently stored (sum of `Packet::size`).
@@ -220,7 +293,7 @@ impl QdiscStats {
 #[repr(C)]
 pub struct Queue<Q: Qdisc = AnyQdisc> {
     /// Events of the last call; drained by the caller.
-    pub ev: QdiscEvents,
+    pub ev: QdiscEvents<Q::Pkt>,
     pub stats: QdiscStats,
     pub qdisc: Q,
 }
@@ -235,15 +308,15 @@ impl<Q: Qdisc> Queue<Q> {
     /// and a sixth discipline made the compiler stop inlining them into the engine's packet
     /// path, +1.2 % instructions in the HCF long-flow run (callgrind, 20 s); inlined, +0.1 %.
     #[inline(always)]
-    pub fn enqueue(&mut self, pkt: Packet, now: SimTime) {
+    pub fn enqueue(&mut self, pkt: Q::Pkt, now: SimTime) {
         self.ev.clear();
-        let size = pkt.size as u64;
+        let size = pkt.size() as u64;
         self.stats.received_pkts += 1;
         self.stats.received_bytes += size;
         self.qdisc.enqueue(pkt, now, &mut self.ev);
         let mut refused = false;
         for d in &self.ev.dropped {
-            let b = d.pkt.size as u64;
+            let b = d.pkt.size() as u64;
             if d.queued {
                 let c = &mut self.stats.dropped_after[d.reason as usize];
                 c.0 += 1;
@@ -274,18 +347,18 @@ impl<Q: Qdisc> Queue<Q> {
 
     /// Takes the next packet to send; afterwards `self.ev.dropped` lists packets dropped on the way.
     #[inline]
-    pub fn dequeue(&mut self, now: SimTime) -> Option<Packet> {
+    pub fn dequeue(&mut self, now: SimTime) -> Option<Q::Pkt> {
         self.ev.clear();
         let out = self.qdisc.dequeue(now, &mut self.ev);
         for d in &self.ev.dropped {
             debug_assert!(d.queued, "dequeue can only drop stored packets");
             let c = &mut self.stats.dropped_after[d.reason as usize];
             c.0 += 1;
-            c.1 += d.pkt.size as u64;
+            c.1 += d.pkt.size() as u64;
         }
         if let Some(p) = &out {
             self.stats.dequeued_pkts += 1;
-            self.stats.dequeued_bytes += p.size as u64;
+            self.stats.dequeued_bytes += p.size() as u64;
         }
         self.account_marks();
         debug_assert_eq!(self.stats.queued_pkts(), self.qdisc.len_pkts() as u64);
@@ -496,7 +569,7 @@ impl QueueConfig {
     }
 
     /// Builds the discipline for one port. Call `validate` first.
-    pub fn build(&self, ctx: &PortContext) -> AnyQdisc {
+    pub fn build<P: QPacket>(&self, ctx: &PortContext) -> AnyQdisc<P> {
         let limit = self.limit();
         match self.kind {
             QdiscKind::Droptail => match &self.droptail {
@@ -523,19 +596,19 @@ impl QueueConfig {
 /// largest discipline) does not matter; boxing would add an indirection per packet.
 #[derive(Debug)]
 #[allow(clippy::large_enum_variant)]
-pub enum AnyQdisc {
-    DropTail(droptail::DropTail),
-    Red(red::Red),
-    Sfq(sfq::Sfq),
-    Drr(drr::Drr),
-    Hcf(hcf::Hcf),
-    Blackout(blackout::Blackout),
-    Pfabric(pfabric::PFabric),
-    Codel(codel::Codel),
-    FqCodel(fq_codel::FqCodel),
+pub enum AnyQdisc<P = Packet> {
+    DropTail(droptail::DropTail<P>),
+    Red(red::Red<P>),
+    Sfq(sfq::Sfq<P>),
+    Drr(drr::Drr<P>),
+    Hcf(hcf::Hcf<P>),
+    Blackout(blackout::Blackout<P>),
+    Pfabric(pfabric::PFabric<P>),
+    Codel(codel::Codel<P>),
+    FqCodel(fq_codel::FqCodel<P>),
     /// The ExpressPass credit shaper around another discipline (built by the simulator when a
     /// run has ExpressPass flows, not by `queue.kind`).
-    Xpass(Box<xpass::CreditShaper>),
+    Xpass(Box<xpass::CreditShaper<P>>),
 }
 
 macro_rules! dispatch {
@@ -555,13 +628,14 @@ macro_rules! dispatch {
     };
 }
 
-impl Qdisc for AnyQdisc {
+impl<P: QPacket> Qdisc for AnyQdisc<P> {
+    type Pkt = P;
     #[inline(always)]
-    fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
+    fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
         dispatch!(self, q => q.enqueue(pkt, now, ev))
     }
     #[inline]
-    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet> {
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<P>) -> Option<P> {
         dispatch!(self, q => q.dequeue(now, ev))
     }
     #[inline]
@@ -612,7 +686,7 @@ pub(crate) mod testkit {
     /// Drives `q` with `ops` (true = arrival of a packet of flow `flows[i]`, false = departure)
     /// and checks, after every call, both identities, conservation of every packet, and that
     /// stored packets match `len_pkts` / `len_bytes`. Returns the departed packets in order.
-    pub fn check_accounting<Q: Qdisc>(q: Q, arrivals: &[(bool, u32, u32)]) -> Vec<Packet> {
+    pub fn check_accounting<Q: Qdisc<Pkt = Packet>>(q: Q, arrivals: &[(bool, u32, u32)]) -> Vec<Packet> {
         let mut queue = Queue::new(q);
         let mut seqs = std::collections::HashMap::<u32, u64>::new();
         let mut now = SimTime::ZERO;

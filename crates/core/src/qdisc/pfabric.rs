@@ -34,13 +34,13 @@
 //! Validation: the rule tests below and the scenario test in `crates/sim/tests/pfabric.rs`;
 //! the model and its simplifications are in `docs/mechanisms/pfabric.md`.
 
-use super::{DropReason, Limit, Qdisc, QdiscEvents};
+use super::{DropReason, Limit, QPacket, Qdisc, QdiscEvents};
 use crate::packet::Packet;
 use crate::time::SimTime;
 
 #[derive(Debug)]
-struct Entry {
-    pkt: Packet,
+struct Entry<P = Packet> {
+    pkt: P,
     key: u64,
     /// Arrival number (strictly increasing over the life of the queue).
     arrival: u64,
@@ -48,15 +48,15 @@ struct Entry {
 
 /// The pFabric switch buffer.
 #[derive(Debug)]
-pub struct PFabric {
-    q: Vec<Entry>,
+pub struct PFabric<P = Packet> {
+    q: Vec<Entry<P>>,
     bytes: u64,
     limit: Limit,
     next_arrival: u64,
 }
 
-impl PFabric {
-    pub fn new(limit: Limit) -> PFabric {
+impl<P: QPacket> PFabric<P> {
+    pub fn new(limit: Limit) -> Self {
         let cap = limit.pkts.map_or(64, |p| p as usize).min(1 << 16);
         PFabric { q: Vec::with_capacity(cap), bytes: 0, limit, next_arrival: 0 }
     }
@@ -68,7 +68,7 @@ impl PFabric {
             match best {
                 Some(b) => {
                     let w = &self.q[b];
-                    if (e.pkt.priority, e.arrival) > (w.pkt.priority, w.arrival) {
+                    if (e.pkt.priority(), e.arrival) > (w.pkt.priority(), w.arrival) {
                         best = Some(i);
                     }
                 }
@@ -78,23 +78,25 @@ impl PFabric {
         best
     }
 
-    fn remove(&mut self, i: usize) -> Packet {
+    fn remove(&mut self, i: usize) -> P {
         let e = self.q.swap_remove(i);
-        self.bytes -= e.pkt.size as u64;
+        self.bytes -= e.pkt.size() as u64;
         e.pkt
     }
 }
 
-impl Qdisc for PFabric {
-    fn enqueue(&mut self, pkt: Packet, _now: SimTime, ev: &mut QdiscEvents) {
-        if !self.limit.fits(0, 0, pkt.size) {
+impl<P: QPacket> Qdisc for PFabric<P> {
+    type Pkt = P;
+
+    fn enqueue(&mut self, pkt: P, _now: SimTime, ev: &mut QdiscEvents<P>) {
+        if !self.limit.fits(0, 0, pkt.size()) {
             ev.drop(pkt, DropReason::Overflow, false);
             return;
         }
-        while !self.limit.fits(self.q.len(), self.bytes, pkt.size) {
+        while !self.limit.fits(self.q.len(), self.bytes, pkt.size()) {
             match self.worst() {
                 // the arriving packet is the least urgent (or ties and is the latest): refuse it
-                Some(w) if pkt.priority < self.q[w].pkt.priority => {
+                Some(w) if pkt.priority() < self.q[w].pkt.priority() => {
                     let out = self.remove(w);
                     ev.drop(out, DropReason::PriorityEvict, true);
                 }
@@ -104,18 +106,18 @@ impl Qdisc for PFabric {
                 }
             }
         }
-        self.bytes += pkt.size as u64;
+        self.bytes += pkt.size() as u64;
         let key = pkt.flow_key();
         self.q.push(Entry { pkt, key, arrival: self.next_arrival });
         self.next_arrival += 1;
     }
 
-    fn dequeue(&mut self, _now: SimTime, _ev: &mut QdiscEvents) -> Option<Packet> {
+    fn dequeue(&mut self, _now: SimTime, _ev: &mut QdiscEvents<P>) -> Option<P> {
         // the most urgent packet (earliest on ties) ...
         let mut top = 0;
         for (i, e) in self.q.iter().enumerate().skip(1) {
             let t = &self.q[top];
-            if (e.pkt.priority, e.arrival) < (t.pkt.priority, t.arrival) {
+            if (e.pkt.priority(), e.arrival) < (t.pkt.priority(), t.arrival) {
                 top = i;
             }
         }

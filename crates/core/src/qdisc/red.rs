@@ -55,7 +55,7 @@
 //! Validation of the configuration: [`RedConfig::validate`]. Validation of the model against
 //! ns-2: `docs/validation.md`.
 
-use super::{ConfigError, DropReason, Limit, MarkReason, PortContext, Qdisc, QdiscEvents};
+use super::{ConfigError, DropReason, Limit, MarkReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::{BitsPerSec, SimTime, PS_PER_SEC};
@@ -145,8 +145,8 @@ enum Idle {
 
 /// The RED discipline; see the module documentation.
 #[derive(Debug)]
-pub struct Red {
-    q: VecDeque<Packet>,
+pub struct Red<P = Packet> {
+    q: VecDeque<P>,
     bytes: u64,
     limit: Limit,
     // parameters
@@ -177,8 +177,8 @@ pub struct Red {
     rng: Rng,
 }
 
-impl Red {
-    pub fn new(c: &RedConfig, limit: Limit, ctx: &PortContext) -> Red {
+impl<P: QPacket> Red<P> {
+    pub fn new(c: &RedConfig, limit: Limit, ctx: &PortContext) -> Self {
         let diff = c.max_thresh_pkts - c.min_thresh_pkts;
         let cap = limit.pkts.unwrap_or(64).min(4096) as usize;
         Red {
@@ -247,14 +247,14 @@ impl Red {
     }
 
     /// The random test of rule 3 for a packet of `size` bytes.
-    fn early(&mut self, pkt: &Packet) -> Decision {
+    fn early(&mut self, pkt: &P) -> Decision {
         let p_b = self.p_b();
-        let p_a = spaced_p(p_b, self.count, self.count_bytes, self.byte_mode, self.mean_pkt_bytes, self.wait, pkt.size);
+        let p_a = spaced_p(p_b, self.count, self.count_bytes, self.byte_mode, self.mean_pkt_bytes, self.wait, pkt.size());
         let u: f64 = self.rng.gen();
         if u < p_a {
             self.count = 0;
             self.count_bytes = 0;
-            if self.ecn && pkt.ecn != Ecn::NotEct {
+            if self.ecn && pkt.ecn() != Ecn::NotEct {
                 Decision::Mark
             } else {
                 Decision::Early
@@ -288,8 +288,10 @@ fn spaced_p(p_b: f64, count: u64, count_bytes: u64, byte_mode: bool, mean: u32, 
     p.min(1.0)
 }
 
-impl Qdisc for Red {
-    fn enqueue(&mut self, mut pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
+impl<P: QPacket> Qdisc for Red<P> {
+    type Pkt = P;
+
+    fn enqueue(&mut self, mut pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
         let m = match self.idle {
             Idle::Busy => 0,
             Idle::Drained(t) | Idle::Since(t) => self.idle_packets(t, now),
@@ -298,7 +300,7 @@ impl Qdisc for Red {
         let qlen = self.q.len();
         self.update_avg(qlen, m);
         self.count += 1;
-        self.count_bytes += pkt.size as u64;
+        self.count_bytes += pkt.size() as u64;
 
         let mut decision = Decision::Accept;
         if self.avg >= self.min_th && qlen > 1 {
@@ -309,7 +311,7 @@ impl Qdisc for Red {
                 // The average just crossed min (or the queue just became non-trivial): start
                 // counting from here, as ns-2 does.
                 self.count = 1;
-                self.count_bytes = pkt.size as u64;
+                self.count_bytes = pkt.size() as u64;
                 self.old = true;
             } else {
                 decision = self.early(&pkt);
@@ -318,7 +320,7 @@ impl Qdisc for Red {
             self.old = false;
         }
 
-        if !self.limit.fits(qlen, self.bytes, pkt.size) {
+        if !self.limit.fits(qlen, self.bytes, pkt.size()) {
             self.count = 0;
             self.count_bytes = 0;
             ev.drop(pkt, DropReason::Overflow, false);
@@ -333,19 +335,19 @@ impl Qdisc for Red {
             }
             Decision::Accept | Decision::Mark => {
                 if decision == Decision::Mark {
-                    pkt.ecn = Ecn::Ce;
+                    pkt.set_ecn(Ecn::Ce);
                     ev.mark(MarkReason::Red);
                 }
-                self.bytes += pkt.size as u64;
+                self.bytes += pkt.size() as u64;
                 self.q.push_back(pkt);
             }
         }
     }
 
-    fn dequeue(&mut self, now: SimTime, _ev: &mut QdiscEvents) -> Option<Packet> {
+    fn dequeue(&mut self, now: SimTime, _ev: &mut QdiscEvents<P>) -> Option<P> {
         match self.q.pop_front() {
             Some(p) => {
-                self.bytes -= p.size as u64;
+                self.bytes -= p.size() as u64;
                 if self.q.is_empty() {
                     self.idle = Idle::Drained(now);
                 }

@@ -65,7 +65,7 @@
 //! Validation of the configuration: [`SfqConfig::validate`]. Validation of the model:
 //! `docs/validation.md`.
 
-use super::{ConfigError, DropReason, Limit, PortContext, Qdisc, QdiscEvents};
+use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{hash_flow, Packet};
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
@@ -158,8 +158,8 @@ impl SfqConfig {
 pub(crate) const NIL: u32 = u32::MAX;
 
 #[derive(Debug)]
-struct Cell {
-    pkt: Packet,
+struct Cell<P = Packet> {
+    pkt: P,
     next: u32,
     prev: u32,
 }
@@ -178,17 +178,17 @@ const EMPTY_FIFO: Fifo = Fifo { head: NIL, tail: NIL, len: 0, bytes: 0 };
 /// list through `next`; the slab only grows when every cell is in use, so after warm-up no
 /// operation allocates.
 #[derive(Debug)]
-pub(crate) struct BucketFifos {
-    cells: Vec<Cell>,
+pub(crate) struct BucketFifos<P = Packet> {
+    cells: Vec<Cell<P>>,
     free: u32,
     fifos: Vec<Fifo>,
     total_pkts: usize,
     total_bytes: u64,
 }
 
-impl BucketFifos {
+impl<P: QPacket> BucketFifos<P> {
     /// `n` empty FIFOs; room for `cap` packets before the slab grows.
-    pub(crate) fn new(n: u32, cap: usize) -> BucketFifos {
+    pub(crate) fn new(n: u32, cap: usize) -> Self {
         BucketFifos {
             cells: Vec::with_capacity(cap),
             free: NIL,
@@ -214,17 +214,17 @@ impl BucketFifos {
         self.total_bytes
     }
     #[inline]
-    pub(crate) fn front(&self, b: u32) -> Option<&Packet> {
+    pub(crate) fn front(&self, b: u32) -> Option<&P> {
         let h = self.fifos[b as usize].head;
         (h != NIL).then(|| &self.cells[h as usize].pkt)
     }
     /// The packet in cell `c` (a cell detached by [`BucketFifos::detach_all`]).
     #[inline]
-    pub(crate) fn cell_pkt(&self, c: u32) -> &Packet {
+    pub(crate) fn cell_pkt(&self, c: u32) -> &P {
         &self.cells[c as usize].pkt
     }
 
-    fn alloc(&mut self, pkt: Packet) -> u32 {
+    fn alloc(&mut self, pkt: P) -> u32 {
         if self.free != NIL {
             let c = self.free;
             let cell = &mut self.cells[c as usize];
@@ -238,7 +238,7 @@ impl BucketFifos {
     }
 
     /// Frees cell `c` (detached from any FIFO) and returns its packet.
-    pub(crate) fn free_cell(&mut self, c: u32) -> Packet {
+    pub(crate) fn free_cell(&mut self, c: u32) -> P {
         let cell = &mut self.cells[c as usize];
         let pkt = std::mem::take(&mut cell.pkt);
         cell.next = self.free;
@@ -248,7 +248,7 @@ impl BucketFifos {
 
     /// Links detached cell `c` at the tail of FIFO `b`.
     pub(crate) fn link_back(&mut self, b: u32, c: u32) {
-        let size = self.cells[c as usize].pkt.size as u64;
+        let size = self.cells[c as usize].pkt.size() as u64;
         let f = &mut self.fifos[b as usize];
         let old_tail = f.tail;
         f.tail = c;
@@ -267,7 +267,7 @@ impl BucketFifos {
         }
     }
 
-    pub(crate) fn push_back(&mut self, b: u32, pkt: Packet) {
+    pub(crate) fn push_back(&mut self, b: u32, pkt: P) {
         let c = self.alloc(pkt);
         self.link_back(b, c);
     }
@@ -276,7 +276,7 @@ impl BucketFifos {
     fn unlink(&mut self, b: u32, c: u32) {
         let (prev, next, size) = {
             let cell = &self.cells[c as usize];
-            (cell.prev, cell.next, cell.pkt.size as u64)
+            (cell.prev, cell.next, cell.pkt.size() as u64)
         };
         if prev != NIL {
             self.cells[prev as usize].next = next;
@@ -297,7 +297,7 @@ impl BucketFifos {
         self.total_bytes -= size;
     }
 
-    pub(crate) fn pop_front(&mut self, b: u32) -> Option<Packet> {
+    pub(crate) fn pop_front(&mut self, b: u32) -> Option<P> {
         let c = self.fifos[b as usize].head;
         if c == NIL {
             return None;
@@ -306,7 +306,7 @@ impl BucketFifos {
         Some(self.free_cell(c))
     }
 
-    pub(crate) fn pop_back(&mut self, b: u32) -> Option<Packet> {
+    pub(crate) fn pop_back(&mut self, b: u32) -> Option<P> {
         let c = self.fifos[b as usize].tail;
         if c == NIL {
             return None;
@@ -340,8 +340,8 @@ pub(crate) fn slab_capacity(limit: Limit) -> usize {
 
 /// The SFQ discipline; see the module documentation.
 #[derive(Debug)]
-pub struct Sfq {
-    fifos: BucketFifos,
+pub struct Sfq<P = Packet> {
+    fifos: BucketFifos<P>,
     limit: Limit,
     buckets: u32,
     depth: u32,
@@ -369,8 +369,8 @@ pub struct Sfq {
     early_cap: Option<u32>,
 }
 
-impl Sfq {
-    pub fn new(c: &SfqConfig, limit: Limit, ctx: &PortContext) -> Sfq {
+impl<P: QPacket> Sfq<P> {
+    pub fn new(c: &SfqConfig, limit: Limit, ctx: &PortContext) -> Self {
         let buckets = c.buckets.clamp(1, MAX_BUCKETS);
         let depth = c.depth_pkts.clamp(1, MAX_DEPTH_PKTS);
         // A bucket never holds more than `depth` packets, nor more than the shared packet limit.
@@ -416,10 +416,10 @@ impl Sfq {
 
     /// The bucket `pkt` belongs to under the current salt.
     #[inline]
-    pub fn bucket_of(&self, pkt: &Packet) -> u32 {
+    pub fn bucket_of(&self, pkt: &P) -> u32 {
         match self.hash {
             SfqHash::Flow => (hash_flow(pkt.flow_key(), self.salt) % self.buckets as u64) as u32,
-            SfqHash::Addresses => ((pkt.src as u64 + pkt.dst as u64) % self.buckets as u64) as u32,
+            SfqHash::Addresses => ((pkt.src() as u64 + pkt.dst() as u64) % self.buckets as u64) as u32,
         }
     }
 
@@ -485,7 +485,7 @@ impl Sfq {
     }
 
     // --- perturbation -----------------------------------------------------------------------
-    fn maybe_perturb(&mut self, now: SimTime, ev: &mut QdiscEvents) {
+    fn maybe_perturb(&mut self, now: SimTime, ev: &mut QdiscEvents<P>) {
         let Some(period) = self.perturb else { return };
         if now < self.next_perturb {
             return;
@@ -499,7 +499,7 @@ impl Sfq {
     }
 
     /// Moves every stored packet to its bucket under the new salt, keeping per-bucket order.
-    fn rehash(&mut self, ev: &mut QdiscEvents) {
+    fn rehash(&mut self, ev: &mut QdiscEvents<P>) {
         let mut cells = std::mem::take(&mut self.scratch);
         cells.clear();
         // Detach every bucket, walking the round robin from the head.
@@ -538,7 +538,7 @@ impl Sfq {
     /// Pushes one packet out to make room (Linux `sfq_drop`), knowing that the arriving
     /// packet's bucket `b` would hold `nd` packets. Returns false if the arriving packet is
     /// the one to drop.
-    fn push_out(&mut self, b: u32, nd: u32, ev: &mut QdiscEvents) -> bool {
+    fn push_out(&mut self, b: u32, nd: u32, ev: &mut QdiscEvents<P>) -> bool {
         let d = self.cur_depth;
         if d == 0 || (nd >= d && nd > 1) {
             return false;
@@ -559,10 +559,12 @@ impl Sfq {
     }
 }
 
-impl Qdisc for Sfq {
-    fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
+impl<P: QPacket> Qdisc for Sfq<P> {
+    type Pkt = P;
+
+    fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
         self.maybe_perturb(now, ev);
-        if !self.limit.fits(0, 0, pkt.size) {
+        if !self.limit.fits(0, 0, pkt.size()) {
             ev.drop(pkt, DropReason::Overflow, false);
             return;
         }
@@ -572,7 +574,7 @@ impl Qdisc for Sfq {
             ev.drop(pkt, DropReason::FlowLimit, false);
             return;
         }
-        while !self.limit.fits(self.fifos.total_pkts(), self.fifos.total_bytes(), pkt.size) {
+        while !self.limit.fits(self.fifos.total_pkts(), self.fifos.total_bytes(), pkt.size()) {
             if !self.push_out(b, len + 1, ev) {
                 ev.drop(pkt, DropReason::LongestQueue, false);
                 return;
@@ -585,7 +587,7 @@ impl Qdisc for Sfq {
         }
     }
 
-    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet> {
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<P>) -> Option<P> {
         self.maybe_perturb(now, ev);
         if self.rr_tail == NIL {
             return None;
@@ -603,7 +605,7 @@ impl Qdisc for Sfq {
             if len == 0 {
                 self.rr_remove_head();
             } else {
-                self.allot[a as usize] -= pkt.size as i64;
+                self.allot[a as usize] -= pkt.size() as i64;
             }
             return Some(pkt);
         }

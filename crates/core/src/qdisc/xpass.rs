@@ -22,15 +22,15 @@
 //!   [`Qdisc::ready_at`] tells the port when to try again.
 //! - Intervals are integer picoseconds, rounded up (the shaper never runs fast).
 
-use super::{AnyQdisc, DropReason, PortContext, Qdisc, QdiscEvents};
+use super::{AnyQdisc, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{Packet, Proto};
 use crate::time::SimTime;
 use crate::xpass::{CreditTokens, XpassConfig};
 use std::collections::VecDeque;
 
 #[derive(Debug)]
-pub struct CreditShaper {
-    credits: VecDeque<Packet>,
+pub struct CreditShaper<P = Packet> {
+    credits: VecDeque<P>,
     credit_bytes: u64,
     limit: usize,
     /// Picoseconds per credit of the reference size (`XpassConfig::reference_credit`).
@@ -43,12 +43,12 @@ pub struct CreditShaper {
     den: u128,
     /// Theoretical arrival time of the next credit (GCRA), picoseconds.
     tat: u64,
-    pub data: Box<AnyQdisc>,
+    pub data: Box<AnyQdisc<P>>,
 }
 
-impl CreditShaper {
+impl<P: QPacket> CreditShaper<P> {
     /// A shaper for a port of `ctx.rate` around the data discipline `data`.
-    pub fn new(cfg: &XpassConfig, data: AnyQdisc, ctx: &PortContext) -> CreditShaper {
+    pub fn new(cfg: &XpassConfig, data: AnyQdisc<P>, ctx: &PortContext) -> Self {
         let rate = ctx.rate.0.max(1) as u128;
         let frame = cfg.data_frame(ctx.mtu) as u128;
         let (interval_ps, num, den) = match cfg.credit_tokens {
@@ -98,13 +98,15 @@ impl CreditShaper {
     }
 }
 
-impl Qdisc for CreditShaper {
-    fn enqueue(&mut self, pkt: Packet, now: SimTime, ev: &mut QdiscEvents) {
-        if pkt.proto == Proto::Credit {
+impl<P: QPacket> Qdisc for CreditShaper<P> {
+    type Pkt = P;
+
+    fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
+        if pkt.proto() == Proto::Credit {
             if self.credits.len() >= self.limit {
                 ev.drop(pkt, DropReason::CreditOverflow, false);
             } else {
-                self.credit_bytes += pkt.size as u64;
+                self.credit_bytes += pkt.size() as u64;
                 self.credits.push_back(pkt);
             }
         } else {
@@ -112,12 +114,12 @@ impl Qdisc for CreditShaper {
         }
     }
 
-    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents) -> Option<Packet> {
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<P>) -> Option<P> {
         if let Some(ready) = self.head_ready() {
             if now.0 >= ready {
                 let p = self.credits.pop_front().expect("head exists");
-                self.credit_bytes -= p.size as u64;
-                self.tat = self.tat.max(now.0) + self.cost(p.size);
+                self.credit_bytes -= p.size() as u64;
+                self.tat = self.tat.max(now.0) + self.cost(p.size());
                 return Some(p);
             }
         }

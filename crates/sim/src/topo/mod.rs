@@ -28,6 +28,7 @@ pub mod parking_lot;
 
 use crate::net::{LinkSpec, Network, NodeKind};
 use crate::scenario::Scenario;
+use crate::pktref::SimQueue;
 use dcfair_core::qdisc::{AnyQdisc, ConfigError, PortContext, QdiscKind, Queue, QueueConfig};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::{BitsPerSec, SimDuration};
@@ -179,7 +180,7 @@ pub(crate) struct Kit<'a> {
 impl Kit<'_> {
     /// The queue of a new port: its default kind, then `layers` (least specific first), then
     /// the scenario's `[ports]` entry for `name`.
-    fn queue(&self, name: &str, kind: QueueKind, layers: &[Layer], rate: BitsPerSec, port_index: u64) -> Queue {
+    fn queue(&self, name: &str, kind: QueueKind, layers: &[Layer], rate: BitsPerSec, port_index: u64) -> SimQueue {
         let mut cfg = match kind {
             QueueKind::Scenario => self.sc.queue.clone(),
             QueueKind::Host if self.sc.host_queue.is_some() => self.sc.host_queue().expect("checked"),

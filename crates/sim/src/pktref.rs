@@ -1,0 +1,212 @@
+//! Where the simulator's packets live: one slab, from the sending host to delivery or drop;
+//! port queues hold [`PktRef`]s, small stand-ins for the packets in it.
+//!
+//! Rules:
+//! - A packet enters the [`Slab`] when its host emits it and leaves it when it is delivered to a
+//!   host or dropped (by a discipline, or for want of a route). Its handle (`u32`) does not
+//!   change in between: routing, FairQ's rewrites and ECN marks change the packet in place.
+//! - A port's discipline stores a [`PktRef`]: the handle plus a copy of the header fields a
+//!   discipline reads ([`QPacket`]), 32 bytes instead of the packet's 144. The copy is taken
+//!   when the packet is offered to the port (after routing and FairQ have changed it) and no
+//!   field of the copy except `ecn` changes while it is queued. A CE mark set on the copy is
+//!   written back to the packet when the port dequeues it ([`Slab::launch`]); disciplines only
+//!   ever set CE, so writing CE when the copy says CE is exact.
+//! - Every [`PktRef`] a discipline reports in `QdiscEvents::dropped` frees its slot at once; a
+//!   slot's packet is stale after it is freed and is overwritten when the slot is reused.
+//! - Handles are not part of any ordering (events tie by time, tie key and insertion), so the
+//!   reuse order of free slots cannot change results.
+
+use dcfair_core::packet::{flow_key_of, Addr, Ecn, Packet, Proto};
+use dcfair_core::qdisc::{AnyQdisc, QPacket, Queue};
+
+/// The queue type of every simulated port.
+pub type SimQueue = Queue<AnyQdisc<PktRef>>;
+
+/// A queued packet: its slab handle and the header fields a discipline reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PktRef {
+    /// Slot in the engine's [`Slab`].
+    pub handle: u32,
+    pub size: u32,
+    pub src: Addr,
+    pub dst: Addr,
+    pub sport: u16,
+    pub dport: u16,
+    pub ingress: u16,
+    pub proto: Proto,
+    pub ecn: Ecn,
+    pub priority: u64,
+}
+
+impl PktRef {
+    /// The stand-in for `pkt`, stored in slot `handle`.
+    #[inline(always)]
+    pub fn of(handle: u32, pkt: &Packet) -> PktRef {
+        PktRef {
+            handle,
+            size: pkt.size,
+            src: pkt.src,
+            dst: pkt.dst,
+            sport: pkt.sport,
+            dport: pkt.dport,
+            ingress: pkt.ingress,
+            proto: pkt.proto,
+            ecn: pkt.ecn,
+            priority: pkt.priority,
+        }
+    }
+}
+
+impl QPacket for PktRef {
+    #[inline(always)]
+    fn size(&self) -> u32 {
+        self.size
+    }
+    #[inline(always)]
+    fn flow_key(&self) -> u64 {
+        flow_key_of(self.src, self.dst, self.sport, self.dport, self.proto)
+    }
+    #[inline(always)]
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+    #[inline(always)]
+    fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = ecn;
+    }
+    #[inline(always)]
+    fn priority(&self) -> u64 {
+        self.priority
+    }
+    #[inline(always)]
+    fn ingress(&self) -> u16 {
+        self.ingress
+    }
+    #[inline(always)]
+    fn proto(&self) -> Proto {
+        self.proto
+    }
+    #[inline(always)]
+    fn src(&self) -> Addr {
+        self.src
+    }
+    #[inline(always)]
+    fn dst(&self) -> Addr {
+        self.dst
+    }
+}
+
+/// A packet in the slab, with the node and local port it arrives at next and whether that
+/// node is a switch (set when a port puts it on the wire, so that an arrival needs no look-up
+/// in the node arena).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct InFlight {
+    pub pkt: Packet,
+    pub node: u32,
+    pub port: u16,
+    pub switch: bool,
+}
+
+/// Every packet between its emission and its delivery or drop.
+#[derive(Debug, Default)]
+pub(crate) struct Slab {
+    pub items: Vec<InFlight>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    /// Stores a packet just emitted by a host; returns its stand-in.
+    #[inline]
+    pub fn insert(&mut self, pkt: Packet) -> PktRef {
+        match self.free.pop() {
+            Some(h) => {
+                let f = &mut self.items[h as usize];
+                f.pkt = pkt;
+                PktRef::of(h, &f.pkt)
+            }
+            None => {
+                let h = self.items.len() as u32;
+                let r = PktRef::of(h, &pkt);
+                self.items.push(InFlight { pkt, node: 0, port: 0, switch: false });
+                r
+            }
+        }
+    }
+    /// The packet in slot `h`.
+    #[inline(always)]
+    pub fn pkt(&self, h: u32) -> &Packet {
+        &self.items[h as usize].pkt
+    }
+    /// A port dequeued `r`: write back its CE mark and where it arrives.
+    #[inline]
+    pub fn launch(&mut self, r: &PktRef, node: u32, port: u16, switch: bool) {
+        let f = &mut self.items[r.handle as usize];
+        if r.ecn == Ecn::Ce {
+            f.pkt.ecn = Ecn::Ce;
+        }
+        f.node = node;
+        f.port = port;
+        f.switch = switch;
+    }
+    /// Frees slot `h` (the packet was dropped or delivered).
+    #[inline]
+    pub fn free(&mut self, h: u32) {
+        self.free.push(h);
+    }
+    /// Frees slot `h` and returns its packet. The slot keeps a stale copy until it is reused.
+    #[inline]
+    pub fn take(&mut self, h: u32) -> Packet {
+        self.free.push(h);
+        self.items[h as usize].pkt.clone()
+    }
+    /// Slots in use.
+    #[cfg(test)]
+    pub fn live(&self) -> usize {
+        self.items.len() - self.free.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use dcfair_core::packet::Packet;
+
+    fn pkt(src: u32, sport: u16) -> Packet {
+        Packet { src, dst: 9, sport, dport: 80, size: 1500, priority: 77, ingress: 3, ecn: Ecn::Ect0, ..Default::default() }
+    }
+
+    #[test]
+    fn the_ref_answers_as_its_packet() {
+        let mut s = Slab::default();
+        for (src, sport) in [(1, 10), (2, 10), (1, 11), (u32::MAX, u16::MAX)] {
+            let p = pkt(src, sport);
+            let r = s.insert(p.clone());
+            assert_eq!(QPacket::flow_key(&r), QPacket::flow_key(&p));
+            assert_eq!((r.size(), r.priority(), r.ingress(), r.src(), r.dst()), (1500, 77, 3, src, 9));
+            assert_eq!((r.proto(), r.ecn()), (p.proto, Ecn::Ect0));
+            assert_eq!(s.pkt(r.handle), &p);
+        }
+        assert!(std::mem::size_of::<PktRef>() <= 32);
+    }
+
+    #[test]
+    fn a_mark_on_the_ref_reaches_the_packet_at_launch_and_slots_are_reused() {
+        let mut s = Slab::default();
+        let mut a = s.insert(pkt(1, 1));
+        let b = s.insert(pkt(2, 2));
+        a.set_ecn(Ecn::Ce);
+        s.launch(&a, 5, 6, true);
+        s.launch(&b, 7, 8, false);
+        assert_eq!(s.pkt(a.handle).ecn, Ecn::Ce);
+        assert_eq!(s.pkt(b.handle).ecn, Ecn::Ect0);
+        assert_eq!((s.items[a.handle as usize].node, s.items[a.handle as usize].port), (5, 6));
+        assert!(s.items[a.handle as usize].switch && !s.items[b.handle as usize].switch);
+        assert_eq!(s.live(), 2);
+        s.free(a.handle);
+        assert_eq!(s.take(b.handle).src, 2);
+        assert_eq!(s.live(), 0);
+        let c = s.insert(pkt(3, 3));
+        assert!(c.handle == a.handle || c.handle == b.handle);
+        assert_eq!(s.items.len(), 2);
+    }
+}
