@@ -20,8 +20,13 @@ What it does:
 - Also TCP (iperf3, 1 stream, CUBIC) through the 1 Gbit/s port, as a sanity figure.
 - Latency, uncongested: a UDP echo (56-byte payload, one every 2 ms, Python sockets, timed
   with perf_counter_ns) from h1 to h2 through the switch (DropTail, 1 Gbit/s, no delay line)
-  and over the direct pair; the added round-trip time (two switch
-  traversals: request and reply) is the difference of the medians and of the 99th percentiles.
+  and over the direct pair, the two paths interleaved ping by ping from one process (so both
+  see the same machine load); the added round-trip time (two switch traversals: request and
+  reply) is the difference of the medians and of the 99th percentiles. Also the switch's own
+  input delay (kernel receive timestamp to the switch reading the frame, its `rx_delay`).
+- Every measurement is repeated for each wait mode of --waits (the switch's `wait` key), with
+  the switch's CPU use (its user + system time over its run time); --cpu N pins the switch to
+  CPU N (`cpu` key) and the traffic generators to the other CPUs.
 - Removes every namespace it made, also on failure.
 """
 import argparse
@@ -181,13 +186,14 @@ def main():
     ap.add_argument("--burst-us", type=float, help="port.burst_us (default: the switch's)")
     ap.add_argument("--waits", default="poll,hybrid,busy",
                     help="the switch's wait modes to measure, comma-separated (default: poll,hybrid,busy)")
+    ap.add_argument("--repeat", type=int, default=1, help="rounds of the latency measurement (each mode once per round)")
     ap.add_argument("--spin-us", type=float, help="spin_us of the hybrid mode (default: the switch's)")
     ap.add_argument("--cpu", type=int, help="pin the switch to this CPU (its `cpu` key) and the traffic to the others")
     ap.add_argument("--only-1g-udp", action="store_true", help="just DropTail, 1 Gbit/s, UDP (a quick check)")
     ap.add_argument("--latency-only", action="store_true", help="only the UDP echo, no iperf3")
     ap.add_argument("--no-doc", action="store_true", help="print only, do not edit docs/performance.md")
     a = ap.parse_args()
-    global BURST, TOP, TRAFFIC_CPUS
+    global BURST, TRAFFIC_CPUS
     if a.burst_us is not None:
         BURST = f"burst_us = {a.burst_us}\n"
     waits = a.waits.split(",")
@@ -204,7 +210,12 @@ def main():
         sys.exit(f"bench/switch.py: build first: cargo build --release -p dcfair-switch ({BIN} missing)")
     names = [PFX + s for s in ("h1", "h2", "sw", "d1", "d2")]
     h1, h2, sw, d1, d2 = names
-    rows, lat = [], {}
+    rows, lat = [], []
+
+    def set_top(wait):
+        global TOP
+        TOP = f'wait = "{wait}"\n' + ("" if a.spin_us is None else f"spin_us = {a.spin_us}\n") + \
+            ("" if a.cpu is None else f"cpu = {a.cpu}\n")
     load = os.getloadavg()[0]
     busy_share = lambda st: (st["cpu_user_s"] + st["cpu_sys_s"]) / st["duration_s"]
     try:
@@ -214,8 +225,7 @@ def main():
         pair(d1, d2, "10.198.0.1", "10.198.0.2")
         with tempfile.TemporaryDirectory() as tmp:
             for wait in waits:
-                TOP = f'wait = "{wait}"\n' + ("" if a.spin_us is None else f"spin_us = {a.spin_us}\n") + \
-                    ("" if a.cpu is None else f"cpu = {a.cpu}\n")
+                set_top(wait)
                 for kind in () if a.latency_only else ("droptail",) if a.only_1g_udp else ("droptail", "hcf"):
                     for rate in (1e9,) if a.only_1g_udp else (1e9, 1e11):
                         s = Switch(sw, kind, rate, tmp)
@@ -238,9 +248,14 @@ def main():
                                      ip_bps=r["end"]["sum_received"]["bits_per_second"], frame_bps=float("nan"),
                                      offered_bps=float("nan"), drops=st["ports"][1]["queue"]["drops_pkts"], rx=st["ports"][0]["rx_frames"],
                                      cpu=busy_share(st)))
-                s = Switch(sw, "droptail", 1e9, tmp)
-                sw_l, d_l = pings([(h1, h2, "10.198.0.2"), (d1, d2, "10.198.0.2")], a.pings)
-                lat[wait] = (sw_l, d_l, busy_share(s.stop()))
+            # latency: the modes in turn, --repeat rounds, so every mode meets the same spread of machine load
+            for rep in range(a.repeat):
+                for wait in waits:
+                    set_top(wait)
+                    s = Switch(sw, "droptail", 1e9, tmp)
+                    sw_l, d_l = pings([(h1, h2, "10.198.0.2"), (d1, d2, "10.198.0.2")], a.pings)
+                    st = s.stop()
+                    lat.append((wait, rep + 1, sw_l, d_l, busy_share(st), st["rx_delay"]))
     finally:
         for p in RUNNING:
             p.kill()
@@ -249,7 +264,7 @@ def main():
             sh("ip", "netns", "del", n, check=False)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     opts = "".join(f" {k} {v}" for k, v in (("--seconds", a.seconds), ("--pings", a.pings), ("--burst-us", a.burst_us),
-                                           ("--waits", a.waits), ("--spin-us", a.spin_us), ("--cpu", a.cpu)) if v is not None)
+                                           ("--waits", a.waits), ("--repeat", a.repeat if a.repeat != 1 else None), ("--spin-us", a.spin_us), ("--cpu", a.cpu)) if v is not None)
     opts += " --latency-only" * a.latency_only + " --only-1g-udp" * a.only_1g_udp
     pin = ("the switch unpinned, sharing them with the traffic" if a.cpu is None
            else f"the switch pinned to CPU {a.cpu}, the traffic to the others")
@@ -265,11 +280,12 @@ def main():
     med = statistics.median
     lines += ["", "UDP echo round trips (us), through the switch (DropTail, 1 Gbit/s) and over a direct veth pair, "
               "interleaved ping by ping; added = switch - direct (two traversals: request and reply).", "",
-              "| wait | direct median | direct p99 | switch median | switch p99 | **added median** | **added p99** | samples | switch CPU |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for wait, (sw_l, d_l, c) in lat.items():
-        lines.append(f"| {wait} | {med(d_l):.0f} | {pct(d_l, 0.99):.0f} | {med(sw_l):.0f} | {pct(sw_l, 0.99):.0f} | "
-                     f"**{med(sw_l) - med(d_l):.0f}** | **{pct(sw_l, 0.99) - pct(d_l, 0.99):.0f}** | {min(len(sw_l), len(d_l))} | {c:.0%} |")
+              "| wait | round | direct median | direct p99 | switch median | switch p99 | **added median** | **added p99** | samples | switch CPU | switch input delay p50 / p99 |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for wait, rep, sw_l, d_l, c, rxd in sorted(lat, key=lambda r: (waits.index(r[0]), r[1])):
+        lines.append(f"| {wait} | {rep} | {med(d_l):.0f} | {pct(d_l, 0.99):.0f} | {med(sw_l):.0f} | {pct(sw_l, 0.99):.0f} | "
+                     f"**{med(sw_l) - med(d_l):.0f}** | **{pct(sw_l, 0.99) - pct(d_l, 0.99):.0f}** | {min(len(sw_l), len(d_l))} | {c:.0%} | "
+                     f"{rxd['p50_us']} / {rxd['p99_us']} |")
     text = "\n".join(lines)
     print(text)
     if a.no_doc:

@@ -16,6 +16,7 @@
 //! - [`wait`] is `ppoll` with a nanosecond timeout (0 in the spinning wait modes: a
 //!   non-blocking look); the timer slack of the thread is set to 1 us so the kernel does not
 //!   defer the wake-up by its default 50 us.
+//! - [`yield_cpu`] is `sched_yield`, called by a spinning loop that found nothing to do.
 //! - [`pin_to_cpu`] (the `cpu` key) is `sched_setaffinity` of the calling thread.
 //! - Each `unsafe` block states why it is sound: the pointers passed are to live, correctly
 //!   sized locals or buffers, and the lengths passed are theirs.
@@ -233,6 +234,16 @@ pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);
         check(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)).map(|_| ())
+    }
+}
+
+/// Gives the CPU to any other runnable thread on it (`sched_yield`), so a spinning loop stays
+/// polite: a process woken on the switch's CPU (e.g. by the frame the switch just sent) runs at
+/// once instead of after the spinner's time slice.
+pub fn yield_cpu() {
+    // SAFETY: no arguments, no memory.
+    unsafe {
+        libc::sched_yield();
     }
 }
 
