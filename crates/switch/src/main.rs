@@ -9,13 +9,17 @@
 //!   How long `ppoll` may sleep is the `wait` mode's ([`dcfair_switch::wait`]): `poll` sleeps,
 //!   `busy` never does (timeout 0), `hybrid` spins for `spin_us` after a frame and then sleeps.
 //!   A spinning round that found nothing yields the CPU (`sched_yield`) to whoever is runnable.
+//! - `arrival = "kernel"`: the frames of a round are queued in the order and at the time the
+//!   kernel received them (`SO_TIMESTAMPNS`, never later than now, never before the last time
+//!   used), each after the ports were served up to that time; `"read"`: at the time they are
+//!   read, socket by socket.
 //! - With `cpu = N` the process is pinned to CPU N before any socket is opened; a CPU this
 //!   machine does not offer is a bad value (exit 2 naming `cpu`).
 //! - On SIGINT or SIGTERM: writes the stats file (to a temporary name, then renamed, so a reader
 //!   never sees half a file) and exits 0. Frames still queued are counted, not sent.
 //! - Time is `Instant` (CLOCK_MONOTONIC) since start, in the core's picoseconds.
 
-use dcfair_switch::config::SwitchConfig;
+use dcfair_switch::config::{Arrival, SwitchConfig};
 use dcfair_switch::latency::Histogram;
 use dcfair_switch::sock::{cpu_times, pin_to_cpu, realtime_ns, tight_timers, wait, yield_cpu, PacketSocket, Signals};
 use dcfair_switch::switch::{Switch, SLOT};
@@ -106,9 +110,14 @@ fn main() {
     let mut wakeups = 0u64;
     let mut sleeps = 0u64;
     let mut rx_delay = Histogram::default();
+    let kernel_arrival = cfg.arrival == Arrival::Kernel;
     let mut waiter = Waiter::new(cfg.wait, (cfg.spin_us * 1000.0) as u64, MAX_WAIT_NS);
+    // frames of one round, with their arrival times, for `arrival = "kernel"` (reused)
+    let mut pending: Vec<(SimTime, usize, u32, usize)> = Vec::new();
+    let mut last_t = SimTime::ZERO;
     loop {
-        let now = clock();
+        let now = clock().max(last_t);
+        last_t = now;
         let mut sent = false;
         sw.service(now, &mut |i, f| {
             sent = true;
@@ -146,12 +155,20 @@ fn main() {
                 let slot = sw.slab.alloc();
                 match socks[i].recv(sw.slab.slot_mut(slot)) {
                     Ok(Some((n, ts))) => {
+                        let t = clock().max(last_t);
+                        let mut arrival = t;
                         if let Some(ts) = ts {
-                            rx_delay.record(realtime_ns() - ts);
+                            let late_ns = realtime_ns() - ts;
+                            rx_delay.record(late_ns);
+                            // the kernel's receive time on the monotonic clock, never in the future
+                            arrival = SimTime(t.0.saturating_sub(late_ns.max(0) as u64 * 1000));
                         }
-                        let t = clock();
                         waiter.active(t.0 / 1000);
-                        sw.on_frame(t, i, slot, n)
+                        if kernel_arrival {
+                            pending.push((arrival, i, slot, n));
+                        } else {
+                            sw.on_frame(t, i, slot, n)
+                        }
                     }
                     Ok(None) => {
                         sw.slab.release(slot);
@@ -165,8 +182,21 @@ fn main() {
                 }
             }
         }
+        if kernel_arrival && !pending.is_empty() {
+            // replay the round in arrival order: the ports serve up to each frame's arrival
+            // before it is queued, so frames that piled up while the loop was not running do
+            // not reach the queue all at once (the time never goes back: clamped to the last)
+            pending.sort_unstable_by_key(|p| p.0);
+            for &(t, i, slot, n) in &pending {
+                let t = t.max(last_t);
+                last_t = t;
+                sw.service(t, &mut |j, f| socks[j].send(f));
+                sw.on_frame(t, i, slot, n);
+            }
+            pending.clear();
+        }
     }
-    let now = clock();
+    let now = clock().max(last_t);
     let extra = json!({
         "io": "AF_PACKET recvmsg/send, one frame per call (no TPACKET ring)",
         "frame_slot_bytes": SLOT,
@@ -177,6 +207,7 @@ fn main() {
         "rx_delay": rx_delay.to_json(),
         "tx_late": sw.tx_late.to_json(),
         "wait": cfg.wait.name(),
+        "arrival": if kernel_arrival { "kernel" } else { "read" },
         "spin_us": cfg.spin_us,
         "cpu": cfg.cpu,
         "cpu_user_s": cpu_times().0,

@@ -283,6 +283,7 @@ fn real_tcp_through_droptail_hcf_and_fairq() {
         check_stats(&doc, kind, conns * bytes);
         // the wait mode ran, and the latency figures saw every frame (receive timestamps on)
         assert_eq!(doc["wait"], wait);
+        assert_eq!(doc["arrival"], "kernel", "the default arrival time");
         assert_eq!(u(&doc["sleeps"]) == 0, wait == "busy", "{wait}: {} sleeps", doc["sleeps"]);
         let rx: u64 = doc["ports"].as_array().unwrap().iter().map(|p| u(&p["rx_frames"])).sum();
         assert_eq!(u(&doc["rx_delay"]["count"]) + u(&doc["rx_delay"]["negative"]), rx, "a frame without a receive timestamp");

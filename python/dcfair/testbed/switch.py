@@ -7,9 +7,9 @@ Rules:
   namespace, waits for its ``ready`` line (it has opened its sockets), and on stop sends
   SIGTERM and reads the ``stats.json`` it writes on exit. The binary is ``$DCFAIR_SWITCH``,
   else ``target/release/dcfair-switch`` of this checkout, else ``dcfair-switch`` on PATH.
-  ``$DCFAIR_SWITCH_WAIT`` (``poll``, ``busy`` or ``hybrid``), when set, becomes the switch's
-  ``wait`` key (default: the switch's, ``poll``); a diagnostic, since ``busy`` and ``hybrid``
-  take a CPU the testbed's hosts need.
+  ``$DCFAIR_SWITCH_SET`` (``KEY=VALUE,...``, top-level keys of ``switch.toml`` with word
+  values, e.g. ``wait=hybrid,arrival=kernel``), when set, adds those keys: a diagnostic for
+  the switch's own settings (docs/validation.md, testbed section); the switch refuses a bad one.
 - ``bridge``: a kernel bridge over the ports, each port a token bucket (``tbf``) at its rate
   over a packet FIFO of its queue's ``limit_pkts``: DropTail at the right rate whatever
   ``queue.kind`` says, and no delay line (this kernel has no netem). A diagnostic and a
@@ -134,9 +134,10 @@ class Switch:
                                "set DCFAIR_SWITCH, or use --switch bridge")
         cfg = self.dir / "switch.toml"
         doc = self.plan.switch_config()
-        wait = os.environ.get("DCFAIR_SWITCH_WAIT")
-        if wait:
-            doc = {"wait": wait, **doc}
+        extra = os.environ.get("DCFAIR_SWITCH_SET", "")
+        for item in filter(None, (x.strip() for x in extra.split(","))):
+            key, _, value = item.partition("=")
+            doc = {key.strip(): value.strip(), **doc}
         cfg.write_text(toml_dumps(doc))
         self.stats_path = self.dir / "switch-stats.json"
         argv = ["ip", "netns", "exec", self.tb.switch_ns, binary, "--config", str(cfg), "--stats", str(self.stats_path),
