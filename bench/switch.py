@@ -20,8 +20,13 @@ What it does:
 - Also TCP (iperf3, 1 stream, CUBIC) through the 1 Gbit/s port, as a sanity figure.
 - Latency, uncongested: a UDP echo (56-byte payload, one every 2 ms, Python sockets, timed
   with perf_counter_ns) from h1 to h2 through the switch (DropTail, 1 Gbit/s, no delay line)
-  and over the direct pair; the added round-trip time (two switch
-  traversals: request and reply) is the difference of the medians and of the 99th percentiles.
+  and over the direct pair, the two paths interleaved ping by ping from one process (so both
+  see the same machine load); the added round-trip time (two switch traversals: request and
+  reply) is the difference of the medians and of the 99th percentiles. Also the switch's own
+  input delay (kernel receive timestamp to the switch reading the frame, its `rx_delay`).
+- Every measurement is repeated for each wait mode of --waits (the switch's `wait` key), with
+  the switch's CPU use (its user + system time over its run time); --cpu N pins the switch to
+  CPU N (`cpu` key) and the traffic generators to the other CPUs.
 - Removes every namespace it made, also on failure.
 """
 import argparse
@@ -73,12 +78,14 @@ def pair(a, b, ip_a, ip_b, sw=None):
 
 
 BURST = ""  # extra port key from --burst-us
+TOP = ""  # top-level switch keys from --wait, --spin-us, --cpu
+TRAFFIC_CPUS = []  # taskset prefix for the traffic generators when the switch is pinned
 
 
 def config(kind, rate):
     port = lambda i, p: (f'[[port]]\niface = "{i}"\nprefixes = ["{p}"]\nrate_bps = {rate}\n{BURST}'
                          f'[port.queue]\nkind = "{kind}"\nlimit_pkts = 1000\n')
-    return port("p1", "10.198.0.1/32") + port("p2", "10.198.0.2/32")
+    return TOP + port("p1", "10.198.0.1/32") + port("p2", "10.198.0.2/32")
 
 
 RUNNING = []
@@ -103,10 +110,10 @@ class Switch:
 
 
 def iperf(h1, h2, udp, seconds):
-    srv = subprocess.Popen(["ip", "netns", "exec", h2, "iperf3", "-s", "-1", "-B", "10.198.0.2"],
+    srv = subprocess.Popen(TRAFFIC_CPUS + ["ip", "netns", "exec", h2, "iperf3", "-s", "-1", "-B", "10.198.0.2"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.3)
-    args = ["ip", "netns", "exec", h1, "iperf3", "-c", "10.198.0.2", "-t", str(seconds), "-J"]
+    args = TRAFFIC_CPUS + ["ip", "netns", "exec", h1, "iperf3", "-c", "10.198.0.2", "-t", str(seconds), "-J"]
     if udp:
         args += ["-u", "-b", "0", "-l", "1472"]
     out = json.loads(sh(*args))
@@ -126,33 +133,46 @@ while True:
 """
 
 PING = """
-import json, socket, sys, time
-dst, n = sys.argv[1], int(sys.argv[2])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(1.0)
-rtt = []
+import ctypes, json, os, socket, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+n, paths = int(sys.argv[1]), sys.argv[2:]  # paths: NETNS:DST ...
+socks = []
+for p in paths:
+    ns, dst = p.split(":")
+    fd = os.open("/var/run/netns/" + ns, os.O_RDONLY)
+    if libc.setns(fd, 0x40000000) != 0:  # CLONE_NEWNET
+        raise OSError(ctypes.get_errno(), "setns " + ns)
+    os.close(fd)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # lives in ns from now on
+    s.settimeout(1.0)
+    socks.append((s, dst))
+rtt = [[] for _ in paths]
 for i in range(n + 50):
-    t0 = time.perf_counter_ns()
-    s.sendto(b"x" * 56, (dst, 7777))
-    try:
-        s.recvfrom(2048)
-    except socket.timeout:
-        continue
-    if i >= 50:  # warm-up
-        rtt.append((time.perf_counter_ns() - t0) / 1000)
-    time.sleep(0.002)
-s.sendto(b"stop", (dst, 7777))
+    for k, (s, dst) in enumerate(socks):  # interleaved: every path sees the same machine
+        t0 = time.perf_counter_ns()
+        s.sendto(b"x" * 56, (dst, 7777))
+        try:
+            s.recvfrom(2048)
+        except socket.timeout:
+            continue
+        if i >= 50:  # warm-up
+            rtt[k].append((time.perf_counter_ns() - t0) / 1000)
+        time.sleep(0.002)
+for s, dst in socks:
+    s.sendto(b"stop", (dst, 7777))
 print(json.dumps(rtt))
 """
 
 
-def pings(src, dst_ns, dst, n):
-    """UDP echo round-trip times in us (56-byte payload, one every 2 ms; `ping` may be absent)."""
-    srv = subprocess.Popen(["ip", "netns", "exec", dst_ns, sys.executable, "-c", ECHO])
+def pings(paths, n):
+    """UDP echo round-trip times in us over each (src ns, dst ns, dst address) path, the paths
+    interleaved ping by ping (56-byte payload, one every 2 ms; `ping` may be absent)."""
+    srv = [subprocess.Popen(TRAFFIC_CPUS + ["ip", "netns", "exec", d, sys.executable, "-c", ECHO]) for _, d, _ in paths]
     time.sleep(0.3)
-    t = sorted(json.loads(sh("ip", "netns", "exec", src, sys.executable, "-c", PING, dst, str(n))))
-    srv.wait(timeout=10)
-    return t
+    out = json.loads(sh(*TRAFFIC_CPUS, sys.executable, "-c", PING, str(n), *[f"{s}:{a}" for s, _, a in paths]))
+    for p in srv:
+        p.wait(timeout=10)
+    return [sorted(t) for t in out]
 
 
 def pct(v, q):
@@ -164,74 +184,108 @@ def main():
     ap.add_argument("--seconds", type=int, default=5)
     ap.add_argument("--pings", type=int, default=2000)
     ap.add_argument("--burst-us", type=float, help="port.burst_us (default: the switch's)")
+    ap.add_argument("--waits", default="poll,hybrid,busy",
+                    help="the switch's wait modes to measure, comma-separated (default: poll,hybrid,busy)")
+    ap.add_argument("--repeat", type=int, default=1, help="rounds of the latency measurement (each mode once per round)")
+    ap.add_argument("--spin-us", type=float, help="spin_us of the hybrid mode (default: the switch's)")
+    ap.add_argument("--cpu", type=int, help="pin the switch to this CPU (its `cpu` key) and the traffic to the others")
     ap.add_argument("--only-1g-udp", action="store_true", help="just DropTail, 1 Gbit/s, UDP (a quick check)")
+    ap.add_argument("--latency-only", action="store_true", help="only the UDP echo, no iperf3")
     ap.add_argument("--no-doc", action="store_true", help="print only, do not edit docs/performance.md")
     a = ap.parse_args()
-    global BURST
+    global BURST, TRAFFIC_CPUS
     if a.burst_us is not None:
         BURST = f"burst_us = {a.burst_us}\n"
+    waits = a.waits.split(",")
+    if any(w not in ("poll", "busy", "hybrid") for w in waits):
+        sys.exit(f"bench/switch.py: --waits: {a.waits!r}: each must be poll, busy or hybrid")
+    cpu = os.cpu_count()
+    if a.cpu is not None:
+        if not 0 <= a.cpu < cpu or cpu < 2:
+            sys.exit(f"bench/switch.py: --cpu: {a.cpu} is not one of CPUs 0..{cpu - 1}, or only one CPU")
+        TRAFFIC_CPUS = ["taskset", "-c", ",".join(str(c) for c in range(cpu) if c != a.cpu)]
     if os.geteuid() != 0:
         sys.exit("bench/switch.py: needs root (network namespaces, packet sockets)")
     if not os.path.exists(BIN):
         sys.exit(f"bench/switch.py: build first: cargo build --release -p dcfair-switch ({BIN} missing)")
     names = [PFX + s for s in ("h1", "h2", "sw", "d1", "d2")]
     h1, h2, sw, d1, d2 = names
-    rows, lat = [], {}
+    rows, lat = [], []
+
+    def set_top(wait):
+        global TOP
+        TOP = f'wait = "{wait}"\n' + ("" if a.spin_us is None else f"spin_us = {a.spin_us}\n") + \
+            ("" if a.cpu is None else f"cpu = {a.cpu}\n")
+    load = os.getloadavg()[0]
+    busy_share = lambda st: (st["cpu_user_s"] + st["cpu_sys_s"]) / st["duration_s"]
     try:
         for n in names:
             sh("ip", "netns", "add", n)
         pair(h1, h2, "10.198.0.1", "10.198.0.2", sw)
         pair(d1, d2, "10.198.0.1", "10.198.0.2")
         with tempfile.TemporaryDirectory() as tmp:
-            for kind in ("droptail",) if a.only_1g_udp else ("droptail", "hcf"):
-                for rate in (1e9,) if a.only_1g_udp else (1e9, 1e11):
-                    s = Switch(sw, kind, rate, tmp)
-                    r = iperf(h1, h2, True, a.seconds)
+            for wait in waits:
+                set_top(wait)
+                for kind in () if a.latency_only else ("droptail",) if a.only_1g_udp else ("droptail", "hcf"):
+                    for rate in (1e9,) if a.only_1g_udp else (1e9, 1e11):
+                        s = Switch(sw, kind, rate, tmp)
+                        r = iperf(h1, h2, True, a.seconds)
+                        st = s.stop()
+                        secs = r["end"]["sum"]["seconds"]
+                        p2 = st["ports"][1]
+                        pps = p2["tx_frames"] / secs
+                        rows.append(dict(wait=wait, kind=kind, rate=rate, proto="UDP 1500 B", pps=pps,
+                                         ip_bps=p2["queue"]["dequeued_bytes"] * 8 / secs,
+                                         frame_bps=p2["tx_bytes"] * 8 / secs,
+                                         offered_bps=st["ports"][0]["rx_bytes"] * 8 / secs,
+                                         drops=p2["queue"]["drops_pkts"], rx=st["ports"][0]["rx_frames"], cpu=busy_share(st)))
+                    if a.only_1g_udp:
+                        break
+                    s = Switch(sw, kind, 1e9, tmp)
+                    r = iperf(h1, h2, False, a.seconds)
                     st = s.stop()
-                    secs = r["end"]["sum"]["seconds"]
-                    p2 = st["ports"][1]
-                    pps = p2["tx_frames"] / secs
-                    rows.append(dict(kind=kind, rate=rate, proto="UDP 1500 B", pps=pps,
-                                     ip_bps=p2["queue"]["dequeued_bytes"] * 8 / secs,
-                                     frame_bps=p2["tx_bytes"] * 8 / secs,
-                                     offered_bps=st["ports"][0]["rx_bytes"] * 8 / secs,
-                                     drops=p2["queue"]["drops_pkts"], rx=st["ports"][0]["rx_frames"]))
-                if a.only_1g_udp:
-                    break
-                s = Switch(sw, kind, 1e9, tmp)
-                r = iperf(h1, h2, False, a.seconds)
-                st = s.stop()
-                rows.append(dict(kind=kind, rate=1e9, proto="TCP", pps=st["ports"][1]["tx_frames"] / r["end"]["sum_received"]["seconds"],
-                                 ip_bps=r["end"]["sum_received"]["bits_per_second"], frame_bps=float("nan"),
-                                 offered_bps=float("nan"), drops=st["ports"][1]["queue"]["drops_pkts"], rx=st["ports"][0]["rx_frames"]))
-            s = Switch(sw, "droptail", 1e9, tmp)
-            lat["switch"] = pings(h1, h2, "10.198.0.2", a.pings)
-            s.stop()
-            lat["direct"] = pings(d1, d2, "10.198.0.2", a.pings)
+                    rows.append(dict(wait=wait, kind=kind, rate=1e9, proto="TCP", pps=st["ports"][1]["tx_frames"] / r["end"]["sum_received"]["seconds"],
+                                     ip_bps=r["end"]["sum_received"]["bits_per_second"], frame_bps=float("nan"),
+                                     offered_bps=float("nan"), drops=st["ports"][1]["queue"]["drops_pkts"], rx=st["ports"][0]["rx_frames"],
+                                     cpu=busy_share(st)))
+            # latency: the modes in turn, --repeat rounds, so every mode meets the same spread of machine load
+            for rep in range(a.repeat):
+                for wait in waits:
+                    set_top(wait)
+                    s = Switch(sw, "droptail", 1e9, tmp)
+                    sw_l, d_l = pings([(h1, h2, "10.198.0.2"), (d1, d2, "10.198.0.2")], a.pings)
+                    st = s.stop()
+                    lat.append((wait, rep + 1, sw_l, d_l, busy_share(st), st["rx_delay"]))
     finally:
         for p in RUNNING:
             p.kill()
             p.wait()
         for n in names:
             sh("ip", "netns", "del", n, check=False)
-    cpu = os.cpu_count()
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    lines = [f"Machine: {cpu} logical CPUs (shared with iperf3 sender and receiver); "
-             f"`sudo python3 bench/switch.py --seconds {a.seconds} --pings {a.pings}"
-             f"{'' if a.burst_us is None else f' --burst-us {a.burst_us:g}'}` on {when}; "
-             f"load average before: {os.getloadavg()[0]:.1f}.", "",
-             "| discipline | port rate | traffic | frames/s out | IPv4 bit/s out | frame bit/s out | offered (frame bit/s in) | queue drops |",
-             "|---|---|---|---|---|---|---|---|"]
+    opts = "".join(f" {k} {v}" for k, v in (("--seconds", a.seconds), ("--pings", a.pings), ("--burst-us", a.burst_us),
+                                           ("--waits", a.waits), ("--repeat", a.repeat if a.repeat != 1 else None), ("--spin-us", a.spin_us), ("--cpu", a.cpu)) if v is not None)
+    opts += " --latency-only" * a.latency_only + " --only-1g-udp" * a.only_1g_udp
+    pin = ("the switch unpinned, sharing them with the traffic" if a.cpu is None
+           else f"the switch pinned to CPU {a.cpu}, the traffic to the others")
+    lines = [f"Machine: {cpu} logical CPUs, {pin}; "
+             f"`sudo python3 bench/switch.py{opts}` on {when}; load average before: {load:.1f}.", ""]
+    if rows:
+        lines += ["| wait | discipline | port rate | traffic | frames/s out | IPv4 bit/s out | frame bit/s out | offered (frame bit/s in) | queue drops | switch CPU |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         f = lambda v: "-" if v != v else f"{v / 1e6:,.0f} M"
-        lines.append(f"| {r['kind']} | {r['rate'] / 1e9:g} Gbit/s | {r['proto']} | {r['pps']:,.0f} | {f(r['ip_bps'])} | "
-                     f"{f(r['frame_bps'])} | {f(r['offered_bps'])} | {r['drops']:,} |")
-    sw_l, d_l = lat["switch"], lat["direct"]
+        lines.append(f"| {r['wait']} | {r['kind']} | {r['rate'] / 1e9:g} Gbit/s | {r['proto']} | {r['pps']:,.0f} | {f(r['ip_bps'])} | "
+                     f"{f(r['frame_bps'])} | {f(r['offered_bps'])} | {r['drops']:,} | {r['cpu']:.0%} |")
     med = statistics.median
-    lines += ["", "| UDP echo RTT (us) | median | p99 | samples |", "|---|---|---|---|",
-              f"| direct veth pair | {med(d_l):.0f} | {pct(d_l, 0.99):.0f} | {len(d_l)} |",
-              f"| through the switch (DropTail, 1 Gbit/s) | {med(sw_l):.0f} | {pct(sw_l, 0.99):.0f} | {len(sw_l)} |",
-              f"| **added per round trip (2 traversals)** | **{med(sw_l) - med(d_l):.0f}** | **{pct(sw_l, 0.99) - pct(d_l, 0.99):.0f}** | |"]
+    lines += ["", "UDP echo round trips (us), through the switch (DropTail, 1 Gbit/s) and over a direct veth pair, "
+              "interleaved ping by ping; added = switch - direct (two traversals: request and reply).", "",
+              "| wait | round | direct median | direct p99 | switch median | switch p99 | **added median** | **added p99** | samples | switch CPU | switch input delay p50 / p99 |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for wait, rep, sw_l, d_l, c, rxd in sorted(lat, key=lambda r: (waits.index(r[0]), r[1])):
+        lines.append(f"| {wait} | {rep} | {med(d_l):.0f} | {pct(d_l, 0.99):.0f} | {med(sw_l):.0f} | {pct(sw_l, 0.99):.0f} | "
+                     f"**{med(sw_l) - med(d_l):.0f}** | **{pct(sw_l, 0.99) - pct(d_l, 0.99):.0f}** | {min(len(sw_l), len(d_l))} | {c:.0%} | "
+                     f"{rxd['p50_us']} / {rxd['p99_us']} |")
     text = "\n".join(lines)
     print(text)
     if a.no_doc:

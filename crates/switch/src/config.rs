@@ -12,6 +12,10 @@
 //! |--------------------------|--------|-----------|------------------------------------------------|
 //! | `seed`                   | -      | 1         | master seed of the random streams (`--seed` wins) |
 //! | `series_interval_ms`     | ms     | 10        | period of the queue / FairQ time series        |
+//! | `wait`                   | -      | `"poll"`  | `poll`, `busy` or `hybrid` ([`crate::wait`])   |
+//! | `spin_us`                | us     | 200       | `hybrid`: spin this long after activity, `0` to 1e6 |
+//! | `cpu`                    | -      | absent    | pin the switch to this CPU (0 to 1023)         |
+//! | `arrival`                | -      | `"kernel"`| a frame's arrival time: the kernel's receive time, or when read |
 //! | `[fairq]`                | table  | absent    | FairQ on every port (`fairq.switches` must be empty) |
 //! | `[[port]]`               | tables | required  | one per interface, 2 to [`MAX_PORTS`]          |
 //! | `port.iface`             | name   | required  | the interface (a veth end in the switch's netns) |
@@ -24,6 +28,7 @@
 //! - Prefixes must not have host bits set; the same prefix on two ports is refused; the
 //!   longest matching prefix wins.
 
+use crate::wait::WaitMode;
 use dcfair_core::fairq::FairqConfig;
 use dcfair_core::qdisc::{ConfigError, QueueConfig};
 use serde::Deserialize;
@@ -40,6 +45,13 @@ pub struct SwitchConfig {
     pub seed: Option<u64>,
     #[serde(default = "default_series_ms")]
     pub series_interval_ms: f64,
+    #[serde(default)]
+    pub wait: WaitMode,
+    #[serde(default = "default_spin_us")]
+    pub spin_us: f64,
+    pub cpu: Option<usize>,
+    #[serde(default)]
+    pub arrival: Arrival,
     pub fairq: Option<FairqConfig>,
     #[serde(default)]
     pub port: Vec<PortConfig>,
@@ -47,6 +59,24 @@ pub struct SwitchConfig {
 
 fn default_series_ms() -> f64 {
     10.0
+}
+/// The `arrival` key: which time a frame arrives at its output queue.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// When the kernel received it (`SO_TIMESTAMPNS`), in that order (the default).
+    #[default]
+    Kernel,
+    /// When the switch reads it, socket by socket in port order: after a stall of the loop the
+    /// low-numbered ports' frames reach a full queue first, a bias that starved the testbed's
+    /// high-numbered flows (docs/validation.md, testbed section). Kept for comparison.
+    Read,
+}
+
+fn default_spin_us() -> f64 {
+    // longer than the gaps between frames of a flow at 100 Mbit/s (120 us per full frame), so
+    // a hybrid switch stays awake while a flow lasts
+    200.0
 }
 fn default_burst_us() -> f64 {
     // On a loaded 2-CPU machine (load average 12) the loop is descheduled for milliseconds: with
@@ -130,6 +160,14 @@ impl SwitchConfig {
         let s = self.series_interval_ms;
         if !(s.is_finite() && s > 0.0 && s <= 1e6) {
             return Err(ConfigError::new("series_interval_ms", format!("must be a positive number of ms, got {s}")));
+        }
+        if !(self.spin_us.is_finite() && self.spin_us >= 0.0 && self.spin_us <= 1e6) {
+            return Err(ConfigError::new("spin_us", format!("must be 0 to 1e6 us, got {}", self.spin_us)));
+        }
+        if let Some(c) = self.cpu {
+            if c >= 1024 {
+                return Err(ConfigError::new("cpu", format!("must be a CPU number 0 to 1023, got {c}")));
+            }
         }
         if let Some(fq) = &self.fairq {
             fq.validate().map_err(|e| e.within("fairq"))?;
@@ -219,6 +257,13 @@ limit_pkts = 50
         assert_eq!(c.seed, Some(7));
         assert_eq!(c.port[1].queue.kind, dcfair_core::qdisc::QdiscKind::Hcf);
         assert_eq!(c.port[0].delay_us, 0.0);
+        assert_eq!((c.wait, c.spin_us, c.cpu), (WaitMode::Poll, 200.0, None));
+        let c = SwitchConfig::from_toml(&GOOD.replace("seed = 7", "wait = \"hybrid\"\nspin_us = 50\ncpu = 1")).unwrap();
+        assert_eq!((c.wait, c.spin_us, c.cpu), (WaitMode::Hybrid, 50.0, Some(1)));
+        assert_eq!(c.arrival, Arrival::Kernel);
+        let c = SwitchConfig::from_toml(&GOOD.replace("seed = 7", "arrival = \"read\"")).unwrap();
+        assert_eq!(c.arrival, Arrival::Read);
+        assert_eq!(err(&GOOD.replace("seed = 7", "arrival = \"now\"")), "arrival");
     }
     #[test]
     fn errors_name_the_key() {
@@ -233,6 +278,10 @@ limit_pkts = 50
         assert_eq!(err(&GOOD.replace("iface = \"sw-h2\"", "iface = \"sw-h1\"")), "port[1].iface");
         assert_eq!(err(&format!("{GOOD}\n[fairq]\ntarget_fraction = 2.0\n")), "fairq.target_fraction");
         assert_eq!(err("seed = 1\n"), "port");
+        assert_eq!(err(&GOOD.replace("seed = 7", "wait = \"spin\"")), "wait");
+        assert_eq!(err(&GOOD.replace("seed = 7", "spin_us = -1")), "spin_us");
+        assert_eq!(err(&GOOD.replace("seed = 7", "cpu = 5000")), "cpu");
+        assert_eq!(err(&GOOD.replace("seed = 7", "cpu = -1")), "cpu");
         assert_eq!(err(&GOOD.replace("rate_bps = 1e8\ndelay", "rate_bps = \"fast\"\ndelay")), "port[1].rate_bps");
     }
     #[test]

@@ -17,12 +17,16 @@
 //! - [`rewrite`]: FairQ's decisions written into frames.
 //! - [`config`]: `switch.toml`.
 //! - [`switch`]: forwarding, output ports, counters, stats.
+//! - [`wait`]: how the event loop waits (`poll`, `busy`, `hybrid`).
+//! - [`latency`]: the histogram of the frames' input delay.
 //! - [`fuzz`]: the fuzz harness body shared by `fuzz/` and the corpus test.
 
 pub mod config;
 pub mod csum;
 pub mod fuzz;
+pub mod latency;
 pub mod parse;
 pub mod rewrite;
 pub mod sock;
 pub mod switch;
+pub mod wait;

@@ -4,16 +4,20 @@
 //! - One `AF_PACKET`/`SOCK_RAW` socket per interface, bound to it for `ETH_P_ALL`, non-blocking,
 //!   with the interface in promiscuous mode (a packet-socket membership: the kernel drops it when
 //!   the socket closes, so an exit never leaves an interface promiscuous).
-//! - Plain `recvfrom`/`send`, one frame per call (the "fallback" of the design: no
-//!   `TPACKET_V3` ring). `recvfrom` is called with `MSG_TRUNC`, so a frame larger than the buffer
-//!   reports its real length and the switch counts it `oversize`.
+//! - Plain `recvmsg`/`send`, one frame per call (the "fallback" of the design: no
+//!   `TPACKET_V3` ring). `recvmsg` is called with `MSG_TRUNC`, so a frame larger than the buffer
+//!   reports its real length and the switch counts it `oversize`; with `SO_TIMESTAMPNS` it also
+//!   returns the kernel's receive time of the frame (`CLOCK_REALTIME`), see [`realtime_ns`].
 //! - The socket's own outgoing frames are ignored twice over: `PACKET_IGNORE_OUTGOING` (Linux
 //!   4.20+; its absence is tolerated) and the `sll_pkttype == PACKET_OUTGOING` test on every
 //!   frame received.
 //! - SIGINT and SIGTERM are blocked and read from a `signalfd` polled with the sockets, so a
 //!   signal can never be lost between a check and the wait, and no handler runs.
-//! - [`wait`] is `ppoll` with a nanosecond timeout; the timer slack of the thread is set to
-//!   1 us so the kernel does not defer the wake-up by its default 50 us.
+//! - [`wait`] is `ppoll` with a nanosecond timeout (0 in the spinning wait modes: a
+//!   non-blocking look); the timer slack of the thread is set to 1 us so the kernel does not
+//!   defer the wake-up by its default 50 us.
+//! - [`yield_cpu`] is `sched_yield`, called by a spinning loop that found nothing to do.
+//! - [`pin_to_cpu`] (the `cpu` key) is `sched_setaffinity` of the calling thread.
 //! - Each `unsafe` block states why it is sound: the pointers passed are to live, correctly
 //!   sized locals or buffers, and the lengths passed are theirs.
 
@@ -94,6 +98,8 @@ impl PacketSocket {
         check(unsafe {
             libc::bind(raw, &sll as *const libc::sockaddr_ll as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t)
         })?;
+        // receive timestamps, for the input delay figures (best effort)
+        let _ = setsockopt(raw, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &1 as &libc::c_int);
         let mreq = PacketMreq { mr_ifindex: ifindex, mr_type: PACKET_MR_PROMISC, mr_alen: 0, mr_address: [0; 8] };
         setsockopt(raw, libc::SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mreq)?;
         let s = PacketSocket { fd, ifindex, ignore_outgoing };
@@ -103,24 +109,27 @@ impl PacketSocket {
         Ok(s)
     }
 
-    /// Receives one frame into `buf`: `Ok(Some(real length))` (may exceed `buf.len()`: the frame
-    /// was cut), `Ok(None)` when nothing is pending. Outgoing frames are skipped.
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+    /// Receives one frame into `buf`: `Ok(Some((real length, timestamp)))` (the length may
+    /// exceed `buf.len()`: the frame was cut; the timestamp is the kernel's receive time,
+    /// `CLOCK_REALTIME` ns, when it gave one), `Ok(None)` when nothing is pending. Outgoing
+    /// frames are skipped.
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<(usize, Option<i64>)>> {
         loop {
-            // SAFETY: sockaddr_ll is plain data; all-zero is a valid value.
+            // SAFETY: sockaddr_ll and msghdr are plain data; all-zero is a valid value.
             let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-            let mut alen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
-            // SAFETY: `buf` is writable for `buf.len()` bytes; `sll`/`alen` are live and sized.
-            let n = unsafe {
-                libc::recvfrom(
-                    self.fd.as_raw_fd(),
-                    buf.as_mut_ptr() as *mut libc::c_void,
-                    buf.len(),
-                    libc::MSG_TRUNC | libc::MSG_DONTWAIT,
-                    &mut sll as *mut libc::sockaddr_ll as *mut libc::sockaddr,
-                    &mut alen,
-                )
-            };
+            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+            // u64 elements keep the control buffer aligned for cmsghdr
+            let mut ctl = [0u64; 8];
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_name = &mut sll as *mut libc::sockaddr_ll as *mut libc::c_void;
+            msg.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            msg.msg_control = ctl.as_mut_ptr() as *mut libc::c_void;
+            msg.msg_controllen = std::mem::size_of_val(&ctl) as _;
+            // SAFETY: `msg` points to live locals: `sll` (its size given), `iov` (describing `buf`,
+            // writable for its length) and `ctl` (its size given); all outlive the call.
+            let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, libc::MSG_TRUNC | libc::MSG_DONTWAIT) };
             if n < 0 {
                 let e = io::Error::last_os_error();
                 return match e.kind() {
@@ -132,7 +141,21 @@ impl PacketSocket {
             if sll.sll_pkttype == PACKET_OUTGOING {
                 continue;
             }
-            return Ok(Some(n as usize));
+            let mut ts = None;
+            // SAFETY: the kernel filled `msg_control` up to `msg_controllen` with well-formed
+            // cmsghdrs; CMSG_FIRSTHDR/NXTHDR stay within it, and an SCM_TIMESTAMPNS payload is a
+            // timespec (read unaligned to be safe).
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(&msg);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                        let t: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                        ts = Some(t.tv_sec as i64 * 1_000_000_000 + t.tv_nsec as i64);
+                    }
+                    c = libc::CMSG_NXTHDR(&msg, c);
+                }
+            }
+            return Ok(Some((n as usize, ts)));
         }
     }
 
@@ -187,6 +210,53 @@ pub fn tight_timers() {
     unsafe {
         libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong, 0, 0, 0);
     }
+}
+
+/// `CLOCK_REALTIME` now, in ns (the clock of the receive timestamps).
+pub fn realtime_ns() -> i64 {
+    // SAFETY: timespec is plain data; clock_gettime writes into the live local.
+    let t = unsafe {
+        let mut t: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_REALTIME, &mut t);
+        t
+    };
+    t.tv_sec as i64 * 1_000_000_000 + t.tv_nsec as i64
+}
+
+/// Pins the calling thread (the whole single-threaded switch) to CPU `cpu`.
+pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; all-zero is the empty set, CPU_SET stays within it
+    // (`cpu` < CPU_SETSIZE is checked first) and its size is passed with it.
+    unsafe {
+        if cpu >= libc::CPU_SETSIZE as usize {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "CPU number above CPU_SETSIZE"));
+        }
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        check(libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)).map(|_| ())
+    }
+}
+
+/// Gives the CPU to any other runnable thread on it (`sched_yield`), so a spinning loop stays
+/// polite: a process woken on the switch's CPU (e.g. by the frame the switch just sent) runs at
+/// once instead of after the spinner's time slice.
+pub fn yield_cpu() {
+    // SAFETY: no arguments, no memory.
+    unsafe {
+        libc::sched_yield();
+    }
+}
+
+/// The process's user and system CPU time so far, in seconds.
+pub fn cpu_times() -> (f64, f64) {
+    // SAFETY: rusage is plain data; getrusage writes into the live local.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut ru);
+        ru
+    };
+    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (s(ru.ru_utime), s(ru.ru_stime))
 }
 
 /// Waits until one of `fds` is readable or `timeout_ns` passes (`None`: forever); the kernel

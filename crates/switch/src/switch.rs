@@ -26,10 +26,15 @@
 //! - **Conservation** per output port: `queue.received = tx_frames + tx_errors + drops +
 //!   queued + in_delay_line`, and per input port `rx_frames = forwarded + flooded + malformed +
 //!   no_route + hairpin`; both are in the stats file and checked by the tests.
+//! - **Lateness**: every frame that had to wait for its release (`end + delay_us` later than
+//!   the moment it was dequeued) records `now - release` in `tx_late` when it leaves, so the
+//!   stats say how late the event loop served its timers (frames released at once, e.g. with no
+//!   delay line and an idle link, are not timers and not counted).
 //! - Time (`now`) is passed in by the caller; randomness comes from `Streams::new(seed)`, stream
 //!   names as in the simulator (`PortContext::port_index` is the port's position in the file).
 
 use crate::config::{Prefix, SwitchConfig};
+use crate::latency::Histogram;
 use crate::parse::{parse, to_packet, to_packet_l2, Frame, Malformed};
 use crate::rewrite::fairq_frame;
 use dcfair_core::fairq::{Fairq, FairqPort};
@@ -140,7 +145,8 @@ pub struct Port {
     delay: SimDuration,
     busy_until: SimTime,
     /// (release time, slot) in release order.
-    delay_line: VecDeque<(SimTime, u32)>,
+    /// (release time, frame slot, whether the release was in the future when queued: a timer)
+    delay_line: VecDeque<(SimTime, u32, bool)>,
     /// Frames released by the delay line, waiting for the socket.
     pub c: PortCounters,
     pub series: Series,
@@ -165,6 +171,9 @@ pub struct Switch {
     next_series: SimTime,
     uid: u64,
     pub seed: u64,
+    /// How late frames left the delay line: send time minus due time (`end + delay`), i.e. the
+    /// event loop's wake-up lateness as the frames see it.
+    pub tx_late: Histogram,
 }
 
 /// Where a dequeued frame goes: the port and the slot (the caller sends `slab.frame(slot)`).
@@ -225,6 +234,7 @@ impl Switch {
             next_series: SimTime::ZERO,
             uid: 0,
             seed,
+            tx_late: Histogram::default(),
         }
     }
 
@@ -336,14 +346,18 @@ impl Switch {
                     fq.ports[i].note_data(now);
                 }
             }
-            p.delay_line.push_back((end + p.delay, pkt.tag));
+            let release = end + p.delay;
+            p.delay_line.push_back((release, pkt.tag, release > now));
         }
         // delay line: release every frame whose time has come
-        while let Some(&(t, slot)) = p.delay_line.front() {
+        while let Some(&(t, slot, timed)) = p.delay_line.front() {
             if t > now {
                 break;
             }
             p.delay_line.pop_front();
+            if timed {
+                self.tx_late.record(((now.0 - t.0) / 1000) as i64);
+            }
             let f = self.slab.frame(slot);
             if send(i, f) {
                 p.c.tx_frames += 1;
@@ -412,7 +426,7 @@ impl Switch {
             if !p.queue.is_empty() {
                 t = t.min(p.busy_until);
             }
-            if let Some(&(r, _)) = p.delay_line.front() {
+            if let Some(&(r, _, _)) = p.delay_line.front() {
                 t = t.min(r);
             }
         }
@@ -643,6 +657,14 @@ mod tests {
         for w in times.windows(2) {
             assert_eq!(w[1] - w[0], SimDuration::from_us(120));
         }
+        // served exactly at their deadlines: no lateness
+        assert_eq!((sw.tx_late.count(), sw.tx_late.quantile_us(1.0)), (10, 1));
+        // served 30 us late: every frame counts 30 us
+        let mut late = Switch::new(&cfg("droptail", 1e8, 200.0, false), 1);
+        rx(&mut late, t0, 0, &f);
+        late.service(t0, &mut |_, _| true);
+        late.service(t0 + SimDuration::from_us(350), &mut |_, _| true);
+        assert_eq!((late.tx_late.count(), late.tx_late.quantile_us(0.5)), (1, 31));
         check_conservation(&sw);
     }
 

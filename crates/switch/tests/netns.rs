@@ -7,13 +7,15 @@
 //!   offload and TSO/GSO on the host veths: a packet socket sees the bytes as the sender left
 //!   them, so an offloaded (partial) checksum or a 64 KB GSO frame would reach the other host as
 //!   such; GRO is off on the switch's veths for the same reason.
-//! - Runs the switch with DropTail, then HCF, then DropTail with FairQ (`wscale = "off"`); each
+//! - Runs the switch with DropTail, then HCF, then DropTail with FairQ (`wscale = "off"`), all
+//!   in the `poll` wait mode, then HCF in the `busy` and in the `hybrid` wait modes; each
 //!   time moves real TCP bytes over two connections (std `TcpStream`s in threads that entered
 //!   the host namespaces with `setns`), checks every byte arrived intact, stops the switch with
 //!   SIGTERM, and checks its stats: exit 0, frames in = out + dropped + queued on every port,
 //!   rx = forwarded + flooded + malformed + no_route + hairpin, the payload crossed the switch,
 //!   and (FairQ) windows were rewritten and the SYN options removed (so Linux answers with a
-//!   SYN-ACK without one).
+//!   SYN-ACK without one); that the wait mode ran (`busy` never sleeps, the others do) and that
+//!   every received frame had a receive timestamp for the input-delay histogram.
 //! - Removes everything it made (a guard deletes the namespaces, which deletes the veths, also
 //!   when an assertion fails), and on start removes what a crashed earlier run left behind.
 //! - Skips, saying so on stderr, when not root or when namespaces, `ip` or `ethtool` are missing.
@@ -245,12 +247,12 @@ fn check_stats(doc: &serde_json::Value, kind: &str, payload: usize) {
     assert!(u(&ports[1]["forwarded"]) > 0, "no ACK crossed back");
 }
 
-fn config(kind: &str, fairq: bool) -> String {
+fn config(kind: &str, fairq: bool, wait: &str) -> String {
     let fq = if fairq { "[fairq]\nwscale = \"off\"\n" } else { "" };
     let port = |iface: &str, pre: &str| {
         format!("[[port]]\niface = \"{iface}\"\nprefixes = [\"{pre}\"]\nrate_bps = 50e6\ndelay_us = 100\n[port.queue]\nkind = \"{kind}\"\nlimit_pkts = 50\n")
     };
-    format!("seed = 3\n{fq}{}{}", port("p1", "10.199.0.1/32"), port("p2", "10.199.0.2/32"))
+    format!("seed = 3\nwait = \"{wait}\"\n{fq}{}{}", port("p1", "10.199.0.1/32"), port("p2", "10.199.0.2/32"))
 }
 
 #[test]
@@ -272,12 +274,20 @@ fn real_tcp_through_droptail_hcf_and_fairq() {
     let dir = std::env::temp_dir().join(format!("{PREFIX}{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (conns, bytes) = (2, 1_500_000);
-    for (i, (kind, fairq)) in [("droptail", false), ("hcf", false), ("droptail", true)].into_iter().enumerate() {
-        let stats = start_switch(&mut bed, &config(kind, fairq), &dir);
+    let runs = [("droptail", false, "poll"), ("hcf", false, "poll"), ("droptail", true, "poll"), ("hcf", false, "busy"), ("hcf", false, "hybrid")];
+    for (i, (kind, fairq, wait)) in runs.into_iter().enumerate() {
+        let stats = start_switch(&mut bed, &config(kind, fairq, wait), &dir);
         let got = transfer(&bed, conns, bytes, 15201 + i as u16);
         let doc = stop_switch(&mut bed, &stats);
         assert_eq!(got, vec![bytes; conns], "{kind} fairq={fairq}: bytes lost or altered");
         check_stats(&doc, kind, conns * bytes);
+        // the wait mode ran, and the latency figures saw every frame (receive timestamps on)
+        assert_eq!(doc["wait"], wait);
+        assert_eq!(doc["arrival"], "kernel", "the default arrival time");
+        assert_eq!(u(&doc["sleeps"]) == 0, wait == "busy", "{wait}: {} sleeps", doc["sleeps"]);
+        let rx: u64 = doc["ports"].as_array().unwrap().iter().map(|p| u(&p["rx_frames"])).sum();
+        assert_eq!(u(&doc["rx_delay"]["count"]) + u(&doc["rx_delay"]["negative"]), rx, "a frame without a receive timestamp");
+        assert!(u(&doc["tx_late"]["count"]) > 0, "no frame waited in the 100 us delay line");
         if fairq {
             assert!(u(&doc["fairq_rewrites"]) > 0, "FairQ rewrote no window");
             let p1 = &doc["ports"][0]["fairq"];
@@ -289,6 +299,14 @@ fn real_tcp_through_droptail_hcf_and_fairq() {
         } else {
             assert!(doc["ports"][0]["fairq"].is_null());
         }
+        eprintln!(
+            "{kind} fairq={fairq} wait={wait}: input delay p50/p99 {}/{} us, timers late p50/p99 {}/{} us, CPU {:.2} s",
+            doc["rx_delay"]["p50_us"],
+            doc["rx_delay"]["p99_us"],
+            doc["tx_late"]["p50_us"],
+            doc["tx_late"]["p99_us"],
+            doc["cpu_user_s"].as_f64().unwrap() + doc["cpu_sys_s"].as_f64().unwrap()
+        );
         eprintln!(
             "{kind} fairq={fairq}: p2 tx {} frames, drops {}, max queue {} pkts, rewrites {}",
             doc["ports"][1]["tx_frames"],

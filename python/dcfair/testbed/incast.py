@@ -60,8 +60,12 @@ def _client_socket(cc) -> socket.socket:
 
 
 #: struct tcp_info (linux/tcp.h): offsets of the fields the stream server samples.
-TCPI = {"rtt_us": (68, "I"), "total_retrans": (100, "I"), "bytes_sent": (200, "Q"), "snd_wnd": (228, "I")}
-SAMPLES: list = []  # stream servers: [monotonic, rtt_us, total_retrans, bytes_sent, snd_wnd] every BIN_S
+#: The RTO state (ca_state, backoff, rto_us, cwnd, unacked) is there for per-flow timelines of
+#: starved flows (docs/validation.md, testbed section).
+TCPI = {"rtt_us": (68, "I"), "total_retrans": (100, "I"), "bytes_sent": (200, "Q"), "snd_wnd": (228, "I"),
+        "ca_state": (1, "B"), "backoff": (4, "B"), "rto_us": (8, "I"), "rttvar_us": (72, "I"),
+        "snd_cwnd": (80, "I"), "unacked": (24, "I")}
+SAMPLES: list = []  # stream servers: [monotonic, *TCPI fields] every BIN_S
 
 
 def tcp_info(sock: socket.socket) -> list:

@@ -7,6 +7,9 @@ Rules:
   namespace, waits for its ``ready`` line (it has opened its sockets), and on stop sends
   SIGTERM and reads the ``stats.json`` it writes on exit. The binary is ``$DCFAIR_SWITCH``,
   else ``target/release/dcfair-switch`` of this checkout, else ``dcfair-switch`` on PATH.
+  ``$DCFAIR_SWITCH_SET`` (``KEY=VALUE,...``, top-level keys of ``switch.toml`` with word
+  values, e.g. ``wait=hybrid,arrival=kernel``), when set, adds those keys: a diagnostic for
+  the switch's own settings (docs/validation.md, testbed section); the switch refuses a bad one.
 - ``bridge``: a kernel bridge over the ports, each port a token bucket (``tbf``) at its rate
   over a packet FIFO of its queue's ``limit_pkts``: DropTail at the right rate whatever
   ``queue.kind`` says, and no delay line (this kernel has no netem). A diagnostic and a
@@ -130,7 +133,12 @@ class Switch:
             raise TestbedError("dcfair-switch not found: build it (`cargo build --release -p dcfair-switch`), "
                                "set DCFAIR_SWITCH, or use --switch bridge")
         cfg = self.dir / "switch.toml"
-        cfg.write_text(toml_dumps(self.plan.switch_config()))
+        doc = self.plan.switch_config()
+        extra = os.environ.get("DCFAIR_SWITCH_SET", "")
+        for item in filter(None, (x.strip() for x in extra.split(","))):
+            key, _, value = item.partition("=")
+            doc = {key.strip(): value.strip(), **doc}
+        cfg.write_text(toml_dumps(doc))
         self.stats_path = self.dir / "switch-stats.json"
         argv = ["ip", "netns", "exec", self.tb.switch_ns, binary, "--config", str(cfg), "--stats", str(self.stats_path),
                 "--seed", str(self.plan.seed)]

@@ -121,6 +121,12 @@ pub struct TcpConfig {
     /// timed segment per RTT with Karn's rule (ns-2's default). Segments always carry
     /// `ts_val` / `ts_ecr`; this only chooses the sampling.
     pub timestamps: bool,
+    /// Karn's rule as Linux applies it (without `timestamps`): no RTT sample, and so no end of
+    /// the RTO backoff, from an ACK that acknowledges any retransmitted data, even when it also
+    /// acknowledges the timed segment (Linux `tcp_clean_rtx_queue`: no sample with
+    /// `FLAG_RETRANS_DATA_ACKED`). Off (the default, ns-2's rule): the ACK of the timed segment
+    /// gives a sample whatever else it acknowledges.
+    pub karn_strict: bool,
     /// RFC 3042 limited transmit: the first `dupack_threshold - 1` duplicate ACKs each release
     /// one new segment beyond cwnd (within the receive window). ns-2's `singledup_ 1`.
     pub limited_transmit: bool,
@@ -208,6 +214,7 @@ impl Default for TcpConfig {
             handshake: true,
             max_backoff: 64,
             timestamps: false,
+            karn_strict: false,
             limited_transmit: false,
             clock_granularity_us: 0.0,
             ssthresh_from: SsthreshFrom::FlightSize,

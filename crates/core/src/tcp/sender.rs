@@ -22,7 +22,8 @@
 //!   timer, which sends a one-byte probe (RFC 9293 3.8.6.1).
 //! - **RTT sampling**: one timed segment at a time, new data only, never across a
 //!   retransmission (Karn, RFC 6298 3; ns-2's `rtt_active_`), or with `timestamps` the echo of
-//!   every ACK of new data (RFC 7323 4.1). The SYN is timed too.
+//!   every ACK of new data (RFC 7323 4.1). The SYN is timed too. With `karn_strict` (Linux)
+//!   the ACK of the timed segment gives no sample when it also acknowledges retransmitted data.
 //! - **Retransmission timer** (RFC 6298 5): armed when a segment leaves and none is running,
 //!   restarted by every ACK of new data, stopped when nothing is outstanding. On expiry:
 //!   `ssthresh = max(FlightSize / 2, 2 SMSS)` with FlightSize the data sent since the last
@@ -161,6 +162,11 @@ pub struct TcpSender {
     handshake: bool,
     window_scaling: bool,
     timestamps: bool,
+    /// `TcpConfig::karn_strict`, and the highest end of any retransmitted segment: without SACK
+    /// every retransmission starts at `snd_una`, so an ACK acknowledges retransmitted data
+    /// exactly when `snd_una < rtx_high` (with SACK a conservative test).
+    karn_strict: bool,
+    rtx_high: u64,
     limited_transmit: bool,
     /// Most new segments per ACK in fast recovery (0: unlimited).
     recovery_max_burst: u32,
@@ -262,6 +268,8 @@ impl TcpSender {
             handshake: cfg.handshake,
             window_scaling: cfg.window_scaling,
             timestamps: cfg.timestamps,
+            karn_strict: cfg.karn_strict,
+            rtx_high: 0,
             limited_transmit: cfg.limited_transmit,
             recovery_max_burst: cfg.recovery_max_burst,
             headerless_first: cfg.headerless_first_segment && !cfg.handshake,
@@ -663,7 +671,9 @@ impl TcpSender {
             match self.timed {
                 Some((end, t)) if ack >= end => {
                     self.timed = None;
-                    Some(now.saturating_since(t))
+                    // Linux's Karn: nothing from an ACK that also covers retransmitted data
+                    let ambiguous = self.karn_strict && self.snd_una < self.rtx_high;
+                    (!ambiguous).then(|| now.saturating_since(t))
                 }
                 _ => None,
             }
@@ -1079,6 +1089,7 @@ impl TcpSender {
         let end = seq + len + fin as u64;
         if seq < self.snd_max {
             self.stats.retransmits += 1;
+            self.rtx_high = self.rtx_high.max(end);
             if self.sack && self.timed.is_some_and(|(t_end, _)| seq < t_end && t_end <= end) {
                 self.timed = None; // Karn: SACK recovery may resend the timed segment
             }
@@ -2308,6 +2319,35 @@ mod tests {
                 assert!(e.samples() < 20, "one timed segment per RTT: {}", e.samples());
             }
         }
+    }
+
+    #[test]
+    fn strict_karn_takes_no_sample_from_an_ack_that_also_covers_a_retransmission() {
+        // Segments 0 and 1 lost: the RTO resends 0, then 1 (a retransmission) and 2 (new, the
+        // timed one) leave together; the ACK of 1 is lost, so the next ACK covers 1 and 2.
+        // ns-2's rule samples it; Linux's (karn_strict) does not. Nothing else differs, so the
+        // runs are the same packet by packet and differ by exactly that one sample.
+        let run = |strict: bool| {
+            let cfg = TcpConfig { karn_strict: strict, ..nohs() };
+            let mut net = Net::new(&cfg, Some(10 * MSS), us(10));
+            let (mut lost, mut ack_lost) = (vec![0, MSS], false);
+            net.drop = Box::new(move |p, dir, _| match dir {
+                Dir::Fwd if p.payload > 0 => lost.iter().position(|&s| s == p.seq).map(|i| lost.swap_remove(i)).is_some(),
+                Dir::Rev if p.ack == 2 * MSS && !ack_lost => {
+                    ack_lost = true;
+                    true
+                }
+                _ => false,
+            });
+            run_to_end(&mut net);
+            let st = net.snd.stats();
+            assert_eq!((st.timeouts, st.retransmits), (1, 2), "strict = {strict}");
+            (net.snd.rtt_estimator().samples(), net.snd.rtt_estimator().backoff())
+        };
+        let (ns2, strict) = (run(false), run(true));
+        assert_eq!(ns2.0, strict.0 + 1, "ns-2 rule {ns2:?}, strict {strict:?}");
+        // later ACKs of fresh data end the backoff under either rule
+        assert_eq!((ns2.1, strict.1), (1, 1));
     }
 
     // --- endless flows --------------------------------------------------------------------------------

@@ -1,0 +1,148 @@
+"""Why the testbed starves more flows than the simulator: the measurements of docs/validation.md
+("What makes real TCP starve more").
+
+    starvation.py timelines TESTBED_RUN_DIR [SIM_RUN_DIR]   # per-flow RTO state of a testbed run
+    starvation.py sim-variants [--seeds 3]                  # the simulator with Linux-like keys
+
+``timelines`` reads a ``dcfair testbed run`` output directory: ``flows.csv`` (who starved) and
+``raw/flows/<id>.sender.json`` (the sender's ``tcp_info`` every 100 ms: ``backoff``, ``rto_us``,
+``ca_state``, ``bytes_sent``, ...), and prints, for the starved flows and the others: their
+retransmissions, longest silence (no byte sent for that long), highest backoff and RTO, the
+share of samples in the Loss state (``ca_state`` 4, after an RTO), and how often data moved
+while the backoff stayed up; then three starved flows' timelines, one sample a second. With a
+simulator run directory (``simrun ... --out DIR`` or ``dcfair run``), also its starved and fed
+flows' timeouts and longest gaps.
+
+``sim-variants`` runs the same setting (100 flows, 5 packets, 30 s, window 10 s) in the
+simulator with DropTail and HCF, seeds 1..N, for each variant of ``VARIANTS`` (``tcp.*`` keys
+toward Linux's TCP), through ``target/release/examples/simrun`` (build it first:
+``cargo build --release -p dcfair-sim --example simrun``), and prints the mean starved fraction
+(and per seed), timeouts, drops, utilization and Jain's index.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SIMRUN = REPO / "target" / "release" / "examples" / "simrun"
+SCENARIO = REPO / "scenarios" / "papers" / "hcf" / "longflows.toml"
+SETTING = ["flows.count=100", "topology.senders=100", "queue.limit_pkts=5", "sim.duration_s=30", "measure.window_s=10"]
+LINUX_RTO = ["tcp.initial_rto_s=1", "tcp.max_rto_s=120"]
+NO_NS2_START = ["tcp.headerless_first_segment=false", "tcp.first_ack_resets_cwnd=false"]
+RFC_RECOVERY = ["tcp.ssthresh_from=flight_size", "tcp.recovery_cwnd=ssthresh", "tcp.recovery_exit=ssthresh",
+                "tcp.recovery_max_burst=0"]
+LINUXISH = LINUX_RTO + NO_NS2_START + RFC_RECOVERY
+TESTBED_RTT = ["topology.access_delay_us=110", "topology.bottleneck_delay_us=110"]  # base RTT ~0.47 ms
+VARIANTS = {
+    "as the table (ns-2's TCP)": [],
+    "L1: Linux's RTO (initial 1 s, max 120 s)": LINUX_RTO,
+    "L2: L1 + no ns-2 start-up quirks": LINUX_RTO + NO_NS2_START,
+    "L3: L2 + RFC recovery (not ns-2's)": LINUXISH,
+    "L3 + CBR UDP (as iperf3)": LINUXISH + ["udp.pattern=cbr"],
+    "L3 + the testbed's base RTT (0.47 ms)": LINUXISH + TESTBED_RTT,
+    "L3 + Linux's Karn rule (karn_strict)": LINUXISH + ["tcp.karn_strict=true"],
+    "timestamps": ["tcp.timestamps=true"],
+    "L3 + timestamps": LINUXISH + ["tcp.timestamps=true"],
+    "no backoff (max_backoff 1)": ["tcp.max_backoff=1"],
+}
+LOSS = 4  # TCP_CA_Loss
+
+
+def med(v):
+    v = [x for x in v if x is not None]
+    return statistics.median(v) if v else None
+
+
+def timelines(run: Path, sim: Path | None) -> None:
+    rows = [r for r in csv.DictReader(open(run / "flows.csv")) if r["kind"] == "tcp"]
+    starved = {r["flow_id"] for r in rows if int(float(r["pkts_in_window"] or 0)) == 0}
+    print(f"testbed {run}: {len(starved)}/{len(rows)} flows starved")
+    groups = {"starved": [], "fed": []}
+    moved = moved_backed = rises = falls = 0
+    series = {}
+    for r in rows:
+        path = run / "raw" / "flows" / f"{r['flow_id']}.sender.json"
+        if not path.exists():
+            continue
+        doc = json.loads(path.read_text())
+        c = {k: i for i, k in enumerate(doc["fields"])}
+        s = doc["samples"]
+        if not s or "backoff" not in c:
+            continue
+        series[r["flow_id"]] = (s, c)
+        longest = run_s = 0.0
+        for a, b in zip(s, s[1:]):
+            run_s = run_s + (b[0] - a[0]) if b[c["bytes_sent"]] == a[c["bytes_sent"]] else 0.0
+            longest = max(longest, run_s)
+            if b[c["bytes_sent"]] > a[c["bytes_sent"]]:
+                moved += 1
+                moved_backed += a[c["backoff"]] >= 1 and b[c["backoff"]] >= a[c["backoff"]]
+            rises += b[c["backoff"]] > a[c["backoff"]]
+            falls += b[c["backoff"]] < a[c["backoff"]]
+        groups["starved" if r["flow_id"] in starved else "fed"].append(dict(
+            retrans=s[-1][c["total_retrans"]], silence=longest, backoff=max(x[c["backoff"]] for x in s),
+            rto_ms=max(x[c["rto_us"]] for x in s) / 1e3, loss=sum(x[c["ca_state"]] == LOSS for x in s) / len(s)))
+    for g, v in groups.items():
+        if v:
+            print(f"  {g} ({len(v)}): median retransmissions {med([x['retrans'] for x in v])}, longest silence "
+                  f"{med([x['silence'] for x in v]):.1f} s, highest backoff {med([x['backoff'] for x in v])} "
+                  f"(RTO {med([x['rto_ms'] for x in v]):.0f} ms), share of samples in Loss {med([x['loss'] for x in v]):.2f}")
+    if moved:
+        print(f"  100 ms intervals in which a flow sent data: {moved}; its backoff stayed >= 1 through "
+              f"{moved_backed} ({moved_backed / moved:.0%}) of them; backoff rose {rises} times, fell {falls}")
+    for fid in sorted(starved & set(series), key=int)[:3]:
+        s, c = series[fid]
+        t0 = s[0][0]
+        print(f"  flow {fid}: " + " | ".join(f"{x[0] - t0:.0f}s b{x[c['backoff']]} rto {x[c['rto_us']] // 1000} ms "
+                                             f"sent {x[c['bytes_sent']] // 1460}" for x in s[::10]))
+    if sim:
+        srows = [r for r in csv.DictReader(open(sim / "flows.csv")) if r["kind"] == "tcp"]
+        for g, keep in (("starved", lambda r: int(float(r["pkts_in_window"])) == 0), ("fed", lambda r: int(float(r["pkts_in_window"])) > 0)):
+            v = [r for r in srows if keep(r)]
+            if v:
+                print(f"simulator {sim} {g} ({len(v)}): median timeouts {med([int(r['timeouts']) for r in v])}, "
+                      f"retransmissions {med([int(r['retransmits']) for r in v])}, longest gap {med([float(r['max_gap_s']) for r in v]):.1f} s")
+
+
+def sim_variants(seeds: int) -> None:
+    if not SIMRUN.exists():
+        sys.exit(f"starvation.py: build {SIMRUN} first: cargo build --release -p dcfair-sim --example simrun")
+    for kind in ("droptail", "hcf"):
+        for name, ov in VARIANTS.items():
+            ms = []
+            for seed in range(1, seeds + 1):
+                p = subprocess.run([str(SIMRUN), str(SCENARIO), *SETTING, f"queue.kind={kind}", f"seed={seed}", *ov],
+                                   capture_output=True, text=True)
+                if p.returncode:
+                    sys.exit(p.stderr)
+                ms.append(json.loads(p.stdout)["metrics"])
+            f = lambda k: statistics.fmean(m[k] for m in ms)
+            print(f"| {kind} | {name} | {f('starved_fraction'):.3f} ({', '.join('%.2f' % m['starved_fraction'] for m in ms)}) | "
+                  f"{f('timeouts'):,.0f} | {f('drops'):,.0f} | {f('utilization'):.3f} | {f('jain_index'):.3f} |", flush=True)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("timelines")
+    t.add_argument("run", type=Path)
+    t.add_argument("sim", type=Path, nargs="?")
+    v = sub.add_parser("sim-variants")
+    v.add_argument("--seeds", type=int, default=3)
+    a = ap.parse_args(argv)
+    if a.cmd == "timelines":
+        timelines(a.run, a.sim)
+    else:
+        sim_variants(a.seeds)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
