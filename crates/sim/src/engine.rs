@@ -327,9 +327,7 @@ impl Sim {
             }
         }
         // Dropped packets leave the slab here; the queue's stats have counted them.
-        for d in port.queue.ev.dropped.drain(..) {
-            self.slab.free(d.pkt.handle);
-        }
+        self.slab.free_dropped(&mut port.queue.ev);
         if port.txdone_pending {
             return;
         }
@@ -350,9 +348,7 @@ impl Sim {
         if port.probe != NO_PROBE {
             self.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.flow_group, &self.slab);
         }
-        for d in port.queue.ev.dropped.drain(..) {
-            self.slab.free(d.pkt.handle);
-        }
+        self.slab.free_dropped(&mut port.queue.ev);
         let Some(pkt) = next else {
             // A shaper (ExpressPass credits) may hold packets back: try again when it says.
             if !port.queue.is_empty() {

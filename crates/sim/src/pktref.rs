@@ -17,7 +17,7 @@
 //!   reuse order of free slots cannot change results.
 
 use dcfair_core::packet::{flow_key_of, Addr, Ecn, Packet, Proto};
-use dcfair_core::qdisc::{AnyQdisc, QPacket, Queue};
+use dcfair_core::qdisc::{AnyQdisc, QPacket, QdiscEvents, Queue};
 
 /// The queue type of every simulated port.
 pub type SimQueue = Queue<AnyQdisc<PktRef>>;
@@ -152,6 +152,13 @@ impl Slab {
     #[inline]
     pub fn free(&mut self, h: u32) {
         self.free.push(h);
+    }
+    /// Frees the slot of every packet a queue call reported dropped, emptying the list.
+    #[inline]
+    pub fn free_dropped(&mut self, ev: &mut QdiscEvents<PktRef>) {
+        for d in ev.dropped.drain(..) {
+            self.free.push(d.pkt.handle);
+        }
     }
     /// Frees slot `h` and returns its packet. The slot keeps a stale copy until it is reused.
     #[inline]
