@@ -71,10 +71,7 @@ def main(argv=None) -> int:
         note = ("Each cell: mean ± sample std [min, max] over seeds. Inside the spread: dcfair's mean within "
                 "ns-2's mean ± 2 std, or the two [min, max] ranges overlapping. Made by "
                 "`python validation/ns2/compare.py --doc docs/validation.md`.")
-        try:
-            docsection.replace(a.doc, "longflows", table + "\n\n" + note)
-        except ValueError as e:
-            print(f"compare.py: {e}", file=sys.stderr)
+        if docsection.write(a.doc, "longflows", table + "\n\n" + note, "compare.py"):
             return 2
     return 0
 

@@ -118,10 +118,7 @@ def main(argv=None) -> int:
                 "± 2 std or the ranges overlapping; otherwise within 5 % of ns-3 or the metric's "
                 "absolute slack (1 for counts, 0.005 for fractions, 0.5 packet). "
                 "Made by `python3 validation/ns3/compare.py --doc docs/validation.md`.")
-        try:
-            docsection.replace(a.doc, "ns3", t + "\n\n" + note)
-        except ValueError as e:
-            print(f"compare.py: {e}", file=sys.stderr)
+        if docsection.write(a.doc, "ns3", t + "\n\n" + note, "compare.py"):
             return 2
     return 0
 

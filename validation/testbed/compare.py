@@ -231,10 +231,7 @@ def main(argv=None) -> int:
                 "Cells: mean ± sample std (n), or one run. Made by "
                 f"`sudo .venv/bin/python validation/testbed/compare.py{_args(st)} --doc docs/validation.md`; "
                 "raw numbers in `validation/results/testbed_longflows.json`.")
-        try:
-            docsection.replace(a.doc, "testbed", t + "\n\n" + note)
-        except ValueError as e:
-            print(f"compare.py: {e}", file=sys.stderr)
+        if docsection.write(a.doc, "testbed", t + "\n\n" + note, "compare.py"):
             return 2
     return 0
 
