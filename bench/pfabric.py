@@ -97,6 +97,11 @@ def ns3_args(mech: str) -> list[str]:
     return [a for a in NS3_ARGS if a.split("=")[0] not in names] + own
 
 
+def names(csv: str) -> list[str]:
+    """The non-empty names of a comma-separated option value."""
+    return [m.strip() for m in csv.split(",") if m.strip()]
+
+
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -166,7 +171,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ns3-flows", type=int, default=100, help="flows of the runs beside ns-3 (0: skip them)")
     ap.add_argument("--ns3-mechs", default=",".join(NS3_MECH_ARGS), help="mechanisms run beside ns-3, comma-separated")
     ap.add_argument("--reps", type=int, default=1)
-    ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--no-doc", action="store_true",
+                    help="print only: write neither docs/performance.md nor bench/results/pfabric.json")
     a = ap.parse_args(argv)
     if not SIMRUN.exists():
         sys.exit(f"{SIMRUN.relative_to(REPO)} not found: cargo build --release -p dcfair-sim --example simrun")
@@ -180,7 +186,7 @@ def main(argv=None) -> int:
     if a.flows:
         stop = arrival_window(a.flows)
         doc["full"] = {}
-        for mech in [m.strip() for m in a.mechs.split(",") if m.strip()]:
+        for mech in names(a.mechs):
             log(f"full size, {mech}: {a.flows} flows (arrivals within {stop} s)")
             out = os.path.join(tmp, "full-" + mech)
             s = timed(dcfair_cmd(a.flows, out, stop, mech), tmp)
@@ -199,7 +205,7 @@ def main(argv=None) -> int:
         stop = arrival_window(a.ns3_flows)
         dur = stop + 0.05
         doc["beside_ns3"] = {}
-        for mech in [m.strip() for m in a.ns3_mechs.split(",") if m.strip()]:
+        for mech in names(a.ns3_mechs):
             nargs = ns3_args(mech)
             samples = {"dcfair": [], "ns3": []}
             res = {}
@@ -222,11 +228,11 @@ def main(argv=None) -> int:
             doc["beside_ns3"][mech] = {"flows": a.ns3_flows, "sim_time_s": dur, "reps": a.reps, "ns3_args": nargs,
                                        **side, "ratio_cpu": side["ns3"]["cpu_s"] / side["dcfair"]["cpu_s"]}
     shutil.rmtree(tmp, ignore_errors=True)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(doc, indent=1) + "\n")
     text = render(doc)
     print(text)
-    if not a.no_doc:
+    if not a.no_doc:  # a trial run keeps the recorded results
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        OUT.write_text(json.dumps(doc, indent=1) + "\n")
         docsection.replace(DOC, "pfabric-bench", text)
     return 0
 
