@@ -186,14 +186,8 @@ class Switch:
         if self.kind == "bridge":
             self.stats = self._bridge_stats()
             return self.stats
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(10.0)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise TestbedError("dcfair-switch did not exit within 10 s of SIGTERM")
+        if not self._terminate(10.0):
+            raise TestbedError("dcfair-switch did not exit within 10 s of SIGTERM")
         if self.proc is not None:
             self.stderr.close()
             if self.proc.returncode not in (0, None):
@@ -207,12 +201,21 @@ class Switch:
 
     def kill(self) -> None:
         """On error: end the process without collecting anything."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(5.0)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        self._terminate(5.0)
+
+    def _terminate(self, timeout_s: float) -> bool:
+        """SIGTERM to a running switch, KILL if it has not exited within ``timeout_s``; False
+        only if it had to be killed."""
+        if self.proc is None or self.proc.poll() is not None:
+            return True
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout_s)
+            return True
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            return False
 
     def _bridge_stats(self) -> Dict[str, Any]:
         p = netns.run(["tc", "-s", "-j", "qdisc", "show"], ns=self.tb.switch_ns)
