@@ -70,50 +70,56 @@ pub const NO_VIA: u32 = u32::MAX;
 pub const NO_WSCALE: u8 = 0xFF;
 
 /// A simulated packet: header fields only.
+///
+/// Laid out by hand (`repr(C)`): the fields a packet's hop through a switch reads or writes
+/// (addresses, ports, size, ingress, hops, ECN, waypoint, priority) come first, in 32 bytes, so
+/// that the simulator's in-flight record (`crates/sim/src/pktref.rs`) keeps them on one cache
+/// line with its own; the transport's fields follow.
 #[derive(Clone, Debug, PartialEq)]
+#[repr(C)]
 pub struct Packet {
-    /// Unique id within a run (for traces and tests).
-    pub uid: u64,
-    pub flow: FlowId,
-    pub src: Addr,
     pub dst: Addr,
+    pub src: Addr,
     pub sport: u16,
     pub dport: u16,
-    pub proto: Proto,
     /// Bytes on the wire: headers + payload.
     pub size: u32,
-    /// Transport payload bytes.
-    pub payload: u32,
-    /// TCP: first payload byte (absolute offset; SYN and FIN consume one sequence number each).
-    pub seq: u64,
-    /// TCP: next byte expected by the sender of this packet (valid with `flags::ACK`).
-    pub ack: u64,
+    /// Input port at the switch currently holding the packet (set by the switch on arrival).
+    pub ingress: u16,
+    pub proto: Proto,
+    pub ecn: Ecn,
+    /// Hops taken so far.
+    pub hops: u8,
     pub flags: u8,
-    /// TCP window field as in the header (scaled down by the sender's window-scale shift).
-    pub rwnd: u16,
     /// Window-scale option on SYN / SYN-ACK, `NO_WSCALE` otherwise.
     pub wscale: u8,
     /// FairQ end-host helper: the scale shift written into the 4 reserved header bits, `NO_WSCALE` if unused.
     pub reserved_wscale: u8,
-    pub ecn: Ecn,
-    /// SACK blocks (RFC 2018), most recent first.
-    pub sack: [SackBlock; 3],
-    /// Scheduling priority for priority queues (pFabric: remaining flow bytes; lower is served first).
-    pub priority: u64,
-    /// Input port at the switch currently holding the packet (set by the switch on arrival).
-    pub ingress: u16,
-    /// Hops taken so far.
-    pub hops: u8,
     /// Equal-length routing: the switch the packet must climb to before heading to `dst`
     /// ([`NO_VIA`]: none). Cleared by that switch.
     pub via: u32,
+    pub flow: FlowId,
+    /// Scheduling priority for priority queues (pFabric: remaining flow bytes; lower is served first).
+    pub priority: u64,
+    /// Unique id within a run (for traces and tests).
+    pub uid: u64,
+    /// TCP: first payload byte (absolute offset; SYN and FIN consume one sequence number each).
+    pub seq: u64,
+    /// TCP: next byte expected by the sender of this packet (valid with `flags::ACK`).
+    pub ack: u64,
+    /// Transport payload bytes.
+    pub payload: u32,
+    /// TCP window field as in the header (scaled down by the sender's window-scale shift).
+    pub rwnd: u16,
+    /// Opaque to every mechanism: the environment's handle (e.g. a frame buffer index).
+    pub tag: u32,
     /// Time the packet was created by its transport (for delay measurement).
     pub created: SimTime,
     /// TCP timestamp option: value and echo (RFC 7323), in the sender's clock (here: sim time).
     pub ts_val: SimTime,
     pub ts_ecr: SimTime,
-    /// Opaque to every mechanism: the environment's handle (e.g. a frame buffer index).
-    pub tag: u32,
+    /// SACK blocks (RFC 2018), most recent first.
+    pub sack: [SackBlock; 3],
 }
 
 impl Default for Packet {
