@@ -19,6 +19,11 @@
 // pyo3 0.22's #[pyfunction] expansion trips this lint on newer clippy (a false positive).
 #![allow(clippy::useless_conversion)]
 
+/// The engine's allocator for everything the engine allocates inside this extension
+/// (`dcfair_sim::Allocator`: why, in its documentation). Python's own objects keep Python's.
+#[global_allocator]
+static ALLOCATOR: dcfair_sim::Allocator = dcfair_sim::Allocator;
+
 use std::ops::ControlFlow;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;

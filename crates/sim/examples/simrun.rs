@@ -2,6 +2,9 @@
 //! Prints the summary and `events/s` on stderr; `--out DIR` also writes the result files.
 //! Users want the `dcfair` command instead.
 
+#[global_allocator]
+static GLOBAL: dcfair_sim::Allocator = dcfair_sim::Allocator;
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(path) = args.next() else {
