@@ -148,6 +148,31 @@ def test_cli_run_rejects_an_unmappable_key_with_exit_2(tmp_path):
     assert not out.exists()
 
 
+def test_extra_sysctls_reach_every_host_and_the_notes():
+    extra = mapping.extra_sysctls(["net.ipv4.tcp_frto=0", "net.core.somaxconn=512"])
+    p = mapping.with_sysctls(_plan(), extra)
+    assert all(h.sysctls["net.ipv4.tcp_frto"] == "0" and h.sysctls["net.core.somaxconn"] == "512" for h in p.hosts)
+    assert all(h.sysctls["net.ipv4.tcp_sack"] == "0" for h in p.hosts)  # the scenario's own stay
+    assert any("net.ipv4.tcp_frto=0" in n for n in p.notes)
+
+
+@pytest.mark.parametrize("bad", ["net.ipv4.tcp_frto", "kernel.panic=1", "net.ipv4.tcp_frto=", "net.ipv4.x=1 2",
+                                 "net.ipv4.a;rm=1", "net.ipv4.tcp_frto=0;reboot", "net.ipv4.tcp_frto=$(x)"])
+def test_a_malformed_sysctl_is_invalid_input_naming_the_option(bad):
+    with pytest.raises(mapping.InvalidInput) as e:
+        mapping.extra_sysctls([bad])
+    assert e.value.key == "--sysctl", e.value
+
+
+def test_cli_run_rejects_a_malformed_sysctl_with_exit_2(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(SMALL)
+    out = tmp_path / "out"
+    p = dcfair("testbed", "run", f, "--sysctl", "kernel.panic=1", "--out", out, "--prefix", "dctx-")
+    assert_clean_error(p, 2, "--sysctl", "kernel.panic=1")
+    assert not out.exists()
+
+
 def test_cli_engine_checks_come_first(tmp_path):
     f = tmp_path / "s.toml"
     f.write_text(SMALL)

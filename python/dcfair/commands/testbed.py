@@ -3,6 +3,7 @@
     dcfair testbed up --hosts N [--prefix dcf-] [--cc cubic] [--rto-min-ms X]
     dcfair testbed down [--prefix dcf-]
     dcfair testbed run SCENARIO [--out DIR] [--switch dcfair|bridge] [--prefix dcf-] [--set K=V ...]
+                                [--sysctl net.ipv4.NAME=VALUE ...]
 
 Needs root, iproute2, ethtool and iperf3 (docs/testbed.md). Invalid input (a scenario key the
 testbed cannot reproduce, a congestion control the kernel does not offer) exits 2 naming it.
@@ -45,6 +46,9 @@ def add_parser(sub) -> None:
     run.add_argument("--seed", metavar="N", type=_options.seed, help="replace the scenario's seed")
     _prefix(run)
     _options.add_set(run)
+    run.add_argument("--sysctl", dest="sysctls", metavar="KEY=VALUE", action="append", default=[],
+                     help="a network sysctl for every host namespace, after the scenario's own, e.g. "
+                          "net.ipv4.tcp_frto=0 (repeatable; recorded in summary.json's testbed notes)")
     run.add_argument("--keep", action="store_true", help="leave the testbed up after the run (for inspection)")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     run.set_defaults(handler=main_run)
@@ -96,7 +100,8 @@ def main_run(args: argparse.Namespace) -> int:
     from dcfair.testbed import run
 
     summary = run.run_file(args.scenario, overrides=args.overrides, out=args.out, switch=args.switch,
-                           prefix=args.prefix, seed=args.seed, keep=args.keep, log=None if args.quiet else _say)
+                           prefix=args.prefix, seed=args.seed, keep=args.keep, log=None if args.quiet else _say,
+                           sysctls=args.sysctls)
     if not args.quiet:
         m = summary["metrics"]
         keys = ("utilization", "jain_index", "starved_fraction", "throughput_variance_pkts", "max_starvation_s",

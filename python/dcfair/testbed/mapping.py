@@ -30,6 +30,7 @@ run it directly. The rules (docs/testbed.md, "Mapping"):
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -185,6 +186,34 @@ def _names(value, key: str) -> List[str]:
     if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         return list(value)
     raise invalid(key, f"expected a host name or a non-empty list of host names, got {value!r}")
+
+
+SYSCTL_KEY = re.compile(r"net\.(ipv4|ipv6|core)\.[a-z0-9_.]+")
+#: Values go into the namespaces' shell scripts: plain words only.
+SYSCTL_VALUE = re.compile(r"[A-Za-z0-9_.,:/+-]+")
+
+
+def extra_sysctls(pairs: List[str]) -> Dict[str, str]:
+    """``--sysctl KEY=VALUE`` options: network sysctls set in every host namespace after the
+    scenario's own (for measurements beyond the scenario keys, e.g. ``net.ipv4.tcp_frto=0``).
+    ``InvalidInput`` naming ``--sysctl`` when one is not ``net.ipv4|ipv6|core.NAME=VALUE``."""
+    out: Dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not SYSCTL_KEY.fullmatch(key) or not SYSCTL_VALUE.fullmatch(value):
+            raise invalid("--sysctl", f"expected net.ipv4|ipv6|core.NAME=VALUE (a plain word: letters, digits, "
+                                      f"_ . , : / + -), got {pair!r}")
+        out[key] = value
+    return out
+
+
+def with_sysctls(p: Plan, extra: Dict[str, str]) -> Plan:
+    """``p`` with ``extra`` (from :func:`extra_sysctls`) set on every host, and a note saying so."""
+    for h in p.hosts:
+        h.sysctls.update(extra)
+    if extra:
+        p.notes.append("every host: " + ", ".join(f"{k}={v}" for k, v in sorted(extra.items())) + " (--sysctl)")
+    return p
 
 
 def plan(text: str, overrides: List[Tuple[str, str]] = (), origin: str = "<scenario>",

@@ -49,7 +49,7 @@ PROGRESS_S = 2.0
 
 
 def run_file(path, overrides=(), out=None, switch: str = "dcfair", prefix: str = bed.DEFAULT_PREFIX,
-             seed: Optional[int] = None, keep: bool = False, log=None) -> Dict[str, Any]:
+             seed: Optional[int] = None, keep: bool = False, log=None, sysctls=()) -> Dict[str, Any]:
     try:
         from dcfair import api
     except ImportError:  # pragma: no cover - without the extension: the mapping's checks only
@@ -60,7 +60,8 @@ def run_file(path, overrides=(), out=None, switch: str = "dcfair", prefix: str =
         api.load_scenario(text=text, origin=str(path), overrides=overrides)
     else:
         text = Path(path).read_text(encoding="utf-8")
-    plan = mapping.plan(text, list(overrides or []), origin=str(path), seed=seed)
+    extra = mapping.extra_sysctls(list(sysctls or []))
+    plan = mapping.with_sysctls(mapping.plan(text, list(overrides or []), origin=str(path), seed=seed), extra)
     return run_plan(plan, out=out or os.path.join("out", "testbed", plan.name), switch=switch, prefix=prefix,
                     keep=keep, log=log)
 
