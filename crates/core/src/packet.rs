@@ -1,7 +1,7 @@
 //! The packet: a small plain struct of header fields, no payload bytes.
 //!
 //! Rules:
-//! - A [`Packet`] is `Copy`-free but cheap to move (144 bytes). Queue disciplines hold packets
+//! - A [`Packet`] is `Copy`-free but cheap to move (152 bytes). Queue disciplines hold packets
 //!   by value, or small stand-ins for them (`qdisc::QPacket`: the simulator queues references to
 //!   the packets in its slab); the real-packet switch keeps anything bulky (the frame bytes)
 //!   outside and refers to it through the opaque [`Packet::tag`].

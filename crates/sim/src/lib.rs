@@ -40,10 +40,14 @@ pub use scenario::Scenario;
 /// Why not the system's: a large run keeps hundreds of MB of per-flow and per-port state
 /// (100,000 flows: about 300 MB) that every packet visits at random. With glibc's malloc those
 /// pages are 4 KiB and a visit is often a TLB miss as well as a cache miss; mimalloc takes its
-/// memory in large, transparent-huge-page-advised segments and packs small objects of one size
-/// together. On the pFabric fabric with FQ-CoDel at 20,000 flows that is 26 % less CPU (85 s
-/// to 63 s, `docs/performance.md`); small runs are unchanged within noise. The allocator never
-/// changes a result: nothing in the engine depends on addresses.
+/// memory in large segments advised for transparent huge pages and packs small objects of one
+/// size together. On the pFabric fabric with FQ-CoDel at 20,000 flows: 70 to 86 s of CPU with
+/// glibc (5 runs), 63 to 71 s with mimalloc (4 runs); at 100,000 flows, with the slab layout
+/// change of the same session, 468 s became 379 s (`docs/performance.md`).
+/// Small runs are unchanged within noise. The price is memory where it is sparse (huge pages
+/// count in full once touched: the 100,000-flow pFabric run peaks at 2.2 GiB instead of
+/// 608 MiB); `MIMALLOC_ALLOW_THP=0` in the environment turns the huge pages off. The allocator
+/// never changes a result: nothing in the engine depends on addresses.
 pub use mimalloc::MiMalloc as Allocator;
 
 /// Version of the engine, written into every output.

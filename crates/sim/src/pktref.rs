@@ -6,7 +6,7 @@
 //!   host or dropped (by a discipline, or for want of a route). Its handle (`u32`) does not
 //!   change in between: routing, FairQ's rewrites and ECN marks change the packet in place.
 //! - A port's discipline stores a [`PktRef`]: the handle plus a copy of the header fields a
-//!   discipline reads ([`QPacket`]), 32 bytes instead of the packet's 144. The copy is taken
+//!   discipline reads ([`QPacket`]), 32 bytes instead of the packet's 152. The copy is taken
 //!   when the packet is offered to the port (after routing and FairQ have changed it) and no
 //!   field of the copy except `ecn` changes while it is queued. A CE mark set on the copy is
 //!   written back to the packet when the port dequeues it ([`Slab::launch`]); disciplines only
@@ -226,6 +226,7 @@ mod tests {
             pkt + offset_of!(Packet, priority) + 8,
         ];
         assert!(ends.iter().all(|&e| e <= 64), "hop fields end at {ends:?}");
+        assert_eq!(size_of::<Packet>(), 152, "the size the module documentation states");
     }
 
     #[test]
