@@ -72,7 +72,7 @@ pub const NO_WSCALE: u8 = 0xFF;
 /// A simulated packet: header fields only.
 ///
 /// Laid out by hand (`repr(C)`): the fields a packet's hop through a switch reads or writes
-/// (addresses, ports, size, ingress, hops, ECN, waypoint, priority) come first, in 32 bytes, so
+/// (addresses, ports, size, ingress, hops, ECN, waypoint, priority) come first, in 40 bytes, so
 /// that the simulator's in-flight record (`crates/sim/src/pktref.rs`) keeps them on one cache
 /// line with its own; the transport's fields follow.
 #[derive(Clone, Debug, PartialEq)]

@@ -101,7 +101,7 @@ impl QPacket for PktRef {
 /// in the node arena).
 ///
 /// Aligned to a cache line, with these three fields first: together with the packet's hop
-/// fields (the first 32 bytes of [`Packet`]) they make everything a hop through a switch
+/// fields (the first 40 bytes of [`Packet`]) they make everything a hop through a switch
 /// touches (arrival, routing, the [`PktRef`] taken for the discipline, [`Slab::launch`]) one
 /// line. Unaligned, one record in two would split that line.
 #[derive(Clone, Debug, Default)]
