@@ -353,7 +353,12 @@ def test_ctrl_c_stops_a_long_run_cleanly(tmp_path):
     (tmp_path / "out").mkdir()
     (out / "summary.json").write_text("earlier")
     cmd = [sys.executable, "-m", "dcfair", "run", str(LONGFLOWS), "--set", "sim.duration_s=100000", "--out", str(out)]
-    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # SIGINT at its default in the child whatever this process inherited: a shell runs its
+    # background jobs (`make test &`, `nohup ... &`) with SIGINT ignored, children inherit that,
+    # and Python then leaves Ctrl-C ignored instead of raising KeyboardInterrupt (the run went on
+    # and this test timed out in such a CI rehearsal).
+    proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     time.sleep(3.0)
     if proc.poll() is not None:  # ended before the signal: the stub, or an error worth seeing
         stdout, stderr = proc.communicate()
