@@ -8,8 +8,10 @@
 ``raw/flows/<id>.sender.json`` (the sender's ``tcp_info`` every 100 ms: ``backoff``, ``rto_us``,
 ``ca_state``, ``bytes_sent``, ...), and prints, for the starved flows and the others: their
 retransmissions, longest silence (no byte sent for that long), highest backoff and RTO, the
-share of samples in the Loss state (``ca_state`` 4, after an RTO), and how often data moved
-while the backoff stayed up; then three starved flows' timelines, one sample a second. With a
+share of samples in the Loss state (``ca_state`` 4, after an RTO), how often data moved
+while the backoff stayed up, and how many segments the starved flows sent in each stay at a backoff
+level from 3 up (one: the RTO's retransmission, and nothing after it); then three
+starved flows' timelines, one sample a second. With a
 simulator run directory (``simrun ... --out DIR`` or ``dcfair run``), also its starved and fed
 flows' timeouts and longest gaps.
 
@@ -60,6 +62,22 @@ def med(v):
     return statistics.median(v) if v else None
 
 
+def sent_per_backoff_level(s: list, c: dict, low: int = 3) -> list[int]:
+    """Segments (1460 bytes) a flow sent in each stay at a backoff level from ``low`` up: from
+    the sample before the level was entered (so the RTO's retransmission counts) to the last
+    sample at that level (a stay ends when the backoff rises, an RTO, or falls, an RTT sample)."""
+    out, start = [], None
+    for i in range(1, len(s)):
+        k = s[i][c["backoff"]]
+        if k != s[i - 1][c["backoff"]]:
+            if start is not None:
+                out.append(s[i - 1][c["bytes_sent"]] - s[start][c["bytes_sent"]])
+            start = i - 1 if k >= low else None
+    if start is not None:
+        out.append(s[-1][c["bytes_sent"]] - s[start][c["bytes_sent"]])
+    return [round(b / 1460) for b in out]
+
+
 def timelines(run: Path, sim: Path | None) -> None:
     rows = [r for r in csv.DictReader(open(run / "flows.csv")) if r["kind"] == "tcp"]
     starved = {r["flow_id"] for r in rows if int(float(r["pkts_in_window"] or 0)) == 0}
@@ -97,6 +115,12 @@ def timelines(run: Path, sim: Path | None) -> None:
     if moved:
         print(f"  100 ms intervals in which a flow sent data: {moved}; its backoff stayed >= 1 through "
               f"{moved_backed} ({moved_backed / moved:.0%}) of them; backoff rose {rises} times, fell {falls}")
+    levels = [n for fid in starved & set(series) for n in sent_per_backoff_level(*series[fid])]
+    if levels:
+        one = sum(n <= 1 for n in levels)
+        print(f"  starved flows at backoff 3 or more: {len(levels)} levels; segments sent per level: median "
+              f"{med(levels):.0f}, mean {statistics.fmean(levels):.1f}; at most one (the RTO's retransmission) in "
+              f"{one} ({one / len(levels):.0%})")
     for fid in sorted(starved & set(series), key=int)[:3]:
         s, c = series[fid]
         t0 = s[0][0]
