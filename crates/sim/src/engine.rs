@@ -415,13 +415,16 @@ impl Sim {
             let r = PktRef::of(h, pkt);
             self.offer(out, r, now);
         } else {
-            let pkt = self.slab.take(h);
-            self.deliver(now, node, pkt);
+            self.deliver(now, node, h);
         }
     }
 
-    /// A packet reached host `host`: observe it and hand it to its transport.
-    fn deliver(&mut self, now: SimTime, host: u32, pkt: Packet) {
+    /// The packet in slab slot `h` reached host `host`: observe it and hand it to its transport,
+    /// which reads it in its slot (a copy would cost a pass over all its 152 bytes; a data
+    /// segment's transport reads only the first two of its three cache lines). The slot is freed
+    /// as soon as the transport is done with it, before the transport's replies are emitted.
+    fn deliver(&mut self, now: SimTime, host: u32, h: u32) {
+        let pkt = &self.slab.items[h as usize].pkt;
         let f = pkt.flow as usize;
         #[cfg(feature = "trace")]
         {
@@ -430,10 +433,12 @@ impl Sim {
         }
         let in_window = now >= self.window_start;
         if pkt.proto == Proto::Udp {
+            let size = pkt.size;
+            self.slab.free(h);
             let src = &mut self.udp[f - self.tcp.len()];
-            src.bytes_received += pkt.size as u64;
+            src.bytes_received += size as u64;
             let start = src.start;
-            self.obs[f].arrival(now, start, pkt.size, in_window);
+            self.obs[f].arrival(now, start, size, in_window);
             return;
         }
         let mut out = std::mem::take(&mut self.scratch);
@@ -442,7 +447,8 @@ impl Sim {
             if pkt.is_data() {
                 self.obs[f].arrival(now, flow.start, pkt.size, in_window);
             }
-            flow.to_receiver(&pkt, now, &mut out);
+            flow.to_receiver(pkt, now, &mut out);
+            self.slab.free(h);
             if let Some(fq) = self.fairq.as_deref() {
                 fq.tag(&mut out, flow.receiver.wscale_shift());
             }
@@ -468,7 +474,8 @@ impl Sim {
             self.scratch = out;
             self.rearm(f, 1);
         } else {
-            flow.to_sender(&pkt, now, &mut out);
+            flow.to_sender(pkt, now, &mut out);
+            self.slab.free(h);
             #[cfg(feature = "trace")]
             self.trace.push_str(&trace::sender(now, f, "ack", &flow.sender));
             let src = flow.ids.src;

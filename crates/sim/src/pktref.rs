@@ -166,12 +166,6 @@ impl Slab {
             self.free.push(d.pkt.handle);
         }
     }
-    /// Frees slot `h` and returns its packet. The slot keeps a stale copy until it is reused.
-    #[inline]
-    pub fn take(&mut self, h: u32) -> Packet {
-        self.free.push(h);
-        self.items[h as usize].pkt.clone()
-    }
     /// Slots in use.
     #[cfg(test)]
     pub fn live(&self) -> usize {
@@ -243,7 +237,8 @@ mod tests {
         assert!(s.items[a.handle as usize].switch && !s.items[b.handle as usize].switch);
         assert_eq!(s.live(), 2);
         s.free(a.handle);
-        assert_eq!(s.take(b.handle).src, 2);
+        assert_eq!(s.pkt(b.handle).src, 2);
+        s.free(b.handle);
         assert_eq!(s.live(), 0);
         let c = s.insert(pkt(3, 3));
         assert!(c.handle == a.handle || c.handle == b.handle);
