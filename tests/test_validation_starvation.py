@@ -30,3 +30,26 @@ def test_levels_below_the_threshold_are_not_counted_and_an_open_stay_is():
     assert starvation.sent_per_backoff_level(s, C) == [1]
     assert starvation.sent_per_backoff_level(s, C, low=2) == [9, 1]
     assert starvation.sent_per_backoff_level(samples((0, 0), (0, 5)), C) == []
+
+
+def test_events_on_a_lattice_are_found_with_their_phase_and_scattered_ones_are_not():
+    # 40 events at 0.03 + k * 0.256 s, each seen only within a 100 ms sampling interval.
+    on = [(0.03 + k * 0.256 - 0.01 * (k % 7), 0.03 + k * 0.256 - 0.01 * (k % 7) + 0.1) for k in range(40)]
+    phase, share = starvation.on_lattice(on, 0.256)
+    assert share == 1.0 and abs(phase - 0.03) < 0.06
+    # the same intervals shifted by an irregular amount each: far fewer fit one lattice
+    off = [(a + 0.037 * (k * k % 11), b + 0.037 * (k * k % 11)) for k, (a, b) in enumerate(on)]
+    assert starvation.on_lattice(off, 0.256)[1] < 0.8
+
+
+def test_stays_in_a_trace_count_offered_segments_and_a_dropped_retransmission(tmp_path):
+    # flow 4 starved: multiplier 8 after a timeout (its retransmission dropped, nothing more),
+    # then 16 (retransmission stored, one more segment), then an RTT sample ends the backoff;
+    # flow 5 is not starved and is ignored.
+    log = tmp_path / "trace"
+    s = lambda t, f, b: f"s {t} {f} timer 1460 2920 0 0 0 0 0 1.0 {b} 1\n"  # noqa: E731
+    log.write_text(
+        s(1.0, 4, 4) + "+ 1.0 9 4 0 1500\n" + s(2.0, 4, 8) + "d 2.0 9 4 0 1500\n" + "+ 2.0 9 5 0 1500\n"
+        + s(4.0, 4, 16) + "+ 4.0 9 4 0 1500\n" + "+ 4.1 9 4 1460 1500\n" + s(5.0, 4, 1) + "+ 5.0 9 4 2920 1500\n"
+        + s(6.0, 5, 8) + "d 6.0 9 5 0 1500\n")
+    assert starvation.stays_in_trace(log, {4}) == [(1, True), (2, False)]

@@ -43,6 +43,7 @@ pub mod receiver;
 pub mod rtt;
 pub mod sack;
 pub mod sender;
+pub mod timer_wheel;
 
 pub use congestion::{RecoveryCwnd, RecoveryExit, SsthreshFrom, WindowRules};
 pub use receiver::{ReceiverState, ReceiverStats, TcpReceiver};
@@ -132,6 +133,11 @@ pub struct TcpConfig {
     pub limited_transmit: bool,
     /// Clock granularity G of RFC 6298 (RTO = SRTT + max(G, 4 RTTVAR)), microseconds.
     pub clock_granularity_us: f64,
+    /// When the retransmission (and persist) timer fires: 0, exactly when due (ns-2, and the
+    /// default); a kernel tick rate such as 250 or 1000, as Linux's timer wheel at that `HZ`
+    /// fires it, rounded up to the wheel level's granularity (`timer_wheel.rs`), so that
+    /// backed-off timers of different flows fire together.
+    pub timer_wheel_hz: u32,
     /// What `ssthresh` halves after a loss: `"flight_size"` (RFC 5681) or `"cwnd"` (ns-2:
     /// `min(cwnd, rwnd) / 2` in whole segments, at least 2).
     pub ssthresh_from: SsthreshFrom,
@@ -217,6 +223,7 @@ impl Default for TcpConfig {
             karn_strict: false,
             limited_transmit: false,
             clock_granularity_us: 0.0,
+            timer_wheel_hz: 0,
             ssthresh_from: SsthreshFrom::FlightSize,
             recovery_cwnd: RecoveryCwnd::Ssthresh,
             recovery_exit: RecoveryExit::Ssthresh,
@@ -253,6 +260,8 @@ pub const MAX_SCALED_WINDOW: u64 = MAX_WINDOW_FIELD << MAX_WSCALE;
 const MAX_DURATION_S: f64 = 1.0e6;
 /// Range accepted for the pacing ratios (`pacing_ss_ratio`, `pacing_ca_ratio`).
 pub const PACING_RATIO_RANGE: (f64, f64) = (0.01, 100.0);
+/// Highest `timer_wheel_hz` accepted (Linux offers 100 to 1000).
+pub const MAX_TIMER_WHEEL_HZ: u32 = 10_000;
 
 /// The smallest window-scale shift with which `buf` bytes fit the 16-bit field (at most 14).
 pub fn wscale_for(buf: u64) -> u8 {
@@ -324,6 +333,12 @@ impl TcpConfig {
         duration("max_rto_s", self.max_rto_s, 1.0, true)?;
         duration("initial_rto_s", self.initial_rto_s, 1.0, true)?;
         duration("clock_granularity_us", self.clock_granularity_us, 1e6, false)?;
+        if self.timer_wheel_hz > MAX_TIMER_WHEEL_HZ {
+            return Err(ConfigError::new(
+                "timer_wheel_hz",
+                format!("must be 0 (exact timers) or a tick rate up to {MAX_TIMER_WHEEL_HZ} Hz, got {}", self.timer_wheel_hz),
+            ));
+        }
         for (key, on) in [
             ("headerless_first_segment", self.headerless_first_segment),
             ("first_ack_resets_cwnd", self.first_ack_resets_cwnd),
@@ -808,6 +823,7 @@ mod tests {
         rejects(|c| c.delack_timeout_ms = -0.5, "delack_timeout_ms");
         rejects(|c| c.delack_timeout_ms = f64::NAN, "delack_timeout_ms");
         rejects(|c| c.clock_granularity_us = -1.0, "clock_granularity_us");
+        rejects(|c| c.timer_wheel_hz = MAX_TIMER_WHEEL_HZ + 1, "timer_wheel_hz");
         rejects(|c| c.max_rto_s = 1e300, "max_rto_s");
         rejects(|c| c.headerless_first_segment = true, "headerless_first_segment");
         rejects(|c| c.first_ack_resets_cwnd = true, "first_ack_resets_cwnd");

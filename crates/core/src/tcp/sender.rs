@@ -212,6 +212,8 @@ pub struct TcpSender {
     /// The timed segment: the ACK number that covers it, and when it left.
     timed: Option<(u64, SimTime)>,
     timer: Option<(SimTime, TimerKind)>,
+    /// `timer_wheel_hz` (0: exact timers).
+    timer_hz: u32,
     // what we acknowledge / echo
     rcv_ack: u64,
     ts_recent: SimTime,
@@ -307,6 +309,7 @@ impl TcpSender {
             },
             timed: None,
             timer: None,
+            timer_hz: cfg.timer_wheel_hz,
             rcv_ack: 0,
             ts_recent: SimTime::ZERO,
             stats: SenderStats::default(),
@@ -425,6 +428,13 @@ impl TcpSender {
             }
             (SenderState::Closed | SenderState::Done, _) => {}
         }
+    }
+
+    /// When a retransmission (or persist) timer armed now for the current RTO fires: at
+    /// `now + RTO`, or on Linux's timer wheel with `timer_wheel_hz` (`timer_wheel.rs`).
+    #[inline]
+    fn timer_due(&self, now: SimTime) -> SimTime {
+        super::timer_wheel::expiry(now, self.rtt.rto(), self.timer_hz)
     }
 
     /// The earlier of the retransmission (or persist) timer and the pacer's release time.
@@ -557,7 +567,7 @@ impl TcpSender {
             self.timed = Some((self.iss + 1, now));
         }
         self.stats.pkts_sent += 1;
-        self.timer = Some((now + self.rtt.rto(), TimerKind::Retransmit));
+        self.timer = Some((self.timer_due(now), TimerKind::Retransmit));
         out.push(p);
     }
 
@@ -730,7 +740,7 @@ impl TcpSender {
         } else if self.snd_una == self.snd_max {
             self.timer = None; // RFC 6298 5.2: nothing outstanding
         } else if restart_timer {
-            self.timer = Some((now + self.rtt.rto(), TimerKind::Retransmit)); // RFC 6298 5.3
+            self.timer = Some((self.timer_due(now), TimerKind::Retransmit)); // RFC 6298 5.3
         }
         sample
     }
@@ -761,7 +771,7 @@ impl TcpSender {
         self.stats.fast_retransmits += 1;
         self.timed = None; // Karn: the timed segment's ACK may now be ambiguous
         self.retransmit_head(now, out);
-        self.timer = Some((now + self.rtt.rto(), TimerKind::Retransmit));
+        self.timer = Some((self.timer_due(now), TimerKind::Retransmit));
     }
 
     // ----- SACK loss recovery (RFC 6675) ------------------------------------------------------
@@ -815,7 +825,7 @@ impl TcpSender {
         let (s, e) = self.unsacked_segment(self.snd_una);
         self.emit_range(s, e, now, out); // (4.3)
         self.high_rxt = e;
-        self.timer = Some((now + self.rtt.rto(), TimerKind::Retransmit));
+        self.timer = Some((self.timer_due(now), TimerKind::Retransmit));
     }
 
     /// Up to one SMSS of unSACKed, already sent payload starting at the first unSACKed octet at
@@ -943,7 +953,7 @@ impl TcpSender {
             self.after_rto = true;
             self.high_rxt = self.snd_una;
         }
-        self.timer = Some((now + self.rtt.rto(), TimerKind::Retransmit));
+        self.timer = Some((self.timer_due(now), TimerKind::Retransmit));
         if self.cc.probe_mode() {
             // pFabric's probe mode: one byte at snd_una, nothing else until an ACK of new data
             self.send_from_nxt(1, now, out);
@@ -1018,7 +1028,7 @@ impl TcpSender {
                     space // a window smaller than a segment, nothing outstanding: fill it
                 } else {
                     if idle && space == 0 && self.timer.is_none() {
-                        self.timer = Some((now + self.rtt.rto(), TimerKind::Persist));
+                        self.timer = Some((self.timer_due(now), TimerKind::Persist));
                     }
                     break;
                 };
@@ -1107,7 +1117,7 @@ impl TcpSender {
         }
         // RFC 6298 5.1: start the timer if it is not running (a persist timer gives way)
         if !matches!(self.timer, Some((_, TimerKind::Retransmit))) {
-            self.timer = Some((now + self.rtt.rto(), TimerKind::Retransmit));
+            self.timer = Some((self.timer_due(now), TimerKind::Retransmit));
         }
         out.push(p);
     }
@@ -1196,6 +1206,26 @@ mod tests {
         assert_eq!(s.state(), SenderState::Established);
         s.start(t0, &mut out); // a second start does nothing
         assert_eq!(out.len(), 2);
+    }
+
+    #[test]
+    fn with_a_timer_wheel_the_rto_fires_on_the_wheels_lattice() {
+        // 250 Hz: the 1 s initial RTO (250 jiffies, level 1) fires on a 32 ms boundary, the
+        // backed-off 2 s and 4 s (500 and 1000 jiffies) on 32 and 256 ms boundaries.
+        let cfg = TcpConfig { timer_wheel_hz: 250, ..nohs() };
+        let mut s = TcpSender::new(&cfg, IDS, Some(100_000));
+        let mut out = Vec::new();
+        s.start(SimTime(5), &mut out);
+        let mut due = s.next_deadline().unwrap();
+        assert_eq!(due, SimTime::ZERO + SimDuration::from_ms(1024));
+        for (rto_ms, grain_ms) in [(2000, 32), (4000, 256)] {
+            s.on_timer(due, &mut out);
+            let next = s.next_deadline().unwrap();
+            assert!(next >= due + SimDuration::from_ms(rto_ms), "fired early: {next:?}");
+            assert_eq!(next.0 % SimDuration::from_ms(grain_ms).0, 0, "{next:?} is off the {grain_ms} ms lattice");
+            due = next;
+        }
+        assert_eq!(s.stats().timeouts, 2);
     }
 
     #[test]
