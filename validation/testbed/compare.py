@@ -4,7 +4,10 @@ Runs ``scenarios/papers/hcf/longflows.toml`` with fewer flows (default 100), the
 with them (20 packets for 400 flows -> 5 for 100: the same buffer per flow), a shorter run
 (30 s, measured over the last 10 s), for DropTail and HCF:
 
-- in the simulator (``dcfair.api.run``, seeds 1..``--seeds``);
+- in the simulator (``dcfair.api.run``, seeds 1..``--seeds``), as the scenario stands (ns-2's
+  TCP, timers that fire when due) and with Linux's timers and Linux-like TCP rules
+  (:data:`LINUX_TIMERS`: ``tcp.timer_wheel_hz = 250``, timers due at once in a seeded random
+  order, and the ``L3`` keys of ``starvation.py``), DropTail and HCF;
 - on the testbed (``dcfair testbed run``: Linux TCP in namespaces through the dcfair switch
   running the same queue code), ``--reps`` runs each;
 
@@ -19,7 +22,8 @@ docs/validation.md between ``<!-- testbed:begin -->`` and ``<!-- testbed:end -->
 root, iproute2, ethtool, iperf3 and the switch binary (``cargo build --release -p
 dcfair-switch``); ``--switch bridge`` runs the testbed side with the Linux bridge baseline
 (DropTail only: its HCF and FairQ rows are left out). ``--from-json`` rewrites the table from
-an earlier results file without running anything.
+an earlier results file without running anything; ``--resim`` reruns only the simulations and
+keeps the testbed runs of the results file (no root needed).
 
     sudo .venv/bin/python validation/testbed/compare.py --doc docs/validation.md
 """
@@ -37,16 +41,23 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "validation"))
 sys.path.insert(0, str(REPO / "python"))
 
 import docsection  # noqa: E402
+from starvation import LINUXISH  # noqa: E402
 
 SCENARIO = REPO / "scenarios" / "papers" / "hcf" / "longflows.toml"
 RESULTS = REPO / "validation" / "results" / "testbed_longflows.json"
 METRICS = ("starved_fraction", "throughput_variance_pkts", "jain_index", "utilization", "timeouts", "drops")
 FAIRQ_BUFFER_PKTS = 100
 FAIRQ_TARGET = 0.25
+#: The simulator with the testbed's timers: Linux's timer wheel at this kernel's 250 Hz, timers
+#: due at the same instant in a seeded random order, and the Linux-like TCP keys (L3) of
+#: starvation.py (docs/validation.md, "What makes real TCP starve more").
+LINUX_TIMERS = [tuple(kv.split("=", 1)) for kv in LINUXISH] + [("tcp.timer_wheel_hz", "250"),
+                                                               ("sim.tie_break", "random_timers")]
 
 
 def overrides(a, kind: str, fairq: bool = False):
@@ -65,12 +76,12 @@ def overrides(a, kind: str, fairq: bool = False):
     return ov
 
 
-def sim_runs(a, kind, fairq=False):
+def sim_runs(a, kind, fairq=False, extra=()):
     from dcfair import api
 
     out = []
     for seed in range(1, a.seeds + 1):
-        ov = overrides(a, kind, fairq)
+        ov = overrides(a, kind, fairq) + list(extra)
         if fairq:
             ov.append(("measure.sample_interval_s", "0.001"))
             ov.append(("measure.sample_flows", "false"))
@@ -132,13 +143,15 @@ def cell(runs, key):
 
 
 def table(res) -> str:
-    lines = ["| qdisc | metric | simulation | testbed (Linux TCP) |", "|---|---|---|---|"]
+    lines = ["| qdisc | metric | simulation | simulation, Linux's timers | testbed (Linux TCP) |", "|---|---|---|---|---|"]
     for kind in ("droptail", "hcf"):
         sim, tb = res["sim"].get(kind), res["testbed"].get(kind)
+        lin = res.get("sim_linux", {}).get(kind)
         if not sim:
             continue
         for key in METRICS:
-            lines.append(f"| {kind} | {key} | {cell(sim, key)} | {cell(tb, key) if tb else 'not run'} |")
+            lines.append(f"| {kind} | {key} | {cell(sim, key)} | {cell(lin, key) if lin else 'not run'} | "
+                         f"{cell(tb, key) if tb else 'not run'} |")
     fq_sim, fq_tb = res["sim"].get("fairq"), res["testbed"].get("fairq")
     if fq_sim:
         target = FAIRQ_TARGET * FAIRQ_BUFFER_PKTS
@@ -177,6 +190,10 @@ def _args(st) -> str:
     return out
 
 
+def git_commit() -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, text=True, capture_output=True).stdout.strip()
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--flows", type=int, default=100)
@@ -193,10 +210,25 @@ def main(argv=None) -> int:
                          "flows times 1 MSS must stay below the target)")
     ap.add_argument("--no-fairq", action="store_true")
     ap.add_argument("--from-json", help="only rewrite the table from this results file")
+    ap.add_argument("--resim", action="store_true",
+                    help="rerun the simulations only, keeping the testbed runs of the results file")
     ap.add_argument("--doc", help="also write the table into this markdown file, between the markers")
     a = ap.parse_args(argv)
     if a.from_json:
         res = json.loads(Path(a.from_json).read_text())
+    elif a.resim:
+        res = json.loads(RESULTS.read_text())
+        st = res["setting"]
+        a.flows, a.buffer_pkts, a.duration, a.window = st["flows"], st["buffer_pkts"], st["duration_s"], st["window_s"]
+        a.seeds, a.fairq_flows = st["seeds"], st["fairq_flows"]
+        for kind in ("droptail", "hcf"):
+            print(f"simulation {kind}: {a.seeds} seeds, as the scenario and with Linux's timers", flush=True)
+            res["sim"][kind] = sim_runs(a, kind)
+            res.setdefault("sim_linux", {})[kind] = sim_runs(a, kind, extra=LINUX_TIMERS)
+        if "fairq" in res["sim"]:
+            res["sim"]["fairq"] = sim_runs(a, "droptail", fairq=True)
+        res["sim_commit"] = git_commit()
+        RESULTS.write_text(json.dumps(res, indent=1) + "\n")
     else:
         res = {"setting": {"flows": a.flows, "buffer_pkts": a.buffer_pkts or max(2, round(20 * a.flows / 400)),
                            "duration_s": a.duration, "window_s": a.window, "seeds": a.seeds, "reps": a.reps,
@@ -207,6 +239,7 @@ def main(argv=None) -> int:
         for kind in ("droptail", "hcf"):
             print(f"simulation {kind}: {a.seeds} seeds", flush=True)
             res["sim"][kind] = sim_runs(a, kind)
+            res.setdefault("sim_linux", {})[kind] = sim_runs(a, kind, extra=LINUX_TIMERS)
             if kind in kinds:
                 print(f"testbed {kind}: {a.reps} runs ({a.switch})", flush=True)
                 res["testbed"][kind] = testbed_runs(a, kind)
@@ -216,8 +249,7 @@ def main(argv=None) -> int:
             if a.switch == "dcfair":
                 print("testbed fairq", flush=True)
                 res["testbed"]["fairq"] = testbed_runs(a, "droptail", fairq=True)
-        res["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=REPO, text=True,
-                                           capture_output=True).stdout.strip()
+        res["git_commit"] = res["sim_commit"] = git_commit()
         res["kernel"] = os.uname().release
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(res, indent=1) + "\n")
@@ -227,8 +259,11 @@ def main(argv=None) -> int:
         st = res["setting"]
         note = (f"{st['flows']} flows, buffer {st['buffer_pkts']} packets, {st['duration_s']:g} s measured over the last "
                 f"{st['window_s']:g} s; simulation seeds 1..{st['seeds']}, testbed {st['reps']} run(s) per row through "
-                f"the `{st['switch']}` switch on Linux {res.get('kernel', '?')}, dcfair at {(res.get('git_commit') or '?')[:7]}. "
-                "Cells: mean ± sample std (n), or one run. Made by "
+                f"the `{st['switch']}` switch on Linux {res.get('kernel', '?')}, dcfair at {(res.get('git_commit') or '?')[:7]}"
+                + (f" (simulations rerun at {res['sim_commit'][:7]} with `--resim`)"
+                   if res.get("sim_commit", res.get("git_commit")) != res.get("git_commit") else "")
+                + ". \"Linux's timers\": `tcp.timer_wheel_hz = 250`, `sim.tie_break = \"random_timers\"` and the L3 keys "
+                "of `starvation.py` (below). Cells: mean ± sample std (n), or one run. Made by "
                 f"`sudo .venv/bin/python validation/testbed/compare.py{_args(st)} --doc docs/validation.md`; "
                 "raw numbers in `validation/results/testbed_longflows.json`.")
         if docsection.write(a.doc, "testbed", t + "\n\n" + note, "compare.py"):
