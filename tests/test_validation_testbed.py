@@ -1,8 +1,9 @@
-"""validation/testbed/starvation.py: the per-backoff-level count behind docs/validation.md's
-"What makes real TCP starve more" (the testbed runs themselves need root; see test_testbed.py)."""
+"""validation/testbed/: starvation.py's measures behind docs/validation.md's "What makes real TCP
+starve more", and compare.py's table (the testbed runs themselves need root; see test_testbed.py)."""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 
 from conftest import REPO
@@ -53,3 +54,25 @@ def test_stays_in_a_trace_count_offered_segments_and_a_dropped_retransmission(tm
         + s(4.0, 4, 16) + "+ 4.0 9 4 0 1500\n" + "+ 4.1 9 4 1460 1500\n" + s(5.0, 4, 1) + "+ 5.0 9 4 2920 1500\n"
         + s(6.0, 5, 8) + "d 6.0 9 5 0 1500\n")
     assert starvation.stays_in_trace(log, {4}) == [(1, True), (2, False)]
+
+
+def load_testbed_compare():
+    # validation/ns3 has a compare.py too: load this one under its own name
+    spec = importlib.util.spec_from_file_location("testbed_compare", REPO / "validation" / "testbed" / "compare.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_linux_timers_column_sets_the_wheel_the_random_order_and_the_l3_keys():
+    cmp = load_testbed_compare()
+    keys = dict(cmp.LINUX_TIMERS)
+    assert keys["tcp.timer_wheel_hz"] == "250" and keys["sim.tie_break"] == "random_timers"
+    assert {k for k, _ in (kv.split("=", 1) for kv in starvation.LINUXISH)} <= set(keys)
+    run = lambda v: {k: v for k in cmp.METRICS}  # noqa: E731
+    res = {"sim": {"droptail": [run(0.0), run(1.0)]}, "sim_linux": {"droptail": [run(0.5)]},
+           "testbed": {"droptail": [run(0.25)]}}
+    rows = [r for r in cmp.table(res).splitlines() if r.startswith("| droptail | starved_fraction")]
+    assert rows == ["| droptail | starved_fraction | 0.5 ± 0.707 (2) | 0.5 | 0.25 |"]
+    del res["sim_linux"]
+    assert "| not run |" in cmp.table(res)
