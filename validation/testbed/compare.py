@@ -125,6 +125,13 @@ def testbed_runs(a, kind, fairq=False):
     return out
 
 
+def simulate(a, res, kind):
+    """Both simulation columns of `kind`: the scenario as it stands, and with Linux's timers."""
+    print(f"simulation {kind}: {a.seeds} seeds, as the scenario and with Linux's timers", flush=True)
+    res["sim"][kind] = sim_runs(a, kind)
+    res.setdefault("sim_linux", {})[kind] = sim_runs(a, kind, extra=LINUX_TIMERS)
+
+
 def fmt(v):
     if v is None:
         return "-"
@@ -222,9 +229,7 @@ def main(argv=None) -> int:
         a.flows, a.buffer_pkts, a.duration, a.window = st["flows"], st["buffer_pkts"], st["duration_s"], st["window_s"]
         a.seeds, a.fairq_flows = st["seeds"], st["fairq_flows"]
         for kind in ("droptail", "hcf"):
-            print(f"simulation {kind}: {a.seeds} seeds, as the scenario and with Linux's timers", flush=True)
-            res["sim"][kind] = sim_runs(a, kind)
-            res.setdefault("sim_linux", {})[kind] = sim_runs(a, kind, extra=LINUX_TIMERS)
+            simulate(a, res, kind)
         if "fairq" in res["sim"]:
             res["sim"]["fairq"] = sim_runs(a, "droptail", fairq=True)
         res["sim_commit"] = git_commit()
@@ -237,9 +242,7 @@ def main(argv=None) -> int:
                "base_rtt_us": 100.0, "sim": {}, "testbed": {}}
         kinds = ("droptail",) if a.switch == "bridge" else ("droptail", "hcf")
         for kind in ("droptail", "hcf"):
-            print(f"simulation {kind}: {a.seeds} seeds", flush=True)
-            res["sim"][kind] = sim_runs(a, kind)
-            res.setdefault("sim_linux", {})[kind] = sim_runs(a, kind, extra=LINUX_TIMERS)
+            simulate(a, res, kind)
             if kind in kinds:
                 print(f"testbed {kind}: {a.reps} runs ({a.switch})", flush=True)
                 res["testbed"][kind] = testbed_runs(a, kind)

@@ -99,9 +99,15 @@ def on_lattice(intervals: list, period: float, steps: int = 1000) -> tuple[float
     return best * period / steps, share(best * period / steps)
 
 
+def tcp_flows(flows_csv: Path | str) -> tuple[list[dict], set[str]]:
+    """The TCP rows of a ``flows.csv`` (testbed or simulator) and the ids of those that
+    delivered nothing in the measurement window (starved)."""
+    rows = [r for r in csv.DictReader(open(flows_csv)) if r["kind"] == "tcp"]
+    return rows, {r["flow_id"] for r in rows if int(float(r["pkts_in_window"] or 0)) == 0}
+
+
 def timelines(run: Path, sim: Path | None) -> None:
-    rows = [r for r in csv.DictReader(open(run / "flows.csv")) if r["kind"] == "tcp"]
-    starved = {r["flow_id"] for r in rows if int(float(r["pkts_in_window"] or 0)) == 0}
+    rows, starved = tcp_flows(run / "flows.csv")
     print(f"testbed {run}: {len(starved)}/{len(rows)} flows starved")
     groups = {"starved": [], "fed": []}
     moved = moved_backed = rises = falls = 0
@@ -158,9 +164,9 @@ def timelines(run: Path, sim: Path | None) -> None:
         print(f"  flow {fid}: " + " | ".join(f"{x[0] - t0:.0f}s b{x[c['backoff']]} rto {x[c['rto_us']] // 1000} ms "
                                              f"sent {x[c['bytes_sent']] // 1460}" for x in s[::10]))
     if sim:
-        srows = [r for r in csv.DictReader(open(sim / "flows.csv")) if r["kind"] == "tcp"]
-        for g, keep in (("starved", lambda r: int(float(r["pkts_in_window"])) == 0), ("fed", lambda r: int(float(r["pkts_in_window"])) > 0)):
-            v = [r for r in srows if keep(r)]
+        srows, sstarved = tcp_flows(sim / "flows.csv")
+        for g, starving in (("starved", True), ("fed", False)):
+            v = [r for r in srows if (r["flow_id"] in sstarved) == starving]
             if v:
                 print(f"simulator {sim} {g} ({len(v)}): median timeouts {med([int(r['timeouts']) for r in v])}, "
                       f"retransmissions {med([int(r['retransmits']) for r in v])}, longest gap {med([float(r['max_gap_s']) for r in v]):.1f} s")
@@ -227,8 +233,7 @@ def sim_stays(seed: int, extra: list[str]) -> None:
                             *extra], capture_output=True, text=True)
         if p.returncode:
             sys.exit(p.stderr)
-        rows = [r for r in csv.DictReader(open(str(log) + ".flows.csv")) if r["kind"] == "tcp"]
-        starved = {int(r["flow_id"]) for r in rows if int(float(r["pkts_in_window"] or 0)) == 0}
+        starved = {int(f) for f in tcp_flows(str(log) + ".flows.csv")[1]}
         stays = stays_in_trace(log, starved)
     n = [k for k, _ in stays]
     head = f"simulator (DropTail, seed {seed}{', ' + ' '.join(extra) if extra else ''}): {len(starved)} starved flows"
