@@ -4,6 +4,7 @@ and dcfair beside ns-3 on a scaled-down run that ns-3 finishes, in the same sess
 
     python bench/pfabric.py [--flows 100000] [--mechs fq_codel,dctcp,pfabric] [--ns3-flows 100]
                             [--reps 1] [--no-doc]
+    python bench/pfabric.py --print-cmd FLOWS [--mechs M] [--simrun PATH]
 
 The network is ``scenarios/workloads/pfabric_websearch.toml`` (144 hosts = 9 leaves x 16,
 4 spines, 10 Gbit/s host links, 40 Gbit/s fabric links, Poisson arrivals at load 0.6, web-search
@@ -29,6 +30,10 @@ settings ``bench/ns3/leafspine.cc`` sets in ns-3.
 
 Writes ``bench/results/pfabric.json`` and the section ``pfabric-bench`` of
 ``docs/performance.md``.
+
+``--print-cmd FLOWS`` prints the ``simrun`` command of a reduced run (the first ``FLOWS``
+flows, the first mechanism of ``--mechs``, output directory ``{out}``) and exits: the form
+``bench/ab.py`` compares two builds with.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ import csv
 import datetime
 import json
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -145,9 +151,9 @@ def overrides(mech: str) -> dict:
     return {**base, **dict(MECHANISMS[mech]), **extra}
 
 
-def dcfair_cmd(flows: int, out: str, stop_s: float, mech: str = "fq_codel") -> list[str]:
+def dcfair_cmd(flows: int, out: str, stop_s: float, mech: str = "fq_codel", simrun: str | None = None) -> list[str]:
     ov = {**overrides(mech), "poisson.max_flows": flows, "poisson.stop_s": stop_s, "sim.duration_s": stop_s + 0.05}
-    return [str(SIMRUN), str(SCENARIO), *(f"{k}={v}" for k, v in ov.items()), "--out", out]
+    return [simrun or str(SIMRUN), str(SCENARIO), *(f"{k}={v}" for k, v in ov.items()), "--out", out]
 
 
 def arrival_window(flows: int) -> float:
@@ -173,7 +179,17 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--no-doc", action="store_true",
                     help="print only: write neither docs/performance.md nor bench/results/pfabric.json")
+    ap.add_argument("--print-cmd", type=int, metavar="FLOWS",
+                    help="print the simrun command of a FLOWS-flow run of the first of --mechs (output "
+                         "directory {out}, for bench/ab.py) and exit")
+    ap.add_argument("--simrun", help="with --print-cmd: the simrun binary to name (default: the release build)")
     a = ap.parse_args(argv)
+    if a.print_cmd is not None:
+        if a.print_cmd < 1:
+            ap.error("--print-cmd takes a number of flows of at least 1")
+        mech = names(a.mechs)[0] if names(a.mechs) else "fq_codel"
+        print(shlex.join(dcfair_cmd(a.print_cmd, "{out}", arrival_window(a.print_cmd), mech, a.simrun)))
+        return 0
     if not SIMRUN.exists():
         sys.exit(f"{SIMRUN.relative_to(REPO)} not found: cargo build --release -p dcfair-sim --example simrun")
     tmp = tempfile.mkdtemp(prefix="dcfair-pfabric-")

@@ -108,3 +108,65 @@ def test_ns3_replays_the_flows_dcfair_drew(tmp_path, mech):
     assert ns["flows"] == dc["flows"] == 12
     assert ns["completed"] == dc["completed"] == 12
     assert 0.5 < ns["fct_mean_s"] / dc["fct_mean_s"] < 2.0, (ns, dc)
+
+
+def _ab():
+    spec = importlib.util.spec_from_file_location("bench_ab", REPO / "bench" / "ab.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _writer(text: str) -> str:
+    """A command writing `text` (and a wall-time line that differs per run) into {out}/s.json."""
+    import sys
+
+    code = ("import os,sys,time; d=sys.argv[1]; os.makedirs(d, exist_ok=True); "
+            f"open(os.path.join(d,'s.json'),'w').write({text!r} + '\\n' + '\"wall_time_s\": %r\\n' % time.perf_counter())")
+    return f"{sys.executable} -c \"{code}\" {{out}}"
+
+
+def test_ab_pairs_two_commands_and_checks_their_outputs(capsys):
+    ab = _ab()
+    assert ab.main(["--reps", "2", "--cpus", "0,0", "--same-output", _writer("same"), _writer("same")]) == 0
+    out = capsys.readouterr().out
+    assert out.count("rep ") == 2 and "ratio B/A over 2 pairs" in out and "outputs identical" in out
+    assert ab.main(["--reps", "1", "--cpus", "0,0", "--same-output", _writer("one"), _writer("other")]) == 1
+    assert "outputs differ: s.json" in capsys.readouterr().err
+
+
+def test_ab_ratio_summary_and_file_comparison(tmp_path):
+    ab = _ab()
+    s = ab.summary([2.0, 4.0, 1.0], [1.0, 4.0, 1.5])
+    assert (s["min"], s["median"], s["max"]) == (0.5, 1.0, 1.5) and s["mean"] == pytest.approx(1.0)
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    (a / "x").write_text('{"events": 5,\n "wall_time_s": 1.0}\n')
+    (b / "x").write_text('{"events": 5,\n "wall_time_s": 2.5}\n')
+    assert ab.differing_files(a, b) == []
+    (b / "y").write_text("only in b")
+    (a / "x").write_text('{"events": 6,\n "wall_time_s": 1.0}\n')
+    assert ab.differing_files(a, b) == ["x", "y"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--cpus", "0", "true", "true"], "--cpus takes two CPU numbers"),
+    (["--reps", "0", "true", "true"], "--reps must be at least 1"),
+    (["--same-output", "true", "true"], "command A has no {out}"),
+])
+def test_ab_refuses_bad_arguments(args, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        _ab().main(args)
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_ab_reports_a_failing_command():
+    with pytest.raises(SystemExit, match="b exited 3"):
+        _ab().main(["--reps", "1", "--cpus", "0,0", "true", "sh -c 'exit 3'"])
+
+
+def test_the_pfabric_benchmark_prints_a_reduced_command_for_ab(capsys):
+    assert _pfabric().main(["--print-cmd", "40", "--mechs", "dctcp", "--simrun", "/x/simrun"]) == 0
+    cmd = capsys.readouterr().out.split()
+    assert cmd[0] == "/x/simrun" and "tcp.cc=dctcp" in cmd and "poisson.max_flows=40" in cmd
+    assert cmd[-2:] == ["--out", "'{out}'"]
