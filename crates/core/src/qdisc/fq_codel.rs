@@ -456,13 +456,23 @@ impl<P: QPacket> Qdisc for FqCodel<P> {
                 list_push(&mut self.old_flows, slots, q);
                 continue;
             }
-            // The law runs on a copy of the queue's CoDel state (the queue's line is hot), as
-            // the view borrows the whole store.
-            let mut vars = s.vars;
-            let mut view = QueueView { store: &mut self.store, q };
-            let out = vars.dequeue(&self.params, &mut view, now, ev);
+            let out = if s.head == NIL {
+                // What the law does with an empty queue (CoDel's `dropping` ends), without
+                // copying its state in and out: about half of the visits here find the queue
+                // empty (a sparse flow's queue is visited once more in each list after its
+                // packet left; `bench/pfabric.py`).
+                s.vars.dropping = false;
+                None
+            } else {
+                // The law runs on a copy of the queue's CoDel state (the queue's line is hot),
+                // as the view borrows the whole store.
+                let mut vars = s.vars;
+                let mut view = QueueView { store: &mut self.store, q };
+                let out = vars.dequeue(&self.params, &mut view, now, ev);
+                self.store.slots[q as usize].vars = vars;
+                out
+            };
             let s = &mut self.store.slots[q as usize];
-            s.vars = vars;
             match out {
                 Some(pkt) => {
                     s.deficit -= pkt.size() as i64;
@@ -547,6 +557,44 @@ mod tests {
             }
             assert_eq!(hit.len(), flows as usize, "20000 flows reach every one of {flows} queues");
         }
+    }
+
+    #[test]
+    fn visiting_an_empty_queue_does_what_the_law_does_with_one() {
+        // `dequeue` skips the law for a queue found empty; the law itself would only end its
+        // dropping state, keeping the rest (count, lastcount, drop_next, first_above_time).
+        let p = CodelParams::new(5.0, 100.0, false, None, 1500);
+        for dropping in [false, true] {
+            let v0 = CodelVars { first_above_time: SimTime(7), drop_next: SimTime(9), count: 3, lastcount: 2, dropping };
+            let mut v = v0;
+            let mut store: Store<Packet> = Store::new(4, 8);
+            let mut ev = QdiscEvents::default();
+            assert!(v.dequeue(&p, &mut QueueView { store: &mut store, q: 1 }, SimTime(100), &mut ev).is_none());
+            assert_eq!(v, CodelVars { dropping: false, ..v0 });
+            assert!(ev.dropped.is_empty());
+        }
+        // and the discipline does the same when its dequeue finds a queue empty in a list: a's
+        // one packet leaves while its law is dropping (sojourn above target, b's backlog above
+        // one MTU, the next drop not yet due), so the law is still dropping when the next
+        // dequeue finds a empty at the head of the new list
+        let mut q = fq(FqCodelConfig { target_us: 5.0, interval_us: 100.0, ..dflt() }, Limit::pkts(1000));
+        let f = distinct_flows(&q, 2);
+        let a = q.queue_of(&pkt(f[0], 0, 0));
+        let mut ev = QdiscEvents::default();
+        q.enqueue(pkt(f[0], 0, 1500), T0, &mut ev);
+        for s in 0..50 {
+            q.enqueue(pkt(f[1], s, 1500), T0, &mut ev);
+        }
+        let far = SimTime::ZERO + SimDuration::from_us(1_000_000);
+        q.store.slots[a as usize].vars =
+            CodelVars { first_above_time: SimTime(1), drop_next: far, count: 3, lastcount: 2, dropping: true };
+        let t = T0 + SimDuration::from_us(10);
+        assert_eq!(q.dequeue(t, &mut ev).unwrap().flow, f[0]);
+        let dropping = *q.codel_vars(a);
+        assert!(dropping.dropping && ev.dropped.is_empty(), "{dropping:?}");
+        assert_eq!(q.dequeue(t, &mut ev).unwrap().flow, f[1]);
+        assert_eq!(*q.codel_vars(a), CodelVars { dropping: false, ..dropping });
+        assert_eq!(q.store.slots[a as usize].list, InList::None, "the old list was empty: a left the lists");
     }
 
     // --- new flows first ----------------------------------------------------------------------
