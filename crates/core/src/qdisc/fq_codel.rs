@@ -147,19 +147,30 @@ enum InList {
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 struct Slot {
-    /// Bytes stored in the queue (scanned for the fattest queue).
-    backlog: u64,
+    fifo: Fifo,
     deficit: i64,
-    head: u32,
-    tail: u32,
     /// Next queue in the same list.
     next: u32,
     list: InList,
     vars: CodelVars,
 }
 
-const EMPTY_SLOT: Slot =
-    Slot { backlog: 0, deficit: 0, head: NIL, tail: NIL, next: NIL, list: InList::None, vars: CODEL_VARS_INIT };
+/// A queue's FIFO of cells: its ends and its bytes (scanned for the fattest queue). Apart from
+/// the CoDel state in the same [`Slot`], so that the law can borrow both at once.
+#[derive(Clone, Copy, Debug)]
+struct Fifo {
+    backlog: u64,
+    head: u32,
+    tail: u32,
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    fifo: Fifo { backlog: 0, head: NIL, tail: NIL },
+    deficit: 0,
+    next: NIL,
+    list: InList::None,
+    vars: CODEL_VARS_INIT,
+};
 
 const _: () = assert!(std::mem::size_of::<Slot>() == 64, "one queue, one cache line");
 
@@ -177,21 +188,16 @@ struct Cell<P = Packet> {
 
 /// Packets: one singly linked FIFO per queue, cells in one slab.
 #[derive(Debug)]
-struct Store<P = Packet> {
+struct Cells<P = Packet> {
     cells: Vec<Cell<P>>,
     free: u32,
-    slots: Vec<Slot>,
     total_pkts: usize,
     total_bytes: u64,
 }
 
-impl<P: QPacket> Store<P> {
-    fn new(n: u32, cap: usize) -> Self {
-        Store { cells: Vec::with_capacity(cap), free: NIL, slots: vec![EMPTY_SLOT; n as usize], total_pkts: 0, total_bytes: 0 }
-    }
-
+impl<P: QPacket> Cells<P> {
     #[inline]
-    fn push_back(&mut self, q: u32, pkt: P, enq: SimTime) {
+    fn push_back(&mut self, f: &mut Fifo, pkt: P, enq: SimTime) {
         let size = pkt.size() as u64;
         let c = if self.free != NIL {
             let c = self.free;
@@ -203,12 +209,11 @@ impl<P: QPacket> Store<P> {
             self.cells.push(Cell { pkt, enq, next: NIL });
             (self.cells.len() - 1) as u32
         };
-        let slot = &mut self.slots[q as usize];
-        let t = slot.tail;
-        slot.tail = c;
-        slot.backlog += size;
+        let t = f.tail;
+        f.tail = c;
+        f.backlog += size;
         if t == NIL {
-            slot.head = c;
+            f.head = c;
         } else {
             self.cells[t as usize].next = c;
         }
@@ -217,9 +222,8 @@ impl<P: QPacket> Store<P> {
     }
 
     #[inline]
-    fn pop_front(&mut self, q: u32) -> Option<(P, SimTime)> {
-        let slot = &mut self.slots[q as usize];
-        let c = slot.head;
+    fn pop_front(&mut self, f: &mut Fifo) -> Option<(P, SimTime)> {
+        let c = f.head;
         if c == NIL {
             return None;
         }
@@ -229,38 +233,62 @@ impl<P: QPacket> Store<P> {
         let next = cell.next;
         cell.next = self.free;
         self.free = c;
-        slot.head = next;
+        f.head = next;
         if next == NIL {
-            slot.tail = NIL;
+            f.tail = NIL;
         }
         let size = pkt.size() as u64;
-        slot.backlog -= size;
+        f.backlog -= size;
         self.total_pkts -= 1;
         self.total_bytes -= size;
         Some((pkt, enq))
     }
+}
+
+/// The queues' slots and the cells of their packets.
+#[derive(Debug)]
+struct Store<P = Packet> {
+    cells: Cells<P>,
+    slots: Vec<Slot>,
+}
+
+impl<P: QPacket> Store<P> {
+    fn new(n: u32, cap: usize) -> Self {
+        let cells = Cells { cells: Vec::with_capacity(cap), free: NIL, total_pkts: 0, total_bytes: 0 };
+        Store { cells, slots: vec![EMPTY_SLOT; n as usize] }
+    }
+
+    #[inline]
+    fn push_back(&mut self, q: u32, pkt: P, enq: SimTime) {
+        self.cells.push_back(&mut self.slots[q as usize].fifo, pkt, enq)
+    }
+
+    #[inline]
+    fn pop_front(&mut self, q: u32) -> Option<(P, SimTime)> {
+        self.cells.pop_front(&mut self.slots[q as usize].fifo)
+    }
 
     #[inline]
     fn is_empty(&self, q: u32) -> bool {
-        self.slots[q as usize].head == NIL
+        self.slots[q as usize].fifo.head == NIL
     }
 }
 
-/// One queue seen by its CoDel law.
+/// One queue seen by its CoDel law: its FIFO, borrowed beside its CoDel state.
 struct QueueView<'a, P> {
-    store: &'a mut Store<P>,
-    q: u32,
+    cells: &'a mut Cells<P>,
+    fifo: &'a mut Fifo,
 }
 
 impl<P: QPacket> CodelQueue for QueueView<'_, P> {
     type Pkt = P;
     #[inline]
     fn pop(&mut self) -> Option<(P, SimTime)> {
-        self.store.pop_front(self.q)
+        self.cells.pop_front(self.fifo)
     }
     #[inline]
     fn backlog_bytes(&self) -> u64 {
-        self.store.total_bytes
+        self.cells.total_bytes
     }
 }
 
@@ -351,8 +379,8 @@ impl<P: QPacket> FqCodel<P> {
 
     #[inline]
     fn over_limit(&self) -> bool {
-        self.limit.pkts.is_some_and(|p| self.store.total_pkts > p as usize)
-            || self.limit.bytes.is_some_and(|b| self.store.total_bytes > b)
+        self.limit.pkts.is_some_and(|p| self.store.cells.total_pkts > p as usize)
+            || self.limit.bytes.is_some_and(|b| self.store.cells.total_bytes > b)
     }
 
     /// The queue with the most bytes, the lowest index among equals (Linux `fq_codel_drop`);
@@ -370,7 +398,7 @@ impl<P: QPacket> FqCodel<P> {
             let mut q = list.head;
             while q != NIL {
                 let slot = &self.store.slots[q as usize];
-                let b = slot.backlog;
+                let b = slot.fifo.backlog;
                 if b > max || (b == max && b > 0 && q < best) {
                     max = b;
                     best = q;
@@ -378,15 +406,18 @@ impl<P: QPacket> FqCodel<P> {
                 q = slot.next;
             }
         }
-        debug_assert!(self.store.slots.iter().all(|s| s.backlog <= max), "a backlogged queue is on no list");
+        debug_assert!(self.store.slots.iter().all(|s| s.fifo.backlog <= max), "a backlogged queue is on no list");
         best
     }
 
     /// Drops one batch from the head of the fattest queue; `arrival` is the queue the packet
     /// just stored (at its tail) belongs to. Returns true if the arrival itself was dropped.
+    /// Out of line: most arrivals fit, and `enqueue` inlines into the port's arrival.
+    #[cold]
+    #[inline(never)]
     fn drop_batch(&mut self, arrival: u32, ev: &mut QdiscEvents<P>) -> bool {
         let fat = self.fattest(arrival);
-        let threshold = self.store.slots[fat as usize].backlog / 2;
+        let threshold = self.store.slots[fat as usize].fifo.backlog / 2;
         let (mut i, mut len) = (0u32, 0u64);
         let mut arrival_dropped = false;
         while let Some((pkt, _)) = self.store.pop_front(fat) {
@@ -416,6 +447,7 @@ impl<P: QPacket> FqCodel<P> {
 impl<P: QPacket> Qdisc for FqCodel<P> {
     type Pkt = P;
 
+    #[inline]
     fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
         if !self.limit.fits(0, 0, pkt.size()) {
             ev.drop(pkt, DropReason::Overflow, false);
@@ -456,21 +488,15 @@ impl<P: QPacket> Qdisc for FqCodel<P> {
                 list_push(&mut self.old_flows, slots, q);
                 continue;
             }
-            let out = if s.head == NIL {
-                // What the law does with an empty queue (CoDel's `dropping` ends), without
-                // copying its state in and out: about half of the visits here find the queue
-                // empty (a sparse flow's queue is visited once more in each list after its
-                // packet left; `bench/pfabric.py`).
-                s.vars.dropping = false;
+            let Slot { fifo, vars, .. } = s;
+            let out = if fifo.head == NIL {
+                // What the law does with an empty queue (CoDel's `dropping` ends), without the
+                // law: about half of the visits here find the queue empty (a sparse flow's queue
+                // is visited once more in each list after its packet left; `bench/pfabric.py`).
+                vars.dropping = false;
                 None
             } else {
-                // The law runs on a copy of the queue's CoDel state (the queue's line is hot),
-                // as the view borrows the whole store.
-                let mut vars = s.vars;
-                let mut view = QueueView { store: &mut self.store, q };
-                let out = vars.dequeue(&self.params, &mut view, now, ev);
-                self.store.slots[q as usize].vars = vars;
-                out
+                vars.dequeue(&self.params, &mut QueueView { cells: &mut self.store.cells, fifo }, now, ev)
             };
             let s = &mut self.store.slots[q as usize];
             match out {
@@ -493,10 +519,10 @@ impl<P: QPacket> Qdisc for FqCodel<P> {
     }
 
     fn len_pkts(&self) -> usize {
-        self.store.total_pkts
+        self.store.cells.total_pkts
     }
     fn len_bytes(&self) -> u64 {
-        self.store.total_bytes
+        self.store.cells.total_bytes
     }
     fn name(&self) -> &'static str {
         "fq_codel"
@@ -569,7 +595,8 @@ mod tests {
             let mut v = v0;
             let mut store: Store<Packet> = Store::new(4, 8);
             let mut ev = QdiscEvents::default();
-            assert!(v.dequeue(&p, &mut QueueView { store: &mut store, q: 1 }, SimTime(100), &mut ev).is_none());
+            let Store { cells, slots } = &mut store;
+            assert!(v.dequeue(&p, &mut QueueView { cells, fifo: &mut slots[1].fifo }, SimTime(100), &mut ev).is_none());
             assert_eq!(v, CodelVars { dropping: false, ..v0 });
             assert!(ev.dropped.is_empty());
         }
@@ -662,7 +689,7 @@ mod tests {
         let mut share = 0;
         for k in 0..3000 {
             for (i, &fl) in [a, b].iter().enumerate() {
-                while q.store.slots[q.queue_of(&pkt(fl, 0, 0)) as usize].backlog < 15_000 {
+                while q.store.slots[q.queue_of(&pkt(fl, 0, 0)) as usize].fifo.backlog < 15_000 {
                     seq[i] += 1;
                     q.enqueue(pkt(fl, seq[i], 1500), T0, &mut ev);
                 }
@@ -692,7 +719,7 @@ mod tests {
         let mut waiting: Option<u32> = None;
         for step in 0..5000 {
             for i in 0..4 {
-                if q.store.slots[q.queue_of(&pkt(f[i], 0, 0)) as usize].backlog < 15_000 {
+                if q.store.slots[q.queue_of(&pkt(f[i], 0, 0)) as usize].fifo.backlog < 15_000 {
                     seq[i] += 1;
                     q.enqueue(pkt(f[i], seq[i], 1500), T0, &mut ev);
                 }
