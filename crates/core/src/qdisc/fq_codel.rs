@@ -70,7 +70,9 @@
 use super::codel::{validate_law, CodelParams, CodelQueue, CodelVars};
 use super::sfq::{slab_capacity, NIL};
 use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
-use crate::packet::{hash_flow, Packet};
+use crate::packet::{FlowHasher, Packet};
+#[cfg(test)]
+use crate::packet::hash_flow;
 use crate::time::SimTime;
 use rand::Rng as _;
 use serde::Deserialize;
@@ -345,13 +347,15 @@ pub struct FqCodel<P = Packet> {
     quantum: i64,
     drop_batch: u32,
     params: CodelParams,
-    salt: u64,
+    /// The salt, drawn once from the port's stream, mixed.
+    hasher: FlowHasher,
 }
 
 impl<P: QPacket> FqCodel<P> {
     pub fn new(c: &FqCodelConfig, limit: Limit, ctx: &PortContext) -> Self {
         let n = c.flows.clamp(1, MAX_FLOWS);
         let mut rng = ctx.streams.stream("qdisc.fq_codel", ctx.port_index);
+        let salt: u64 = rng.gen();
         FqCodel {
             store: Store::new(n, slab_capacity(limit)),
             new_flows: EMPTY_LIST,
@@ -362,14 +366,14 @@ impl<P: QPacket> FqCodel<P> {
             quantum: c.quantum_bytes.max(1) as i64,
             drop_batch: c.drop_batch.max(1),
             params: CodelParams::new(c.target_us, c.interval_us, c.ecn, c.ce_threshold_us, ctx.mtu),
-            salt: rng.gen(),
+            hasher: FlowHasher::new(salt),
         }
     }
 
     /// The queue `pkt` is hashed to.
     #[inline]
     pub fn queue_of(&self, pkt: &P) -> u32 {
-        let h = hash_flow(pkt.flow_key(), self.salt);
+        let h = self.hasher.hash(pkt.flow_key());
         if self.mask != 0 {
             (h & self.mask as u64) as u32 // the same as `% n` for a power of two
         } else {
@@ -572,13 +576,15 @@ mod tests {
 
     #[test]
     fn the_queue_index_is_the_hash_modulo_flows_also_when_masked() {
+        // the salt is the first draw of the port's stream ("qdisc.fq_codel", port index)
+        let salt: u64 = ctx(1).streams.stream("qdisc.fq_codel", 0).gen();
         for flows in [1024, 1000, 1, 64] {
             let q = fq(FqCodelConfig { flows, ..dflt() }, Limit::pkts(100));
             let mut hit = HashSet::new();
             for f in 0..20_000 {
                 let p = pkt(f, 0, 0);
                 let i = q.queue_of(&p);
-                assert_eq!(i as u64, hash_flow(p.flow_key(), q.salt) % flows as u64);
+                assert_eq!(i as u64, hash_flow(p.flow_key(), salt) % flows as u64);
                 hit.insert(i);
             }
             assert_eq!(hit.len(), flows as usize, "20000 flows reach every one of {flows} queues");
