@@ -4,7 +4,7 @@ and dcfair beside ns-3 on a scaled-down run that ns-3 finishes, in the same sess
 
     python bench/pfabric.py [--flows 100000] [--mechs fq_codel,dctcp,pfabric] [--ns3-flows 100]
                             [--reps 1] [--no-doc]
-    python bench/pfabric.py --print-cmd FLOWS [--mechs M] [--simrun PATH]
+    python bench/pfabric.py --print-cmd FLOWS [--mechs M] [--simrun PATH] [--cmd-out DIR]
 
 The network is ``scenarios/workloads/pfabric_websearch.toml`` (144 hosts = 9 leaves x 16,
 4 spines, 10 Gbit/s host links, 40 Gbit/s fabric links, Poisson arrivals at load 0.6, web-search
@@ -32,8 +32,8 @@ Writes ``bench/results/pfabric.json`` and the section ``pfabric-bench`` of
 ``docs/performance.md``.
 
 ``--print-cmd FLOWS`` prints the ``simrun`` command of a reduced run (the first ``FLOWS``
-flows, the first mechanism of ``--mechs``, output directory ``{out}``) and exits: the form
-``bench/ab.py`` compares two builds with.
+flows, the first mechanism of ``--mechs``, output directory ``--cmd-out``, by default ``{out}``)
+and exits: the form ``bench/ab.py`` compares two builds with, or one to run under a profiler.
 """
 
 from __future__ import annotations
@@ -183,12 +183,13 @@ def main(argv=None) -> int:
                     help="print the simrun command of a FLOWS-flow run of the first of --mechs (output "
                          "directory {out}, for bench/ab.py) and exit")
     ap.add_argument("--simrun", help="with --print-cmd: the simrun binary to name (default: the release build)")
+    ap.add_argument("--cmd-out", default="{out}", help="with --print-cmd: the output directory to name (default {out})")
     a = ap.parse_args(argv)
     if a.print_cmd is not None:
         if a.print_cmd < 1:
             ap.error("--print-cmd takes a number of flows of at least 1")
         mech = names(a.mechs)[0] if names(a.mechs) else "fq_codel"
-        print(shlex.join(dcfair_cmd(a.print_cmd, "{out}", arrival_window(a.print_cmd), mech, a.simrun)))
+        print(shlex.join(dcfair_cmd(a.print_cmd, a.cmd_out, arrival_window(a.print_cmd), mech, a.simrun)))
         return 0
     if not SIMRUN.exists():
         sys.exit(f"{SIMRUN.relative_to(REPO)} not found: cargo build --release -p dcfair-sim --example simrun")

@@ -170,3 +170,5 @@ def test_the_pfabric_benchmark_prints_a_reduced_command_for_ab(capsys):
     cmd = capsys.readouterr().out.split()
     assert cmd[0] == "/x/simrun" and "tcp.cc=dctcp" in cmd and "poisson.max_flows=40" in cmd
     assert cmd[-2:] == ["--out", "'{out}'"]
+    assert _pfabric().main(["--print-cmd", "40", "--cmd-out", "/tmp/x"]) == 0
+    assert capsys.readouterr().out.split()[-2:] == ["--out", "/tmp/x"]
