@@ -44,20 +44,23 @@ def run_pair(cmd_a: list[str], cmd_b: list[str], cpus: tuple[int, int], swap: bo
     procs = {}
     for name, cmd, cpu in (("a", cmd_a, ca), ("b", cmd_b, cb)):
         pin = ["taskset", "-c", str(cpu)] if shutil.which("taskset") else []
-        p = subprocess.Popen(pin + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        procs[p.pid] = (name, p)
+        # stderr to a file, not a pipe: a long run's progress lines would fill a pipe nobody reads
+        err = tempfile.TemporaryFile()
+        p = subprocess.Popen(pin + cmd, stdout=subprocess.DEVNULL, stderr=err)
+        procs[p.pid] = (name, err)
     times, errors = {}, []
     while len(times) < 2:
         pid, status, ru = os.wait4(-1, 0)
         if pid not in procs:
             continue
-        name, p = procs[pid]
+        name, err = procs[pid]
         times[name] = cpu_of(ru)
         code = os.waitstatus_to_exitcode(status)
         if code != 0:
-            errors.append(f"{name} exited {code}: {p.stderr.read().decode(errors='replace')[-500:]}")
-    for _, p in procs.values():
-        p.stderr.close()
+            err.seek(0)
+            errors.append(f"{name} exited {code}: {err.read().decode(errors='replace')[-500:]}")
+    for _, err in procs.values():
+        err.close()
     if errors:
         raise SystemExit("ab.py: " + "; ".join(errors))
     return times["a"], times["b"]

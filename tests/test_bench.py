@@ -172,3 +172,11 @@ def test_the_pfabric_benchmark_prints_a_reduced_command_for_ab(capsys):
     assert cmd[-2:] == ["--out", "'{out}'"]
     assert _pfabric().main(["--print-cmd", "40", "--cmd-out", "/tmp/x"]) == 0
     assert capsys.readouterr().out.split()[-2:] == ["--out", "/tmp/x"]
+
+
+def test_ab_survives_a_command_that_writes_much_to_stderr():
+    """More than a pipe holds (64 KiB): a long simrun's progress lines must not block it."""
+    import sys
+
+    noisy = f"{sys.executable} -c \"import sys; sys.stderr.write('x' * 300_000)\""
+    assert _ab().main(["--reps", "1", "--cpus", "0,0", noisy, "true"]) == 0
