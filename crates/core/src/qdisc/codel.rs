@@ -213,10 +213,13 @@ impl CodelVars {
             self.dropping = false;
             return None;
         };
-        let mut pkt = Some(first);
         // Sojourn of the last packet examined (the one sent, if any).
         let mut ldelay = SimDuration::ZERO;
         let drop = self.should_drop(Some(enq), q.backlog_bytes(), p, now, &mut ldelay);
+        if !drop && !self.dropping && p.ce_threshold.is_none() {
+            return Some(first); // the common case: nothing to drop, end or mark
+        }
+        let mut pkt = Some(first);
         if self.dropping {
             if !drop {
                 self.dropping = false;
