@@ -270,6 +270,30 @@ impl<T: Entry> Calendar<T> {
         Some(self.popped(e))
     }
 
+    /// The least entry of the ring, if the ring holds any (a hint for prefetching: `far` is
+    /// not looked at). Also asks for the node of the entry after it, when that one is in the
+    /// same bucket or the next occupied bucket of the same bitmap word, so that the next peek
+    /// finds its node cached.
+    #[inline]
+    pub fn peek_near(&self) -> Option<T> {
+        if self.near == 0 {
+            return None;
+        }
+        let i = self.first_occupied();
+        let Node { e, next } = self.nodes[self.head[i] as usize];
+        let after = if next != NIL {
+            next
+        } else {
+            let m = self.occupied[i >> 6] & (!1u64 << (i & 63));
+            if m == 0 {
+                return Some(e);
+            }
+            self.head[(i & !63) | m.trailing_zeros() as usize]
+        };
+        dcfair_core::hint::prefetch(self.nodes.as_ptr().wrapping_add(after as usize));
+        Some(e)
+    }
+
     /// Bookkeeping of a pop.
     #[inline(always)]
     fn popped(&mut self, e: T) -> T {
@@ -404,6 +428,10 @@ mod tests {
                     }
                 }
             }
+            // the hint, when it has one, is the entry that pops next
+            if let Some(p) = c.peek_near() {
+                assert_eq!(Some(&Reverse(p)), h.peek());
+            }
             let got = c.pop_until(u64::MAX);
             let want = h.pop().map(|Reverse(e)| e);
             assert_eq!(got, want);
@@ -482,9 +510,11 @@ mod tests {
                     c.push(e);
                     h.push(Reverse(e));
                 }
+                let hint = c.peek_near();
                 let got = c.pop_until(u64::MAX);
                 let want = h.pop().map(|Reverse(e)| e);
                 assert_eq!(got, want);
+                assert!(hint.is_none() || hint == got, "peek_near gave {hint:?} before popping {got:?}");
                 now = got.unwrap().0;
             }
         }
