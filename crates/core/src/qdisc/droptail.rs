@@ -121,6 +121,11 @@ impl<P: QPacket> Qdisc for DropTail<P> {
     #[inline]
     fn dequeue(&mut self, _now: SimTime, _ev: &mut QdiscEvents<P>) -> Option<P> {
         let p = self.q.pop_front()?;
+        // the next packet to leave: written at its enqueue, long ago, and read at the next
+        // dequeue, about one packet time from now (hint.rs)
+        if let Some(n) = self.q.front() {
+            crate::hint::prefetch(n);
+        }
         self.bytes -= p.size() as u64;
         if self.q.is_empty() {
             // Back to the start of the ring: a port that is mostly idle then keeps reusing
