@@ -23,37 +23,51 @@ use dcfair_core::qdisc::{AnyQdisc, QPacket, QdiscEvents, Queue};
 pub type SimQueue = Queue<AnyQdisc<PktRef>>;
 
 /// A queued packet: its slab handle and the header fields a discipline reads.
+///
+/// Every field is a whole aligned word: the ports, ingress, protocol and ECN codepoint are
+/// packed into one `u64` (`ports`, read through [`QPacket`]). With byte-sized fields at the
+/// end, the compiler split the copies a queue's dequeue makes into a lone byte and a 15-byte
+/// rest moved as two overlapping 8-byte halves, which the processor cannot forward from a
+/// store to the next load (docs/performance.md, "Session 9").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct PktRef {
+    pub priority: u64,
     /// Slot in the engine's [`Slab`].
     pub handle: u32,
     pub size: u32,
     pub src: Addr,
     pub dst: Addr,
-    pub sport: u16,
-    pub dport: u16,
-    pub ingress: u16,
-    pub proto: Proto,
-    pub ecn: Ecn,
-    pub priority: u64,
+    /// `sport | dport << 16 | ingress << 32 | proto << 48 | ecn << 56`.
+    ports: u64,
 }
+
+const ECN_SHIFT: u32 = 56;
 
 impl PktRef {
     /// The stand-in for `pkt`, stored in slot `handle`.
     #[inline(always)]
     pub fn of(handle: u32, pkt: &Packet) -> PktRef {
         PktRef {
+            priority: pkt.priority,
             handle,
             size: pkt.size,
             src: pkt.src,
             dst: pkt.dst,
-            sport: pkt.sport,
-            dport: pkt.dport,
-            ingress: pkt.ingress,
-            proto: pkt.proto,
-            ecn: pkt.ecn,
-            priority: pkt.priority,
+            ports: pkt.sport as u64
+                | (pkt.dport as u64) << 16
+                | (pkt.ingress as u64) << 32
+                | (pkt.proto as u64) << 48
+                | (pkt.ecn as u64) << ECN_SHIFT,
         }
+    }
+    #[inline(always)]
+    fn sport(&self) -> u16 {
+        self.ports as u16
+    }
+    #[inline(always)]
+    fn dport(&self) -> u16 {
+        (self.ports >> 16) as u16
     }
 }
 
@@ -64,15 +78,20 @@ impl QPacket for PktRef {
     }
     #[inline(always)]
     fn flow_key(&self) -> u64 {
-        flow_key_of(self.src, self.dst, self.sport, self.dport, self.proto)
+        flow_key_of(self.src, self.dst, self.sport(), self.dport(), self.proto())
     }
     #[inline(always)]
     fn ecn(&self) -> Ecn {
-        self.ecn
+        match (self.ports >> ECN_SHIFT) as u8 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
     }
     #[inline(always)]
     fn set_ecn(&mut self, ecn: Ecn) {
-        self.ecn = ecn;
+        self.ports = self.ports & !(0xff << ECN_SHIFT) | (ecn as u64) << ECN_SHIFT;
     }
     #[inline(always)]
     fn priority(&self) -> u64 {
@@ -80,11 +99,15 @@ impl QPacket for PktRef {
     }
     #[inline(always)]
     fn ingress(&self) -> u16 {
-        self.ingress
+        (self.ports >> 32) as u16
     }
     #[inline(always)]
     fn proto(&self) -> Proto {
-        self.proto
+        match (self.ports >> 48) as u8 {
+            6 => Proto::Tcp,
+            17 => Proto::Udp,
+            _ => Proto::Credit,
+        }
     }
     #[inline(always)]
     fn src(&self) -> Addr {
@@ -147,7 +170,7 @@ impl Slab {
     #[inline]
     pub fn launch(&mut self, r: &PktRef, node: u32, port: u16, switch: bool) {
         let f = &mut self.items[r.handle as usize];
-        if r.ecn == Ecn::Ce {
+        if r.ecn() == Ecn::Ce {
             f.pkt.ecn = Ecn::Ce;
         }
         f.node = node;
@@ -185,12 +208,17 @@ mod tests {
     #[test]
     fn the_ref_answers_as_its_packet() {
         let mut s = Slab::default();
-        for (src, sport) in [(1, 10), (2, 10), (1, 11), (u32::MAX, u16::MAX)] {
-            let p = pkt(src, sport);
+        for (src, sport, proto) in [(1, 10, Proto::Tcp), (2, 10, Proto::Udp), (1, 11, Proto::Credit), (u32::MAX, u16::MAX, Proto::Tcp)] {
+            let p = Packet { proto, dport: u16::MAX - sport, ..pkt(src, sport) };
             let r = s.insert(p.clone());
             assert_eq!(QPacket::flow_key(&r), QPacket::flow_key(&p));
             assert_eq!((r.size(), r.priority(), r.ingress(), r.src(), r.dst()), (1500, 77, 3, src, 9));
             assert_eq!((r.proto(), r.ecn()), (p.proto, Ecn::Ect0));
+            for e in [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce] {
+                let mut m = r;
+                m.set_ecn(e);
+                assert_eq!((m.ecn(), m.proto(), m.ingress(), QPacket::flow_key(&m)), (e, p.proto, 3, QPacket::flow_key(&p)));
+            }
             assert_eq!(s.pkt(r.handle), &p);
         }
         assert!(std::mem::size_of::<PktRef>() <= 32);

@@ -46,7 +46,7 @@ use crate::pktref::{PktRef, Slab};
 use crate::scenario::Scenario;
 use crate::Error;
 use dcfair_core::packet::Packet;
-use dcfair_core::qdisc::{ConfigError, DropReason, Dropped, Qdisc, Queue};
+use dcfair_core::qdisc::{ConfigError, DropReason, Dropped, QPacket, Qdisc, Queue};
 use dcfair_core::time::SimTime;
 use serde::Deserialize;
 
@@ -383,7 +383,7 @@ impl Probe {
     #[cold]
     #[inline(never)]
     pub(crate) fn offer<Q: Qdisc<Pkt = PktRef>>(&mut self, now: SimTime, pkt: PktRef, q: &mut Queue<Q>, flow_group: &[u16], slab: &Slab) {
-        let input = self.input(pkt.ingress);
+        let input = self.input(pkt.ingress());
         let p = slab.pkt(pkt.handle);
         let (head, group) = (Head::of(p), flow_group[p.flow as usize]);
         if let Some(r) = &mut self.runs {
@@ -410,7 +410,7 @@ impl Probe {
         let mut refused = false;
         for d in dropped {
             refused |= !d.queued;
-            let input = self.input(d.pkt.ingress);
+            let input = self.input(d.pkt.ingress());
             let p = slab.pkt(d.pkt.handle);
             if let Some(r) = &mut self.runs {
                 r.dropped(input, p.flow);
@@ -429,7 +429,7 @@ impl Probe {
     pub(crate) fn dequeued<Q: Qdisc<Pkt = PktRef>>(&mut self, now: SimTime, out: Option<&PktRef>, q: &Queue<Q>, flow_group: &[u16], slab: &Slab) {
         self.drops(now, &q.ev.dropped, q, flow_group, slab);
         if let Some(r) = out {
-            let input = self.input(r.ingress);
+            let input = self.input(r.ingress());
             let p = slab.pkt(r.handle);
             if let Some(t) = &mut self.trace {
                 t.row(now, DEQUEUE, NO_REASON, input, Head::of(p), flow_group[p.flow as usize], q);
