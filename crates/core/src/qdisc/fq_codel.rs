@@ -238,9 +238,6 @@ impl<P: QPacket> Cells<P> {
         f.head = next;
         if next == NIL {
             f.tail = NIL;
-        } else {
-            // this queue's next packet, read at its next visit (hint.rs)
-            crate::hint::prefetch(self.cells.as_ptr().wrapping_add(next as usize));
         }
         let size = pkt.size() as u64;
         f.backlog -= size;
@@ -446,22 +443,6 @@ impl<P: QPacket> FqCodel<P> {
         arrival_dropped
     }
 
-    /// Asks for the slot the next dequeue will look at first, after queue `q` sent a packet:
-    /// the head of the new list, else of the old list; when that is `q` itself, the one
-    /// behind it too (`q` may have spent its deficit). Only a hint (hint.rs).
-    #[inline]
-    fn prefetch_next_visit(&self, q: u32) {
-        let slots = self.store.slots.as_ptr();
-        let h = if self.new_flows.head != NIL { self.new_flows.head } else { self.old_flows.head };
-        if h == q {
-            let n = self.store.slots[q as usize].next;
-            let n = if n != NIL { n } else { self.old_flows.head };
-            crate::hint::prefetch(slots.wrapping_add(n as usize));
-        } else {
-            crate::hint::prefetch(slots.wrapping_add(h as usize));
-        }
-    }
-
     /// The CoDel state of queue `q` (tests, traces).
     pub fn codel_vars(&self, q: u32) -> &CodelVars {
         &self.store.slots[q as usize].vars
@@ -526,7 +507,6 @@ impl<P: QPacket> Qdisc for FqCodel<P> {
             match out {
                 Some(pkt) => {
                     s.deficit -= pkt.size() as i64;
-                    self.prefetch_next_visit(q);
                     return Some(pkt);
                 }
                 None => {
