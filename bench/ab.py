@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Paired A/B timing of two commands: does a change make a run cheaper?
 
-    python bench/ab.py [--reps 8] [--same-output] [--cpus 0,1] -- "CMD_A" "CMD_B"
+    python bench/ab.py [--reps 8] [--same-output] [--cpus 0,1] [--alternate] -- "CMD_A" "CMD_B"
 
 Each repetition starts A and B at the same moment, each pinned to its own CPU (``taskset``),
 and swaps the CPUs at every repetition. Both runs of a pair then share whatever the machine
@@ -9,8 +9,14 @@ is doing (other tenants, the shared last-level cache, the clock), which is what 
 ratio of the pair trustworthy on a machine whose single-run times drift by 10 to 30 %: the
 CPU times of one command over a session spread far more than the ratio of a pair does.
 
+``--alternate``: one run at a time instead, both pinned to the first CPU of ``--cpus``, A then B
+in odd repetitions and B then A in even ones. Slower, but neither run shares the last-level
+cache with the other: use it for a change to what stays in the caches (a prefetch, a layout),
+where two runs at once disturb each other's misses.
+
 Prints, per repetition, the CPU time (user + system, from ``os.wait4``) of A and of B, then the
-ratio B / A: mean, median, least and greatest. A ratio below 1 means B is cheaper.
+ratio B / A: mean, median, least and greatest, and in how many repetitions B was cheaper. A
+ratio below 1 means B is cheaper.
 
 ``--same-output``: the two commands write into ``{out}``, which this script replaces by two
 fresh directories; after the last repetition every file of A's directory must be byte-identical
@@ -41,15 +47,30 @@ def cpu_of(status_rusage) -> float:
 def run_pair(cmd_a: list[str], cmd_b: list[str], cpus: tuple[int, int], swap: bool) -> tuple[float, float]:
     """Starts both at once, A on ``cpus[0]`` (``cpus[1]`` when ``swap``); returns their CPU times."""
     ca, cb = (cpus[1], cpus[0]) if swap else cpus
+    t = run_at_once([("a", cmd_a, ca), ("b", cmd_b, cb)])
+    return t["a"], t["b"]
+
+
+def run_alternate(cmd_a: list[str], cmd_b: list[str], cpu: int, b_first: bool) -> tuple[float, float]:
+    """Runs A and B one after the other on ``cpu`` (B first when ``b_first``); their CPU times."""
+    order = [("b", cmd_b), ("a", cmd_a)] if b_first else [("a", cmd_a), ("b", cmd_b)]
+    t = {}
+    for name, cmd in order:
+        t.update(run_at_once([(name, cmd, cpu)]))
+    return t["a"], t["b"]
+
+
+def run_at_once(jobs: list[tuple[str, list[str], int]]) -> dict[str, float]:
+    """Starts every ``(name, command, cpu)`` at once, each pinned to its CPU; their CPU times."""
     procs = {}
-    for name, cmd, cpu in (("a", cmd_a, ca), ("b", cmd_b, cb)):
+    for name, cmd, cpu in jobs:
         pin = ["taskset", "-c", str(cpu)] if shutil.which("taskset") else []
         # stderr to a file, not a pipe: a long run's progress lines would fill a pipe nobody reads
         err = tempfile.TemporaryFile()
         p = subprocess.Popen(pin + cmd, stdout=subprocess.DEVNULL, stderr=err)
         procs[p.pid] = (name, err)
     times, errors = {}, []
-    while len(times) < 2:
+    while len(times) < len(jobs):
         pid, status, ru = os.wait4(-1, 0)
         if pid not in procs:
             continue
@@ -63,7 +84,7 @@ def run_pair(cmd_a: list[str], cmd_b: list[str], cpus: tuple[int, int], swap: bo
         err.close()
     if errors:
         raise SystemExit("ab.py: " + "; ".join(errors))
-    return times["a"], times["b"]
+    return times
 
 
 def differing_files(a: Path, b: Path) -> list[str]:
@@ -83,7 +104,8 @@ def differing_files(a: Path, b: Path) -> list[str]:
 
 def summary(ta: list[float], tb: list[float]) -> dict:
     r = [b / a for a, b in zip(ta, tb)]
-    return {"mean": statistics.mean(r), "median": statistics.median(r), "min": min(r), "max": max(r)}
+    return {"mean": statistics.mean(r), "median": statistics.median(r), "min": min(r), "max": max(r),
+            "b_cheaper": sum(x < 1 for x in r)}
 
 
 def main(argv=None) -> int:
@@ -92,6 +114,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cpus", default="0,1", help="the two CPUs to pin to (default 0,1)")
     ap.add_argument("--same-output", action="store_true",
                     help="replace {out} in each command by a fresh directory; the outputs must agree")
+    ap.add_argument("--alternate", action="store_true",
+                    help="one run at a time on the first CPU of --cpus, the order swapped every repetition")
     ap.add_argument("cmd_a")
     ap.add_argument("cmd_b")
     a = ap.parse_args(argv)
@@ -112,13 +136,16 @@ def main(argv=None) -> int:
             cmds.append(shlex.split(c.replace("{out}", str(tmp / name))))
         ta, tb = [], []
         for r in range(a.reps):
-            x, y = run_pair(cmds[0], cmds[1], cpus, swap=r % 2 == 1)
+            if a.alternate:
+                x, y = run_alternate(cmds[0], cmds[1], cpus[0], b_first=r % 2 == 1)
+            else:
+                x, y = run_pair(cmds[0], cmds[1], cpus, swap=r % 2 == 1)
             ta.append(x)
             tb.append(y)
             print(f"rep {r + 1}: A {x:.2f} s  B {y:.2f} s  B/A {y / x:.3f}", flush=True)
         s = summary(ta, tb)
         print(f"ratio B/A over {a.reps} pairs: mean {s['mean']:.3f}, median {s['median']:.3f}, "
-              f"min {s['min']:.3f}, max {s['max']:.3f}")
+              f"min {s['min']:.3f}, max {s['max']:.3f}; B cheaper in {s['b_cheaper']} of {a.reps}")
         if a.same_output:
             bad = differing_files(tmp / "a", tmp / "b")
             if bad:

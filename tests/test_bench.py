@@ -139,6 +139,7 @@ def test_ab_ratio_summary_and_file_comparison(tmp_path):
     ab = _ab()
     s = ab.summary([2.0, 4.0, 1.0], [1.0, 4.0, 1.5])
     assert (s["min"], s["median"], s["max"]) == (0.5, 1.0, 1.5) and s["mean"] == pytest.approx(1.0)
+    assert s["b_cheaper"] == 1
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()
     (a / "x").write_text('{"events": 5,\n "wall_time_s": 1.0}\n')
@@ -158,6 +159,22 @@ def test_ab_refuses_bad_arguments(args, message, capsys):
     with pytest.raises(SystemExit) as e:
         _ab().main(args)
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_ab_alternate_runs_one_at_a_time_and_swaps_the_order(tmp_path, capsys):
+    """Each command logs its start and end: no overlap, and the order is AB, BA, AB."""
+    import sys
+
+    log = tmp_path / "log"
+
+    def logger(name):
+        code = (f"import time; f=open({str(log)!r},'a'); f.write('{name}<'); f.flush(); "
+                f"time.sleep(0.05); f.write('>{name} '); f.close()")
+        return f"{sys.executable} -c \"{code}\""
+
+    assert _ab().main(["--reps", "3", "--cpus", "0,1", "--alternate", logger("a"), logger("b")]) == 0
+    assert log.read_text().split() == ["a<>a", "b<>b", "b<>b", "a<>a", "a<>a", "b<>b"]
+    assert "B cheaper in" in capsys.readouterr().out
 
 
 def test_ab_reports_a_failing_command():
