@@ -25,6 +25,10 @@
 //!   carries the `f64` time ns-2's floating-point clock would give it (`fnow` plus the delay in
 //!   `f64`, see `scenario::TieBreak`) and ties go to the smaller one. The exact integer time
 //!   always decides first; the shadow clock only orders ties, so it never moves an event.
+//! - Before it runs an event, the loop asks the processor for the first line the next one
+//!   will read (`prefetch_next`: the arriving packet's slab record, or the port of a `TxDone`).
+//!   A hint only (`dcfair_core::hint`): nothing depends on it, and the peek behind it
+//!   (`EventQueue::peek_hint`) changes no state.
 //! - A port with a probe (`probe.rs`: drop runs, `[measure.trace]`) hands its queue calls to
 //!   the probe, which makes the very same call and records what happened; any other port
 //!   pays one comparison per packet for the feature.
@@ -614,4 +618,3 @@ impl Sim {
         }
     }
 }
-
