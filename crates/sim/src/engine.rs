@@ -26,7 +26,8 @@
 //!   `f64`, see `scenario::TieBreak`) and ties go to the smaller one. The exact integer time
 //!   always decides first; the shadow clock only orders ties, so it never moves an event.
 //! - Before it runs an event, the loop asks the processor for the first line the next one
-//!   will read (`prefetch_next`: the arriving packet's slab record, or the port of a `TxDone`).
+//!   will read (`prefetch_next`: the arriving packet's slab record, or the port of a `TxDone`
+//!   and its discipline's state).
 //!   A hint only (`dcfair_core::hint`): nothing depends on it, and the peek behind it
 //!   (`EventQueue::peek_hint`) changes no state.
 //! - A port with a probe (`probe.rs`: drop runs, `[measure.trace]`) hands its queue calls to
@@ -237,17 +238,24 @@ impl Sim {
         }
     }
 
-    /// Asks for the first line the next event will read (its packet's slot, or its port),
-    /// while this one runs: by then it has usually left the cache (hint.rs).
+    /// Asks for the first lines the next event will read (its packet's slab record, or its
+    /// port: the port's counters, the queue's accounting and the first four lines of the
+    /// discipline, which hold all of FQ-CoDel's state), while this one runs: by then they
+    /// have usually left the cache (hint.rs).
     #[inline(always)]
     fn prefetch_next(&self) {
         match self.q.peek_hint() {
             Some(Event::Arrive { pkt }) => prefetch(self.slab.items.as_ptr().wrapping_add(pkt as usize)),
             Some(Event::TxDone { port }) => {
-                // its counters, then its discipline's state on the next line
+                // its counters and the queue's accounting, then its discipline's state
                 let p = self.net.ports.as_ptr().wrapping_add(port as usize) as *const u8;
-                prefetch(p);
-                prefetch(p.wrapping_add(64));
+                let q = p.wrapping_add(std::mem::offset_of!(crate::net::Port, queue.qdisc));
+                for line in 0..3 {
+                    prefetch(p.wrapping_add(64 * line));
+                }
+                for line in 0..4 {
+                    prefetch(q.wrapping_add(64 * line));
+                }
             }
             _ => {}
         }
