@@ -56,6 +56,19 @@ pub enum Ecn {
     Ce = 3,
 }
 
+impl Ecn {
+    /// The codepoint of the two ECN bits of an IP header (the low two bits of `bits`).
+    #[inline(always)]
+    pub fn from_bits(bits: u8) -> Ecn {
+        match bits & 3 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+}
+
 /// One SACK block `[start, end)` in absolute byte offsets; `start == end` means unused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct SackBlock {
@@ -226,6 +239,13 @@ mod tests {
         let c = Packet { src: 1, dst: 2, sport: 11, dport: 20, ..Default::default() };
         assert_ne!(a.flow_key(), b.flow_key());
         assert_ne!(a.flow_key(), c.flow_key());
+    }
+    #[test]
+    fn ecn_from_bits_inverts_the_codepoint() {
+        for e in [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce] {
+            assert_eq!(Ecn::from_bits(e as u8), e);
+            assert_eq!(Ecn::from_bits(e as u8 | 0xfc), e, "only the low two bits count");
+        }
     }
     #[test]
     fn a_flow_hasher_gives_hash_flow_values() {

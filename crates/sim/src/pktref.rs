@@ -82,12 +82,7 @@ impl QPacket for PktRef {
     }
     #[inline(always)]
     fn ecn(&self) -> Ecn {
-        match (self.ports >> ECN_SHIFT) as u8 {
-            0 => Ecn::NotEct,
-            1 => Ecn::Ect1,
-            2 => Ecn::Ect0,
-            _ => Ecn::Ce,
-        }
+        Ecn::from_bits((self.ports >> ECN_SHIFT) as u8)
     }
     #[inline(always)]
     fn set_ecn(&mut self, ecn: Ecn) {

@@ -278,12 +278,7 @@ pub fn to_packet(v: &Ipv4, uid: u64, tag: u32, ingress: u16) -> Packet {
         size: v.total_len as u32,
         tag,
         ingress,
-        ecn: match v.ecn {
-            1 => dcfair_core::packet::Ecn::Ect1,
-            2 => dcfair_core::packet::Ecn::Ect0,
-            3 => dcfair_core::packet::Ecn::Ce,
-            _ => dcfair_core::packet::Ecn::NotEct,
-        },
+        ecn: dcfair_core::packet::Ecn::from_bits(v.ecn),
         ..Default::default()
     };
     if let Some(t) = &v.tcp {

@@ -71,8 +71,6 @@ use super::codel::{validate_law, CodelParams, CodelQueue, CodelVars};
 use super::sfq::{slab_capacity, NIL};
 use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{FlowHasher, Packet};
-#[cfg(test)]
-use crate::packet::hash_flow;
 use crate::time::SimTime;
 use rand::Rng as _;
 use serde::Deserialize;
@@ -537,7 +535,7 @@ impl<P: QPacket> Qdisc for FqCodel<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Ecn;
+    use crate::packet::{hash_flow, Ecn};
     use crate::qdisc::testkit::{check_accounting, ctx, pkt};
     use crate::qdisc::{MarkReason, Queue};
     use crate::time::SimDuration;
