@@ -56,7 +56,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench/ns2"))
 sys.path.insert(0, str(REPO / "validation"))
 import docsection  # noqa: E402
-from time_ns2 import machine, ns_version, run_timed  # noqa: E402
+from time_ns2 import describe, machine, ns_version, run_timed  # noqa: E402
 
 SCENARIO = REPO / "bench/fattree_k8.toml"
 TCL = REPO / "bench/ns2/fattree.tcl"
@@ -302,7 +302,7 @@ def main(argv=None) -> int:
 
     m = doc["machine"]
     loads = [s["loadavg_1min_before"] for v in samples.values() for s in v]
-    t = [f"Machine: {m['cpu_model']}, {m['logical_cpus']} logical CPUs, shared (1-minute load average "
+    t = [f"Machine: {describe(m)}, {m['logical_cpus']} logical CPUs, shared (1-minute load average "
          f"{min(loads):.1f} to {max(loads):.1f} during the runs); {a.reps} interleaved repetitions, medians; "
          f"`{doc['command']}` on {doc['generated_utc']}.", "",
          "| simulated | ns-2 CPU | dcfair CPU | **ratio (CPU)** | ns-2 wall | dcfair wall | ratio (wall) "

@@ -34,7 +34,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench/ns2"))
 sys.path.insert(0, str(REPO / "validation"))
 import docsection  # noqa: E402
-from time_ns2 import TCL, machine, ns_version, run_timed  # noqa: E402
+from time_ns2 import TCL, describe, machine, ns_version, run_timed  # noqa: E402
 
 SCENARIO = "scenarios/papers/hcf/longflows.toml"
 DOC = REPO / "docs/performance.md"
@@ -122,7 +122,7 @@ def main(argv=None) -> int:
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text(json.dumps(doc, indent=1) + "\n")
 
-    t = [f"Machine: {doc['machine']['cpu_model']}, {doc['machine']['logical_cpus']} logical CPUs; "
+    t = [f"Machine: {describe(doc['machine'])}, {doc['machine']['logical_cpus']} logical CPUs; "
          f"{a.reps} interleaved repetitions, medians; `{doc['command']}` on {doc['generated_utc']}.", "",
          "| simulated | ns-2 wall | dcfair wall | ratio (wall) | ns-2 CPU | dcfair CPU | ratio (CPU) | dcfair events | dcfair events/s (wall) | ns-2 peak RSS | dcfair peak RSS |",
          "|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -60,7 +60,7 @@ sys.path.insert(0, str(REPO / "python"))
 import docsection  # noqa: E402
 from dcfair.reproduce.fqcodel import MECHANISMS, NAMES  # noqa: E402  (pure Python: no engine needed)
 from fattree import cpu, timed  # noqa: E402  (CPU, wall and peak RSS of one child)
-from time_ns2 import machine  # noqa: E402
+from time_ns2 import describe, machine  # noqa: E402
 
 SCENARIO = REPO / "scenarios/workloads/pfabric_websearch.toml"
 SIMRUN = REPO / "target/release/examples/simrun"
@@ -256,7 +256,7 @@ def main(argv=None) -> int:
 
 def render(doc: dict) -> str:
     m = doc["machine"]
-    t = [f"Machine: {m['cpu_model']}, {m['logical_cpus']} logical CPUs, shared; `{doc['command']}` on "
+    t = [f"Machine: {describe(m)}, {m['logical_cpus']} logical CPUs, shared; `{doc['command']}` on "
          f"{doc['generated_utc']}.", ""]
     if "full" in doc:
         runs = doc["full"]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 import shutil
 import tomllib
 from pathlib import Path
@@ -197,3 +198,27 @@ def test_ab_survives_a_command_that_writes_much_to_stderr():
 
     noisy = f"{sys.executable} -c \"import sys; sys.stderr.write('x' * 300_000)\""
     assert _ab().main(["--reps", "1", "--cpus", "0,0", noisy, "true"]) == 0
+
+
+def test_the_machine_record_tells_processors_apart(tmp_path):
+    """Timings from different sessions are compared by their "Machine:" line: it names the
+    processor's family/model numbers and its caches, not only the brand string."""
+    sys.path.insert(0, str(REPO / "bench/ns2"))
+    import time_ns2
+
+    cache = tmp_path / "cache"
+    for i, (level, kind, size) in enumerate([(1, "Data", "48K"), (1, "Instruction", "32K"), (2, "Unified", "1024K")]):
+        d = cache / f"index{i}"
+        d.mkdir(parents=True)
+        (d / "level").write_text(f"{level}\n")
+        (d / "type").write_text(f"{kind}\n")
+        (d / "size").write_text(f"{size}\n")
+    assert time_ns2.caches(str(cache)) == "L1d 48K, L1i 32K, L2 1024K"
+    assert time_ns2.caches(str(tmp_path / "absent")) is None
+    assert time_ns2.cpu_id({"cpu family": "26", "model": "2", "stepping": "1"}) == "cpu family 26, model 2, stepping 1"
+    assert time_ns2.cpu_id({}) is None
+    m = {"cpu_model": "AMD EPYC", "cpu_id": "cpu family 26, model 2, stepping 1", "caches": "L2 1024K"}
+    assert time_ns2.describe(m) == "AMD EPYC (cpu family 26, model 2, stepping 1; L2 1024K)"
+    # records written before these fields existed still render
+    assert time_ns2.describe({"cpu_model": "AMD EPYC"}) == "AMD EPYC"
+    assert time_ns2.machine()["logical_cpus"] >= 1

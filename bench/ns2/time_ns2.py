@@ -89,18 +89,50 @@ def summarize(samples: list[dict]) -> dict:
 
 
 def machine() -> dict:
-    cpu = None
+    """The processor and system a timing ran on. Clouds label different processors alike
+    ("AMD EPYC"), so the family, model and stepping numbers and the cache sizes are recorded
+    too: they tell two machines apart when timings from different sessions are compared."""
+    info: dict[str, str] = {}
     try:
         with open("/proc/cpuinfo") as fh:
             for line in fh:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
+                if not line.strip():
+                    break  # the first processor's block is enough
+                key, _, value = line.partition(":")
+                info.setdefault(key.strip(), value.strip())
     except OSError:
         pass
-    return {"cpu_model": cpu, "logical_cpus": os.cpu_count(), "system": platform.system(),
+    return {"cpu_model": info.get("model name"), "cpu_id": cpu_id(info), "caches": caches(),
+            "logical_cpus": os.cpu_count(), "system": platform.system(),
             "release": platform.release(), "machine": platform.machine(),
             "python": platform.python_version()}
+
+
+def cpu_id(info: dict[str, str]) -> str | None:
+    """``family F model M stepping S`` of /proc/cpuinfo (x86), or None where it has none."""
+    parts = [f"{k} {info[k]}" for k in ("cpu family", "model", "stepping") if k in info]
+    return ", ".join(parts) or None
+
+
+def caches(root: str = "/sys/devices/system/cpu/cpu0/cache") -> str | None:
+    """CPU 0's caches as ``L1d 48K, L1i 32K, L2 1024K, L3 32768K`` (sysfs), or None."""
+    out = []
+    try:
+        for d in sorted(os.listdir(root)):
+            if not d.startswith("index"):
+                continue
+            read = lambda name: open(os.path.join(root, d, name)).read().strip()  # noqa: E731
+            kind = {"Data": "d", "Instruction": "i"}.get(read("type"), "")
+            out.append(f"L{read('level')}{kind} {read('size')}")
+    except OSError:
+        return None
+    return ", ".join(out) or None
+
+
+def describe(m: dict) -> str:
+    """One phrase for a doc's "Machine:" line: model, id and caches where known."""
+    extra = [x for x in (m.get("cpu_id"), m.get("caches")) if x]
+    return f"{m.get('cpu_model')}" + (f" ({'; '.join(extra)})" if extra else "")
 
 
 def main(argv=None) -> int:
