@@ -51,7 +51,7 @@
 
 use super::sfq::{slab_capacity, BucketFifos, MAX_BUCKETS, NIL};
 use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
-use crate::packet::{hash_flow, Packet};
+use crate::packet::{FlowHasher, Packet};
 use crate::time::SimTime;
 use rand::Rng as _;
 use serde::Deserialize;
@@ -90,7 +90,8 @@ pub struct Drr<P = Packet> {
     limit: Limit,
     buckets: u32,
     quantum: u64,
-    salt: u64,
+    /// The salt, mixed once ([`FlowHasher`]).
+    hasher: FlowHasher,
     /// Round robin of the non-empty buckets: a circular doubly linked list; `curr` is being
     /// served, `rr_prev[curr]` is the tail.
     rr_next: Vec<u32>,
@@ -105,13 +106,13 @@ impl<P: QPacket> Drr<P> {
     pub fn new(c: &DrrConfig, limit: Limit, ctx: &PortContext) -> Self {
         let buckets = c.buckets.clamp(1, MAX_BUCKETS);
         let n = buckets as usize;
-        let salt = ctx.streams.stream("qdisc.drr", ctx.port_index).gen();
+        let hasher = FlowHasher::new(ctx.streams.stream("qdisc.drr", ctx.port_index).gen());
         Drr {
             fifos: BucketFifos::new(buckets, slab_capacity(limit)),
             limit,
             buckets,
             quantum: c.quantum_bytes.max(1) as u64,
-            salt,
+            hasher,
             rr_next: vec![NIL; n],
             rr_prev: vec![NIL; n],
             curr: NIL,
@@ -123,7 +124,7 @@ impl<P: QPacket> Drr<P> {
     /// The bucket `pkt` belongs to.
     #[inline]
     pub fn bucket_of(&self, pkt: &P) -> u32 {
-        (hash_flow(pkt.flow_key(), self.salt) % self.buckets as u64) as u32
+        (self.hasher.hash(pkt.flow_key()) % self.buckets as u64) as u32
     }
 
     /// Inserts `b` at the tail of the round robin (just before `curr`), with a fresh deficit.
@@ -275,6 +276,19 @@ mod tests {
 
     fn drr(quantum: u32, limit: Limit) -> Drr {
         Drr::new(&DrrConfig { quantum_bytes: quantum, ..DrrConfig::default() }, limit, &ctx(1))
+    }
+
+    #[test]
+    fn the_bucket_is_the_salted_flow_hash_modulo_buckets() {
+        // the salt is the first draw of the port's stream ("qdisc.drr", port index)
+        let salt: u64 = ctx(1).streams.stream("qdisc.drr", 0).gen();
+        for buckets in [1, 16, 1000] {
+            let q = Drr::new(&DrrConfig { buckets, ..DrrConfig::default() }, Limit::pkts(100), &ctx(1));
+            for f in 0..5_000 {
+                let p = pkt(f, 0, 0);
+                assert_eq!(q.bucket_of(&p) as u64, crate::packet::hash_flow(p.flow_key(), salt) % buckets as u64);
+            }
+        }
     }
 
     fn bytes(n: u64) -> Limit {

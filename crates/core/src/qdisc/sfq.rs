@@ -66,7 +66,7 @@
 //! `docs/validation.md`.
 
 use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
-use crate::packet::{hash_flow, Packet};
+use crate::packet::{FlowHasher, Packet};
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
 use rand::Rng as _;
@@ -358,7 +358,8 @@ pub struct Sfq<P = Packet> {
     dep_prev: Vec<u32>,
     /// Longest bucket length (0 when empty).
     cur_depth: u32,
-    salt: u64,
+    /// The current salt, mixed once ([`FlowHasher`]): redrawn at each perturbation.
+    hasher: FlowHasher,
     perturb: Option<SimDuration>,
     next_perturb: SimTime,
     rng: Rng,
@@ -377,7 +378,7 @@ impl<P: QPacket> Sfq<P> {
         let max_len = limit.pkts.map_or(depth, |p| p.min(depth));
         let nodes = buckets as usize + max_len as usize + 1;
         let mut rng = ctx.streams.stream("qdisc.sfq", ctx.port_index);
-        let salt = rng.gen();
+        let hasher = FlowHasher::new(rng.gen());
         let perturb = (c.perturb_s > 0.0).then(|| SimDuration::from_secs_f64(c.perturb_s)).filter(|d| d.0 > 0);
         Sfq {
             fifos: BucketFifos::new(buckets, slab_capacity(limit)),
@@ -391,7 +392,7 @@ impl<P: QPacket> Sfq<P> {
             dep_next: (0..nodes as u32).collect(),
             dep_prev: (0..nodes as u32).collect(),
             cur_depth: 0,
-            salt,
+            hasher,
             perturb,
             next_perturb: SimTime::ZERO + perturb.unwrap_or(SimDuration::ZERO),
             rng,
@@ -418,7 +419,7 @@ impl<P: QPacket> Sfq<P> {
     #[inline]
     pub fn bucket_of(&self, pkt: &P) -> u32 {
         match self.hash {
-            SfqHash::Flow => (hash_flow(pkt.flow_key(), self.salt) % self.buckets as u64) as u32,
+            SfqHash::Flow => (self.hasher.hash(pkt.flow_key()) % self.buckets as u64) as u32,
             SfqHash::Addresses => ((pkt.src() as u64 + pkt.dst() as u64) % self.buckets as u64) as u32,
         }
     }
@@ -492,7 +493,7 @@ impl<P: QPacket> Sfq<P> {
         }
         let missed = (now - self.next_perturb).0 / period.0;
         self.next_perturb += period.saturating_mul(missed + 1);
-        self.salt = self.rng.gen();
+        self.hasher = FlowHasher::new(self.rng.gen());
         if self.rr_tail != NIL {
             self.rehash(ev);
         }
@@ -625,6 +626,7 @@ impl<P: QPacket> Qdisc for Sfq<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::packet::hash_flow;
     use crate::qdisc::testkit::{check_accounting, ctx, pkt};
     use crate::qdisc::Queue;
     use proptest::prelude::*;
@@ -634,6 +636,20 @@ mod tests {
 
     fn sfq(c: SfqConfig, limit: Limit) -> Sfq {
         Sfq::new(&c, limit, &ctx(1))
+    }
+
+    #[test]
+    fn the_bucket_is_the_salted_flow_hash_and_each_perturbation_draws_the_next_salt() {
+        // salts are the successive draws of the port's stream ("qdisc.sfq", port index)
+        let mut stream = ctx(1).streams.stream("qdisc.sfq", 0);
+        let (first, second): (u64, u64) = (stream.gen(), stream.gen());
+        let c = SfqConfig { buckets: 16, perturb_s: 0.001, ..SfqConfig::default() };
+        let mut q = sfq(c, Limit::pkts(100));
+        let bucket = |f, salt| (hash_flow(pkt(f, 0, 0).flow_key(), salt) % 16) as u32;
+        assert!((0..2_000).all(|f| q.bucket_of(&pkt(f, 0, 0)) == bucket(f, first)));
+        let mut ev = QdiscEvents::default();
+        q.maybe_perturb(T0 + SimDuration::from_secs_f64(0.001), &mut ev);
+        assert!((0..2_000).all(|f| q.bucket_of(&pkt(f, 0, 0)) == bucket(f, second)));
     }
 
     fn cfg(quantum: u32) -> SfqConfig {
@@ -870,7 +886,7 @@ mod tests {
         }
         // a salt that puts them together
         let salt = (0..).find(|&s| hash_flow(pkt(f, 0, 0).flow_key(), s) % 2 == hash_flow(pkt(g, 0, 0).flow_key(), s) % 2).unwrap();
-        q.salt = salt;
+        q.hasher = FlowHasher::new(salt);
         q.rehash(&mut ev);
         // f's bucket was first in line: f keeps its 3 packets, g's 3 no longer fit
         assert_eq!(ev.dropped.len(), 3);
