@@ -61,6 +61,22 @@ def test_validate_names_the_key(longflows):
     assert longflows.with_overrides({"sim.duration_s": 5, "measure.window_s": 1}).validate().duration_s == 5.0
 
 
+def test_validate_builds_the_network_as_a_run_would(longflows):
+    # A measured port that does not exist is found only when the network is built: the
+    # scenario's own view (name, seed) is fine, validate() and a run refuse it alike.
+    bad = longflows.set("measure.ports", ["nope"])
+    assert bad.name == "hcf-longflows"
+    with pytest.raises(dcfair.InvalidInput) as ei:
+        bad.validate()
+    assert ei.value.key == "measure.ports"
+    with pytest.raises(dcfair.InvalidInput) as ran:
+        dcfair.run(bad.set("sim.duration_s", 20))
+    assert ran.value.key == "measure.ports"
+    assert dcfair.api.load_scenario(LONGFLOWS, overrides={"measure.ports": ["nope"]})["seed"] == 1
+    with pytest.raises(dcfair.InvalidInput):
+        dcfair.api.load_scenario(LONGFLOWS, overrides={"measure.ports": ["nope"]}, build=True)
+
+
 def test_load_errors(tmp_path):
     with pytest.raises(dcfair.InvalidInput, match="no such file"):
         dcfair.Scenario.load(tmp_path / "missing.toml")

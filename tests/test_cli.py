@@ -282,6 +282,56 @@ def test_unknown_key_in_file_is_invalid_input(cmd, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+FATTREE = REPO / "scenarios/papers/outcast/fattree.toml"
+
+# Hosts a and c hang off two switches with no link between them: no route from a to c.
+DISCONNECTED = """
+[sim]
+duration_s = 0.1
+[topology]
+kind = "custom"
+hosts = ["a", "b", "c"]
+switches = ["s1", "s2"]
+links = [
+  { a = "a", b = "s1", rate_mbps = 1000.0, delay_us = 5.0 },
+  { a = "b", b = "s1", rate_mbps = 1000.0, delay_us = 5.0 },
+  { a = "c", b = "s2", rate_mbps = 1000.0, delay_us = 5.0 },
+]
+[flows]
+count = 1
+src = "a"
+dst = "c"
+"""
+
+
+@pytest.mark.parametrize("cmd", ["run", "validate"])
+@pytest.mark.parametrize(
+    "scenario, overrides, needles",
+    [
+        # the TCP Outcast fat-tree with an odd k
+        ("fattree", ["topology.k=5"], ["topology.k"]),
+        # a flow between hosts that the topology does not connect
+        ("disconnected", [], ["topology", "host a cannot reach host c"]),
+        # a measured port that does not exist (checked when the network is built)
+        ("fattree", ['measure.ports=["nope"]'], ["measure.ports", "nope"]),
+        # equal-length routing needs core switches; a custom topology has none
+        ("disconnected", ["flows.dst=b", "routing.equal_length=true"], ["routing.equal_length"]),
+    ],
+)
+def test_fabric_input_that_cannot_run_is_refused_by_run_and_validate_alike(cmd, scenario, overrides, needles, tmp_path):
+    """`validate` builds the network as `run` does, so it refuses the same fabrics with the
+    same message and exit status 2, and `run` writes nothing."""
+    path = FATTREE
+    if scenario == "disconnected":
+        path = tmp_path / "disconnected.toml"
+        path.write_text(DISCONNECTED)
+    sets = [a for o in overrides for a in ("--set", o)]
+    extra = ["--out", str(tmp_path / "out")] if cmd == "run" else []
+    p = dcfair(cmd, path, *sets, *extra)
+    assert_clean_error(p, 2, "dcfair: invalid input: ", *needles)
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.parametrize(
     "override, key",
     [

@@ -85,6 +85,9 @@ def test_api_vary_forms():
     (["--vary", "queue.kind=hcf", "--seeds", "0"], ["--seeds", "at least 1"]),
     (["--vary", "queue.kind=hcf", "--jobs", "0"], ["--jobs"]),
     (["--vary", "queue.kind=hcf", "--set", "nope"], ["--set"]),
+    # found only when the network is built, before any point runs
+    (["--vary", "queue.kind=droptail,hcf", "--set", 'measure.ports=["nope"]'],
+     ["invalid input: measure.ports", "nope", "queue.kind=droptail"]),
     (["--vary", "queue.kind=hcf", "--ray", "127.0.0.1:1"], ["--ray", "nothing answers at 127.0.0.1:1"]),
     (["--vary", "queue.kind=hcf", "--ray", "nonsense"], ["--ray", "HOST:PORT"]),
 ])

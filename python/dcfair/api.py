@@ -86,14 +86,18 @@ def load_scenario(
     text: Optional[str] = None,
     origin: Optional[str] = None,
     overrides: Overrides = None,
+    build: bool = False,
 ) -> Dict[str, Any]:
     """Parses and validates a scenario (a file, or ``text=``) without running it.
 
     ``overrides``: ``{"queue.kind": "hcf"}``, ``["queue.kind=hcf"]`` or ``[("queue.kind", "hcf")]``.
+    With ``build=True`` the network and workloads are also built as a run would build them, so
+    the errors a run gives before its first event (hosts that cannot reach each other, a
+    measured port that does not exist) are raised here too.
     Returns at least ``{"name", "seed", "duration_s"}``.
     """
     text, origin = _source(path, text, origin)
-    return _engine.load_scenario(text, origin, _overrides(overrides))
+    return _engine.load_scenario(text, origin, _overrides(overrides), build)
 
 
 def run(

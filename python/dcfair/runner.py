@@ -155,12 +155,13 @@ def run_points(
     for p in points:
         if p.scenario not in texts:
             texts[p.scenario] = api.read_scenario(p.scenario)
-    # Validate every distinct (scenario, overrides) before anything runs: bad input stops here.
+    # Validate every distinct (scenario, overrides) before anything runs, network built (what
+    # `dcfair validate` checks): bad input stops here, before any point's directory is made.
     seen = set()
     for p in points:
         if (p.scenario, p.overrides) not in seen:
             seen.add((p.scenario, p.overrides))
-            api.load_scenario(text=texts[p.scenario], origin=p.scenario, overrides=list(p.overrides))
+            api.load_scenario(text=texts[p.scenario], origin=p.scenario, overrides=list(p.overrides), build=True)
 
     records: List[Optional[Dict[str, Any]]] = [None] * len(points)
     todo = []

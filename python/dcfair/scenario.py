@@ -95,8 +95,12 @@ class Scenario:
     # ------------------------------------------------------------------ checking and reading
 
     def validate(self) -> "Scenario":
-        """Asks the engine to check the scenario; returns ``self`` or raises ``InvalidInput``."""
-        self.info()
+        """Asks the engine to check the scenario and to build its network and workloads as a
+        run would (hosts that cannot reach each other, unknown port names: what a run refuses
+        before its first event); returns ``self`` or raises ``InvalidInput``."""
+        from dcfair import _engine
+
+        self._info = dict(_engine.load_scenario(self.text, self.origin, list(self.overrides), True))
         return self
 
     def info(self) -> Dict[str, Any]:

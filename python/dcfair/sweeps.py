@@ -161,7 +161,7 @@ def plan(scenario: Scenario, vary: Vary, seeds: Sequence[int], scenario_file: Pa
     for combo in itertools.product(*[vals for _, vals in vary]):
         ov = list(scenario.overrides) + list(zip(keys, combo))
         try:
-            info = _engine.load_scenario(scenario.text, scenario.origin, ov)
+            info = _engine.load_scenario(scenario.text, scenario.origin, ov, True)  # network built too
             name = name or info["name"]
         except InvalidInput as e:
             where = ", ".join(f"{k}={v}" for k, v in zip(keys, combo))

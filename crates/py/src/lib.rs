@@ -100,13 +100,26 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 /// Parses and validates a scenario without running it.
 ///
 /// `overrides` are `--set`-style `(dotted.key, value)` pairs; values are TOML literals and
-/// bare words are strings. Returns `{"name", "seed", "duration_s"}`.
+/// bare words are strings. With `build`, also builds its network and workloads as a run
+/// would (`dcfair validate`: unreachable hosts, unknown port names). Returns `{"name", "seed",
+/// "duration_s"}`.
 #[pyfunction]
-#[pyo3(signature = (text, origin, overrides = Vec::new()))]
-fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(String, String)>) -> PyResult<PyObject> {
-    let sc = py.allow_threads(|| match dcfair_sim::load_scenario(&text, &origin, &overrides) {
-        Ok(sc) => Outcome::Done(sc),
-        Err(e) => Outcome::Failed(e),
+#[pyo3(signature = (text, origin, overrides = Vec::new(), build = false))]
+fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(String, String)>, build: bool) -> PyResult<PyObject> {
+    let sc = py.allow_threads(|| {
+        let sc = match dcfair_sim::load_scenario(&text, &origin, &overrides) {
+            Ok(sc) => sc,
+            Err(e) => return Outcome::Failed(e),
+        };
+        if !build {
+            return Outcome::Done(sc);
+        }
+        // A panic is a bug: catch it so Python gets a RuntimeError, not an abort.
+        match panic::catch_unwind(AssertUnwindSafe(|| dcfair_sim::check(&sc, None))) {
+            Ok(Ok(())) => Outcome::Done(sc),
+            Ok(Err(e)) => Outcome::Failed(e),
+            Err(payload) => Outcome::Panicked(panic_message(payload.as_ref())),
+        }
     });
     let sc: Scenario = finish(py, sc)?;
     let d = PyDict::new_bound(py);

@@ -98,6 +98,13 @@ pub fn load_scenario(text: &str, origin: &str, overrides: &[(String, String)]) -
     scenario::load(text, origin, overrides)
 }
 
+/// Builds a scenario's network and workloads without running it (`dcfair validate`): the
+/// errors a run would give before its first event, such as hosts that cannot reach each other
+/// or a measured port that does not exist. `seed` overrides the scenario's seed.
+pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<(), Error> {
+    run::check(sc, seed)
+}
+
 /// Runs a scenario; `seed` overrides the scenario's seed. `progress` is called about every
 /// 0.2 s of wall time and once at the end; it may stop the run.
 pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -> Result<Results, Error> {

@@ -73,6 +73,22 @@ pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String),
 
 /// Builds the network and the workloads of `sc` and runs the event loop to the end.
 fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Result<Sim, Error> {
+    let mut sim = build(sc, seed)?;
+    if sim.run(progress).is_break() {
+        return Err(Error::Interrupted);
+    }
+    Ok(sim)
+}
+
+/// Builds `sc` as a run would and drops it without running: the checks that need the network
+/// (hosts that cannot reach each other, port names of `[measure]`, waypoints, probes) fail here
+/// exactly as they would at the start of [`run`].
+pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<(), Error> {
+    build(sc, seed.unwrap_or(sc.seed)).map(drop)
+}
+
+/// The network, the workloads and the first events of `sc`, ready to run.
+fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     let streams = Streams::new(seed);
 
     let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
@@ -115,9 +131,6 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
     }
     sim.schedule_starts();
     sim.attach_series(sc)?;
-    if sim.run(progress).is_break() {
-        return Err(Error::Interrupted);
-    }
     Ok(sim)
 }
 

@@ -20,6 +20,6 @@ def main(args: argparse.Namespace) -> int:
     from dcfair import api
     from dcfair.display import format_value
 
-    info = api.load_scenario(args.scenario, overrides=args.overrides)
+    info = api.load_scenario(args.scenario, overrides=args.overrides, build=True)
     print(f"ok: {info['name']} (duration {format_value(float(info['duration_s']))} s, seed {info['seed']})")
     return 0
