@@ -9,7 +9,9 @@
 //!   are not considered (a host is only an end point).
 //! - When a switch has several next hops, [`RoutingMode`] picks one:
 //!   - `ecmp`: a hash of the directed 5-tuple, salted by the hop count (so successive tiers of a
-//!     fabric choose independently and no flow polarises onto one core);
+//!     fabric choose independently and no flow polarises onto one core) and by the hash seed
+//!     (`routing.hash_seed`: salt = `seed << 8 | hops`; seed 0, the default, is the hash of
+//!     earlier releases; `"run"` draws it from the run's seed, stream `routing.hash`);
 //!   - `symmetric`: the same but over the *unordered* pair of end points, so a flow's ACKs (or
 //!     credits) retrace its path on topologies whose tiers mirror each other (dumbbell, parking
 //!     lot, leaf-spine, fat-tree: the same choice index at the same hop number is the mirror
@@ -20,7 +22,8 @@
 //! - Equal-length routing: a packet with `via != NO_VIA` first goes to switch `via` (a core),
 //!   which clears it; the end points choose `via` per flow (see `workload.rs`).
 //! - A destination no switch can reach is an error found when the scenario is built, never at
-//!   run time (see `Routes::check_reachable`).
+//!   run time (see `Routes::first_unreachable`), and so is a routing loop (`Routes::first_loop`,
+//!   which cannot happen with shortest-path tables and is verified all the same).
 
 use crate::net::{Network, NodeKind};
 use dcfair_core::packet::{hash_flow, Packet, Proto, NO_VIA};
@@ -58,6 +61,8 @@ pub struct Routes {
     /// number under `dst_bits`), else [`NO_PORT`]: one load instead of four and a division.
     direct: Vec<u32>,
     mode: RoutingMode,
+    /// `hash seed << 8`: the hop count fills the low byte of the flow hash's salt.
+    hash_base: u64,
 }
 
 /// A `direct` entry that leaves the choice to [`Routes::next_global_port`]'s full path.
@@ -135,7 +140,15 @@ impl Routes {
                 _ => NO_PORT,
             })
             .collect();
-        Routes { nodes: n, span, ports, global, slot, host_no, direct, mode }
+        Routes { nodes: n, span, ports, global, slot, host_no, direct, mode, hash_base: 0 }
+    }
+
+    /// The same tables with the flow hash of `ecmp` and `symmetric` seeded by `seed` (at most
+    /// 2^56 - 1; 0 is the unseeded hash): a new, independent choice of paths for every seed.
+    pub fn with_hash_seed(mut self, seed: u64) -> Routes {
+        debug_assert!(seed < 1 << 56);
+        self.hash_base = seed << 8;
+        self
     }
 
     /// How switches pick among equal-cost next hops (fixed when the tables are built).
@@ -194,13 +207,60 @@ impl Routes {
             0 => return None,
             1 => 0,
             n => match self.mode {
-                RoutingMode::Ecmp => hash_flow(pkt.flow_key(), pkt.hops as u64) % n as u64,
-                RoutingMode::Symmetric => hash_flow(unordered_key(pkt), pkt.hops as u64) % n as u64,
+                RoutingMode::Ecmp => hash_flow(pkt.flow_key(), self.hash_base | pkt.hops as u64) % n as u64,
+                RoutingMode::Symmetric => hash_flow(unordered_key(pkt), self.hash_base | pkt.hops as u64) % n as u64,
                 RoutingMode::Spray => rng.gen_range(0..n as u64),
                 RoutingMode::DstBits => self.host_no.get(pkt.dst as usize).copied().unwrap_or(0) as u64 % n as u64,
             },
         };
         Some(start as usize + i as usize)
+    }
+
+    /// The first (switch, destination) from which some sequence of next hops comes back to a
+    /// switch it has passed (a routing loop), or `None`. Checked for every destination, over
+    /// every equal-cost choice, so no flow hash, spray draw or waypoint can find a loop: a
+    /// waypoint's two legs are each loop-free and the waypoint is cleared on arrival.
+    /// Shortest-path tables cannot loop (each hop is one closer); this verifies the tables
+    /// as built rather than trusting that argument (one depth-first pass per destination).
+    pub fn first_loop(&self, net: &Network) -> Option<(u32, u32)> {
+        const NEW: u8 = 0;
+        const OPEN: u8 = 1;
+        const DONE: u8 = 2;
+        let n = self.nodes;
+        let mut state = vec![NEW; n];
+        let mut stack: Vec<(u32, usize)> = Vec::new();
+        for dst in 0..n {
+            state.iter_mut().for_each(|s| *s = NEW);
+            for root in 0..n {
+                if self.slot[root] == u32::MAX || state[root] != NEW || root == dst {
+                    continue;
+                }
+                state[root] = OPEN;
+                stack.push((root as u32, 0));
+                while let Some(&mut (sw, ref mut next)) = stack.last_mut() {
+                    let (start, len) = self.span[self.slot[sw as usize] as usize * n + dst];
+                    if *next == len as usize {
+                        state[sw as usize] = DONE;
+                        stack.pop();
+                        continue;
+                    }
+                    let peer = net.ports[self.global[start as usize + *next] as usize].peer_node;
+                    *next += 1;
+                    if peer as usize == dst || self.slot[peer as usize] == u32::MAX {
+                        continue; // delivered: hosts never forward
+                    }
+                    match state[peer as usize] {
+                        OPEN => return Some((peer, dst as u32)),
+                        NEW => {
+                            state[peer as usize] = OPEN;
+                            stack.push((peer, 0));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// Every pair (host `a`, host `b`) of `pairs` must be connected; the first that is not is
@@ -288,6 +348,24 @@ mod tests {
         assert_eq!(r.first_unreachable(&net, [(a, mid), (a, b)]), Some((a, b)));
     }
 
+    #[test]
+    fn shortest_path_tables_have_no_loop_and_a_table_that_sends_back_has_one() {
+        let net = diamond();
+        for mode in [RoutingMode::Ecmp, RoutingMode::Spray, RoutingMode::DstBits] {
+            assert_eq!(Routes::build(&net, mode).first_loop(&net), None);
+        }
+        // s1 (node 3) towards h1 (node 1) goes back to s0 (node 2), which may send to s1 again
+        let mut r = Routes::build(&net, RoutingMode::Ecmp);
+        let (start, len) = r.span[r.slot[3] as usize * r.nodes + 1];
+        assert_eq!(len, 1);
+        let back = net.nodes[3].ports.iter().position(|&p| net.ports[p as usize].peer_node == 2).unwrap();
+        r.ports[start as usize] = back as u16;
+        r.global[start as usize] = net.nodes[3].ports[back];
+        let (sw, dst) = r.first_loop(&net).expect("a loop");
+        assert_eq!(dst, 1);
+        assert!(sw == 2 || sw == 3, "found at {sw}");
+    }
+
     // --- choosing among equal next hops ---------------------------------------------------------
     #[test]
     fn ecmp_is_per_flow_and_spreads_flows() {
@@ -304,6 +382,33 @@ mod tests {
             used[(first - 1) as usize] += 1;
         }
         assert!(used[0] > 60 && used[1] > 60, "{used:?}");
+    }
+
+    #[test]
+    fn the_hash_seed_draws_a_new_choice_and_zero_is_the_unseeded_hash() {
+        let net = diamond();
+        let mut rng = dcfair_core::rng::Streams::new(1).stream("t", 0);
+        for mode in [RoutingMode::Ecmp, RoutingMode::Symmetric] {
+            let plain = Routes::build(&net, mode);
+            let zero = Routes::build(&net, mode).with_hash_seed(0);
+            let (one, two) = (Routes::build(&net, mode).with_hash_seed(1), Routes::build(&net, mode).with_hash_seed(2));
+            let mut differ = [0; 2];
+            for sport in 0..400 {
+                let p = pkt(0, 1, sport);
+                let at = |r: &Routes, rng: &mut Rng| r.next_port(2, &mut p.clone(), rng).unwrap();
+                // seed 0 is the earlier releases' hash: salted by the hop count alone
+                let key = if mode == RoutingMode::Ecmp { p.flow_key() } else { unordered_key(&p) };
+                let earlier = plain.choices(2, 1)[(hash_flow(key, p.hops as u64) % 2) as usize];
+                assert_eq!(at(&zero, &mut rng), earlier, "seed 0 is the earlier hash");
+                assert_eq!(at(&plain, &mut rng), earlier);
+                // a seeded flow keeps its path
+                assert_eq!(at(&one, &mut rng), at(&one, &mut rng));
+                differ[0] += (at(&one, &mut rng) != at(&plain, &mut rng)) as u32;
+                differ[1] += (at(&two, &mut rng) != at(&one, &mut rng)) as u32;
+            }
+            // independent hash functions: about half of the flows move between two seeds
+            assert!(differ.iter().all(|&d| (140..=260).contains(&d)), "{mode:?}: {differ:?}");
+        }
     }
 
     #[test]

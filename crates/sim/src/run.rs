@@ -12,7 +12,7 @@ use crate::engine::Sim;
 use crate::metrics::{jain, mean, percentile, std_dev, variance, FlowObs};
 use crate::net::NodeKind;
 use crate::routing::Routes;
-use crate::scenario::{CoreChoice, Scenario};
+use crate::scenario::{CoreChoice, HashSeed, Scenario};
 use crate::topo::Built;
 use crate::workload::{TcpFlow, UdpSource};
 use dcfair_core::packet::NO_VIA;
@@ -105,11 +105,19 @@ fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
 
     let end = SimTime::from_secs_f64(sc.sim.duration_s);
     let window_start = SimTime::from_secs_f64(sc.window_start_s());
-    let routes = Routes::build(&built.net, sc.routing.mode);
+    let hash_seed = match sc.routing.hash_seed {
+        HashSeed::Fixed(s) => s,
+        HashSeed::Run => streams.stream("routing.hash", 0).gen::<u64>() & HashSeed::MAX,
+    };
+    let routes = Routes::build(&built.net, sc.routing.mode).with_hash_seed(hash_seed);
     let pairs = tcp.iter().flat_map(|f| [(f.ids.src, f.ids.dst), (f.ids.dst, f.ids.src)]).chain(udp.iter().map(|u| (u.src, u.dst)));
     if let Some((a, b)) = routes.first_unreachable(&built.net, pairs) {
         let name = |x: u32| built.net.nodes[x as usize].name.clone();
         return Err(Error::invalid("topology", format!("host {} cannot reach host {}: the topology is not connected", name(a), name(b))));
+    }
+    if let Some((sw, dst)) = routes.first_loop(&built.net) {
+        let name = |x: u32| built.net.nodes[x as usize].name.clone();
+        return Err(Error::invalid("routing", format!("the routes towards {} loop through switch {}", name(dst), name(sw))));
     }
     let via = waypoints(sc, streams, &built, &routes, &tcp, &udp)?;
     let measured_rate = built.measured_rate;

@@ -77,6 +77,54 @@ fn a_permutation_of_long_flows_fills_the_fabric_without_loss_of_accounting() {
     }
 }
 
+/// The core ports that carried packets when eight flows cross the k = 4 fat-tree's core.
+fn core_ports_used(extra: &[(&str, &str)], seed: u64) -> Vec<String> {
+    let sc = load_scenario(FAT_TREE, "t.toml", &[]).unwrap();
+    let built = dcfair_sim::topo::build(&sc, dcfair_core::rng::Streams::new(1)).unwrap();
+    let names: Vec<String> = built.net.ports.iter().map(|p| p.name.clone()).filter(|n| n.starts_with('c')).collect();
+    let list = format!("[{}]", names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join(","));
+    let srcs = "[\"h0\",\"h1\",\"h2\",\"h3\",\"h4\",\"h5\",\"h6\",\"h7\"]";
+    let dsts = "[\"h8\",\"h9\",\"h10\",\"h11\",\"h12\",\"h13\",\"h14\",\"h15\"]";
+    let mut o = vec![("flows.count", "8"), ("flows.src", srcs), ("flows.dst", dsts), ("sim.duration_s", "0.02"), ("measure.ports", &list)];
+    o.extend_from_slice(extra);
+    let r = common::go_seeded(FAT_TREE, &o, seed);
+    names.into_iter().filter(|n| port_packets_out(&r, n) > 0).collect()
+}
+
+#[test]
+fn the_ecmp_hash_seed_is_fixed_by_default_and_drawn_from_the_run_seed_on_request() {
+    for mode in ["ecmp", "symmetric"] {
+        let m = [("routing.mode", mode)];
+        // default (0): the same paths whatever the run's seed
+        let fixed = core_ports_used(&m, 1);
+        assert!(!fixed.is_empty());
+        assert_eq!(core_ports_used(&m, 2), fixed, "{mode}: seed 0 ignores the run's seed");
+        // another fixed seed: other paths, again the same for every run seed
+        let seven = [("routing.mode", mode), ("routing.hash_seed", "7")];
+        assert_eq!(core_ports_used(&seven, 1), core_ports_used(&seven, 2));
+        assert_ne!(core_ports_used(&seven, 1), fixed, "{mode}: seed 7 is another hash");
+        // "run": the run's seed picks the paths
+        let run = [("routing.mode", mode), ("routing.hash_seed", "run")];
+        let sets: std::collections::BTreeSet<_> = (1..=4).map(|seed| core_ports_used(&run, seed)).collect();
+        assert!(sets.len() >= 2, "{mode}: four run seeds, one choice of paths");
+    }
+    assert_eq!(invalid_key(FAT_TREE, &[("routing.hash_seed", "-1")]), "routing.hash_seed");
+    assert_eq!(invalid_key(FAT_TREE, &[("routing.hash_seed", "often")]), "routing.hash_seed");
+    assert_eq!(invalid_key(FAT_TREE, &[("routing.hash_seed", "72057594037927936")]), "routing.hash_seed");
+}
+
+#[test]
+fn equal_length_routing_with_the_core_by_destination_bits_climbs_to_that_core() {
+    // k = 4: four cores; a flow to host h climbs (data and ACKs alike) to core h mod 4
+    for (dst, core) in [("h5", "c1"), ("h6", "c2"), ("h12", "c0"), ("h9", "c1")] {
+        let o = [("flows.count", "1"), ("flows.src", "h0"), ("flows.dst", dst), ("routing.equal_length", "true"), ("routing.core", "dst_bits")];
+        let used = core_ports_used(&o, 1);
+        assert!(!used.is_empty() && used.iter().all(|p| p.starts_with(&format!("{core}->"))), "h0 -> {dst}: {used:?}");
+        // both directions: down towards the receiver's pod and towards the sender's
+        assert!(used.len() >= 2, "{used:?}");
+    }
+}
+
 #[test]
 fn equal_length_routing_climbs_to_a_core_even_for_neighbours() {
     // h0 -> h1 share an edge switch: 2 links normally, 6 with equal-length routing. A finite flow
@@ -143,6 +191,20 @@ fn leaf_spine_runs_and_names_its_ports() {
     assert!(r.ports_csv.contains("l1->h4"), "{}", r.ports_csv);
     let r = go(LEAF_SPINE, &[("measure.ports", "[\"l1->h4\"]")]);
     assert_eq!(r.ports_csv.lines().count(), 2, "one measured port");
+}
+
+#[test]
+fn leaf_spine_oversubscription_sets_the_fabric_rate() {
+    // 4 hosts x 1 Gbit/s under a leaf, 2 spines: 2:1 means 1 Gbit/s leaf-spine links (the
+    // scenario's own rate), 4:1 half that: four flows leaving a leaf then get half as much.
+    let same = LEAF_SPINE.replace("fabric_rate_mbps = 1000.0", "oversubscription = 2.0");
+    assert_eq!(go(&same, &[]).flows_csv, go(LEAF_SPINE, &[]).flows_csv);
+    let narrow = go(&LEAF_SPINE.replace("fabric_rate_mbps = 1000.0", "oversubscription = 4.0"), &[]);
+    let (wide, narrow) = (metric(&go(LEAF_SPINE, &[]), "throughput_bps_tcp"), metric(&narrow, "throughput_bps_tcp"));
+    assert!(narrow < 0.6 * wide && narrow > 0.35 * wide, "{narrow} against {wide}");
+    assert_eq!(invalid_key(LEAF_SPINE, &[("topology.oversubscription", "2.0")]), "topology.oversubscription");
+    assert_eq!(invalid_key(&same, &[("topology.oversubscription", "0")]), "topology.oversubscription");
+    assert_eq!(invalid_key(&LEAF_SPINE.replace("fabric_rate_mbps = 1000.0", ""), &[]), "topology.fabric_rate_mbps");
 }
 
 const PARKING_LOT: &str = r#"
