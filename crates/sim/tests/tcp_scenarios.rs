@@ -221,6 +221,26 @@ fn two_cubic_flows_converge_to_equal_shares() {
 }
 
 #[test]
+fn sack_and_pacing_are_chosen_per_group() {
+    // For each key: the late group's own table set to what it would inherit is the same run;
+    // set otherwise, only that group changes, so the run changes. The late flow starts with a
+    // 64-segment window into a full 50-packet queue: it loses many segments of one window,
+    // where SACK recovers differently from NewReno, and pacing spreads that first window.
+    for (key, on) in [("sack", "true"), ("pacing", "true")] {
+        let late_key = format!("groups.late.tcp.{key}");
+        let base_key = format!("tcp.{key}");
+        let go = |extra: &[(&str, &str)]| latecomer(&[&[("tcp.init_cwnd_pkts", "64")], extra].concat());
+        let off = go(&[(&base_key, "false")]);
+        assert_eq!(go(&[(&base_key, "false"), (&late_key, "false")]).flows_csv, off.flows_csv, "{key}");
+        let mixed = go(&[(&base_key, "false"), (&late_key, on)]);
+        assert_ne!(mixed.flows_csv, off.flows_csv, "{key}: the group's own value is used");
+        // and it is that group's alone: switching it on for everyone is another run again
+        let all = go(&[(&base_key, on)]);
+        assert_ne!(all.flows_csv, mixed.flows_csv, "{key}: the first group keeps [tcp]'s value");
+    }
+}
+
+#[test]
 fn reno_and_cubic_groups_share_one_dumbbell() {
     // [tcp] says reno; the late group's table makes it CUBIC. Both get their own metrics.
     // Observed (seed 1): CUBIC 59 Mbps, Reno 38 Mbps; with both Reno, 53 and 44.
