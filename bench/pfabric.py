@@ -2,7 +2,7 @@
 """Whole-run speed on pFabric's fabric with the web-search workload: dcfair alone at full size,
 and dcfair beside ns-3 on a scaled-down run that ns-3 finishes, in the same session.
 
-    python bench/pfabric.py [--flows 100000] [--mechs fq_codel,dctcp,pfabric] [--ns3-flows 100]
+    python bench/pfabric.py [--flows 100000] [--mechs fq_codel,dctcp,pfabric] [--ns3-flows 1000]
                             [--reps 1] [--no-doc]
     python bench/pfabric.py --print-cmd FLOWS [--mechs M] [--simrun PATH] [--cmd-out DIR]
 
@@ -174,7 +174,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--flows", type=int, default=100_000, help="flows of the full-size runs (0: skip them)")
     ap.add_argument("--mechs", default=",".join(MECHS), help="mechanisms of the full-size runs, comma-separated")
-    ap.add_argument("--ns3-flows", type=int, default=100, help="flows of the runs beside ns-3 (0: skip them)")
+    ap.add_argument("--ns3-flows", type=int, default=1000,
+                    help="flows of the runs beside ns-3 (0: skip them; fewer than about 1,000 measure start-up more than simulation)")
     ap.add_argument("--ns3-mechs", default=",".join(NS3_MECH_ARGS), help="mechanisms run beside ns-3, comma-separated")
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--no-doc", action="store_true",
