@@ -104,4 +104,6 @@ def test_fq_codel_drops_and_keeps_short_flows_fast(short_runs):
     d, n = short_runs["fq_codel8"]
     for m in (d, n):
         assert m["drops"] > 0 and m["marks"] == 0
+        # both sides split their drops by reason: the CoDel law's and the overflow batches'
+        assert m["drops_law"] > 0 and m["drops_law"] + m["drops_overflow"] == m["drops"]
         assert m["jain_index"] > 0.98

@@ -361,7 +361,21 @@ main(int argc, char* argv[])
        << ", \"utilization\": " << g_txBytesWindow * 8.0 / (bottleneckRateMbps * 1e6 * window)
        << ", \"drops\": " << g_drops << ", \"drops_in_window\": " << g_dropsWindow
        << ", \"marks\": " << g_marks << ", \"marks_in_window\": " << g_marksWindow
-       << ", \"device_queue_drops\": " << g_devDrops << "}\n";
+       << ", \"device_queue_drops\": " << g_devDrops << ", \"drops_by_reason\": {";
+    // Every drop of the disc (its children's included) by ns-3's reason string, whole run:
+    // FqCoDel's "Overlimit drop" (the batch from the fattest queue) apart from CoDel's
+    // "Target exceeded drop" (the control law).
+    const QueueDisc::Stats& st = g_qdisc->GetStats();
+    bool first = true;
+    for (const auto* m : {&st.nDroppedPacketsBeforeEnqueue, &st.nDroppedPacketsAfterDequeue})
+    {
+        for (const auto& [reason, n] : *m)
+        {
+            js << (first ? "" : ", ") << "\"" << reason << "\": " << n;
+            first = false;
+        }
+    }
+    js << "}}\n";
     g_queue.close();
     Simulator::Destroy();
     return g_devDrops == 0 ? 0 : 3;

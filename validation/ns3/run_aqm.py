@@ -172,10 +172,22 @@ def _pctl(v: list[float], p: float) -> float | None:
     return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
 
 
+#: The drops of the control law itself, by each side's name for them: dcfair's reason `codel`,
+#: ns-3's CoDel "Target exceeded drop" (which FqCoDel reports as "(Dropped by child queue disc)
+#: Target exceeded drop"). Every other drop is an overflow (FQ-CoDel's batch from the fattest
+#: queue, "Overlimit drop" in ns-3; DropTail's tail drop).
+LAW_REASONS = ("codel", "Target exceeded drop")
+
+
+def law_drops(by_reason: dict) -> int:
+    return sum(n for r, n in by_reason.items() if r in LAW_REASONS or r.endswith(") " + LAW_REASONS[1]))
+
+
 def metrics(goodput: list[float], queue: list[float], fcts: list[float], n_short: int,
-            utilization: float, drops: int, marks: int) -> dict:
+            utilization: float, drops: int, marks: int, drops_law: int, drops_window: int) -> dict:
     """The same metrics from either side: goodput of the long flows in the window (bits/s),
-    queue samples every 1 ms in the window (packets waiting), FCTs of the finished short flows."""
+    queue samples every 1 ms in the window (packets waiting), FCTs of the finished short flows,
+    drops split into the control law's and the rest (overflow)."""
     n = len(goodput)
     s, s2 = sum(goodput), sum(x * x for x in goodput)
     return {
@@ -185,6 +197,9 @@ def metrics(goodput: list[float], queue: list[float], fcts: list[float], n_short
         "goodput_mbps_max": max(goodput) / 1e6,
         "jain_index": s * s / (n * s2) if s2 else None,
         "drops": drops,
+        "drops_law": drops_law,
+        "drops_overflow": drops - drops_law,
+        "drops_window": drops_window,
         "marks": marks,
         "queue_mean_pkts": sum(queue) / len(queue),
         "queue_p99_pkts": _pctl(queue, 99),
@@ -217,7 +232,8 @@ def run_ns3_side(case: str, seed: int, flat: dict, _extra: list[str]) -> dict:
                     fcts.append(float(row["fct_s"]))
     with open(os.path.join(raw, "queue.csv")) as fh:
         queue = [float(row["queue_pkts"]) for row in csv.DictReader(fh)]
-    m = metrics(good, queue, fcts, n_short, sm["utilization"], sm["drops"], sm["marks"])
+    m = metrics(good, queue, fcts, n_short, sm["utilization"], sm["drops"], sm["marks"],
+                law_drops(sm.get("drops_by_reason", {})), sm["drops_in_window"])
     return {"case": case, "seed": seed, "simulator": "ns-3",
             "command": [os.path.relpath(BIN, common.REPO), *args], "metrics": m}
 
@@ -256,7 +272,8 @@ def run_dcfair_side(case: str, seed: int, flat: dict, extra: list[str]) -> dict:
                 if row["fct_s"]:
                     fcts.append(float(row["fct_s"]))
     sm_m = sm["metrics"]
-    m = metrics(good, queue, fcts, n_short, sm_m["utilization"], sm_m["drops"], sm_m["marks"])
+    m = metrics(good, queue, fcts, n_short, sm_m["utilization"], sm_m["drops"], sm_m["marks"],
+                law_drops(sm_m.get("drops_by_reason", {})), sm_m["drops_in_window"])
     return {"case": case, "seed": seed, "simulator": "dcfair",
             "command": [os.path.relpath(SIMRUN, common.REPO), CASES[case], f"seed={seed}", *extra],
             "events": sm.get("events"), "metrics": m}
@@ -285,6 +302,9 @@ ROWS = [  # metric, label, format
     ("goodput_mbps_min", "long-flow goodput, lowest flow (Mb/s)", "{:.2f}"),
     ("jain_index", "Jain index (8 long flows)", "{:.4f}"),
     ("drops", "drops at the bottleneck (whole run)", "{:.0f}"),
+    ("drops_law", "of which by the control law (CoDel)", "{:.0f}"),
+    ("drops_overflow", "of which at the buffer limit (FQ-CoDel: batches from the fattest queue)", "{:.0f}"),
+    ("drops_window", "drops in the measurement window (steady state)", "{:.0f}"),
     ("marks", "CE marks at the bottleneck (whole run)", "{:.0f}"),
     ("queue_mean_pkts", "queue, mean (packets waiting)", "{:.1f}"),
     ("queue_p99_pkts", "queue, p99 (packets)", "{:.0f}"),

@@ -69,6 +69,8 @@ pub struct Sim {
     /// Receiver-side observations, indexed by flow id (TCP flows, then UDP sources).
     pub obs: Vec<FlowObs>,
     pub window_start: SimTime,
+    /// Every port's drops when the measurement window opened, by port id (empty before).
+    drops_at_window: Vec<u64>,
     /// End of the run: `sim.duration_s`, or earlier when an incast finishes its last round.
     pub end: SimTime,
     /// Total rate of the measured ports, bits/s (for utilization).
@@ -161,6 +163,7 @@ impl Sim {
             via: vec![NO_VIA; n],
             obs: vec![FlowObs::default(); n],
             window_start,
+            drops_at_window: Vec::new(),
             end,
             measured_rate_bps: 0.0,
             series: None,
@@ -624,5 +627,12 @@ impl Sim {
         for u in &mut self.udp {
             u.bytes_received_at_window = u.bytes_received;
         }
+        self.drops_at_window = self.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).collect();
+    }
+
+    /// Packets port `id` dropped from the instant the measurement window opened (all of them
+    /// if it has not opened).
+    pub fn drops_in_window(&self, id: usize) -> u64 {
+        self.net.ports[id].queue.stats.drops_pkts() - self.drops_at_window.get(id).copied().unwrap_or(0)
     }
 }

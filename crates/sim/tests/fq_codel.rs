@@ -103,6 +103,8 @@ fn bad_values_name_the_key() {
         ("queue.fq_codel.target_us", "0.0"),
         ("queue.fq_codel.interval_us", "-1.0"),
         ("queue.codel.target_us", "-5.0"),
+        ("queue.fq_codel.invsqrt", "fast"),
+        ("queue.codel.invsqrt", "1"),
     ] {
         // the table is checked whichever discipline runs
         match load_scenario(SPARSE, "sparse.toml", &[(key.to_string(), value.to_string())]) {
@@ -114,4 +116,33 @@ fn bad_values_name_the_key() {
             other => panic!("{key} = {value}: expected invalid input, got {:?}", other.map(|_| ())),
         }
     }
+}
+
+#[test]
+fn linux_newton_estimate_is_a_choice_of_both_tables_and_the_default_stays_exact() {
+    for kind in ["fq_codel", "codel"] {
+        let key = format!("queue.{kind}.invsqrt");
+        let plain = go(&[("queue.kind", kind)]);
+        assert_eq!(go(&[("queue.kind", kind), (&key, "exact")]).flows_csv, plain.flows_csv, "{kind}: exact is the default");
+        let newton = go(&[("queue.kind", kind), (&key, "newton")]);
+        let (a, b) = (metrics(&plain), metrics(&newton));
+        assert!(num(&b, "drops") > 0.0 && num(&b, "utilization") > 0.9, "{kind}: {b}");
+        // another spacing of the drops: another run
+        assert_ne!(newton.flows_csv, plain.flows_csv, "{kind}: {a} against {b}");
+    }
+}
+
+#[test]
+fn drops_in_the_window_are_those_after_it_opens() {
+    let late = go(&[("queue.kind", "fq_codel")]);
+    let whole = go(&[("queue.kind", "fq_codel"), ("measure.window_s", "1.0")]);
+    let (l, w) = (metrics(&late), metrics(&whole));
+    // the same run measured over [0.2, 1] s and over [0, 1] s
+    assert_eq!(num(&l, "drops"), num(&w, "drops"));
+    assert_eq!(num(&w, "drops_in_window"), num(&w, "drops"), "a window from time zero holds every drop");
+    assert!(num(&l, "drops_in_window") < num(&l, "drops"), "the start-up drops fall before 0.2 s: {l}");
+    // ports.csv's column adds up to the summary's
+    let col: f64 = late.ports_csv.lines().skip(1).map(|r| r.rsplit(',').next().unwrap().parse::<f64>().unwrap()).sum();
+    assert!(late.ports_csv.lines().next().unwrap().ends_with(",drops_in_window"));
+    assert_eq!(col, num(&l, "drops_in_window"));
 }

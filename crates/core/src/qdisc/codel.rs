@@ -45,16 +45,22 @@
 //! | `interval_us`     | us   | 100000  | window the sojourn must stay above target (Linux `interval`) |
 //! | `ecn`             | bool | false   | CE-mark ECN-capable packets instead of dropping them |
 //! | `ce_threshold_us` | us   | none    | CE-mark ECN-capable packets whose sojourn exceeds it |
+//! | `invsqrt`         | -    | `exact` | how `1/sqrt(count)` is computed: `exact` or `newton` (Linux's, below) |
 //!
 //! `target_us >= interval_us` is accepted (Linux accepts it too): CoDel then only acts on a
 //! queue that stays above target for a whole interval and is of little use, but it is a legal
 //! setting, not an impossible one. Both must be positive, finite and at most [`MAX_US`].
 //!
-//! Differences from Linux: `interval / sqrt(count)` is computed exactly (in floating point,
-//! rounded down to the picosecond) where Linux keeps a 16-bit fixed-point reciprocal square
-//! root refreshed by one Newton step per change of `count` (so after a re-entry with
-//! `count = delta` Linux's spacing is only approximately `interval/sqrt(delta)` for the first
-//! few drops). Times are picoseconds, not Linux's 1024-ns units. Linux's `ce_threshold_selector`
+//! `1/sqrt(count)`: with `invsqrt = "exact"` (the default) `interval / sqrt(count)` is computed
+//! exactly (in floating point, rounded down to the picosecond). With `invsqrt = "newton"` it is
+//! Linux's (and ns-3's) estimate ([`newton_step`]): a 16-bit fixed-point reciprocal, set to
+//! 0xFFFF when `count` restarts at 1 and refreshed by one Newton step, `x' = x/2 (3 - count
+//! x^2)`, at every other change of `count` (each `count += 1`, and the re-entry's `count =
+//! delta`, stepping from the previous episode's estimate); the gap is `interval x
+//! rec_inv_sqrt / 2^16` in the same fixed point. One step from `count - 1`'s value lags the
+//! true root (0.5 instead of 0.707 at `count = 2`), so early drops come sooner than exact.
+//!
+//! Other differences from Linux: times are picoseconds, not Linux's 1024-ns units. Linux's `ce_threshold_selector`
 //! / `mask` are not modelled.
 //! Cost: O(1) per dequeue plus O(1) per packet dropped on the way.
 //! Validation of the configuration: [`CodelConfig::validate`]; of the rules: the tests below
@@ -77,12 +83,24 @@ pub struct CodelConfig {
     pub interval_us: f64,
     pub ecn: bool,
     pub ce_threshold_us: Option<f64>,
+    pub invsqrt: InvSqrt,
 }
 
 impl Default for CodelConfig {
     fn default() -> Self {
-        CodelConfig { target_us: 5000.0, interval_us: 100_000.0, ecn: false, ce_threshold_us: None }
+        CodelConfig { target_us: 5000.0, interval_us: 100_000.0, ecn: false, ce_threshold_us: None, invsqrt: InvSqrt::Exact }
     }
+}
+
+/// How the law computes `1/sqrt(count)` (`invsqrt`; see the module documentation).
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum InvSqrt {
+    /// Floating point, exact to the picosecond.
+    #[default]
+    Exact,
+    /// Linux's and ns-3's 16-bit fixed-point estimate, one Newton step per change of `count`.
+    Newton,
 }
 
 impl CodelConfig {
@@ -127,6 +145,8 @@ pub struct CodelParams {
     pub mtu: u64,
     pub ecn: bool,
     pub ce_threshold: Option<SimDuration>,
+    /// `invsqrt = "newton"`: Linux's fixed-point estimate of `1/sqrt(count)`.
+    pub newton: bool,
 }
 
 impl CodelParams {
@@ -137,7 +157,14 @@ impl CodelParams {
             mtu: mtu as u64,
             ecn,
             ce_threshold: ce_threshold_us.map(us),
+            newton: false,
         }
+    }
+
+    /// The same constants computing `1/sqrt(count)` as `invsqrt` says.
+    pub fn with_invsqrt(mut self, invsqrt: InvSqrt) -> CodelParams {
+        self.newton = invsqrt == InvSqrt::Newton;
+        self
     }
 }
 
@@ -163,7 +190,25 @@ pub struct CodelVars {
     pub count: u32,
     /// `count` when the dropping state was last entered.
     pub lastcount: u32,
+    /// `invsqrt = "newton"`: Linux's estimate of `1/sqrt(count)` in units of 2^-16 (fits the
+    /// struct's padding: still 32 bytes).
+    pub rec_inv_sqrt: u16,
     pub dropping: bool,
+}
+
+/// Linux's `rec_inv_sqrt` for `count = 1` (`~0U >> 16`).
+pub const REC_INV_SQRT_ONE: u16 = u16::MAX;
+
+/// One Newton step of Linux's (and ns-3's) reciprocal square root, `x' = x/2 (3 - count x^2)`,
+/// in its fixed point (`x` = `rec_inv_sqrt / 2^16`, computed on 32 bits). Wrapping arithmetic
+/// as in C: a stale `x` far above `1/sqrt(count)` gives what Linux gives, not a panic.
+#[inline]
+pub fn newton_step(count: u32, rec_inv_sqrt: u16) -> u16 {
+    let invsqrt = (rec_inv_sqrt as u64) << 16;
+    let invsqrt2 = (invsqrt * invsqrt) >> 32;
+    let val = (3u64 << 32).wrapping_sub(count as u64 * invsqrt2) >> 2;
+    let val = val.wrapping_mul(invsqrt) >> (32 - 2 + 1);
+    (val >> 16) as u16
 }
 
 /// `t + interval / sqrt(count)`, rounded down to the picosecond.
@@ -179,6 +224,17 @@ fn ecn_capable<P: QPacket>(pkt: &P) -> bool {
 }
 
 impl CodelVars {
+    /// When the drop after one at `t` is due: `t + interval / sqrt(count)`, exactly or by
+    /// Linux's estimate (`reciprocal_scale(interval, rec_inv_sqrt << 16)`).
+    #[inline]
+    fn next_drop(&self, t: SimTime, p: &CodelParams) -> SimTime {
+        if p.newton {
+            t + SimDuration(((p.interval.0 as u128 * ((self.rec_inv_sqrt as u128) << 16)) >> 32) as u64)
+        } else {
+            control_law(t, p.interval, self.count)
+        }
+    }
+
     /// RFC 8289 `dodequeue`'s test on the packet just dequeued (enqueued at `enq`, `None` if the
     /// queue was empty) leaving `backlog` bytes behind it; `ldelay` becomes that packet's sojourn.
     #[inline]
@@ -227,10 +283,13 @@ impl CodelVars {
                 while self.dropping && now >= self.drop_next {
                     let cur = pkt.as_mut().expect("dropping state with no packet");
                     self.count = self.count.saturating_add(1);
+                    if p.newton {
+                        self.rec_inv_sqrt = newton_step(self.count, self.rec_inv_sqrt);
+                    }
                     if p.ecn && ecn_capable(cur) {
                         cur.set_ecn(Ecn::Ce);
                         ev.mark(MarkReason::Codel);
-                        self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                        self.drop_next = self.next_drop(self.drop_next, p);
                         break;
                     }
                     ev.drop(pkt.take().unwrap(), DropReason::Codel, true);
@@ -240,7 +299,7 @@ impl CodelVars {
                     if !self.should_drop(enq, q.backlog_bytes(), p, now, &mut ldelay) {
                         self.dropping = false;
                     } else {
-                        self.drop_next = control_law(self.drop_next, p.interval, self.count);
+                        self.drop_next = self.next_drop(self.drop_next, p);
                     }
                 }
             }
@@ -261,8 +320,11 @@ impl CodelVars {
             let delta = self.count.wrapping_sub(self.lastcount);
             let since = now.0 as i128 - self.drop_next.0 as i128;
             self.count = if delta > 1 && since < 16 * p.interval.0 as i128 { delta } else { 1 };
+            if p.newton {
+                self.rec_inv_sqrt = if self.count == 1 { REC_INV_SQRT_ONE } else { newton_step(self.count, self.rec_inv_sqrt) };
+            }
             self.lastcount = self.count;
-            self.drop_next = control_law(now, p.interval, self.count);
+            self.drop_next = self.next_drop(now, p);
         }
         if let (Some(cur), Some(ce)) = (pkt.as_mut(), p.ce_threshold) {
             if ldelay > ce && ecn_capable(cur) {
@@ -314,7 +376,7 @@ impl<P: QPacket> Codel<P> {
         Codel {
             fifo: Fifo { q: VecDeque::with_capacity(cap), bytes: 0 },
             limit,
-            params: CodelParams::new(c.target_us, c.interval_us, c.ecn, c.ce_threshold_us, ctx.mtu),
+            params: CodelParams::new(c.target_us, c.interval_us, c.ecn, c.ce_threshold_us, ctx.mtu).with_invsqrt(c.invsqrt),
             vars: CodelVars::default(),
         }
     }
@@ -518,6 +580,47 @@ mod tests {
         assert_eq!(s.sent.len(), 10_001);
     }
 
+    // --- Linux's fixed-point 1/sqrt(count) (invsqrt = "newton") ------------------------------
+    #[test]
+    fn a_newton_step_is_x_over_2_times_3_minus_count_x_squared_in_16_bit_fixed_point() {
+        // against the same step in floating point, within the fixed point's rounding
+        let mut x = REC_INV_SQRT_ONE;
+        for count in 2..=500u32 {
+            let f = x as f64 / 65536.0;
+            let want = f / 2.0 * (3.0 - count as f64 * f * f) * 65536.0;
+            let got = newton_step(count, x);
+            assert!((got as f64 - want).abs() <= 2.0, "count {count}: {got} against {want}");
+            x = got;
+        }
+        // one step per increment lags the root at first (0.5 at count 2, not 0.707) ...
+        assert_eq!(newton_step(2, REC_INV_SQRT_ONE), 0x8001);
+        // ... and tracks it later: at count 500 within 1 %
+        assert!((x as f64 / 65536.0 * 500f64.sqrt() - 1.0).abs() < 0.01, "{x}");
+    }
+
+    #[test]
+    fn with_newton_the_drops_are_spaced_by_linux_estimate() {
+        let mut s = Standing::new(false, None);
+        s.params = s.params.with_invsqrt(InvSqrt::Newton);
+        s.run(0.0, 1000.0, 0.1, 20.0, Ecn::NotEct);
+        let times = s.drop_times();
+        assert!(times.len() >= 15, "{times:?}");
+        assert!((times[0] - 100.1).abs() < 1e-6, "{times:?}");
+        // gap k: interval x rec_inv_sqrt / 2^16, rec_inv_sqrt from 0xFFFF by one step per count
+        let mut x = REC_INV_SQRT_ONE;
+        for k in 1..times.len() {
+            if k > 1 {
+                x = newton_step(k as u32, x);
+            }
+            let want = 100.0 * x as f64 / 65536.0;
+            let got = times[k] - times[k - 1];
+            assert!((got - want).abs() <= 0.1 + 1e-6, "gap {k}: {got} ms, want {want} ms ({times:?})");
+        }
+        assert_eq!(s.vars.rec_inv_sqrt, newton_step(times.len() as u32, x), "after the last drop, count = drops");
+        // the second gap is half the interval, where the exact law waits 70.7 ms
+        assert!((times[2] - times[1] - 50.0).abs() < 0.2, "{times:?}");
+    }
+
     #[test]
     fn control_law_is_exact() {
         let i = SimDuration::from_ms(100);
@@ -557,6 +660,29 @@ mod tests {
         let gap = s.drops[before + 1].0 - first;
         let want = 100.0 / (delta as f64).sqrt();
         assert!((gap - want).abs() <= 0.1 + 1e-6, "gap {gap} want {want}");
+    }
+
+    #[test]
+    fn with_newton_a_re_entry_steps_from_the_last_episode_estimate_and_a_fresh_start_resets_it() {
+        let mut s = Standing::new(false, None);
+        s.params = s.params.with_invsqrt(InvSqrt::Newton);
+        s.run(0.0, 600.0, 0.1, 20.0, Ecn::NotEct);
+        let v = s.vars;
+        s.run(600.1, 610.0, 0.1, 1.0, Ecn::NotEct);
+        let before = s.drops.len();
+        s.run(610.1, 800.0, 0.1, 20.0, Ecn::NotEct);
+        let delta = v.count - v.lastcount;
+        // Linux: count = delta and one Newton step from the estimate the episode ended with
+        let x = newton_step(delta, v.rec_inv_sqrt);
+        let gap = s.drops[before + 1].0 - s.drops[before].0;
+        let want = 100.0 * x as f64 / 65536.0;
+        assert!((gap - want).abs() <= 0.1 + 1e-6, "gap {gap} want {want}");
+        // long after: count 1 and the estimate 0xFFFF again (a whole interval)
+        s.run(800.1, 2800.0, 1.0, 1.0, Ecn::NotEct);
+        let before = s.drops.len();
+        s.run(2800.1, 3100.0, 0.1, 20.0, Ecn::NotEct);
+        let gap = s.drops[before + 1].0 - s.drops[before].0;
+        assert!((gap - 100.0).abs() <= 0.1 + 1e-6, "gap {gap}");
     }
 
     #[test]
@@ -718,7 +844,7 @@ mod tests {
         #[test]
         fn accounting_holds(ops in proptest::collection::vec((proptest::bool::weighted(0.6), 0u32..4, 40u32..1500), 1..500),
                             ecn in proptest::bool::ANY) {
-            let c = CodelConfig { target_us: 1.0, interval_us: 5.0, ecn, ce_threshold_us: Some(3.0) };
+            let c = CodelConfig { target_us: 1.0, interval_us: 5.0, ecn, ce_threshold_us: Some(3.0), invsqrt: InvSqrt::Exact };
             check_accounting(Codel::new(&c, Limit { pkts: Some(30), bytes: Some(20_000) }, &ctx(1)), &ops);
         }
     }

@@ -45,6 +45,7 @@
 //! | `drop_batch`      | pkts   | 64      | most packets dropped per overflow (Linux `drop_batch`) |
 //! | `ecn`             | bool   | false   | CE-mark ECN-capable packets instead of CoDel drops |
 //! | `ce_threshold_us` | us     | none    | CE-mark ECN-capable packets whose sojourn exceeds it |
+//! | `invsqrt`        | -      | `exact` | `1/sqrt(count)` exact, or `newton` as Linux (`codel.rs`) |
 //!
 //! The data-center scaling of paper 003 (section IV): the defaults target 5 ms and interval
 //! 100 ms were chosen for access links and human time scales; with a 12 us RTT and 1.2 us per
@@ -67,7 +68,7 @@
 //! Validation of the configuration: [`FqCodelConfig::validate`]; of the rules: the tests
 //! below, the scenario test `crates/sim/tests/fq_codel.rs`, and `docs/mechanisms/fq_codel.md`.
 
-use super::codel::{validate_law, CodelParams, CodelQueue, CodelVars};
+use super::codel::{validate_law, CodelParams, CodelQueue, CodelVars, InvSqrt};
 use super::sfq::{slab_capacity, NIL};
 use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{FlowHasher, Packet};
@@ -91,6 +92,7 @@ pub struct FqCodelConfig {
     pub drop_batch: u32,
     pub ecn: bool,
     pub ce_threshold_us: Option<f64>,
+    pub invsqrt: InvSqrt,
 }
 
 impl Default for FqCodelConfig {
@@ -103,6 +105,7 @@ impl Default for FqCodelConfig {
             drop_batch: 64,
             ecn: false,
             ce_threshold_us: None,
+            invsqrt: InvSqrt::Exact,
         }
     }
 }
@@ -176,7 +179,7 @@ const _: () = assert!(std::mem::size_of::<Slot>() == 64, "one queue, one cache l
 
 /// [`CodelVars::default`], as a constant.
 const CODEL_VARS_INIT: CodelVars =
-    CodelVars { first_above_time: SimTime::ZERO, drop_next: SimTime::ZERO, count: 0, lastcount: 0, dropping: false };
+    CodelVars { first_above_time: SimTime::ZERO, drop_next: SimTime::ZERO, count: 0, lastcount: 0, rec_inv_sqrt: 0, dropping: false };
 
 #[derive(Debug)]
 struct Cell<P = Packet> {
@@ -363,7 +366,7 @@ impl<P: QPacket> FqCodel<P> {
             mask: if n.is_power_of_two() { n - 1 } else { 0 },
             quantum: c.quantum_bytes.max(1) as i64,
             drop_batch: c.drop_batch.max(1),
-            params: CodelParams::new(c.target_us, c.interval_us, c.ecn, c.ce_threshold_us, ctx.mtu),
+            params: CodelParams::new(c.target_us, c.interval_us, c.ecn, c.ce_threshold_us, ctx.mtu).with_invsqrt(c.invsqrt),
             hasher: FlowHasher::new(salt),
         }
     }
@@ -596,7 +599,7 @@ mod tests {
         // dropping state, keeping the rest (count, lastcount, drop_next, first_above_time).
         let p = CodelParams::new(5.0, 100.0, false, None, 1500);
         for dropping in [false, true] {
-            let v0 = CodelVars { first_above_time: SimTime(7), drop_next: SimTime(9), count: 3, lastcount: 2, dropping };
+            let v0 = CodelVars { first_above_time: SimTime(7), drop_next: SimTime(9), count: 3, lastcount: 2, rec_inv_sqrt: 0, dropping };
             let mut v = v0;
             let mut store: Store<Packet> = Store::new(4, 8);
             let mut ev = QdiscEvents::default();
@@ -619,7 +622,7 @@ mod tests {
         }
         let far = SimTime::ZERO + SimDuration::from_us(1_000_000);
         q.store.slots[a as usize].vars =
-            CodelVars { first_above_time: SimTime(1), drop_next: far, count: 3, lastcount: 2, dropping: true };
+            CodelVars { first_above_time: SimTime(1), drop_next: far, count: 3, lastcount: 2, rec_inv_sqrt: 0, dropping: true };
         let t = T0 + SimDuration::from_us(10);
         assert_eq!(q.dequeue(t, &mut ev).unwrap().flow, f[0]);
         let dropping = *q.codel_vars(a);
