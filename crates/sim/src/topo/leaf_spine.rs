@@ -5,8 +5,9 @@
 //! spines `sp<i>`. Host links run at `host_rate_mbps`, leaf-spine links at `fabric_rate_mbps`,
 //! all with `link_delay_us` each way. Oversubscription = hosts_per_leaf x host rate / (spines x
 //! fabric rate); a scenario gives either `fabric_rate_mbps` or `oversubscription` (then the
-//! fabric rate is the one that gives it), not both. Every leaf lists its host ports first, then its spine ports in
-//! spine order, so symmetric hashing mirrors paths. Measured by default: every leaf -> host port.
+//! fabric rate is the one that gives it), not both. Every leaf lists its host ports first, then
+//! its spine ports in spine order, so symmetric hashing mirrors paths. Measured by default:
+//! every leaf -> host port.
 
 use super::{at_least_one, default_host_buffer, link, non_negative, positive, switch_to_host_ports, Kit};
 use crate::net::{Network, NodeKind};
