@@ -273,7 +273,7 @@ def run_dcfair_side(case: str, seed: int, flat: dict, extra: list[str]) -> dict:
                     fcts.append(float(row["fct_s"]))
     sm_m = sm["metrics"]
     m = metrics(good, queue, fcts, n_short, sm_m["utilization"], sm_m["drops"], sm_m["marks"],
-                law_drops(sm_m.get("drops_by_reason", {})), sm_m["drops_in_window"])
+                law_drops(sm_m.get("drops_by_reason", {})), sm_m["window_drops"])
     return {"case": case, "seed": seed, "simulator": "dcfair",
             "command": [os.path.relpath(SIMRUN, common.REPO), CASES[case], f"seed={seed}", *extra],
             "events": sm.get("events"), "metrics": m}

@@ -271,7 +271,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
     m.insert("max_starvation_s".into(), num(gaps.iter().cloned().reduce(f64::max)));
     m.insert("mean_pkts_in_window".into(), num(mean(&pkts)));
     m.insert("drops".into(), json!(total.drops_pkts()));
-    m.insert("drops_in_window".into(), json!(window_drops));
+    m.insert("window_drops".into(), json!(window_drops));
     m.insert("marks".into(), json!(total.marks_total()));
     m.insert("drops_by_reason".into(), Value::Object(by_reason));
     m.insert("flows".into(), json!(n_tcp));
@@ -511,7 +511,7 @@ fn ports_table(sim: &Sim, window: f64) -> Table {
     t.push("rate_bps", u64s(&|p| p.rate.0));
     t.push("max_queue_bytes", u64s(&|p| p.queue.stats.max_len_bytes));
     let in_window = (0..sim.net.ports.len()).filter(|&i| sim.net.ports[i].measured).map(|i| sim.drops_in_window(i));
-    t.push("drops_in_window", Column::U64(in_window.collect()));
+    t.push("window_drops", Column::U64(in_window.collect()));
     t
 }
 
