@@ -72,10 +72,14 @@
 //!   to `on_ecn_ack`. An ACK with ECE makes the sender *react* (`on_ecn_echo`: half the window
 //!   for Reno / NewReno, `beta_cubic` for CUBIC, `alpha / 2` for DCTCP) only outside loss
 //!   recovery, once the cumulative ACK has reached the last loss's `recover` and the
-//!   `ecn_high` of the last reaction (`snd_max` at that reaction): at most once per window of
-//!   data. An ACK with ECE never opens the window (RFC 3168 6.1.2), and neither does any ACK
-//!   between a reaction and the ACK that reaches `ecn_high` (Linux's CWR state). The next
-//!   new data segment after a reaction carries CWR.
+//!   `ecn_high` of the last reaction (`snd_max` at that reaction) has been passed: at most once
+//!   per window of data. An ACK with ECE never opens the window (RFC 3168 6.1.2), and neither
+//!   does any ACK from a reaction up to and including the ACK that reaches `ecn_high`: the
+//!   CWR state ends only when an ACK goes *past* `ecn_high`, as in Linux ("CWR is to be held
+//!   something above high_seq is ACKed", `snd_una != high_seq`), ns-3 (`ackNumber >
+//!   m_recover`) and ns-2 (`seqno > recover_`), so an ECE on the ACK that exactly covers the
+//!   cut window is ignored and the next ACK reacts. The next new data segment after a
+//!   reaction carries CWR.
 //! - **SACK loss recovery** (RFC 6675, with `sack`; the ACKs' blocks kept in a
 //!   [`Scoreboard`]). A duplicate ACK is an ACK that SACKs octets not SACKed before (RFC 6675
 //!   section 2; an ACK without new SACK information is not one, whatever its ACK number).
@@ -657,7 +661,9 @@ impl TcpSender {
     fn on_ecn(&mut self, ece: bool, ack: u64, acked: u64, flight_before: u64, sample: Option<SimDuration>, now: SimTime) {
         let ev = self.ack_event(now, ack, acked, flight_before, sample, ece);
         self.cc.on_ecn_ack(&mut self.win, &ev);
-        let may_react = !self.in_recovery && ack >= self.ecn_high && self.recover.is_none_or(|r| ack >= r);
+        // past the last reaction's window (CWR is held while ack <= ecn_high), and past the
+        // last loss's recovery point
+        let may_react = !self.in_recovery && ack > self.ecn_high && self.recover.is_none_or(|r| ack >= r);
         if ece && may_react && self.state != SenderState::Done {
             let loss = Loss { flight: self.flight_bytes(), rwnd: self.peer_rwnd };
             self.cc.on_ecn_echo(&mut self.win, &ev, &loss);
@@ -717,9 +723,9 @@ impl TcpSender {
                 restart_timer = !self.partial_seen;
                 self.partial_seen = true;
             }
-        } else if !(ece || (self.ecn_ok && ack < self.ecn_high)) {
-            // RFC 3168 6.1.2: no increase on an ECE ACK, nor between a reaction and the ACK of
-            // the window it cut (Linux's CWR state)
+        } else if !(ece || (self.ecn_ok && ack <= self.ecn_high)) {
+            // RFC 3168 6.1.2: no increase on an ECE ACK, nor from a reaction up to and
+            // including the ACK of the window it cut (Linux's CWR state)
             let ev = self.ack_event(now, ack, acked, flight_before, sample, ece);
             self.cc.on_ack(&mut self.win, &ev);
             if self.win.cwnd > self.max_cwnd {
@@ -1578,11 +1584,15 @@ mod tests {
         let sent: Vec<_> = out.iter().filter(|p| p.payload > 0).collect();
         assert_eq!(sent.iter().map(|p| p.seq / MSS).collect::<Vec<_>>(), [10, 11, 12]);
         assert_eq!(sent.iter().map(|p| p.has(flags::CWR)).collect::<Vec<_>>(), [true, false, false]);
-        // without ECE the window opens again only once the reduced window is acknowledged
+        // without ECE the window opens again only once an ACK goes past the reduced window
         s.on_packet(&ack_pkt(10 * MSS - 1, 40), t, &mut out);
         assert_eq!(s.cwnd_bytes(), 9 * MSS / 2);
-        // the ACK that covers the window: a new reduction (3 segments outstanding: floor 2 SMSS)
+        // the ACK that exactly covers the window is still in CWR (Linux, ns-3, ns-2): an ECE
+        // on it is ignored, and without ECE it would not open the window either
         s.on_packet(&ece(ack_pkt(10 * MSS, 40)), t, &mut out);
+        assert_eq!((s.stats().ecn_reductions, s.cwnd_bytes()), (1, 9 * MSS / 2));
+        // the first ACK past it: a new reduction (2 segments outstanding: floor 2 SMSS)
+        s.on_packet(&ece(ack_pkt(11 * MSS, 40)), t, &mut out);
         assert_eq!((s.stats().ecn_reductions, s.cwnd_bytes()), (2, 2 * MSS));
     }
 
@@ -1628,8 +1638,12 @@ mod tests {
         }
         let a = 0.46875 * 15.0 / 16.0 + 1.0 / 16.0;
         assert_eq!(alpha(&s), a);
+        // the ACK that covers the cut window (snd_max 22 segments) is still in CWR ...
         s.on_packet(&ece(ack_pkt(22 * MSS, 40)), t, &mut out);
-        assert_eq!((s.cwnd_bytes(), s.stats().ecn_reductions), (cut(w1, a), 2));
+        assert_eq!((s.cwnd_bytes(), s.stats().ecn_reductions), (w1, 1));
+        // ... the next one reacts, with alpha as it stands
+        s.on_packet(&ece(ack_pkt(23 * MSS, 40)), t, &mut out);
+        assert_eq!((s.cwnd_bytes(), s.stats().ecn_reductions), (cut(w1, alpha(&s)), 2));
     }
 
     #[test]
