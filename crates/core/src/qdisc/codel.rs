@@ -60,8 +60,8 @@
 //! rec_inv_sqrt / 2^16` in the same fixed point. One step from `count - 1`'s value lags the
 //! true root (0.5 instead of 0.707 at `count = 2`), so early drops come sooner than exact.
 //!
-//! Other differences from Linux: times are picoseconds, not Linux's 1024-ns units. Linux's `ce_threshold_selector`
-//! / `mask` are not modelled.
+//! Other differences from Linux: times are picoseconds, not Linux's 1024-ns units. Linux's
+//! `ce_threshold_selector` / `mask` are not modelled.
 //! Cost: O(1) per dequeue plus O(1) per packet dropped on the way.
 //! Validation of the configuration: [`CodelConfig::validate`]; of the rules: the tests below
 //! and `docs/mechanisms/fq_codel.md`.
