@@ -172,15 +172,12 @@ def _pctl(v: list[float], p: float) -> float | None:
     return s[max(0, math.ceil(p / 100 * len(s)) - 1)]
 
 
-#: The drops of the control law itself, by each side's name for them: dcfair's reason `codel`,
-#: ns-3's CoDel "Target exceeded drop" (which FqCoDel reports as "(Dropped by child queue disc)
-#: Target exceeded drop"). Every other drop is an overflow (FQ-CoDel's batch from the fattest
-#: queue, "Overlimit drop" in ns-3; DropTail's tail drop).
-LAW_REASONS = ("codel", "Target exceeded drop")
-
-
 def law_drops(by_reason: dict) -> int:
-    return sum(n for r, n in by_reason.items() if r in LAW_REASONS or r.endswith(") " + LAW_REASONS[1]))
+    """The drops of the control law itself, by each side's name for them: dcfair's reason
+    `codel`, ns-3's CoDel "Target exceeded drop" (which FqCoDel reports as "(Dropped by child
+    queue disc) Target exceeded drop"). Every other drop is an overflow (FQ-CoDel's batch from
+    the fattest queue, "Overlimit drop" in ns-3; DropTail's tail drop)."""
+    return sum(n for r, n in by_reason.items() if r == "codel" or r.endswith("Target exceeded drop"))
 
 
 def metrics(goodput: list[float], queue: list[float], fcts: list[float], n_short: int,

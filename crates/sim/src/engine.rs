@@ -630,9 +630,11 @@ impl Sim {
         self.drops_at_window = self.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).collect();
     }
 
-    /// Packets port `id` dropped from the instant the measurement window opened (all of them
-    /// if it has not opened).
-    pub fn drops_in_window(&self, id: usize) -> u64 {
-        self.net.ports[id].queue.stats.drops_pkts() - self.drops_at_window.get(id).copied().unwrap_or(0)
+    /// Packets each measured port dropped from the instant the measurement window opened (all
+    /// of them if it has not opened), in port order: `window_drops` of ports.csv and summary.json.
+    pub fn measured_window_drops(&self) -> impl Iterator<Item = u64> + '_ {
+        self.net.ports.iter().enumerate().filter(|(_, p)| p.measured).map(|(i, p)| {
+            p.queue.stats.drops_pkts() - self.drops_at_window.get(i).copied().unwrap_or(0)
+        })
     }
 }

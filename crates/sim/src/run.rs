@@ -111,12 +111,11 @@ fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     };
     let routes = Routes::build(&built.net, sc.routing.mode).with_hash_seed(hash_seed);
     let pairs = tcp.iter().flat_map(|f| [(f.ids.src, f.ids.dst), (f.ids.dst, f.ids.src)]).chain(udp.iter().map(|u| (u.src, u.dst)));
+    let name = |x: u32| &built.net.nodes[x as usize].name;
     if let Some((a, b)) = routes.first_unreachable(&built.net, pairs) {
-        let name = |x: u32| built.net.nodes[x as usize].name.clone();
         return Err(Error::invalid("topology", format!("host {} cannot reach host {}: the topology is not connected", name(a), name(b))));
     }
     if let Some((sw, dst)) = routes.first_loop(&built.net) {
-        let name = |x: u32| built.net.nodes[x as usize].name.clone();
         return Err(Error::invalid("routing", format!("the routes towards {} loop through switch {}", name(dst), name(sw))));
     }
     let via = waypoints(sc, streams, &built, &routes, &tcp, &udp)?;
@@ -240,7 +239,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
     let measured: Vec<_> = sim.net.ports.iter().filter(|p| p.measured).collect();
     let mut total = QdiscStats::default();
     let mut window_bytes = 0u64;
-    let window_drops: u64 = (0..sim.net.ports.len()).filter(|&i| sim.net.ports[i].measured).map(|i| sim.drops_in_window(i)).sum();
+    let window_drops: u64 = sim.measured_window_drops().sum();
     for p in &measured {
         let s = &p.queue.stats;
         for r in 0..DropReason::COUNT {
@@ -510,8 +509,7 @@ fn ports_table(sim: &Sim, window: f64) -> Table {
     t.push("queue_kind", kind.finish());
     t.push("rate_bps", u64s(&|p| p.rate.0));
     t.push("max_queue_bytes", u64s(&|p| p.queue.stats.max_len_bytes));
-    let in_window = (0..sim.net.ports.len()).filter(|&i| sim.net.ports[i].measured).map(|i| sim.drops_in_window(i));
-    t.push("window_drops", Column::U64(in_window.collect()));
+    t.push("window_drops", Column::U64(sim.measured_window_drops().collect()));
     t
 }
 
