@@ -214,7 +214,7 @@ def test_queue_kinds():
 def test_result_files_are_byte_identical_to_the_golden_ones(tmp_path):
     """tests/data/golden/ holds the files the engine wrote before it kept its results as
     columns (a UDP-only run: no TCP model in its numbers). Columns added since are appended:
-    ports.csv's `window_drops` (session 10), the rest of each line unchanged."""
+    ports.csv's `window_drops` and flows.csv's `pkts_sent_in_window`, the rest of each line unchanged."""
     out = tmp_path / "udp"
     dcfair.run(DATA / "udp_only.toml", out=out)
     for name in ("flows.csv", "ports.csv"):

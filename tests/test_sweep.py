@@ -189,7 +189,7 @@ def test_killed_sweep_loses_nothing_and_resumes(tmp_path):
 
     p = cli(*args[3:])
     assert p.returncode == 0, p.stderr
-    assert f"10 runs ({len(done)} reused)" in p.stdout
+    assert f"10 points: {10 - len(done)} run, {len(done)} reused" in p.stdout
     for d, mtime in done.items():  # reused, not run again
         assert (out / "runs" / d / "point.json").stat().st_mtime_ns == mtime
     df = pd.read_parquet(out / "sweep.parquet")
@@ -230,7 +230,7 @@ def test_ray_local_from_the_command_line(tmp_path):
     p = cli("sweep", LONGFLOWS, "--vary", "queue.kind=sfq,drr", *SHORT, "--ray", "local", "--jobs", "2", "--out", out,
             env={"RAY_USAGE_STATS_ENABLED": "0"})
     assert p.returncode == 0, p.stderr
-    assert "2 runs (0 reused)" in p.stdout
+    assert "2 points: 2 run, 0 reused" in p.stdout
     assert p.stderr == ""  # Ray's own log lines are kept out of a pipe too
     assert len(pd.read_parquet(out / "sweep.parquet")) == 2
 

@@ -1,18 +1,36 @@
-"""Run many scenario points on the local cores, resumably: the engine behind sweeps,
+"""Run many scenario points on the local cores, resumably and safely: the engine behind sweeps,
 reproductions and the demo.
 
 Rules:
 
 - A :class:`Point` is (scenario file, overrides, seed) plus free-form ``labels`` that say what
   it stands for in a study (``{"qdisc": "hcf", "buffer": 20}``). Its directory name is a
-  readable slug plus a hash of everything that determines the run, so two different points
-  never share a directory and the same point always maps to the same one.
-- Each finished point leaves ``summary.json``, ``flows.csv``, ``ports.csv`` (written atomically
-  by the engine) and ``point.json`` (written last, atomically). A point whose ``point.json`` is
-  present is done and is skipped when the study runs again: a study that is killed loses no
-  finished point and, run again, resumes.
-- Failures come back as data (``ok=False`` with the message), never as exceptions from a worker,
-  so one bad point does not hide the others. Invalid input stops the whole study before any
+  readable slug plus a hash of the scenario's text, the overrides and the seed, so two
+  different points never share a directory and the same point always maps to the same one.
+- Each finished point leaves its result files (``summary.json``, ``flows.csv``, ``ports.csv``
+  and the optional tables, written atomically by the engine) and ``point.json``, written last,
+  atomically. ``point.json`` records the **cache key** (a hash of the point, the engine build
+  and the contents of every input file the scenario reads, such as CDF files), the engine build,
+  those inputs' SHA-256, and the SHA-256 of every result file.
+- A point is **reused** only if its ``point.json`` parses, its cache key is the current one and
+  every result file is present with its recorded checksum. Otherwise it runs again:
+  - **stale**: the cache key differs (another engine build, a changed input file, or a
+    ``point.json`` written before cache keys existed): the point is rerun in place;
+  - **damaged**: ``point.json`` unreadable, a result file missing or altered, or result files
+    without a ``point.json`` (a run cut short): the directory is moved aside, never deleted, to
+    ``<runs>/.damaged/<name>[.N]``, and the point is rerun.
+  The study's final line counts the points run, reused, rerun as stale and repaired
+  (:class:`Tally`).
+- **One writer per point.** A point is claimed with an exclusive lock (``fcntl.flock`` on
+  ``<runs>/.locks/<name>.lock``) before it is checked and held until its files are in place.
+  Two studies sharing a directory therefore run each point once: each claims only points no one
+  holds, and waits at the end for the points the other one holds, then reuses them. A lock dies
+  with its process (even under SIGKILL), so a crashed study never blocks the next one.
+- **No orphans.** Worker processes ask the kernel to kill them when their parent dies
+  (``PR_SET_PDEATHSIG``), and exit at start if the parent is already gone.
+- Failures come back as data (``ok=False`` with the message), never as exceptions from a
+  worker, so one bad point does not hide the others; a worker that dies (a crash) fails its
+  point and the rest go on in a fresh pool. Invalid input stops the whole study before any
   point runs, because every point's scenario is validated first.
 - Two backends, one contract: local worker processes (default, ``jobs`` of them), or a Ray
   cluster (``ray=ADDRESS``; ``"local"`` starts a private Ray instance on this machine, and a Ray
@@ -27,12 +45,18 @@ import hashlib
 import json
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 Override = Tuple[str, str]
+
+#: What ``point.json`` says of its format; entries without it are stale.
+POINT_FORMAT = 2
+DAMAGED_DIR = ".damaged"
+LOCKS_DIR = ".locks"
 
 
 @dataclass(frozen=True)
@@ -41,11 +65,18 @@ class Point:
     overrides: Tuple[Override, ...] = ()
     seed: int = 1
     labels: Tuple[Tuple[str, Any], ...] = ()
+    #: Where the scenario's relative paths (``poisson.cdf_file``) resolve from, when the text is
+    #: read from a copy (a sweep's ``scenario.toml``); empty: the scenario file itself.
+    origin: str = ""
 
     @staticmethod
-    def make(scenario, overrides: Iterable[Override] = (), seed: int = 1, **labels) -> "Point":
+    def make(scenario, overrides: Iterable[Override] = (), seed: int = 1, *, origin: str = "", **labels) -> "Point":
         ov = tuple((str(k), _literal(v)) for k, v in overrides)
-        return Point(str(scenario), ov, int(seed), tuple(sorted(labels.items())))
+        return Point(str(scenario), ov, int(seed), tuple(sorted(labels.items())), str(origin))
+
+    @property
+    def resolve_from(self) -> str:
+        return self.origin or self.scenario
 
     def key(self, text: str) -> str:
         """Hash of what determines the run: the scenario's text, the overrides, the seed."""
@@ -67,6 +98,54 @@ def _literal(v: Any) -> str:
     return str(v)
 
 
+def engine_build() -> str:
+    """The exact engine build of this installation (``summary.json``'s ``engine_build``)."""
+    from dcfair._engine import build
+
+    return build()
+
+
+def sha256_file(path: os.PathLike) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def cache_key(identity: str, build: str, inputs: Dict[str, str]) -> str:
+    """The key a cached point must match: the point's identity (:meth:`Point.key`), the engine
+    build and the SHA-256 of each input file, in the engine's order (their contents, not their
+    paths: a moved checkout keeps its cache)."""
+    h = hashlib.sha256()
+    h.update(json.dumps([identity, build, list(inputs.values())]).encode())
+    return h.hexdigest()[:16]
+
+
+@dataclass
+class Tally:
+    """How a study's points were obtained; :meth:`line` is the study's final line."""
+
+    run: int = 0
+    reused: int = 0
+    stale: int = 0
+    repaired: int = 0
+    failed: int = 0
+    #: Where damaged entries were moved (for the message).
+    moved: List[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        parts = [f"{self.run} run", f"{self.reused} reused"]
+        if self.stale:
+            parts.append(f"{self.stale} rerun as stale (another engine build or changed input files)")
+        if self.repaired:
+            parts.append(f"{self.repaired} repaired (damaged entries moved to {DAMAGED_DIR}/)")
+        if self.failed:
+            parts.append(f"{self.failed} failed")
+        total = self.run + self.reused + self.failed
+        return f"{total} points: " + ", ".join(parts)
+
+
 def available_cores() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -78,6 +157,138 @@ def _atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text)
     os.replace(tmp, path)
+
+
+# --- the cache: checking an entry, moving a damaged one aside -----------------------------------
+
+def _result_files(d: Path) -> List[str]:
+    """Result files present in a point directory (not point.json, not temporaries)."""
+    return sorted(f.name for f in d.iterdir() if f.is_file() and not f.name.startswith(".") and f.name != "point.json")
+
+
+def check_entry(d: Path, key: str) -> Tuple[str, Any]:
+    """The state of point directory ``d`` for cache key ``key``: ``("missing", None)``,
+    ``("ok", summary)``, ``("stale", reason)`` or ``("damaged", reason)``."""
+    if not d.exists():
+        return "missing", None
+    pj = d / "point.json"
+    if not pj.exists():
+        files = _result_files(d) if d.is_dir() else ["(not a directory)"]
+        return ("damaged", "result files without point.json (a run cut short)") if files else ("missing", None)
+    try:
+        meta = json.loads(pj.read_text())
+        assert isinstance(meta, dict)
+    except (ValueError, AssertionError, OSError):
+        return "damaged", "point.json is not valid JSON"
+    if meta.get("format") != POINT_FORMAT or meta.get("cache_key") != key:
+        return "stale", f"built by {meta.get('engine_build', 'an older dcfair')}" if meta.get("cache_key") != key else "old format"
+    files = meta.get("files")
+    if not isinstance(files, dict) or "summary.json" not in files:
+        return "damaged", "point.json lists no result files"
+    for name, digest in files.items():
+        f = d / name
+        if not f.is_file():
+            return "damaged", f"{name} is missing"
+        if sha256_file(f) != digest:
+            return "damaged", f"{name} does not match its checksum"
+    try:
+        summary = json.loads((d / "summary.json").read_text())
+    except ValueError:
+        return "damaged", "summary.json is not valid JSON"
+    return "ok", summary
+
+
+def move_aside(d: Path, runs: Path) -> Path:
+    """Moves a damaged point directory to ``<runs>/.damaged/<name>`` (``.1``, ``.2``, ... if
+    taken); returns where it went."""
+    dest_root = runs / DAMAGED_DIR
+    dest_root.mkdir(parents=True, exist_ok=True)
+    dest, n = dest_root / d.name, 0
+    while dest.exists():
+        n += 1
+        dest = dest_root / f"{d.name}.{n}"
+    os.replace(d, dest)
+    return dest
+
+
+class PointLock:
+    """An exclusive, non-blocking claim on one point directory (``<runs>/.locks/<name>.lock``,
+    ``fcntl.flock``): released by :meth:`release` or by the death of the process."""
+
+    def __init__(self, runs: Path, name: str):
+        self.path = runs / LOCKS_DIR / f"{name}.lock"
+        self.fd: Optional[int] = None
+
+    def acquire(self) -> bool:
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self.fd = fd
+        return True
+
+    def release(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing drops the flock
+            self.fd = None
+
+
+# --- the runs --------------------------------------------------------------------------------------
+
+def _meta(p: Point, build: str, key: str, inputs: Dict[str, str]) -> Dict[str, Any]:
+    meta = {"format": POINT_FORMAT, "scenario": p.scenario, "overrides": [list(o) for o in p.overrides], "seed": p.seed,
+            "labels": dict(p.labels), "engine_build": build, "cache_key": key, "inputs": inputs}
+    if p.origin:
+        meta["origin"] = p.origin
+    return meta
+
+
+def _finish_point(d: Path, meta: Dict[str, Any], wall_s: float) -> None:
+    """point.json, written last: the entry's checksums make it a reusable cache entry."""
+    files = {name: sha256_file(d / name) for name in _result_files(d)}
+    _atomic_write(d / "point.json", json.dumps(dict(meta, wall_s=wall_s, files=files), indent=1, sort_keys=True) + "\n")
+
+
+def _worker_init(parent: int) -> None:
+    """Pool worker start-up: die with the parent (Linux ``PR_SET_PDEATHSIG``), and not start at
+    all if the parent is already gone."""
+    import signal
+
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: nothing to ask for
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+    # Ctrl-C is the parent's to handle: it cancels the study and stops the pool.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_point(scenario: str, text: str, overrides: List[Override], seed: int, out: str, meta: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """In a worker: one run into `out`, then point.json. Failures come back as data."""
+    from dcfair import api
+
+    t0 = time.perf_counter()
+    try:
+        summary = api.run(text=text, origin=scenario, overrides=overrides, seed=seed, out=out)
+        if meta is not None:
+            _finish_point(Path(out), meta, time.perf_counter() - t0)
+    except api.InvalidInput as e:
+        return {"ok": False, "exit": 2, "message": f"invalid input: {e}"}
+    except KeyboardInterrupt:
+        return {"ok": False, "exit": 130, "message": "interrupted"}
+    except Exception as e:  # noqa: BLE001 - reported, not hidden
+        return {"ok": False, "exit": 1, "message": f"{type(e).__name__}: {e}"}
+    return {"ok": True, "summary": summary, "wall_s": time.perf_counter() - t0}
 
 
 def _run_point_files(scenario: str, text: str, overrides: List[Override], seed: int) -> Dict[str, Any]:
@@ -93,12 +304,11 @@ def _run_point_files(scenario: str, text: str, overrides: List[Override], seed: 
         return r
 
 
-def _write_point(d: Path, files: Dict[str, bytes], meta: Dict[str, Any]) -> None:
-    """Writes a point's files into ``d`` (each atomically, summary.json last but for
-    point.json, which marks the point done)."""
+def _write_point(d: Path, files: Dict[str, bytes], meta: Dict[str, Any], wall_s: float) -> None:
+    """Writes a point's files into ``d`` (each atomically, summary.json last of the results,
+    then point.json, which marks the point done)."""
     d.mkdir(parents=True, exist_ok=True)
-    names = sorted(files, key=lambda n: (n == "summary.json", n))
-    for name in names:
+    for name in sorted(files, key=lambda n: (n == "summary.json", n)):
         tmp = d / f".{name}.tmp"
         tmp.write_bytes(files[name])
         os.replace(tmp, d / name)
@@ -107,31 +317,42 @@ def _write_point(d: Path, files: Dict[str, bytes], meta: Dict[str, Any]) -> None
     for name in OPTIONAL_FILES:  # a directory never mixes two runs
         if name not in files and (d / name).exists():
             (d / name).unlink()
-    _atomic_write(d / "point.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    _finish_point(d, meta, wall_s)
 
 
-def _meta(p: "Point") -> Dict[str, Any]:
-    return {"scenario": p.scenario, "overrides": [list(o) for o in p.overrides], "seed": p.seed,
-            "labels": dict(p.labels)}
-
-
-def _run_point(scenario: str, text: str, overrides: List[Override], seed: int, out: str, meta: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """In a worker: one run into `out`, then point.json. Failures come back as data."""
+def input_digests(points: Sequence[Point], texts: Dict[str, str]) -> Dict[Tuple[str, Tuple[Override, ...]], Dict[str, str]]:
+    """Validates every distinct (scenario, overrides) with its network built (what ``dcfair
+    validate`` checks: bad input stops here, before anything runs) and returns, for each, the
+    SHA-256 of every input file it reads (CDF files), by path."""
     from dcfair import api
 
-    t0 = time.perf_counter()
-    try:
-        summary = api.run(text=text, origin=scenario, overrides=overrides, seed=seed, out=out)
-    except api.InvalidInput as e:
-        return {"ok": False, "exit": 2, "message": f"invalid input: {e}"}
-    except KeyboardInterrupt:
-        return {"ok": False, "exit": 130, "message": "interrupted"}
-    except Exception as e:  # noqa: BLE001 - reported, not hidden
-        return {"ok": False, "exit": 1, "message": f"{type(e).__name__}: {e}"}
-    if meta is not None:
-        meta = dict(meta, wall_s=time.perf_counter() - t0)
-        _atomic_write(Path(out) / "point.json", json.dumps(meta, indent=1, sort_keys=True) + "\n")
-    return {"ok": True, "summary": summary, "wall_s": time.perf_counter() - t0}
+    out: Dict[Tuple[str, Tuple[Override, ...]], Dict[str, str]] = {}
+    digests: Dict[str, str] = {}
+    for p in points:
+        k = (p.scenario, p.overrides)
+        if k in out:
+            continue
+        info = api.load_scenario(text=texts[p.scenario], origin=p.resolve_from, overrides=list(p.overrides), build=True)
+        ins = {}
+        for path in info.get("inputs", []):
+            path = os.path.abspath(path)
+            if path not in digests:
+                digests[path] = sha256_file(path)
+            ins[path] = digests[path]
+        out[k] = ins
+    return out
+
+
+@dataclass
+class _Job:
+    index: int
+    point: Point
+    dir: Path
+    #: What point.json will say (:func:`_meta`).
+    meta: Dict[str, Any]
+    lock: PointLock
+    #: ``stale`` / ``repaired``: why the point runs again, for its record.
+    extra: Dict[str, Any]
 
 
 def run_points(
@@ -140,68 +361,145 @@ def run_points(
     jobs: Optional[int] = None,
     on_done: Optional[Callable[[int, int, Point, Dict[str, Any]], None]] = None,
     ray: Optional[str] = None,
+    tally: Optional[Tally] = None,
 ) -> List[Dict[str, Any]]:
     """Runs every point not already done under ``out_dir``; returns one record per point, in
-    order: ``{"point", "dir", "ok", "cached", "summary" | "message"}``.
+    order: ``{"point", "dir", "ok", "cached", "summary" | "message"}`` (``"stale"`` or
+    ``"repaired"`` set when a point was rerun for that reason).
 
     ``on_done(done, total, point, record)`` is called as points finish (for progress).
     ``ray``: run on Ray instead of local processes: a cluster address (``"auto"``,
     ``"ray://host:10001"``, ``"host:6379"``) or ``"local"`` (a private instance with ``jobs``
-    CPUs); ``jobs`` then bounds the points in flight."""
+    CPUs); ``jobs`` then bounds the points in flight. ``tally`` (a :class:`Tally`) is filled
+    with the counts of the module rules."""
     from dcfair import api
 
     out_dir = Path(out_dir)
+    tally = tally if tally is not None else Tally()
     texts: Dict[str, str] = {}
     for p in points:
         if p.scenario not in texts:
             texts[p.scenario] = api.read_scenario(p.scenario)
-    # Validate every distinct (scenario, overrides) before anything runs, network built (what
-    # `dcfair validate` checks): bad input stops here, before any point's directory is made.
-    seen = set()
-    for p in points:
-        if (p.scenario, p.overrides) not in seen:
-            seen.add((p.scenario, p.overrides))
-            api.load_scenario(text=texts[p.scenario], origin=p.scenario, overrides=list(p.overrides), build=True)
+    inputs = input_digests(points, texts)
+    build = engine_build()
 
     records: List[Optional[Dict[str, Any]]] = [None] * len(points)
-    todo = []
-    for i, p in enumerate(points):
-        d = out_dir / p.slug(texts[p.scenario])
-        if (d / "point.json").exists() and (d / "summary.json").exists():
-            summary = json.loads((d / "summary.json").read_text())
-            records[i] = {"point": p, "dir": d, "ok": True, "cached": True, "summary": summary}
-        else:
-            todo.append((i, p, d))
-    total, done = len(points), len(points) - len(todo)
-    if on_done:
-        for i, r in enumerate(records):
-            if r is not None:
-                on_done(done, total, points[i], r)
-    if not todo:
-        return records  # type: ignore[return-value]
+    total, done = len(points), 0
     out_dir.mkdir(parents=True, exist_ok=True)
+
+    def finish(i: int, rec: Dict[str, Any]) -> None:
+        nonlocal done
+        records[i] = rec
+        done += 1
+        if rec.get("cached"):
+            tally.reused += 1
+        elif rec.get("ok"):
+            tally.run += 1
+        else:
+            tally.failed += 1
+        if on_done:
+            on_done(done, total, points[i], rec)
+
+    def claim(i: int, p: Point) -> Optional[_Job]:
+        """Locks point i and checks its entry: finishes it if reusable, else returns the job
+        (lock held); ``None`` if reused. Raises ``BlockingIOError`` if another process holds it."""
+        text = texts[p.scenario]
+        d = out_dir / p.slug(text)
+        key = cache_key(p.key(text), build, inputs[(p.scenario, p.overrides)])
+        lock = PointLock(out_dir, d.name)
+        if not lock.acquire():
+            raise BlockingIOError(d.name)
+        state, info = check_entry(d, key)
+        if state == "ok":
+            lock.release()
+            finish(i, {"point": p, "dir": d, "ok": True, "cached": True, "summary": info})
+            return None
+        extra: Dict[str, Any] = {}
+        if state == "stale":
+            tally.stale += 1
+            extra["stale"] = info
+            (d / "point.json").unlink()
+        elif state == "damaged":
+            tally.repaired += 1
+            moved = move_aside(d, out_dir)
+            tally.moved.append(str(moved))
+            extra["repaired"] = info
+        return _Job(i, p, d, _meta(p, build, key, inputs[(p.scenario, p.overrides)]), lock, extra)
+
+    pending = list(enumerate(points))
     if ray is not None:
-        _run_on_ray(ray, jobs, todo, texts, records, done, total, on_done)
-        return records  # type: ignore[return-value]
-    workers = min(jobs or available_cores(), len(todo))
-    with ProcessPoolExecutor(max_workers=workers) as ex:
-        futures = {}
-        for i, p, d in todo:
-            futures[ex.submit(_run_point, p.scenario, texts[p.scenario], list(p.overrides), p.seed, str(d), _meta(p))] = (i, p, d)
+        check_ray(ray)
+    while pending:
+        waiting = []
+        todo: List[_Job] = []
+        for i, p in pending:
+            try:
+                job = claim(i, p)
+            except BlockingIOError:
+                waiting.append((i, p))
+                continue
+            if job is not None:
+                todo.append(job)
+        if todo:
+            try:
+                if ray is not None:
+                    _run_on_ray(ray, jobs, todo, texts, finish)
+                else:
+                    _run_local(jobs, todo, texts, finish)
+            finally:
+                for j in todo:
+                    j.lock.release()
+        if waiting and not todo:
+            time.sleep(0.2)  # points another process holds: wait for it, then reuse
+        pending = waiting
+    return records  # type: ignore[return-value]
+
+
+def _record(job: _Job, r: Dict[str, Any]) -> Dict[str, Any]:
+    return {"point": job.point, "dir": job.dir, "cached": False, **job.extra, **r}
+
+
+def _run_local(jobs: Optional[int], todo: List[_Job], texts: Dict[str, str], finish) -> None:
+    """Runs ``todo`` on a pool of local worker processes, at most ``jobs`` at a time. A worker
+    that dies fails the point it ran; the others go on in a new pool."""
+    queue = list(todo)
+    workers = min(jobs or available_cores(), len(queue))
+    while queue:
+        ex = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(os.getpid(),))
+        broken = False
+        futures: Dict[Any, _Job] = {}
         try:
-            for f in as_completed(futures):
-                i, p, d = futures[f]
-                r = f.result()
-                rec = {"point": p, "dir": d, "cached": False, **r}
-                records[i] = rec
-                done += 1
-                if on_done:
-                    on_done(done, total, p, rec)
+            def submit() -> None:
+                while queue and len(futures) < 2 * workers:
+                    j = queue.pop(0)
+                    futures[ex.submit(_run_point, j.point.resolve_from, texts[j.point.scenario], list(j.point.overrides),
+                                      j.point.seed, str(j.dir), j.meta)] = j
+
+            submit()
+            while futures:
+                ready, _ = wait(list(futures), return_when=FIRST_COMPLETED)
+                for f in ready:
+                    j = futures.pop(f)
+                    try:
+                        r = f.result()
+                    except BrokenProcessPool:
+                        broken = True
+                        r = {"ok": False, "exit": 1, "message": "the worker process died (crashed or was killed)"}
+                    finish(j.index, _record(j, r))
+                if broken:
+                    # The pool is gone: the points it still held go back to the queue.
+                    for f, j in futures.items():
+                        queue.insert(0, j)
+                    futures.clear()
+                    break
+                submit()
         except KeyboardInterrupt:
             for f in futures:
                 f.cancel()
+            ex.shutdown(wait=False, cancel_futures=True)
             raise
-    return records  # type: ignore[return-value]
+        finally:
+            ex.shutdown(wait=not broken, cancel_futures=True)
 
 
 def check_ray(address: str) -> None:
@@ -229,13 +527,12 @@ def check_ray(address: str) -> None:
                            "first (ray start --head) or use --ray local") from None
 
 
-def _run_on_ray(address: str, jobs: Optional[int], todo, texts: Dict[str, str], records: list, done: int,
-                total: int, on_done) -> None:
+def _run_on_ray(address: str, jobs: Optional[int], todo: List[_Job], texts: Dict[str, str], finish) -> None:
     """The Ray backend of :func:`run_points` (same records, same files, same resumption)."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # no phoning home from a simulator
-    check_ray(address)
-    import ray
     import logging
+
+    import ray
 
     started = False
     if not ray.is_initialized():
@@ -251,31 +548,28 @@ def _run_on_ray(address: str, jobs: Optional[int], todo, texts: Dict[str, str], 
         remote = ray.remote(num_cpus=1, max_retries=1)(_run_point_files)
         limit = jobs if (jobs and address != "local") else len(todo)
         queue = list(todo)
-        pending: Dict[Any, Tuple[int, Point, Path]] = {}
+        pending: Dict[Any, _Job] = {}
 
         def submit() -> None:
             while queue and len(pending) < limit:
-                i, p, d = queue.pop(0)
-                pending[remote.remote(p.scenario, texts[p.scenario], list(p.overrides), p.seed)] = (i, p, d)
+                j = queue.pop(0)
+                p = j.point
+                pending[remote.remote(p.resolve_from, texts[p.scenario], list(p.overrides), p.seed)] = j
 
         submit()
         try:
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 for ref in ready:
-                    i, p, d = pending.pop(ref)
+                    j = pending.pop(ref)
                     try:
                         r = ray.get(ref)
                     except Exception as e:  # noqa: BLE001 - a lost worker or node: reported as data
                         r = {"ok": False, "exit": 1, "message": f"ray: {type(e).__name__}: {e}"}
                     files = r.pop("files", None)
                     if r.get("ok") and files is not None:
-                        _write_point(d, files, dict(_meta(p), wall_s=r.get("wall_s")))
-                    rec = {"point": p, "dir": d, "cached": False, **r}
-                    records[i] = rec
-                    done += 1
-                    if on_done:
-                        on_done(done, total, p, rec)
+                        _write_point(j.dir, files, j.meta, r.get("wall_s") or 0.0)
+                    finish(j.index, _record(j, r))
                 submit()
         except KeyboardInterrupt:
             for ref in pending:

@@ -168,8 +168,14 @@ def plan(scenario: Scenario, vary: Vary, seeds: Sequence[int], scenario_file: Pa
             raise InvalidInput(e.key, f"{e.reason} (in the sweep point {where})") from None
         labels = {k: _label(v) for k, v in zip(keys, combo)}
         for s in seeds:
-            points.append(Point.make(str(scenario_file), ov, s, **labels))
+            points.append(Point.make(str(scenario_file), ov, s, origin=_origin(scenario), **labels))
     return points, name
+
+
+def _origin(scenario: Scenario) -> str:
+    """Where the scenario's relative paths resolve from: its own file (absolute, since runs
+    read the sweep's copy of the text), else its origin as given."""
+    return os.path.abspath(scenario.path) if scenario.path is not None else scenario.origin
 
 
 def _atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -201,13 +207,14 @@ def table(records: List[Dict[str, Any]], keys: Sequence[str], base: Path):
         for k in ("events", "sim_time_s", "wall_time_s"):
             row[k] = summary.get(k)
         row["run_dir"] = os.path.relpath(rec["dir"], base)
+        row["engine_build"] = summary.get("engine_build")
         rows.append(row)
     df = pd.DataFrame(rows)
     if df.empty:
         return df
     for r in reasons:
         df[r] = df[r].fillna(0).astype("int64")
-    tail = ["events", "sim_time_s", "wall_time_s", "run_dir"]
+    tail = ["events", "sim_time_s", "wall_time_s", "run_dir", "engine_build"]
     from dcfair.display import MAIN_METRICS
 
     metric_cols = [c for c in df.columns if c not in keys and c != "seed" and c not in tail]
@@ -249,8 +256,10 @@ def sweep(
     ``df.attrs["dir"]`` the sweep's directory. ``progress``: ``None`` a live line on a
     terminal only, ``False`` nothing, or an ``on_done(done, total, point, record)`` callable.
     ``meta``: extra keys for ``sweep.json`` (the report shows ``title`` and ``description``).
-    Raises :class:`dcfair.InvalidInput` before running anything if any point is invalid, and
-    ``RuntimeError`` (after writing every point that succeeded) if some point failed."""
+    ``df.attrs["tally"]`` (a :class:`dcfair.runner.Tally`) counts the points run, reused, rerun
+    as stale and repaired. Raises :class:`dcfair.InvalidInput` before running anything if any
+    point is invalid, and ``RuntimeError`` (after writing every point that succeeded, with the
+    table as ``.table``) if some point failed."""
     from dcfair import api, display, runner
     from dcfair.api import InvalidInput
 
@@ -281,6 +290,7 @@ def sweep(
         "points": len(points),
         "backend": "ray" if ray is not None else "local",
         "engine_version": _engine_version(),
+        "engine_build": runner.engine_build(),
     }
     _atomic_write_bytes(out_dir / "sweep.json", (json.dumps(info, indent=1) + "\n").encode())
 
@@ -290,8 +300,9 @@ def sweep(
         on_done = None
     else:
         on_done = progress
+    tally = runner.Tally()
     try:
-        records = runner.run_points(points, out_dir / "runs", jobs=jobs, on_done=on_done, ray=ray)
+        records = runner.run_points(points, out_dir / "runs", jobs=jobs, on_done=on_done, ray=ray, tally=tally)
     finally:
         if isinstance(on_done, display.PointsProgress):
             on_done.close()
@@ -302,6 +313,7 @@ def sweep(
     df.attrs["dir"] = os.fspath(out_dir)
     df.attrs["name"] = name
     df.attrs["cached"] = sum(1 for r in records if r.get("cached"))
+    df.attrs["tally"] = tally
     failed = [r for r in records if not r.get("ok")]
     if failed:
         msgs = Counter(r.get("message", "?") for r in failed)

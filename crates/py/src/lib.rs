@@ -102,7 +102,9 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 /// `overrides` are `--set`-style `(dotted.key, value)` pairs; values are TOML literals and
 /// bare words are strings. With `build`, also builds its network and workloads as a run
 /// would (`dcfair validate`: unreachable hosts, unknown port names). Returns `{"name", "seed",
-/// "duration_s"}`.
+/// "duration_s", "inputs", "sample_interval_s"}`, `inputs` the paths of the other files a run
+/// reads (CDF files); with `build`, also `"flows"` and `"measured_ports"` (the rows of
+/// flows.csv and ports.csv to come).
 #[pyfunction]
 #[pyo3(signature = (text, origin, overrides = Vec::new(), build = false))]
 fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(String, String)>, build: bool) -> PyResult<PyObject> {
@@ -112,20 +114,27 @@ fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(S
             Err(e) => return Outcome::Failed(e),
         };
         if !build {
-            return Outcome::Done(sc);
+            return Outcome::Done((sc, None));
         }
         // A panic is a bug: catch it so Python gets a RuntimeError, not an abort.
         match panic::catch_unwind(AssertUnwindSafe(|| dcfair_sim::check(&sc, None))) {
-            Ok(Ok(())) => Outcome::Done(sc),
+            Ok(Ok(checked)) => Outcome::Done((sc, Some(checked))),
             Ok(Err(e)) => Outcome::Failed(e),
             Err(payload) => Outcome::Panicked(panic_message(payload.as_ref())),
         }
     });
-    let sc: Scenario = finish(py, sc)?;
+    let (sc, checked): (Scenario, Option<dcfair_sim::run::Checked>) = finish(py, sc)?;
     let d = PyDict::new_bound(py);
     d.set_item("name", &sc.name)?;
     d.set_item("seed", sc.seed)?;
     d.set_item("duration_s", sc.sim.duration_s)?;
+    let inputs: Vec<String> = sc.input_files().iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    d.set_item("inputs", inputs)?;
+    d.set_item("sample_interval_s", sc.measure.sample_interval_s)?;
+    if let Some(c) = checked {
+        d.set_item("flows", c.flows)?;
+        d.set_item("measured_ports", c.measured_ports)?;
+    }
     Ok(d.into_any().unbind())
 }
 
@@ -271,6 +280,12 @@ fn version() -> &'static str {
     dcfair_sim::ENGINE_VERSION
 }
 
+/// The exact engine build written into every output (`dcfair_sim::ENGINE_BUILD`).
+#[pyfunction]
+fn build() -> &'static str {
+    dcfair_sim::ENGINE_BUILD
+}
+
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -285,6 +300,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_tables, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add("__version__", dcfair_sim::ENGINE_VERSION)?;
+    m.add("__build__", dcfair_sim::ENGINE_BUILD)?;
     Ok(())
 }

@@ -623,9 +623,11 @@ impl Sim {
     fn open_window(&mut self) {
         for f in &mut self.tcp {
             f.delivered_at_window = f.delivered_bytes();
+            f.sent_at_window = f.data_pkts_sent();
         }
         for u in &mut self.udp {
             u.bytes_received_at_window = u.bytes_received;
+            u.pkts_sent_at_window = u.pkts_sent;
         }
         self.drops_at_window = self.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).collect();
     }

@@ -53,6 +53,12 @@ pub use mimalloc::MiMalloc as Allocator;
 /// Version of the engine, written into every output.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// The exact engine this binary was built from, written into every output as `engine_build`:
+/// the last git commit that changed the engine's sources, with `+dirty.<hash>` when they had
+/// uncommitted changes, or `src.<hash>` outside git (`build.rs` says how). Cached runs are
+/// keyed by it, so no result is ever taken from another engine.
+pub const ENGINE_BUILD: &str = env!("DCFAIR_ENGINE_BUILD");
+
 /// A progress callback: return `ControlFlow::Break(())` to stop the run ([`Error::Interrupted`]).
 pub type ProgressFn<'a> = &'a mut dyn FnMut(&Progress) -> std::ops::ControlFlow<()>;
 
@@ -87,6 +93,17 @@ pub struct Results {
     pub trace: Option<Table>,
 }
 
+/// Exit status of a process stopped by the fault-injection hook [`fault_stop_after`].
+pub const FAULT_EXIT_STATUS: i32 = 86;
+
+/// Fault injection for the tests of crash recovery (`tests/test_faults.py`): with
+/// `DCFAIR_FAULT_STOP_AFTER_FILES=N` in the environment, [`Results::write_to`] ends the process
+/// (exit status [`FAULT_EXIT_STATUS`]) right after the N-th result file is in place, as a crash
+/// between the files of a run would. Unset (always, outside those tests), it does nothing.
+fn fault_stop_after() -> Option<usize> {
+    std::env::var("DCFAIR_FAULT_STOP_AFTER_FILES").ok().and_then(|v| v.parse().ok())
+}
+
 /// The files a run writes only when its scenario asks for them (`docs/metrics.md`). A run
 /// that has none of one removes that file from its output directory, so a directory never
 /// mixes two runs.
@@ -101,7 +118,7 @@ pub fn load_scenario(text: &str, origin: &str, overrides: &[(String, String)]) -
 /// Builds a scenario's network and workloads without running it (`dcfair validate`): the
 /// errors a run would give before its first event, such as hosts that cannot reach each other
 /// or a measured port that does not exist. `seed` overrides the scenario's seed.
-pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<(), Error> {
+pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<run::Checked, Error> {
     run::check(sc, seed)
 }
 
@@ -174,8 +191,12 @@ impl Results {
             }
             written.push(tmp);
         }
-        for ((name, _), tmp) in files.iter().zip(&written) {
+        let stop_after = fault_stop_after();
+        for (i, ((name, _), tmp)) in files.iter().zip(&written).enumerate() {
             std::fs::rename(tmp, dir.join(name)).map_err(|e| Error::io(dir, e))?;
+            if stop_after == Some(i + 1) {
+                std::process::exit(FAULT_EXIT_STATUS);
+            }
         }
         for (name, t) in optional {
             let stale = dir.join(name);

@@ -116,6 +116,9 @@ pub struct PoissonConfig {
     /// The parsed CDF, read when the scenario is loaded ([`prepare`]).
     #[serde(skip)]
     pub cdf: Option<Arc<Cdf>>,
+    /// Where the CDF was read from (`cdf_file` resolved by [`prepare`]).
+    #[serde(skip)]
+    pub cdf_path: Option<PathBuf>,
 }
 
 impl PoissonConfig {
@@ -285,6 +288,7 @@ pub fn prepare(sc: &mut Scenario, origin: &str) -> Result<(), Error> {
     let Some(p) = sc.poisson.as_mut() else { return Ok(()) };
     let path = resolve(&p.cdf_file, origin);
     p.cdf = Some(Arc::new(Cdf::load(&path, p.cdf_percent, "poisson.cdf_file")?));
+    p.cdf_path = Some(path);
     Ok(())
 }
 

@@ -17,7 +17,7 @@ use crate::topo::Built;
 use crate::workload::{TcpFlow, UdpSource};
 use dcfair_core::packet::NO_VIA;
 use rand::Rng as _;
-use crate::{topo, workload, Error, ProgressFn, Results, ENGINE_VERSION};
+use crate::{topo, workload, Error, ProgressFn, Results, ENGINE_BUILD, ENGINE_VERSION};
 use dcfair_core::qdisc::{AnyQdisc, DropReason, Qdisc, QdiscStats};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::SimTime;
@@ -83,8 +83,17 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
 /// Builds `sc` as a run would and drops it without running: the checks that need the network
 /// (hosts that cannot reach each other, port names of `[measure]`, waypoints, probes) fail here
 /// exactly as they would at the start of [`run`].
-pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<(), Error> {
-    build(sc, seed.unwrap_or(sc.seed)).map(drop)
+pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<Checked, Error> {
+    let sim = build(sc, seed.unwrap_or(sc.seed))?;
+    Ok(Checked { flows: sim.tcp.len() + sim.udp.len(), measured_ports: sim.net.ports.iter().filter(|p| p.measured).count() })
+}
+
+/// What [`check`] built, for the size of the results to come (one row per flow in flows.csv,
+/// one per measured port in ports.csv).
+#[derive(Clone, Copy, Debug)]
+pub struct Checked {
+    pub flows: usize,
+    pub measured_ports: usize,
 }
 
 /// The network, the workloads and the first events of `sc`, ready to run.
@@ -227,6 +236,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
 
     // --- per-flow figures of the TCP flows -------------------------------------------------
     let pkts: Vec<f64> = sim.obs[..n_tcp].iter().map(|o| o.pkts_in_window as f64).collect();
+    let sent: Vec<f64> = sim.tcp.iter().map(|f| sent_in_window(f) as f64).collect();
     let gaps: Vec<f64> = sim.tcp.iter().zip(&sim.obs).map(|(f, o)| o.max_gap_until(f.start, end).as_secs_f64()).collect();
     let goodput: Vec<f64> = sim
         .tcp
@@ -269,6 +279,15 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
     );
     m.insert("max_starvation_s".into(), num(gaps.iter().cloned().reduce(f64::max)));
     m.insert("mean_pkts_in_window".into(), num(mean(&pkts)));
+    // The same three measures over the packets each flow *sent* in the window (the HCF paper's
+    // words), retransmissions included: a flow backing off still sends its retransmissions.
+    m.insert("sent_jain_index".into(), num(jain(&sent)));
+    m.insert("sent_variance_pkts".into(), num(variance(&sent)));
+    m.insert(
+        "sent_starved_fraction".into(),
+        num((n_tcp > 0).then(|| sent.iter().filter(|&&x| x == 0.0).count() as f64 / n_tcp as f64)),
+    );
+    m.insert("mean_pkts_sent_in_window".into(), num(mean(&sent)));
     m.insert("drops".into(), json!(total.drops_pkts()));
     m.insert("window_drops".into(), json!(window_drops));
     m.insert("marks".into(), json!(total.marks_total()));
@@ -349,6 +368,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
         "scenario": sc.name,
         "seed": seed,
         "engine_version": ENGINE_VERSION,
+        "engine_build": ENGINE_BUILD,
         "queue_kind": sc.queue.kind.as_str(),
         "sim_time_s": end.as_secs_f64(),
         "window_s": window,
@@ -419,6 +439,7 @@ fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
     let (mut bytes_sent, mut bytes_delivered, mut pkts_in_window, mut retransmits, mut timeouts) =
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut pkts_sent_in_window = Vec::with_capacity(n);
     let mut group = CatBuilder::new();
     let mut size_bytes = Vec::with_capacity(n);
     for (f, o) in sim.tcp.iter().zip(&sim.obs) {
@@ -432,6 +453,7 @@ fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
         bytes_sent.push(st.bytes_sent);
         bytes_delivered.push(f.delivered_bytes());
         pkts_in_window.push(o.pkts_in_window);
+        pkts_sent_in_window.push(sent_in_window(f));
         fct_s.push(o.completed.map_or(f64::NAN, |c| (c - f.start).as_secs_f64()));
         max_gap_s.push(o.max_gap_until(f.start, sim.end).as_secs_f64());
         retransmits.push(st.retransmits);
@@ -450,6 +472,7 @@ fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
         bytes_sent.push(u.bytes_sent);
         bytes_delivered.push(u.bytes_received);
         pkts_in_window.push(o.pkts_in_window);
+        pkts_sent_in_window.push(u.pkts_sent - u.pkts_sent_at_window);
         fct_s.push(f64::NAN);
         max_gap_s.push(o.max_gap_until(u.start, sim.end).as_secs_f64());
         retransmits.push(0);
@@ -473,7 +496,13 @@ fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
     t.push("timeouts", Column::U64(timeouts));
     t.push("group", group.finish());
     t.push("size_bytes", Column::OptF64(size_bytes));
+    t.push("pkts_sent_in_window", Column::U64(pkts_sent_in_window));
     t
+}
+
+/// Data packets flow `f` sent inside the measurement window, retransmissions included.
+fn sent_in_window(f: &workload::TcpFlow) -> u64 {
+    f.data_pkts_sent() - f.sent_at_window.min(f.data_pkts_sent())
 }
 
 /// `ports.csv` as columns: one row per measured port. CONTRACT.md's columns first, in its

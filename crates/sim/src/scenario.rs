@@ -687,6 +687,12 @@ impl Scenario {
         self.flow_groups().into_iter().map(|(_, f)| seg(self.tcp_of(f))).fold(seg(&self.tcp), u32::max)
     }
 
+    /// The files a run of this scenario reads besides the scenario itself (today the Poisson
+    /// CDF), as resolved when it was loaded. A cached run is valid only for the same contents.
+    pub fn input_files(&self) -> Vec<std::path::PathBuf> {
+        self.poisson.iter().filter_map(|p| p.cdf_path.clone()).collect()
+    }
+
     /// Does any flow (group, incast server, Poisson flow) run ExpressPass? Then every port gets
     /// the credit shaper.
     pub fn uses_xpass(&self) -> bool {

@@ -38,6 +38,8 @@ pub struct TcpFlow {
     pub timer_f: [f64; 2],
     /// In-order bytes delivered when the measurement window opened.
     pub delivered_at_window: u64,
+    /// Data packets sent ([`TcpFlow::data_pkts_sent`]) when the measurement window opened.
+    pub sent_at_window: u64,
     /// ExpressPass endpoints, when the flow's group has `transport = "xpass"`; they then
     /// replace `sender` and `receiver` (which stay idle).
     pub xpass: Option<Box<XpassEnds>>,
@@ -57,6 +59,15 @@ impl TcpFlow {
         match &self.xpass {
             Some(x) => x.receiver.delivered_bytes(),
             None => self.receiver.delivered_bytes(),
+        }
+    }
+    /// Data packets the sender emitted so far, retransmissions included, whichever the
+    /// transport: the packets "sent by each flow" of the HCF paper's measures.
+    #[inline]
+    pub fn data_pkts_sent(&self) -> u64 {
+        match &self.xpass {
+            Some(x) => x.sender.stats.data_pkts,
+            None => self.sender.stats().data_segments_sent,
         }
     }
     /// The deadline of endpoint `side` (0 sender, 1 receiver).
@@ -129,6 +140,7 @@ impl TcpFlow {
             deadline_seen: [None, None],
             timer_f: [0.0, 0.0],
             delivered_at_window: 0,
+            sent_at_window: 0,
             xpass: None,
         }
     }
@@ -146,6 +158,8 @@ pub struct UdpSource {
     pub start: SimTime,
     pub rng: Rng,
     pub pkts_sent: u64,
+    /// `pkts_sent` when the measurement window opened.
+    pub pkts_sent_at_window: u64,
     pub bytes_sent: u64,
     pub bytes_received: u64,
     pub bytes_received_at_window: u64,
@@ -375,6 +389,7 @@ pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, built: &Built, bot
         start: SimTime::from_secs_f64(u.start_s),
         rng: streams.stream("udp", flow as u64),
         pkts_sent: 0,
+        pkts_sent_at_window: 0,
         bytes_sent: 0,
         bytes_received: 0,
         bytes_received_at_window: 0,

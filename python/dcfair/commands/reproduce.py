@@ -1,10 +1,12 @@
-"""`dcfair reproduce NAME [--quick] [--out DIR] [--jobs N]` and `dcfair reproduce --list`."""
+"""`dcfair reproduce NAME [--quick] [--out DIR] [--jobs N] [--set KEY=VALUE ...]
+[--only LABEL=VALUE ...] [--explore]` and `dcfair reproduce --list`."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
+
+from dcfair.commands import _options
 
 HELP = "reproduce a paper's figure: runs, figure.png and claims.json (paper vs dcfair)"
 
@@ -13,20 +15,36 @@ def add_parser(sub) -> None:
     p = sub.add_parser(
         "reproduce",
         help=HELP,
-        description=HELP + ". Finished runs are kept under OUT/runs and skipped when the same "
-        "reproduction runs again, so an interrupted reproduction resumes where it stopped.",
+        description=HELP + ". Finished runs are kept (out/reproduce/runs, shared by every reproduction; "
+        "OUT/runs with --out) and reused when the same runs are needed again, from the same engine build "
+        "only, so an interrupted reproduction resumes where it stopped.",
     )
     p.add_argument("name", metavar="NAME", nargs="?", help="a name from --list, or 'all'")
     p.add_argument("--list", action="store_true", help="list the reproductions and exit")
     p.add_argument("--quick", action="store_true", help="the small form: shorter runs, fewer points and seeds")
-    p.add_argument("--out", metavar="DIR", help="output directory (default: out/reproduce/NAME[-quick])")
+    p.add_argument("--out", metavar="DIR", help="output directory (default: out/reproduce/NAME[-quick]; "
+                   "with 'all', DIR/NAME for each)")
     p.add_argument("--jobs", metavar="N", type=int, help="parallel runs (default: all cores)")
+    p.add_argument(
+        "--set", dest="sets", metavar="KEY=VALUE", type=_options.assignment, action="append", default=[],
+        help="try another reading: add this override to every run (repeatable; with --only, to the "
+        "matching runs only); the result goes to its own directory, <out>+KEY=VALUE",
+    )
+    p.add_argument(
+        "--only", metavar="LABEL=VALUE", type=_options.assignment, action="append", default=[],
+        help="apply --set only to the runs with this label (e.g. qdisc=hcf; repeatable: all must match)",
+    )
+    p.add_argument("--explore", action="store_true",
+                   help="also run every alternative reading the reproduction declares and record each "
+                   "claim's result under them in claims.json ('explored'); `make claims` does this")
     p.set_defaults(handler=main)
 
 
 def main(args: argparse.Namespace) -> int:
     from dcfair import display, reproduce
     from dcfair.api import InvalidInput
+    from dcfair.outdir import check_out_dir
+    from dcfair.runner import Tally
 
     reps = reproduce.load_all()
     if args.list or not args.name:
@@ -39,16 +57,31 @@ def main(args: argparse.Namespace) -> int:
             raise InvalidInput("NAME", f"no reproduction named {n!r}; `dcfair reproduce --list` lists them")
     if args.jobs is not None and args.jobs < 1:
         raise InvalidInput("--jobs", f"must be at least 1, got {args.jobs}")
-    worst = 0
+    if args.only and not args.sets:
+        raise InvalidInput("--only", "selects the runs a --set applies to; give a --set too")
+    if args.explore and args.sets:
+        raise InvalidInput("--explore", "runs the declared readings of the reproduction itself; not with --set")
+    root = Path(args.out) if args.out else reproduce.DEFAULT_ROOT
+    runs = root / "runs"
+    tally = Tally()
     for n in names:
-        out = Path(args.out) / n if (args.out and len(names) > 1) else Path(args.out or os.path.join("out", "reproduce", n + ("-quick" if args.quick else "")))
-        doc = reproduce.run(n, out, quick=args.quick, jobs=args.jobs)
+        base = root / n if (args.out and len(names) > 1) else (Path(args.out) if args.out else reproduce.default_out(n, args.quick))
+        out = reproduce.reading_out(base, args.sets, args.only) if args.sets else base
+        check_out_dir(out, "--out")
+        if args.explore:
+            doc = reproduce.explore(n, out, quick=args.quick, jobs=args.jobs, runs=runs, tally=tally)
+        else:
+            doc = reproduce.run(n, out, quick=args.quick, jobs=args.jobs, sets=args.sets, only=args.only, runs=runs,
+                                tally=tally)
         rows = []
         for c in doc["claims"]:
             d = c["dcfair"]
             val = "-" if d["mean"] is None else f"{d['mean']:.4g} +- {d['std']:.2g} (n={d['n']})"
-            rows.append([c["id"], c["claim"], c["paper_value"], val, "yes" if c["holds"] else "NO"])
+            tried = f" ({sum(e['holds'] for e in c.get('explored', []))}/{len(c['explored'])} readings hold)" \
+                if c.get("explored") else ""
+            rows.append([c["id"], c["claim"], c["paper_value"], val, ("yes" if c["holds"] else "NO") + tried])
         title = f"{n}: {doc['title']} ({doc['paper']}, {doc['figure']}{', quick' if args.quick else ''})"
         display.print_table(title, ["claim", "statement", "paper", "dcfair", "holds"], rows)
         print(f"wrote {out}/figure.png, {out}/claims.json, {out}/results.csv")
-    return worst
+    print(tally.line())
+    return 0

@@ -27,10 +27,13 @@ def add_parser(sub) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from dcfair import api, display
+    from dcfair.outdir import check_out_dir, estimate_bytes
 
     text = api.read_scenario(args.scenario)
-    info = api.load_scenario(text=text, origin=args.scenario, overrides=args.overrides)
+    # Built as the run will build it: its errors come first, and the size of its results.
+    info = api.load_scenario(text=text, origin=args.scenario, overrides=args.overrides, build=True)
     out = args.out if args.out else os.path.join("out", info["name"])
+    check_out_dir(out, "--out", estimate_bytes(info))
     progress = display.ProgressLine(info["name"]) if display.live_progress_wanted(args.quiet) else None
     try:
         summary = api.run(

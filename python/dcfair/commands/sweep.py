@@ -70,9 +70,11 @@ def main(args: argparse.Namespace) -> int:
             f"{name}: mean ± std over {args.seeds} seed(s)",
             header,
             rows,
-            footer=f"{len(df)} runs ({df.attrs.get('cached', 0)} reused): {out}/sweep.parquet, {out}/sweep.csv; "
-            f"`dcfair report {out}` draws them",
+            footer=f"{out}/sweep.parquet, {out}/sweep.csv; `dcfair report {out}` draws them",
         )
+    tally = df.attrs.get("tally")
+    if tally is not None and not args.quiet:
+        print(tally.line())
     if failed is not None:
         print(f"dcfair: {failed}", file=sys.stderr)
         return 1

@@ -1,40 +1,75 @@
-"""Reproductions of the papers' experiments: ``dcfair reproduce NAME [--quick] [--out DIR]``.
+"""Reproductions of the papers' experiments: ``dcfair reproduce NAME [--quick] [--out DIR]
+[--set KEY=VALUE ...] [--only LABEL=VALUE ...] [--explore]``.
 
 Rules:
 
 - A reproduction is a :class:`Reproduction`: a name (``hcf-fig4``), the paper and figure, a
-  ``plan(quick)`` that lists the :class:`~dcfair.runner.Point` runs it needs, and an
+  ``plan(quick)`` that lists the :class:`~dcfair.runner.Point` runs it needs, an
   ``analyze(study)`` that draws the figure and returns the paper's :class:`Claim` s checked
-  against dcfair's numbers. One module per paper (``reproduce/hcf.py``, ...) registers its
-  reproductions with :func:`register`.
+  against dcfair's numbers, and its :class:`Reading` s: the alternative readings of the paper
+  (or of what it leaves open) that its failing claims were tried under. One module per paper
+  (``reproduce/hcf.py``, ...) registers its reproductions with :func:`register`.
+- A claim states what the paper states: ``quote`` holds the paper's own words, ``claim`` says
+  them in short, and the ``criterion`` checks them as written. A criterion can fail, and an
+  equal result never counts as "better". ``scope = "beyond"`` marks dcfair's own checks on a
+  paper's setting (ExpressPass in the HCF incast, say): they are listed apart and not counted
+  as the paper's.
 - Runs go through :func:`dcfair.runner.run_points`: local cores, each point written atomically,
-  finished points skipped when the reproduction runs again.
+  finished points reused when the same reproduction (or any other that needs the same run)
+  runs again, and only from the same engine build and input files. ``runs`` is that store:
+  ``out/reproduce/runs``, shared by every reproduction, unless ``--out`` is given
+  (``OUT/runs``).
+- ``--set KEY=VALUE`` adds an override to every point (``--only LABEL=VALUE``: to the points
+  with that label only), so any reading can be tried as a command: it writes into its own
+  directory, ``<out>+<what was set>``, and its ``claims.json`` records the command.
+- ``--explore`` also runs every declared :class:`Reading` that way and folds each one's result
+  for each claim into the main ``claims.json``: a claim's ``explored`` list holds, per reading,
+  what was changed, the command, dcfair's values and whether the claim then holds. ``analyze``
+  may add entries of its own (other readings of the same runs, such as another measure).
 - Every reproduction writes into its output directory ``figure.png``, ``claims.json`` (the
   claims, the paper's values, dcfair's mean/std/min/max over seeds, whether each holds and by
-  what criterion) and ``results.csv`` (one row per run: labels, seed, every scalar metric).
+  what criterion, the engine build, the command) and ``results.csv`` (one row per run:
+  labels, seed, every scalar metric).
 - ``analyze`` may also fill ``study.table``: rows (dicts) of a side-by-side table, e.g. every
   discipline on the paper's scenarios. It is written to ``table.csv`` and into ``claims.json``
   under ``"table"``; it holds measurements, not claims.
 - ``--quick`` runs a smaller plan (shorter runs, fewer points, fewer seeds) so tests can run
   every reproduction; its claims are still checked, and say that they come from a quick run.
-- A claim *holds* by an explicit, stated criterion. Claims that do not hold are reported as
-  such, never hidden; the mechanism docs explain the disagreements.
+- A claim *holds* by its stated criterion. Claims that do not hold are reported as such, never
+  hidden; ``explanation`` says what the runs show about why, and ``explored`` what was tried.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
+import re
+import shlex
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from dcfair.runner import Point
+from dcfair.runner import Point, Tally
 
 REGISTRY: Dict[str, "Reproduction"] = {}
 _MODULES = ("dcfair.reproduce.hcf", "dcfair.reproduce.hcf_incast", "dcfair.reproduce.outcast", "dcfair.reproduce.fqcodel",
             "dcfair.reproduce.fairq", "dcfair.reproduce.xpass_credit", "dcfair.reproduce.xpass_fabric")
+#: Where reproductions write by default, and their shared store of runs.
+DEFAULT_ROOT = Path("out") / "reproduce"
+
+
+def _stats(values: Sequence[Optional[float]]) -> Dict[str, Any]:
+    vals = [v for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
+    return {
+        "mean": statistics.fmean(vals) if vals else None,
+        "std": statistics.stdev(vals) if len(vals) > 1 else (0.0 if vals else None),
+        "min": min(vals) if vals else None,
+        "max": max(vals) if vals else None,
+        "n": len(vals),
+        "values": vals,
+    }
 
 
 @dataclass
@@ -49,19 +84,42 @@ class Claim:
     holds: bool
     criterion: str
     unit: str = ""
+    #: The paper's own words (a sentence of its text, as extracted).
+    quote: str = ""
+    #: What the runs show about why the claim does not hold (empty when it holds).
+    explanation: str = ""
+    #: ``"paper"``: the paper's claim; ``"beyond"``: dcfair's own check on the paper's setting.
+    scope: str = "paper"
+    #: Other readings tried: dicts with ``reading``, ``what``, ``command``, ``dcfair`` (stats),
+    #: ``holds`` (see the module rules).
+    explored: List[Dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> Dict[str, Any]:
-        vals = [v for v in self.values if v is not None and not (isinstance(v, float) and math.isnan(v))]
-        stats = {
-            "mean": statistics.fmean(vals) if vals else None,
-            "std": statistics.stdev(vals) if len(vals) > 1 else (0.0 if vals else None),
-            "min": min(vals) if vals else None,
-            "max": max(vals) if vals else None,
-            "n": len(vals),
-            "values": vals,
-        }
-        return {"id": self.id, "claim": self.claim, "paper_value": self.paper_value, "unit": self.unit,
-                "dcfair": stats, "holds": bool(self.holds), "criterion": self.criterion}
+        return {"id": self.id, "claim": self.claim, "quote": self.quote, "paper_value": self.paper_value,
+                "unit": self.unit, "dcfair": _stats(self.values), "holds": bool(self.holds), "criterion": self.criterion,
+                "scope": self.scope, "explanation": self.explanation, "explored": list(self.explored)}
+
+    def tried(self, reading: str, what: str, values: Sequence[float], holds: bool, command: str = "") -> "Claim":
+        """Adds an ``explored`` entry computed from the same runs (another measure or another
+        reading of the paper's words); returns the claim."""
+        self.explored.append({"reading": reading, "what": what, "command": command, "dcfair": _stats(values),
+                              "holds": bool(holds)})
+        return self
+
+
+@dataclass(frozen=True)
+class Reading:
+    """An alternative reading a reproduction's claims are tried under: overrides added to
+    every point (``only``: to the points whose labels match), run as ``dcfair reproduce NAME
+    --set KEY=VALUE ... --only LABEL=VALUE ...``."""
+
+    id: str
+    #: What differs from the reproduction's own setting, in words.
+    what: str
+    sets: Tuple[Tuple[str, Any], ...]
+    only: Tuple[Tuple[str, Any], ...] = ()
+    #: The claim ids it bears on (empty: every claim).
+    claims: Tuple[str, ...] = ()
 
 
 @dataclass
@@ -74,6 +132,8 @@ class Study:
     records: List[Dict[str, Any]]
     #: Optional side-by-side table that ``analyze`` fills (see the module rules).
     table: Optional[List[Dict[str, Any]]] = None
+    #: The command that reruns this study (for ``explored`` entries made by ``analyze``).
+    command: str = ""
 
     def rows(self, **labels) -> List[Dict[str, Any]]:
         """Successful runs whose labels match ``labels``."""
@@ -114,6 +174,7 @@ class Reproduction:
     title: str
     plan: Callable[[bool], List[Point]]
     analyze: Callable[[Study], List[Claim]]
+    readings: Sequence[Reading] = ()
 
 
 def register(r: Reproduction) -> Reproduction:
@@ -129,25 +190,91 @@ def load_all() -> Dict[str, Reproduction]:
     return REGISTRY
 
 
+# --- readings as commands -------------------------------------------------------------------------
+
+Pairs = Sequence[Tuple[str, Any]]
+
+
+def _literal(v: Any) -> str:
+    from dcfair.overrides import to_literal
+
+    return to_literal(v)
+
+
+def _matches(point: Point, only: Pairs) -> bool:
+    from dcfair.scenario import parse_literal
+
+    labels = dict(point.labels)
+    for k, v in only:
+        if k not in labels:
+            return False
+        want = parse_literal(v) if isinstance(v, str) else v
+        if labels[k] != want and str(labels[k]) != str(v):
+            return False
+    return True
+
+
+def apply_sets(points: Sequence[Point], sets: Pairs, only: Pairs = ()) -> List[Point]:
+    """``points`` with ``sets`` appended to the overrides of those whose labels match ``only``
+    (all when ``only`` is empty); later overrides win, so a set replaces the point's own value."""
+    if not sets:
+        return list(points)
+    extra = tuple((str(k), _literal(v)) for k, v in sets)
+    return [Point(p.scenario, p.overrides + extra, p.seed, p.labels, p.origin) if _matches(p, only) else p
+            for p in points]
+
+
+def variant_suffix(sets: Pairs, only: Pairs = ()) -> str:
+    """The directory suffix of a reading: ``+key=value+...`` and ``@label=value``, in safe
+    characters, with a short hash when that lost information or grew too long."""
+    import hashlib
+
+    raw = "".join(f"+{k}={_literal(v)}" for k, v in sets) + "".join(f"@{k}={_literal(v)}" for k, v in only)
+    safe = re.sub(r"[^A-Za-z0-9._=+@,-]", "_", raw)
+    if safe != raw or len(safe) > 100:
+        safe = safe[:80] + "~" + hashlib.sha256(raw.encode()).hexdigest()[:8]
+    return safe
+
+
+def command(name: str, quick: bool, sets: Pairs = (), only: Pairs = ()) -> str:
+    """The command line that runs reproduction ``name`` with these overrides."""
+    parts = ["dcfair", "reproduce", name] + (["--quick"] if quick else [])
+    for k, v in sets:
+        parts += ["--set", f"{k}={_literal(v)}"]
+    for k, v in only:
+        parts += ["--only", f"{k}={_literal(v)}"]
+    return " ".join(shlex.quote(p) for p in parts)
+
+
 def mean(xs: Sequence[float]) -> float:
     xs = [x for x in xs if x is not None and not math.isnan(x)]
     return statistics.fmean(xs) if xs else float("nan")
 
 
-def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, progress: bool = True) -> Dict[str, Any]:
-    """Runs reproduction ``name`` into ``out``; returns the claims document."""
-    from dcfair import runner
+def default_out(name: str, quick: bool, root: Path = DEFAULT_ROOT) -> Path:
+    return root / (name + ("-quick" if quick else ""))
+
+
+def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, progress: bool = True,
+        sets: Pairs = (), only: Pairs = (), runs: Optional[Path] = None, tally: Optional[Tally] = None) -> Dict[str, Any]:
+    """Runs reproduction ``name`` into ``out`` (its runs into ``runs``, default ``out/runs``),
+    with ``sets`` added to the points ``only`` selects; returns the claims document."""
+    from dcfair import display, runner
 
     reps = load_all()
     r = reps[name]
     out = Path(out)
-    points = r.plan(quick)
-    from dcfair import display
+    points = apply_sets(r.plan(quick), sets, only)
+    if sets and not any(_matches(p, only) for p in points):
+        from dcfair.api import InvalidInput
 
+        raise InvalidInput("--only", f"no run of {name} has the labels {dict(only)}")
     # The same live line as sweeps: on a terminal only, never in pipes or CI.
     on_done = display.PointsProgress(name) if progress and display.live_progress_wanted(False) else None
+    tally = tally if tally is not None else Tally()
     try:
-        records = runner.run_points(points, out / "runs", jobs=jobs, on_done=on_done)
+        records = runner.run_points(points, Path(runs) if runs is not None else out / "runs", jobs=jobs, on_done=on_done,
+                                    tally=tally)
     finally:
         if on_done is not None:
             on_done.close()
@@ -155,7 +282,9 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
     if failed:
         msgs = sorted({rec.get("message", "?") for rec in failed})
         raise RuntimeError(f"{len(failed)} of {len(records)} runs failed: " + "; ".join(msgs[:3]))
-    study = Study(name=name, out=out, quick=quick, records=records)
+    out.mkdir(parents=True, exist_ok=True)
+    cmd = command(name, quick, sets, only)
+    study = Study(name=name, out=out, quick=quick, records=records, command=cmd)
     _write_results_csv(study)
     claims = r.analyze(study)
     seeds = sorted({rec["point"].seed for rec in records})
@@ -165,6 +294,10 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         "figure": r.figure,
         "title": r.title,
         "quick": quick,
+        "command": cmd,
+        "sets": [[k, _literal(v)] for k, v in sets],
+        "only": [[k, _literal(v)] for k, v in only],
+        "engine_build": runner.engine_build(),
         "runs": len(records),
         "seeds": seeds,
         "figure_file": "figure.png",
@@ -177,10 +310,50 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         tmp_csv = out / ".table.csv.tmp"
         pd.DataFrame(study.table).to_csv(tmp_csv, index=False)
         tmp_csv.replace(out / "table.csv")
-    tmp = out / ".claims.json.tmp"
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(out / "claims.json")
+    write_claims(out, doc)
     return doc
+
+
+def write_claims(out: Path, doc: Dict[str, Any]) -> None:
+    tmp = Path(out) / ".claims.json.tmp"
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(Path(out) / "claims.json")
+
+
+def reading_out(out: Path, sets: Pairs, only: Pairs = ()) -> Path:
+    """Where a reading of the reproduction in ``out`` writes: ``<out>+<what was set>``."""
+    out = Path(out)
+    return out.with_name(out.name + variant_suffix(sets, only))
+
+
+def explore(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, progress: bool = True,
+            runs: Optional[Path] = None, tally: Optional[Tally] = None) -> Dict[str, Any]:
+    """Runs reproduction ``name`` and each of its :class:`Reading` s (into
+    :func:`reading_out` directories, sharing the runs), then folds every reading's result for
+    each claim it bears on into the claims' ``explored`` lists of ``out/claims.json``."""
+    reps = load_all()
+    runs = Path(runs) if runs is not None else Path(out) / "runs"
+    doc = run(name, out, quick, jobs, progress, runs=runs, tally=tally)
+    for rd in reps[name].readings:
+        alt = run(name, reading_out(out, rd.sets, rd.only), quick, jobs, progress, sets=rd.sets, only=rd.only,
+                  runs=runs, tally=tally)
+        fold(doc, rd, alt)
+    write_claims(Path(out), doc)
+    return doc
+
+
+def fold(doc: Dict[str, Any], rd: Reading, alt: Dict[str, Any]) -> None:
+    """Adds reading ``rd``'s result (``alt``, its claims document) to the ``explored`` list of
+    each claim of ``doc`` it bears on."""
+    by_id = {c["id"]: c for c in alt["claims"]}
+    for c in doc["claims"]:
+        if rd.claims and c["id"] not in rd.claims:
+            continue
+        a = by_id.get(c["id"])
+        if a is None:
+            continue
+        c.setdefault("explored", []).append({"reading": rd.id, "what": rd.what, "command": alt["command"],
+                                             "dcfair": a["dcfair"], "holds": a["holds"]})
 
 
 def _write_results_csv(study: Study) -> None:

@@ -452,6 +452,9 @@ pub struct SenderStats {
     pub pkts_sent: u64,
     /// Payload bytes emitted, retransmissions included.
     pub bytes_sent: u64,
+    /// Segments emitted with payload, first copies and retransmissions: the packets a flow
+    /// sends (the HCF paper's measures count these).
+    pub data_segments_sent: u64,
     /// Segments emitted again (SYN, data or FIN) for any reason: timeout, fast retransmit,
     /// partial ACK, go-back-N after a timeout.
     pub retransmits: u64,

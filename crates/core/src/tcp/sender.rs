@@ -1115,6 +1115,7 @@ impl TcpSender {
         self.stats.pkts_sent += 1;
         self.stats.bytes_sent += len;
         if len > 0 {
+            self.stats.data_segments_sent += 1;
             self.pacer.on_send(now, len, self.win.cwnd, self.win.ssthresh, self.rtt.srtt());
         }
         self.snd_max = self.snd_max.max(end);
@@ -1272,7 +1273,13 @@ mod tests {
         assert!(net.rcv.fin_received());
         assert_eq!(
             net.snd.stats(),
-            &SenderStats { pkts_sent: 12, bytes_sent: 10 * MSS, bytes_acked: 10 * MSS, ..Default::default() }
+            &SenderStats {
+                pkts_sent: 12,
+                bytes_sent: 10 * MSS,
+                data_segments_sent: 10,
+                bytes_acked: 10 * MSS,
+                ..Default::default()
+            }
         );
         // the SYN was timed: RTT = two one-way delays
         assert_eq!(net.snd.rtt_estimator().srtt(), Some(us(20)));
