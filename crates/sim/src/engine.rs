@@ -54,6 +54,10 @@ use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
 use rand::Rng as _;
 
+/// `Sim::via` of a flow whose every packet climbs to a core drawn for it alone
+/// (`routing.core = "random_packet"`).
+pub const VIA_PER_PACKET: u32 = u32::MAX - 1;
+
 /// The whole simulated world and its clock.
 pub struct Sim {
     pub q: EventQueue,
@@ -64,8 +68,12 @@ pub struct Sim {
     pub tcp: Vec<TcpFlow>,
     pub udp: Vec<UdpSource>,
     pub incast: Option<Incast>,
-    /// Equal-length routing: the waypoint of every flow's packets, by flow id (`NO_VIA`: none).
+    /// Equal-length routing: the waypoint of every flow's packets, by flow id (`NO_VIA`: none;
+    /// [`VIA_PER_PACKET`]: a core drawn for each packet from `packet_cores`).
     pub via: Vec<u32>,
+    /// The cores a `VIA_PER_PACKET` flow's packets are spread over, and the stream that picks.
+    pub packet_cores: Vec<u32>,
+    pub core_rng: Option<Rng>,
     /// Receiver-side observations, indexed by flow id (TCP flows, then UDP sources).
     pub obs: Vec<FlowObs>,
     pub window_start: SimTime,
@@ -161,6 +169,8 @@ impl Sim {
             udp,
             incast,
             via: vec![NO_VIA; n],
+            packet_cores: Vec::new(),
+            core_rng: None,
             obs: vec![FlowObs::default(); n],
             window_start,
             drops_at_window: Vec::new(),
@@ -191,6 +201,10 @@ impl Sim {
     /// Schedules the starts of every source and the window opening.
     pub fn schedule_starts(&mut self) {
         for i in 0..self.tcp.len() {
+            // a server that answers each request on a new connection opens it at the request
+            if self.incast.as_ref().is_some_and(|ic| ic.per_request.is_some() && ic.server_of(i as u32).is_some()) {
+                continue;
+            }
             let at = self.tcp[i].start;
             self.at(at, at.as_secs_f64(), Event::Start { flow: i as u32 });
         }
@@ -327,6 +341,10 @@ impl Sim {
             p.uid = self.next_uid;
             self.next_uid += 1;
             p.via = self.via[p.flow as usize];
+            if p.via == VIA_PER_PACKET {
+                let rng = self.core_rng.as_mut().expect("a core stream with per-packet cores");
+                p.via = self.packet_cores[rng.gen_range(0..self.packet_cores.len())];
+            }
             let r = self.slab.insert(p);
             self.offer(nic, r, now);
         }
@@ -592,12 +610,18 @@ impl Sim {
         ic.round_start = now;
         ic.pending = ic.servers;
         ic.answered.iter_mut().for_each(|a| *a = false);
-        let (first, servers, bytes) = (ic.first, ic.servers, ic.per_server);
+        let (first, servers, bytes, per_request) = (ic.first, ic.servers, ic.per_server, ic.per_request.clone());
         for f in first..first + servers {
             let mut out = std::mem::take(&mut self.scratch);
             let flow = &mut self.tcp[f as usize];
-            flow.write(bytes, now, &mut out);
+            match &per_request {
+                Some(tcp) => flow.reconnect(tcp, bytes, now, &mut out),
+                None => flow.write(bytes, now, &mut out),
+            }
             let src = flow.ids.src;
+            if per_request.is_some() {
+                self.note_deadline(f as usize, 0, now);
+            }
             self.emit(now, src, &mut out);
             self.scratch = out;
             self.rearm(f as usize, 0);

@@ -8,7 +8,7 @@
 //!   each one and is kept in step with this file.
 
 use crate::columns::{CatBuilder, Column, Table};
-use crate::engine::Sim;
+use crate::engine::{Sim, VIA_PER_PACKET};
 use crate::metrics::{jain, mean, percentile, std_dev, variance, FlowObs};
 use crate::net::NodeKind;
 use crate::routing::Routes;
@@ -129,8 +129,13 @@ fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     }
     let via = waypoints(sc, streams, &built, &routes, &tcp, &udp)?;
     let measured_rate = built.measured_rate;
+    let built_cores = built.cores.clone();
     let mut sim = Sim::new(built.net, routes, streams.stream("routing.spray", 0), tcp, udp, incast, window_start, end);
     sim.via = via;
+    if sc.routing.equal_length && sc.routing.core == CoreChoice::RandomPacket {
+        sim.packet_cores = built_cores;
+        sim.core_rng = Some(streams.stream("routing.core_packet", 0));
+    }
     sim.group_names = group_names(sc).into_iter().map(String::from).collect();
     sim.flow_group = sim.tcp.iter().map(|f| f.group).collect();
     if !sim.udp.is_empty() {
@@ -191,11 +196,11 @@ fn waypoints(sc: &Scenario, streams: Streams, built: &Built, routes: &Routes, tc
         let ends = tcp.iter().map(|f| (f.ids.flow, f.ids.dst)).chain(udp.iter().map(|u| (u.flow, u.dst)));
         let cores = built.cores.len() as u64;
         for (flow, dst) in ends {
-            let i = match sc.routing.core {
-                CoreChoice::Random => streams.stream("routing.core", flow as u64).gen_range(0..cores),
-                CoreChoice::DstBits => host_no(dst) % cores,
+            via[flow as usize] = match sc.routing.core {
+                CoreChoice::Random => built.cores[streams.stream("routing.core", flow as u64).gen_range(0..cores) as usize],
+                CoreChoice::DstBits => built.cores[(host_no(dst) % cores) as usize],
+                CoreChoice::RandomPacket => VIA_PER_PACKET,
             };
-            via[flow as usize] = built.cores[i as usize];
         }
     }
     let groups = sc.flow_groups();
@@ -297,8 +302,8 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
         m.insert("fairq_rewrites".into(), json!(fq.core.rewrites));
     }
     m.insert("flows_completed".into(), json!(fcts.len()));
-    m.insert("timeouts".into(), json!(sim.tcp.iter().map(|f| f.sender.stats().timeouts).sum::<u64>()));
-    m.insert("retransmits".into(), json!(sim.tcp.iter().map(|f| f.sender.stats().retransmits).sum::<u64>()));
+    m.insert("timeouts".into(), json!(sim.tcp.iter().map(|f| f.sender_stats().timeouts).sum::<u64>()));
+    m.insert("retransmits".into(), json!(sim.tcp.iter().map(|f| f.sender_stats().retransmits).sum::<u64>()));
     m.insert("throughput_bps_tcp".into(), num(mean(&goodput)));
     if sim.tcp.iter().any(|f| f.xpass.is_some()) {
         // ExpressPass credit counters, summed over its flows (whole run)
@@ -443,7 +448,7 @@ fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
     let mut group = CatBuilder::new();
     let mut size_bytes = Vec::with_capacity(n);
     for (f, o) in sim.tcp.iter().zip(&sim.obs) {
-        let st = f.sender.stats();
+        let st = f.sender_stats();
         flow_id.push(f.ids.flow as u64);
         src.push(name(f.ids.src));
         dst.push(name(f.ids.dst));

@@ -187,7 +187,8 @@ pub struct RoutingConfig {
     /// Every packet climbs to a core switch (fat-tree core, leaf-spine spine) before descending.
     #[serde(default)]
     pub equal_length: bool,
-    /// How a flow's core is chosen with `equal_length`.
+    /// How the core is chosen with `equal_length`: per flow (`random`, `dst_bits`) or per
+    /// packet (`random_packet`).
     #[serde(default)]
     pub core: CoreChoice,
     /// The seed of the `ecmp` and `symmetric` flow hash: a number (0, the default, is the hash
@@ -249,6 +250,9 @@ pub enum CoreChoice {
     /// Uniformly at random per flow (stream `routing.core`).
     #[default]
     Random,
+    /// Uniformly at random per packet (stream `routing.core_packet`): the TCP Outcast paper's
+    /// words, "routing each packet to a core switch randomly".
+    RandomPacket,
     /// By the destination host's number modulo the cores.
     DstBits,
 }
@@ -408,6 +412,21 @@ pub struct IncastConfig {
     /// `[xpass]`: each request is a write that asks the client for credits again).
     #[serde(default)]
     pub transport: Transport,
+    /// How a server answers (TCP only): over one connection held for the whole run
+    /// (`"persistent"`, the default: opened before the first request, cwnd and RTO estimate
+    /// carried over), or over a new connection per request (`"per_request"`: a handshake, the
+    /// answer, a FIN, as a web client without keep-alive does; needs `tcp.handshake`).
+    #[serde(default)]
+    pub connection: IncastConnection,
+}
+
+/// `incast.connection`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum IncastConnection {
+    #[default]
+    Persistent,
+    PerRequest,
 }
 
 fn default_epochs() -> u32 {
@@ -836,6 +855,14 @@ impl Scenario {
             non_negative("incast.gap_s", ic.gap_s)?;
             if ic.start_s >= self.sim.duration_s {
                 return Err(ConfigError::new("incast.start_s", "the first request would leave after the run ends"));
+            }
+            if ic.connection == IncastConnection::PerRequest {
+                if ic.transport != Transport::Tcp {
+                    return Err(ConfigError::new("incast.connection", "per_request needs incast.transport = \"tcp\""));
+                }
+                if !self.tcp.handshake {
+                    return Err(ConfigError::new("incast.connection", "per_request opens a connection per request: set tcp.handshake = true"));
+                }
             }
         }
         crate::poisson::validate(self)?;

@@ -11,11 +11,11 @@
 //! - Random start times come from the stream `("flow.start", flow_id)`, so changing one group's
 //!   size never shifts another group's draws.
 
-use crate::scenario::{Scenario, UdpPattern};
+use crate::scenario::{IncastConnection, Scenario, UdpPattern};
 use crate::topo::Built;
 use dcfair_core::packet::{Packet, Proto};
 use dcfair_core::rng::{Rng, Streams};
-use dcfair_core::tcp::{FlowIds, TcpConfig, TcpReceiver, TcpSender};
+use dcfair_core::tcp::{FlowIds, SenderStats, TcpConfig, TcpReceiver, TcpSender};
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
 use dcfair_core::xpass::endpoint::{XpassReceiver, XpassSender};
 use crate::scenario::Transport;
@@ -43,6 +43,18 @@ pub struct TcpFlow {
     /// ExpressPass endpoints, when the flow's group has `transport = "xpass"`; they then
     /// replace `sender` and `receiver` (which stay idle).
     pub xpass: Option<Box<XpassEnds>>,
+    /// What the flow's earlier connections did, when it opens one per request
+    /// (`incast.connection = "per_request"`): their counts add to the current connection's.
+    pub carried: Option<Box<Carried>>,
+}
+
+/// The counters of a flow's finished connections ([`TcpFlow::reconnect`]).
+#[derive(Clone, Debug, Default)]
+pub struct Carried {
+    pub delivered: u64,
+    pub stats: SenderStats,
+    /// Connections opened so far.
+    pub connections: u64,
 }
 
 /// The two ends of an ExpressPass flow.
@@ -53,13 +65,43 @@ pub struct XpassEnds {
 }
 
 impl TcpFlow {
-    /// In-order payload bytes at the receiver, whichever the transport.
+    /// In-order payload bytes at the receiver, whichever the transport (every connection's).
     #[inline]
     pub fn delivered_bytes(&self) -> u64 {
-        match &self.xpass {
+        let now = match &self.xpass {
             Some(x) => x.receiver.delivered_bytes(),
             None => self.receiver.delivered_bytes(),
+        };
+        now + self.carried.as_ref().map_or(0, |c| c.delivered)
+    }
+
+    /// The TCP sender's counters over every connection of the flow.
+    pub fn sender_stats(&self) -> SenderStats {
+        let mut s = self.sender.stats().clone();
+        if let Some(c) = &self.carried {
+            s.add(&c.stats);
         }
+        s
+    }
+
+    /// Closes the flow's connection and opens a new one that will send `bytes` and a FIN (an
+    /// incast server answering a request on its own connection): fresh endpoints from `tcp`,
+    /// a new source port, sequence numbers far from the last connection's (its late segments
+    /// are ignored as old), the last one's counters carried over. Opens it at once (a SYN).
+    pub fn reconnect(&mut self, tcp: &TcpConfig, bytes: u64, now: SimTime, out: &mut Vec<Packet>) {
+        let mut c: Box<Carried> = self.carried.take().unwrap_or_default();
+        if c.connections > 0 {
+            c.delivered += self.receiver.delivered_bytes();
+            c.stats.add(self.sender.stats());
+        }
+        c.connections += 1;
+        let iss = c.connections << 40;
+        // a new ephemeral port per connection, as a client's operating system picks one
+        self.ids.sport = (20_000 + c.connections % 40_000) as u16;
+        self.sender = TcpSender::with_iss(tcp, self.ids, Some(bytes), iss);
+        self.receiver = TcpReceiver::with_iss(tcp, self.ids, iss);
+        self.carried = Some(c);
+        self.sender.start(now, out);
     }
     /// Data packets the sender emitted so far, retransmissions included, whichever the
     /// transport: the packets "sent by each flow" of the HCF paper's measures.
@@ -67,7 +109,7 @@ impl TcpFlow {
     pub fn data_pkts_sent(&self) -> u64 {
         match &self.xpass {
             Some(x) => x.sender.stats.data_pkts,
-            None => self.sender.stats().data_segments_sent,
+            None => self.sender.stats().data_segments_sent + self.carried.as_ref().map_or(0, |c| c.stats.data_segments_sent),
         }
     }
     /// The deadline of endpoint `side` (0 sender, 1 receiver).
@@ -142,6 +184,7 @@ impl TcpFlow {
             delivered_at_window: 0,
             sent_at_window: 0,
             xpass: None,
+            carried: None,
         }
     }
 }
@@ -261,6 +304,9 @@ pub struct Incast {
     pub epoch_interval: SimDuration,
     /// The last answer ends the run (no other workload is running).
     pub ends_run: bool,
+    /// Each answer is a new connection (`incast.connection = "per_request"`), built from this
+    /// configuration.
+    pub per_request: Option<Box<TcpConfig>>,
     /// Requests sent so far (the current one is `issued - 1`).
     pub issued: u32,
     pub round_start: SimTime,
@@ -363,6 +409,7 @@ pub fn incast(sc: &Scenario, streams: Streams, first: u32, group: u16, built: &B
         epochs: ic.epochs,
         epoch_interval: SimDuration::from_secs_f64(ic.epoch_interval_s),
         ends_run,
+        per_request: (ic.connection == IncastConnection::PerRequest).then(|| Box::new(sc.tcp.clone())),
     };
     (flows, Some(state))
 }
@@ -510,6 +557,7 @@ mod tests {
             epochs: 1,
             epoch_interval: SimDuration::ZERO,
             ends_run: true,
+            per_request: None,
         }
     }
 

@@ -126,6 +126,28 @@ fn equal_length_routing_with_the_core_by_destination_bits_climbs_to_that_core() 
 }
 
 #[test]
+fn equal_length_routing_with_a_random_core_per_packet_spreads_one_flow_over_every_core() {
+    // one flow between neighbours: per flow it climbs to one core, per packet to all four
+    let one = [("flows.count", "1"), ("flows.src", "h0"), ("flows.dst", "h1"), ("routing.equal_length", "true")];
+    let cores = |used: &[String]| used.iter().map(|p| p[..2].to_string()).collect::<std::collections::BTreeSet<_>>();
+    let mut per_flow = one.to_vec();
+    per_flow.push(("routing.core", "random"));
+    assert_eq!(cores(&core_ports_used(&per_flow, 1)).len(), 1);
+    let mut per_packet = one.to_vec();
+    per_packet.push(("routing.core", "random_packet"));
+    let used = core_ports_used(&per_packet, 1);
+    assert_eq!(cores(&used).len(), 4, "{used:?}");
+    // deterministic: the same seed spreads the packets the same way, another seed differently
+    let bytes = |seed| {
+        let mut o = per_packet.clone();
+        o.push(("sim.duration_s", "0.02"));
+        common::go_seeded(FAT_TREE, &o, seed).flows_csv
+    };
+    assert_eq!(bytes(3), bytes(3));
+    assert_ne!(bytes(3), bytes(4));
+}
+
+#[test]
 fn equal_length_routing_climbs_to_a_core_even_for_neighbours() {
     // h0 -> h1 share an edge switch: 2 links normally, 6 with equal-length routing. A finite flow
     // takes longer over the longer path (more propagation per RTT).

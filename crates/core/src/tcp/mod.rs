@@ -468,6 +468,20 @@ pub struct SenderStats {
     pub ecn_reductions: u64,
 }
 
+impl SenderStats {
+    /// Adds `other`'s counts to these (the connections of one flow, summed).
+    pub fn add(&mut self, other: &SenderStats) {
+        self.pkts_sent += other.pkts_sent;
+        self.bytes_sent += other.bytes_sent;
+        self.data_segments_sent += other.data_segments_sent;
+        self.retransmits += other.retransmits;
+        self.fast_retransmits += other.fast_retransmits;
+        self.timeouts += other.timeouts;
+        self.bytes_acked += other.bytes_acked;
+        self.ecn_reductions += other.ecn_reductions;
+    }
+}
+
 // =============================================================================================
 // Test support: a two-endpoint channel driven by a sorted event list (FIFO ties).
 // =============================================================================================

@@ -224,6 +224,13 @@ pub struct TcpReceiver {
 impl TcpReceiver {
     /// The receiving end of the flow `ids` (ids as seen by the sender).
     pub fn new(cfg: &TcpConfig, ids: FlowIds) -> TcpReceiver {
+        TcpReceiver::with_iss(cfg, ids, 0)
+    }
+
+    /// [`TcpReceiver::new`] with our initial sequence number `iss` (with a handshake): a new
+    /// connection between the same endpoints starts far from the last one's sequence numbers,
+    /// so that the last one's late segments are not taken for its own.
+    pub fn with_iss(cfg: &TcpConfig, ids: FlowIds, iss: u64) -> TcpReceiver {
         debug_assert!(cfg.validate().is_ok(), "TcpReceiver built from an invalid TcpConfig");
         let (state, scaling) = if cfg.handshake {
             (ReceiverState::Listen, false)
@@ -246,7 +253,7 @@ impl TcpReceiver {
             state,
             scaling,
             shift: if scaling { cfg.rcv_wscale() } else { 0 },
-            iss: 0,
+            iss,
             snd_nxt: 0,
             irs: 0,
             data_start: 0,

@@ -253,9 +253,15 @@ pub struct TcpSender {
 impl TcpSender {
     /// A sender of `size` payload bytes (`None`: a long-lived flow that never ends).
     pub fn new(cfg: &TcpConfig, ids: FlowIds, size: Option<u64>) -> TcpSender {
+        TcpSender::with_iss(cfg, ids, size, 0)
+    }
+
+    /// [`TcpSender::new`] with initial sequence number `iss`: a new connection between the same
+    /// endpoints starts far from the last one's sequence numbers, so that the last one's late
+    /// ACKs are ignored as old.
+    pub fn with_iss(cfg: &TcpConfig, ids: FlowIds, size: Option<u64>, iss: u64) -> TcpSender {
         debug_assert!(cfg.validate().is_ok(), "TcpSender built from an invalid TcpConfig");
         let mss = cfg.mss_bytes as u64;
-        let iss = 0;
         let data_start = iss + cfg.handshake as u64;
         // Without a handshake both ends know each other's window and shift from the shared
         // configuration (the peer is a TcpReceiver with the same `rcv_buf_bytes`).

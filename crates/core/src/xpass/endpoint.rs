@@ -23,14 +23,16 @@
 //!   data packet echoing credit `c` when `c_next` was expected means `c - c_next` credits were
 //!   lost. Once per update period (`update_period_us`, or the RTT measured from the echoes,
 //!   EWMA 0.8 / 0.2 as in the ns-2 code) the loss goes to [`Feedback::update`], checked before
-//!   each credit is sent. With `stale_echoes = "skip"`, after a decrease the echoes of credits
+//!   each credit is sent, with the floor of `rate_floor` (one credit per period `p`, or per
+//!   elapsed time since the last update that had feedback). A period in which no echo came
+//!   back changes nothing and runs on (the ns-2 code skips it too). With `stale_echoes = "skip"`, after a decrease the echoes of credits
 //!   sent before it (sequence below the first credit sent after it) count towards neither the
 //!   period's loss nor its received credits, and the period restarts at the first echo of a
 //!   credit sent after it.
 //! - Each endpoint reports one deadline (`next_deadline`); `on_timer` acts on what is due.
 
 use super::feedback::Feedback;
-use super::{StaleEchoes, XpassConfig};
+use super::{RateFloor, StaleEchoes, XpassConfig};
 use crate::packet::{flags, Packet, Proto};
 use crate::rng::Rng;
 use crate::tcp::FlowIds;
@@ -410,7 +412,11 @@ impl XpassReceiver {
             let elapsed = now.saturating_since(self.last_update).as_secs_f64();
             if elapsed >= p {
                 let before = self.fb.rate;
-                self.fb.update(self.recv_in_period, self.lost_in_period, elapsed);
+                let floor = match self.cfg.rate_floor {
+                    RateFloor::Rtt => 1.0 / p,
+                    RateFloor::Elapsed => 1.0 / elapsed,
+                };
+                self.fb.update(self.recv_in_period, self.lost_in_period, elapsed, floor);
                 if self.cfg.stale_echoes == StaleEchoes::Skip && self.fb.rate < before {
                     self.fresh_from = self.credit_seq;
                 }
@@ -472,6 +478,17 @@ mod tests {
     /// A lossless wire of one-way delay `d` between the two, dropping every `drop_every`-th
     /// credit (0: none). Runs until `until`; returns the pair.
     fn run(cfg: &XpassConfig, size: Option<u64>, d: SimDuration, drop_every: u64, until: SimTime) -> (XpassSender, XpassReceiver, Vec<(SimTime, Packet)>) {
+        run_dropping(cfg, size, d, until, |n, _| drop_every > 0 && n % drop_every == 0)
+    }
+
+    /// [`run`] with the credits for which `drop(credit number from 1, send time)` is true lost.
+    fn run_dropping(
+        cfg: &XpassConfig,
+        size: Option<u64>,
+        d: SimDuration,
+        until: SimTime,
+        drop: impl Fn(u64, SimTime) -> bool,
+    ) -> (XpassSender, XpassReceiver, Vec<(SimTime, Packet)>) {
         let (mut s, mut r) = pair(cfg, size);
         let mut wire: Vec<(SimTime, bool, Packet)> = Vec::new(); // (arrival, to_receiver, pkt)
         let mut out = Vec::new();
@@ -507,7 +524,7 @@ mod tests {
                 for p in out.drain(..) {
                     if p.proto == Proto::Credit {
                         credits += 1;
-                        if drop_every > 0 && credits % drop_every == 0 {
+                        if drop(credits, now) {
                             continue;
                         }
                     }
@@ -620,6 +637,26 @@ mod tests {
         assert!(k <= 1.0 + 1e-3 && p <= 1.0 + 1e-3);
         assert!(k > p + 0.08, "skip {k} vs count {p}");
         assert!(k > c, "skip {k} vs code law {c}");
+    }
+
+    #[test]
+    fn the_rate_floor_is_one_credit_per_rtt_or_per_elapsed_period() {
+        // Every credit sent in [1 ms, 3 ms) is lost: no echo comes back for 2 ms (20 RTTs of
+        // 100 us), so no update runs; the first echo after it reports the whole loss at once.
+        // With the code's floor the rate stays at one credit per RTT at least; with the elapsed
+        // floor it may fall to one credit per 2 ms.
+        let d = SimDuration::from_us(50);
+        let blackout = |_: u64, t: SimTime| t >= SimTime::from_secs_f64(0.001) && t < SimTime::from_secs_f64(0.003);
+        let until = SimTime::from_secs_f64(0.0032);
+        let lowest = |floor: RateFloor| {
+            let cfg = XpassConfig { rate_floor: floor, initial_rate: 1.0, ..Default::default() };
+            let (_, r, _) = run_dropping(&cfg, None, d, until, blackout);
+            (r.fb.rate, r.rtt_s().unwrap())
+        };
+        let (rtt_floor, rtt) = lowest(RateFloor::Rtt);
+        assert!(rtt_floor >= 0.999 / rtt, "rtt floor: {rtt_floor} credits/s, one per RTT is {}", 1.0 / rtt);
+        let (elapsed_floor, _) = lowest(RateFloor::Elapsed);
+        assert!(elapsed_floor < 0.5 / rtt, "elapsed floor: {elapsed_floor} credits/s");
     }
 
     #[test]

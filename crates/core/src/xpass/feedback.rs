@@ -10,12 +10,13 @@
 //!   - increasing phase (`loss <= target`): if the previous phase also increased,
 //!     `w = (w + w_max) / 2`; then `rate = (1 - w) rate + w max_rate (1 + target)`;
 //!   - decreasing phase: `rate = rate (1 - loss) (1 + target)`, `w = max(w / 2, w_min)`.
-//!   The rate is kept at least one credit per period (the paper gives no floor; without one a
-//!   flow that lost every credit would never send again).
+//!   The rate is kept at least at the floor the caller gives ([`super::RateFloor`]: one
+//!   credit per smoothed RTT by default, the ns-2 code's; the paper gives no floor, and
+//!   without one a flow that lost every credit would never send again).
 //! - `FeedbackLaw::Code` (ns-2 `credit_feedback_control`): target `= (1 - rate / max_rate) x
 //!   target`; on congestion `rate = min(received / period x (1 + target), rate)`, `w` halves;
 //!   otherwise `w += 0.05` (cap `w_max`) from the second quiet period and `rate = w max_rate +
-//!   (1 - w) rate`; the rate stays in `[1 credit per period, max_rate]`.
+//!   (1 - w) rate`; the rate stays in `[floor, max_rate]`.
 //! - `FeedbackLaw::None`: the rate stays at `max_rate` (the "naive" case of figure 10).
 //! - `w` stays in `[w_min, w_max]` (tested).
 
@@ -51,14 +52,14 @@ impl Feedback {
     }
 
     /// One update period of `period_s` seconds ended, in which `received` credits came back
-    /// (echoed by data) and `lost` were found missing.
-    pub fn update(&mut self, received: u64, lost: u64, period_s: f64) {
+    /// (echoed by data) and `lost` were found missing; the rate stays at least `floor`
+    /// credits/s.
+    pub fn update(&mut self, received: u64, lost: u64, period_s: f64, floor: f64) {
         let total = received + lost;
         if total == 0 || self.law == FeedbackLaw::None {
             return;
         }
         let loss = lost as f64 / total as f64;
-        let floor = if period_s > 0.0 { 1.0 / period_s } else { 0.0 };
         match self.law {
             FeedbackLaw::Paper => {
                 if loss <= self.target {
@@ -128,7 +129,7 @@ mod tests {
                 let sent = f.rate * period;
                 let recv = (sent * pass).round() as u64;
                 let lost = sent.round() as u64 - recv.min(sent.round() as u64);
-                f.update(recv, lost, period);
+                f.update(recv, lost, period, 1.0 / period);
                 assert!(f.w >= cfg.w_min - 1e-12 && f.w <= cfg.w_max + 1e-12, "w = {} out of bounds", f.w);
             }
         }
@@ -189,7 +190,7 @@ mod tests {
                     let recv = (old[i] * old_pass).round() as u64;
                     let lost = old[i].round() as u64 - recv.min(old[i].round() as u64);
                     let before = f.rate;
-                    f.update(recv, lost, 1.0);
+                    f.update(recv, lost, 1.0, 1.0);
                     stale[i] = skip && f.rate < before;
                     assert!(f.w >= cfg.w_min - 1e-12 && f.w <= cfg.w_max + 1e-12);
                 }
@@ -223,19 +224,19 @@ mod tests {
         let cfg = XpassConfig::default();
         let mut f = Feedback::new(&cfg, 1000.0);
         assert_eq!(f.rate, 500.0);
-        f.update(50, 50, 1.0); // 50 % loss
+        f.update(50, 50, 1.0, 1.0); // 50 % loss
         assert_eq!(f.w, 0.25);
         assert!((f.rate - 500.0 * 0.5 * 1.1).abs() < 1e-9);
-        f.update(100, 0, 1.0); // first quiet period: w unchanged
+        f.update(100, 0, 1.0, 1.0); // first quiet period: w unchanged
         assert_eq!(f.w, 0.25);
-        f.update(100, 0, 1.0); // second: w -> (w + w_max) / 2
+        f.update(100, 0, 1.0, 1.0); // second: w -> (w + w_max) / 2
         assert_eq!(f.w, 0.375);
         for _ in 0..20 {
-            f.update(1, 1, 1.0);
+            f.update(1, 1, 1.0, 1.0);
         }
         assert_eq!(f.w, cfg.w_min);
         for _ in 0..100 {
-            f.update(10, 0, 1.0);
+            f.update(10, 0, 1.0, 1.0);
         }
         assert!(f.w <= cfg.w_max && f.w > 0.49);
         assert!(f.rate <= 1000.0 * 1.1 + 1e-9 && f.rate > 1090.0);
@@ -245,7 +246,7 @@ mod tests {
     fn no_feedback_sends_at_the_maximum() {
         let cfg = XpassConfig { feedback_law: FeedbackLaw::None, ..Default::default() };
         let mut f = Feedback::new(&cfg, 1000.0);
-        f.update(1, 99, 1.0);
+        f.update(1, 99, 1.0, 1.0);
         assert_eq!(f.rate, 1000.0);
     }
 }

@@ -53,6 +53,21 @@ pub enum StaleEchoes {
     Skip,
 }
 
+/// The lowest credit rate the feedback control keeps a flow at. The paper gives none; without
+/// one a flow that lost every credit would never send again.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RateFloor {
+    /// One credit per smoothed RTT (the update period when `update_period_us` is set): the
+    /// ns-2 code's `min_rate = avg_credit_size / rtt_`.
+    #[default]
+    Rtt,
+    /// One credit per elapsed update period, measured from the last update that had feedback:
+    /// after periods in which no echo returned, the floor is as low as the gap was long
+    /// (dcfair's former rule).
+    Elapsed,
+}
+
 /// What one token of the switch credit shaper pays for.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -101,6 +116,8 @@ pub struct XpassConfig {
     pub feedback_law: FeedbackLaw,
     /// Whether the period after a decrease counts the echoes of credits sent before it.
     pub stale_echoes: StaleEchoes,
+    /// The lowest credit rate ([`RateFloor`]).
+    pub rate_floor: RateFloor,
     /// Update period, microseconds; default: the receiver's measured RTT (EWMA 0.8 / 0.2).
     pub update_period_us: Option<f64>,
     /// Retransmit a credit request (or NACK) after this long without an answer, microseconds
@@ -129,6 +146,7 @@ impl Default for XpassConfig {
             target_loss: 0.1,
             feedback_law: FeedbackLaw::Paper,
             stale_echoes: StaleEchoes::Count,
+            rate_floor: RateFloor::Rtt,
             update_period_us: None,
             retransmit_timeout_us: 100_000.0,
             stop_timeout_us: 2_000.0,
