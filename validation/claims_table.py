@@ -1,88 +1,232 @@
 #!/usr/bin/env python3
-"""Claims tables for the docs, from the reproductions' claims.json files.
+"""Every claims table of the docs, and docs/claims.md, from the reproductions' claims.json.
 
-    python validation/claims_table.py DOC.md DIR [DIR ...]
+    python validation/claims_table.py [--root out/reproduce] [--check]
 
-Each DIR is the output directory of ``dcfair reproduce NAME`` (it holds claims.json). The table
-(one row per claim: reproduction, claim, paper's value, dcfair's mean +- std [min, max] over
-seeds, holds or not, and the criterion) replaces the part of DOC.md between
-``<!-- claims:begin -->`` and ``<!-- claims:end -->``, with the command that made it.
-Reproductions that also write a side-by-side table (``"table"`` in claims.json: e.g. every
-discipline on the paper's scenarios) get it rendered between ``<!-- tables:begin -->`` and
-``<!-- tables:end -->`` when DOC.md has those markers.
+``make claims`` runs ``dcfair reproduce all --explore`` (full forms, every declared reading) and
+then this script. For each of the five papers it rewrites the claims table of its mechanism page
+(between ``<!-- claims:begin -->`` and ``<!-- claims:end -->``), the side-by-side tables of the
+reproductions that write one (``<!-- tables:begin -->``), the table of dcfair's own checks on
+the papers' settings (``scope = "beyond"``, in ``docs/mechanisms/expresspass.md``), and writes
+``docs/claims.md``: per paper, "N of M claims hold", then every claim that fails with the paper's
+words, the criterion, dcfair's value, what the runs show and every reading tried.
+
+Rules:
+- Every number comes from ``ROOT/<reproduction>/claims.json``: a missing or quick one stops the
+  script (exit 2) naming it; so does one made by another engine build than the rest.
+- A claim's readings (``explored``) are listed with their command, so each can be rerun.
+- ``--check`` rewrites nothing and exits 1 if a generated section differs from what is there
+  (the docs are stale).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Dict, List, Tuple
 
 import docsection
 
+REPO = Path(__file__).resolve().parents[1]
+#: Each paper's page: the reproductions' ``paper`` field -> (doc, short name).
+PAGES: Dict[str, Tuple[str, str]] = {
+    "HCF (paper 000)": ("docs/mechanisms/hcf.md", "HCF"),
+    "FairQ (paper 001)": ("docs/mechanisms/fairq.md", "FairQ"),
+    "ExpressPass (paper 002)": ("docs/mechanisms/expresspass.md", "ExpressPass"),
+    "FQ-CoDel in the data center (paper 003)": ("docs/mechanisms/fq_codel.md", "FQ-CoDel in the data center"),
+    "TCP Outcast (paper 004)": ("docs/mechanisms/outcast.md", "TCP Outcast"),
+}
+BEYOND_PAGE = "docs/mechanisms/expresspass.md"
+CLAIMS_PAGE = "docs/claims.md"
 
 
-def fmt(x):
+def fmt(x) -> str:
     if x is None:
         return "-"
+    if isinstance(x, bool):
+        return str(x).lower()
+    if isinstance(x, int):
+        return str(x)
     a = abs(x)
     if a != 0 and (a >= 1e4 or a < 1e-2):
         return f"{x:.3g}"
-    return f"{x:.3f}".rstrip("0").rstrip(".") if "." in f"{x:.3f}" else f"{x}"
+    return f"{x:.3f}".rstrip("0").rstrip(".")
 
 
-def table(dirs):
-    rows = ["| reproduction | claim | paper | dcfair (mean +- std [min, max], n) | holds | criterion |", "|---|---|---|---|---|---|"]
+def value(stats: dict, unit: str = "") -> str:
+    v = f"{fmt(stats['mean'])} +- {fmt(stats['std'])} [{fmt(stats['min'])}, {fmt(stats['max'])}], n={stats['n']}"
+    return f"{v} {unit}".rstrip()
+
+
+def cell(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def load(root: Path) -> List[dict]:
+    sys.path.insert(0, str(REPO / "python"))
+    from dcfair import reproduce
+
+    docs = []
+    for name in reproduce.load_all():
+        f = root / name / "claims.json"
+        if not f.exists():
+            raise SystemExit(f"claims_table: {f} is missing: run `dcfair reproduce {name} --explore` (make claims)")
+        doc = json.loads(f.read_text())
+        if doc.get("quick"):
+            raise SystemExit(f"claims_table: {f} is a quick form; the tables are made from the full forms")
+        docs.append(doc)
+    builds = {d.get("engine_build") for d in docs}
+    if len(builds) != 1:
+        raise SystemExit(f"claims_table: the reproductions come from several engine builds {sorted(map(str, builds))}: "
+                         "run make claims again")
+    return docs
+
+
+def tried(c: dict) -> str:
+    ex = c.get("explored") or []
+    if not ex:
+        return "-"
+    held = [e["reading"] for e in ex if e["holds"]]
+    return f"{len(held)} of {len(ex)}" + (f" ({', '.join(held)})" if held else "")
+
+
+def claims_table(docs: List[dict], scope: str) -> Tuple[str, int, int]:
+    rows = ["| reproduction | claim | paper | dcfair (mean +- std [min, max], n) | holds | criterion | readings that hold |",
+            "|---|---|---|---|---|---|---|"]
     held = total = 0
-    for d in dirs:
-        doc = json.loads((Path(d) / "claims.json").read_text())
-        for c in doc["claims"]:
-            s = c["dcfair"]
-            val = f"{fmt(s['mean'])} +- {fmt(s['std'])} [{fmt(s['min'])}, {fmt(s['max'])}], n={s['n']}"
-            rows.append(f"| {doc['reproduction']} ({doc['figure']}{', quick' if doc['quick'] else ''}) | {c['claim']} | "
-                        f"{c['paper_value']} | {val} {c['unit']} | {'yes' if c['holds'] else '**no**'} | {c['criterion']} |")
+    for d in docs:
+        for c in d["claims"]:
+            if c.get("scope", "paper") != scope:
+                continue
+            rows.append(f"| {d['reproduction']} ({d['figure']}) | {cell(c['claim'])} | {cell(c['paper_value'])} | "
+                        f"{value(c['dcfair'], c.get('unit', ''))} | {'yes' if c['holds'] else '**no**'} | "
+                        f"{cell(c['criterion'])} | {tried(c)} |")
             held += bool(c["holds"])
             total += 1
-    rows.append("")
-    rows.append(f"{held} of {total} claims hold.")
-    return "\n".join(rows)
+    return "\n".join(rows), held, total
 
 
-def side_tables(dirs):
+def side_tables(docs: List[dict]) -> str:
     out = []
-    for d in dirs:
-        doc = json.loads((Path(d) / "claims.json").read_text())
-        rows = doc.get("table")
+    for d in docs:
+        rows = d.get("table")
         if not rows:
             continue
         cols = list(rows[0])
-        out.append(f"**{doc['reproduction']}** ({doc['figure']}{', quick' if doc['quick'] else ''}): {doc['title']}\n")
+        out.append(f"**{d['reproduction']}** ({d['figure']}): {d['title']}\n")
         out.append("| " + " | ".join(cols) + " |")
         out.append("|" + "---|" * len(cols))
         for r in rows:
-            out.append("| " + " | ".join(fmt(r.get(c)) if isinstance(r.get(c), float) else str(r.get(c)) for c in cols) + " |")
+            out.append("| " + " | ".join(fmt(r.get(c)) if isinstance(r.get(c), (int, float)) else cell(r.get(c)) for c in cols) + " |")
         out.append("")
     return "\n".join(out)
 
 
-def main(argv):
-    if len(argv) < 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    doc_path, dirs = Path(argv[0]), argv[1:]
-    t = table(dirs)
-    cmd = "python validation/claims_table.py " + " ".join(argv)
-    try:
-        docsection.replace(doc_path, "claims", t + "\n\nMade by `" + cmd + "`.")
-        side = side_tables(dirs)
-        if side and "<!-- tables:begin -->" in doc_path.read_text():
-            docsection.replace(doc_path, "tables", side + "\nMade by `" + cmd + "`.")
-    except ValueError as e:
-        print(e, file=sys.stderr)
-        return 2
-    print(t)
+def verdicts(docs: List[dict], build: str) -> str:
+    """docs/claims.md."""
+    lines = ["# Verdicts on the five papers", "",
+             "Generated by `make claims` (`dcfair reproduce all --explore`, then `python validation/claims_table.py`) "
+             f"from the full forms, engine build `{build}`. Do not edit: rerun. A claim is the paper's own words "
+             "(quoted), checked by the criterion beside it; a claim that fails lists every reading it was tried "
+             "under, each with the command that reruns it. The mechanism pages hold the full tables and the "
+             "settings.", ""]
+    by_paper: Dict[str, List[dict]] = {}
+    for d in docs:
+        by_paper.setdefault(d["paper"], []).append(d)
+    lines += ["| paper | claims that hold | page |", "|---|---|---|"]
+    summary = []
+    for paper, (page, short) in PAGES.items():
+        cs = [c for d in by_paper.get(paper, []) for c in d["claims"] if c.get("scope", "paper") == "paper"]
+        held = sum(c["holds"] for c in cs)
+        summary.append((paper, page, short, held, len(cs)))
+        lines.append(f"| {short} | {held} of {len(cs)} | `{page}` |")
+    lines.append("")
+    for paper, page, short, held, total in summary:
+        lines += [f"## {short}", "", f"{held} of {total} claims hold (`{page}`).", ""]
+        failing = [(d, c) for d in by_paper.get(paper, []) for c in d["claims"]
+                   if c.get("scope", "paper") == "paper" and not c["holds"]]
+        for d, c in failing:
+            lines.append(f"### {d['reproduction']} `{c['id']}`: {c['claim']}")
+            lines.append("")
+            if c.get("quote"):
+                lines.append(f"> {c['quote']}")
+                lines.append("")
+            lines.append(f"- Paper: {c['paper_value']}. dcfair: {value(c['dcfair'], c.get('unit', ''))}.")
+            lines.append(f"- Criterion: {c['criterion']}.")
+            lines.append(f"- Run: `{d['command']}`.")
+            if c.get("explanation"):
+                lines.append(f"- What the runs show: {c['explanation']}")
+            ex = c.get("explored") or []
+            if ex:
+                holds = [e["reading"] for e in ex if e["holds"]]
+                lines.append("- " + (f"Holds under {len(holds)} of {len(ex)} readings tried: {', '.join(holds)}."
+                                     if holds else f"Holds under none of the {len(ex)} readings tried."))
+                lines.append("")
+                lines.append("  | reading | what changes | dcfair | holds | command |")
+                lines.append("  |---|---|---|---|---|")
+                for e in ex:
+                    lines.append(f"  | {e['reading']} | {cell(e['what'])} | {value(e['dcfair'], c.get('unit', ''))} | "
+                                 f"{'yes' if e['holds'] else 'no'} | `{e['command']}` |")
+            else:
+                lines.append("- No other reading was tried.")
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def sections(docs: List[dict]) -> Dict[Tuple[str, str], str]:
+    """(page, marker) -> generated text."""
+    out: Dict[Tuple[str, str], str] = {}
+    cmd = "Made by `make claims` (`python validation/claims_table.py` over `dcfair reproduce all --explore`)."
+    for paper, (page, _) in PAGES.items():
+        mine = [d for d in docs if d["paper"] == paper]
+        t, held, total = claims_table(mine, "paper")
+        out[(page, "claims")] = f"{t}\n\n{held} of {total} claims hold. `docs/claims.md` lists the readings tried.\n\n{cmd}"
+        side = side_tables(mine)
+        if side:
+            out[(page, "tables")] = side + "\n" + cmd
+    t, held, total = claims_table(docs, "beyond")
+    out[(BEYOND_PAGE, "claims-beyond")] = f"{t}\n\n{held} of {total} hold.\n\n{cmd}"
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--root", type=Path, default=REPO / "out" / "reproduce", help="where the reproductions wrote")
+    ap.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 if the docs differ")
+    args = ap.parse_args(argv)
+    docs = load(args.root)
+    build = docs[0].get("engine_build", "?")
+    stale = []
+    for (page, marker), text in sections(docs).items():
+        path = REPO / page
+        if args.check:
+            begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
+            cur = path.read_text()
+            if begin not in cur or cur.split(begin, 1)[1].split(end, 1)[0].strip() != text.strip():
+                stale.append(f"{page} ({marker})")
+            continue
+        try:
+            docsection.replace(path, marker, text)
+        except ValueError as e:
+            print(f"claims_table: {e}", file=sys.stderr)
+            return 2
+    page = REPO / CLAIMS_PAGE
+    text = verdicts(docs, build)
+    if args.check:
+        if not page.exists() or page.read_text() != text:
+            stale.append(CLAIMS_PAGE)
+        if stale:
+            print("claims_table: stale: " + ", ".join(stale), file=sys.stderr)
+            return 1
+        return 0
+    page.write_text(text)
+    held = sum(c["holds"] for d in docs for c in d["claims"] if c.get("scope", "paper") == "paper")
+    total = sum(1 for d in docs for c in d["claims"] if c.get("scope", "paper") == "paper")
+    print(f"claims_table: {held} of {total} claims hold; wrote {CLAIMS_PAGE} and the mechanism pages' tables")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -198,18 +198,30 @@ Pairs = Sequence[Tuple[str, Any]]
 def _literal(v: Any) -> str:
     from dcfair.overrides import to_literal
 
+    if isinstance(v, (list, tuple)):  # an ``only`` entry's alternatives, as the command line writes them
+        return ",".join(to_literal(x) for x in v)
     return to_literal(v)
 
 
-def _matches(point: Point, only: Pairs) -> bool:
+def _alternatives(v: Any) -> List[Any]:
+    """The values an ``only`` entry accepts: a list or tuple of them, or ``"a,b"`` (the command
+    line's form), or one value."""
     from dcfair.scenario import parse_literal
+    from dcfair.sweeps import split_values
 
+    if isinstance(v, (list, tuple)):
+        return list(v)
+    if isinstance(v, str):
+        return [parse_literal(x) for x in split_values(v)]
+    return [v]
+
+
+def _matches(point: Point, only: Pairs) -> bool:
     labels = dict(point.labels)
     for k, v in only:
         if k not in labels:
             return False
-        want = parse_literal(v) if isinstance(v, str) else v
-        if labels[k] != want and str(labels[k]) != str(v):
+        if not any(labels[k] == w or str(labels[k]) == str(w) for w in _alternatives(v)):
             return False
     return True
 
@@ -249,6 +261,24 @@ def command(name: str, quick: bool, sets: Pairs = (), only: Pairs = ()) -> str:
 def mean(xs: Sequence[float]) -> float:
     xs = [x for x in xs if x is not None and not math.isnan(x)]
     return statistics.fmean(xs) if xs else float("nan")
+
+
+def within_factor(x: float, paper: float, k: float = 2.0) -> bool:
+    """``x`` within a factor ``k`` of the paper's value (the tolerance of "about N")."""
+    return paper / k <= x <= paper * k
+
+
+def clearly_lower(xs: Sequence[float], ys: Sequence[float]) -> bool:
+    """"Significantly lower": the mean of ``xs`` is below the mean of ``ys`` by more than twice
+    the standard error of the difference (Welch), over the seeds (about p < 0.05, one-sided).
+    Equal means never pass."""
+    a = [x for x in xs if x is not None and not math.isnan(x)]
+    b = [y for y in ys if y is not None and not math.isnan(y)]
+    if not a or not b:
+        return False
+    va = statistics.variance(a) / len(a) if len(a) > 1 else 0.0
+    vb = statistics.variance(b) / len(b) if len(b) > 1 else 0.0
+    return statistics.fmean(b) - statistics.fmean(a) > 2.0 * math.sqrt(va + vb)
 
 
 def default_out(name: str, quick: bool, root: Path = DEFAULT_ROOT) -> Path:
@@ -347,8 +377,8 @@ def fold(doc: Dict[str, Any], rd: Reading, alt: Dict[str, Any]) -> None:
     each claim of ``doc`` it bears on."""
     by_id = {c["id"]: c for c in alt["claims"]}
     for c in doc["claims"]:
-        if rd.claims and c["id"] not in rd.claims:
-            continue
+        if (rd.claims and c["id"] not in rd.claims) or (not rd.claims and c.get("scope") == "beyond"):
+            continue  # a reading of the paper bears on dcfair's own checks only when it names them
         a = by_id.get(c["id"])
         if a is None:
             continue

@@ -11,7 +11,9 @@ section IV-E (4 racks of 7 servers at 1 Gbit/s, FairQ at the core switch).
 
 Every run is ``scenarios/papers/fairq/testbed_incast.toml`` (or ``testbed_incast_elephants.toml``)
 plus a variant's overrides (``VARIANTS``: name -> overrides, data, not code) plus the setting's.
-DCTCP (K = 20 packets) is compared with CUBIC + FairQ.
+Each answer is a new connection (the authors' scripts run Apache benchmark without keep-alive).
+DCTCP marks at a quarter of the 350-packet queue (the paper's NetFPGA ECN module: "default is
+25%"); the paper compares FairQ with "TCP (Cubic, Reno) with DropTail and DCTCP".
 An incast "FCT" is one answer's time: from the request to the last byte of that server's answer
 in order at its client (``answer_time_*_s``); the statistics cover the answers completed in the
 run (a starved answer that never completes is not in them: ``answers_completed`` says how many
@@ -25,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
-from dcfair.reproduce import Claim, Reproduction, Study, mean, pyplot, register, save_figure
+from dcfair.reproduce import Claim, Reading, Reproduction, Study, clearly_lower, mean, pyplot, register, save_figure
 from dcfair.runner import Point
 
 PAPER = "FairQ (paper 001)"
@@ -33,6 +35,8 @@ ROOT = Path(__file__).resolve().parents[3]
 INCAST = str(ROOT / "scenarios/papers/fairq/testbed_incast.toml")
 BACKGROUND = str(ROOT / "scenarios/papers/fairq/testbed_incast_elephants.toml")
 FAIRQ = [("fairq.switches", '["core"]')]
+#: DCTCP's marking threshold: 25 % of the 350-packet queue (section IV-E, ECN_mark).
+DCTCP_K = 87
 
 #: The compared variants: name -> overrides. The DropTail baselines are the scenario files as
 #: written (DropTail at every switch); FairQ adds a [fairq] table at the core.
@@ -41,8 +45,10 @@ VARIANTS: Dict[str, List[Tuple[str, object]]] = {
     "reno-fairq": [("tcp.cc", "reno")] + FAIRQ,
     "cubic-droptail": [("tcp.cc", "cubic")],
     "cubic-fairq": [("tcp.cc", "cubic")] + FAIRQ,
-    # DCTCP with DropTail marking at K = 20 packets (DCTCP's guideline for 1 Gbit/s), no FairQ.
-    "dctcp": [("tcp.cc", "dctcp"), ("tcp.ecn", True), ("queue.droptail.mark_threshold_pkts", 20)],
+    # DCTCP with DropTail marking at a quarter of the queue (the paper's ECN_mark module: "marked
+    # whenever a customizable fraction (default is 25% ...) of the maximum queue occupancy has been
+    # exceeded"): 87 of 350 packets. No FairQ.
+    "dctcp": [("tcp.cc", "dctcp"), ("tcp.ecn", True), ("queue.droptail.mark_threshold_pkts", DCTCP_K)],
 }
 #: FairQ against its DropTail baseline under the same TCP.
 PAIRS = (("reno", "reno-droptail", "reno-fairq"), ("cubic", "cubic-droptail", "cubic-fairq"),
@@ -133,32 +139,141 @@ def _figure(st: Study, title: str, elephants: bool) -> None:
     save_figure(fig, st)
 
 
-def _claims(st: Study, fig: str) -> List[Claim]:
-    std, tail, drops = _ratios(st, "answer_time_std_s"), _ratios(st, "answer_time_max_s"), _ratios(st, "drops", plus=1.0)
-    ok = lambda d, test: all(test(mean(d[t])) for t in TCPS)  # noqa: E731
-    both = lambda d: d["reno"] + d["cubic"]  # noqa: E731
+#: "N orders of magnitude": a ratio of at least 10^(N - 0.5), nearer N orders than N - 1 on a
+#: log scale.
+def orders(n: float) -> float:
+    return 10 ** (n - 0.5)
+
+
+def _std_claim(st: Study, fig: str, quote: str) -> Claim:
+    """FairQ's FCT standard deviation an order of magnitude below DropTail's (Reno and CUBIC) and
+    DCTCP's."""
+    std = _ratios(st, "answer_time_std_s")
+    return Claim(f"spread-{fig}", "FairQ's FCT standard deviation is an order of magnitude smaller than with DropTail "
+                 "(Reno, CUBIC) and DCTCP", "~10x smaller", std["reno"] + std["cubic"] + std["dctcp"],
+                 all(mean(std[t]) >= orders(1) for t in std),
+                 f"mean over seeds of the other's std / FairQ's std >= {orders(1):.3g} (10^0.5) against Reno + DropTail, "
+                 "CUBIC + DropTail and DCTCP (values: those three, per seed)", "ratio", quote=quote)
+
+
+def _tail_claim(st: Study, fig: str, quote: str) -> Claim:
+    tail = _ratios(st, "answer_time_max_s")
+    return Claim(f"tail-{fig}", "FairQ cuts the tail (maximum) FCT by two orders of magnitude", "~100x",
+                 tail["reno"] + tail["cubic"], max(mean(tail[t]) for t in TCPS) >= orders(2),
+                 f"DropTail max / FairQ max: mean over seeds >= {orders(2):.3g} (10^1.5) for Reno or CUBIC (values: Reno "
+                 "then CUBIC, per seed)", "ratio", quote=quote)
+
+
+def _lower(st: Study, key: str) -> bool:
+    """FairQ's ``key`` below DropTail's by more than 2 standard errors, for Reno and for CUBIC."""
+    return all(clearly_lower(st.metric(key, variant=fq), st.metric(key, variant=dt)) for _, dt, fq in PAIRS[:2])
+
+
+def _drops_claim(st: Study, fig: str, quote: str) -> Claim:
+    drops = _ratios(st, "drops", plus=1.0)
+    return Claim(f"drops-{fig}", "FairQ reduces the drops", "fewer drops", drops["reno"] + drops["cubic"],
+                 _lower(st, "drops"), "FairQ's drops below DropTail's by more than 2 standard errors, for Reno and for "
+                 "CUBIC (values: (DropTail + 1) / (FairQ + 1) per seed)", "ratio", quote=quote)
+
+
+def _mean_claim(st: Study, fig: str, text: str, quote: str, same: bool) -> Claim:
+    ratio = _ratios(st, "answer_time_mean_s")
+    vals = ratio["reno"] + ratio["cubic"]
+    if same:
+        return Claim(f"mean-{fig}", text, "almost the same", vals, all(0.8 <= mean(ratio[t]) <= 1.25 for t in TCPS),
+                     "DropTail mean FCT / FairQ mean FCT in [0.8, 1.25] for Reno and for CUBIC (values: per seed)",
+                     "ratio", quote=quote)
+    return Claim(f"mean-{fig}", text, "lower", vals, _lower(st, "answer_time_mean_s"),
+                 "FairQ's mean FCT below DropTail's by more than 2 standard errors, for Reno and for CUBIC (values: "
+                 "DropTail / FairQ per seed)", "ratio", quote=quote)
+
+
+def _significant(st: Study, fig: str, key: str, what: str, quote: str) -> Claim:
+    r = _ratios(st, key)
+    return Claim(f"{what}-{fig}", f"Heavy load: FairQ significantly improves the FCT {what}", "significantly improved",
+                 r["reno"] + r["cubic"], _lower(st, key),
+                 f"FairQ's FCT {what} below DropTail's by more than 2 standard errors, for Reno and for CUBIC (values: "
+                 "DropTail / FairQ per seed)", "ratio", quote=quote)
+
+
+def _elephant_claim(st: Study, fig: str, lo: float, hi: float, text: str, paper: str, quote: str,
+                    hi_open: bool = False) -> Claim:
+    g = _ratios(st, "aggregate_throughput_bps_flows")
+    vals = [1 / x if x else float("nan") for x in g["reno"] + g["cubic"]]  # FairQ over DropTail
+    per = [1 / mean(g[t]) for t in TCPS]
+    ok = all((lo <= p < hi) if hi_open else (lo <= p <= hi) for p in per)
+    return Claim(f"elephants-{fig}", text, paper, vals, ok,
+                 f"FairQ / DropTail elephant goodput in [{lo:g}, {hi:g}{')' if hi_open else ']'} for Reno and for CUBIC "
+                 "(means over seeds; values: per seed)", "ratio", quote=quote)
+
+
+MILD = "The competing mice flows benefit under FairSwitch in the mild case by achieving almost the same FCT on " \
+       "average but with an order-of-magnitude smaller standard deviation compared to TCP (Cubic, Reno) with DropTail " \
+       "and DCTCP"
+MILD_TAIL = "In addition, it can improve the FCT of the tail-end (i.e., the maximum FCT) by two orders-of-magnitude"
+DROPS_5 = "Figure 6 shows that the number of drops during these incast experiments is reduced by [?] and [?] in the " \
+          "mild and heavy load scenarios"
+HEAVY = "under heavy load, FairSwitch achieves a significantly improved performance for TCP flows in terms of the FCT " \
+        "variation from average and the FCT of the tail-end flows"
+LOW = "Mice flows benefit with FairSwitch by improving the FCT on average and with one order-of-magnitude reduction in " \
+      "FCT variation compared to TCP (Cubic, Reno) with DropTail and DCTCP"
+LOW_TAIL = "FairSwitch reduces the tail FCT by two order-of-magnitude almost close to the average, and the FCT values " \
+           "are within 10's of ms"
+HIGH = "The average and variation of FCT for mice flow see similar improvement as the previous experiment"
+
+
+def _mild(st: Study) -> List[Claim]:
+    return [_mean_claim(st, "mild", "FairQ keeps almost the same mean FCT as DropTail", MILD, same=True),
+            _std_claim(st, "mild", MILD), _tail_claim(st, "mild", MILD_TAIL), _drops_claim(st, "mild", DROPS_5)]
+
+
+def _heavy(st: Study) -> List[Claim]:
+    return [_significant(st, "heavy", "answer_time_std_s", "spread", HEAVY),
+            _significant(st, "heavy", "answer_time_max_s", "tail", HEAVY), _drops_claim(st, "heavy", DROPS_5)]
+
+
+def _lowfreq(st: Study) -> List[Claim]:
+    mx = [x for _, _, fq in PAIRS[:2] for x in st.metric("answer_time_max_s", variant=fq)]
     return [
-        Claim(f"spread-{fig}", "FairQ cuts the FCT standard deviation by about an order of magnitude (vs DropTail, Reno and CUBIC)",
-              "~10x", both(std), ok(std, lambda m: m >= 5),
-              "mean over seeds of DropTail std / FairQ std >= 5 for Reno and for CUBIC", "ratio"),
-        Claim(f"tail-{fig}", "FairQ cuts the tail (max) FCT by up to two orders of magnitude",
-              "up to 100x", both(tail), ok(tail, lambda m: m > 1) and max(mean(tail[t]) for t in TCPS) >= 10,
-              "DropTail max / FairQ max above 1 for both TCPs and >= 10 for at least one (means over seeds)", "ratio"),
-        Claim(f"drops-{fig}", "FairQ reduces the drops", "fewer drops (fig. 6/7(c))", both(drops),
-              ok(drops, lambda m: m > 1), "mean (DropTail drops + 1) / (FairQ drops + 1) > 1 for Reno and for CUBIC", "ratio"),
-        Claim(f"vs-dctcp-{fig}", "FairQ's FCT spread and tail are below DCTCP's (CUBIC + FairQ against DCTCP, K = 20)",
-              "FairQ better (figs. 5-7)", std["dctcp"] + tail["dctcp"],
-              mean(std["dctcp"]) > 1 and mean(tail["dctcp"]) > 1,
-              "values: DCTCP std / FairQ std per seed, then DCTCP max / FairQ max; both means > 1", "ratio"),
+        _mean_claim(st, "lowfreq", "FairQ lowers the mean FCT", LOW, same=False), _std_claim(st, "lowfreq", LOW),
+        _tail_claim(st, "lowfreq", LOW_TAIL),
+        Claim("tens-of-ms-lowfreq", "With FairQ every answer's FCT is within tens of milliseconds", "< 100 ms", mx,
+              bool(mx) and max(mx) < 0.1, "FairQ's maximum FCT below 0.1 s in every run (Reno and CUBIC)", "s",
+              quote=LOW_TAIL),
+        _drops_claim(st, "lowfreq", "Figure 6(c) shows that the drops under FairSwitch is reduced by up to [?]"),
+        _elephant_claim(st, "lowfreq", 0.95, 1.05, "Elephants' goodput is nearly untouched by FairQ",
+                        "almost not affected (fig. 6(b))",
+                        "Fig 6(b) shows that the elephant flows are almost not affected by FairSwitch intervention"),
     ]
 
 
-def _elephant_claim(st: Study, fig: str, lo: float, hi: float, text: str, paper: str) -> Claim:
-    g = _ratios(st, "aggregate_throughput_bps_flows")
-    vals = [1 / x if x else float("nan") for x in g["reno"] + g["cubic"]]  # FairQ over DropTail
-    per = [1 / mean(g[t]) for t in ("reno", "cubic")]
-    return Claim(f"elephants-{fig}", text, paper, vals, all(lo <= p <= hi for p in per),
-                 f"FairQ / DropTail elephant goodput in [{lo:g}, {hi:g}] for Reno and for CUBIC (means over seeds)", "ratio")
+def _highfreq(st: Study) -> List[Claim]:
+    return [
+        _mean_claim(st, "highfreq", "FairQ lowers the mean FCT, as at low frequency", HIGH, same=False),
+        _std_claim(st, "highfreq", HIGH),
+        _drops_claim(st, "highfreq", "This can be attributed to the lower packet drop rate of up to [?] with the help of "
+                     "FairSwitch"),
+        _elephant_claim(st, "highfreq", 0.8, 1.0, "Elephants' goodput is slightly reduced by FairQ",
+                        "slightly reduced (fig. 7(b))", "Figure 7(b) shows that elephants' throughput is slightly reduced",
+                        hi_open=True),
+    ]
+
+
+CLAIMS = {"mild": _mild, "heavy": _heavy, "lowfreq": _lowfreq, "highfreq": _highfreq}
+
+#: The readings every FairQ claim is tried under.
+FAIRQ_VARIANTS = (("variant", ("reno-fairq", "cubic-fairq")),)
+READINGS = (
+    Reading("persistent-connections", "one persistent connection per client and server, opened before the first request, "
+            "instead of one per request", (("incast.connection", "persistent"),)),
+    Reading("code-gain", "the window controller's step of the authors' public code ((target - queue) / M bytes per tick: "
+            "gain = target / (M x MSS) = 11.24 at a 350-packet buffer) instead of the prose's fraction of an MSS",
+            (("fairq.gain", 11.24),), FAIRQ_VARIANTS),
+    Reading("dctcp-k20", "DCTCP marking at K = 20 packets (DCTCP's guideline at 1 Gbit/s) instead of 25 % of the queue",
+            (("queue.droptail.mark_threshold_pkts", 20),), (("variant", "dctcp"),)),
+    Reading("linux-3.18", "the testbed kernel's TCP (Linux 3.18): initial window 10, SACK, delayed ACKs",
+            (("tcp.init_cwnd_pkts", 10), ("tcp.sack", True), ("tcp.delayed_ack", True))),
+)
 
 
 def _analyze(setting: str, title: str):
@@ -167,14 +282,7 @@ def _analyze(setting: str, title: str):
     def analyze(st: Study) -> List[Claim]:
         _figure(st, title, elephants)
         st.table = _table(st, elephants)
-        claims = _claims(st, setting)
-        if setting == "lowfreq":
-            claims.append(_elephant_claim(st, setting, 0.95, 1.05, "Elephants' goodput is nearly untouched by FairQ",
-                                          "almost not affected (fig. 6(b))"))
-        if setting == "highfreq":
-            claims.append(_elephant_claim(st, setting, 0.8, 1.0, "Elephants' goodput is slightly reduced by FairQ",
-                                          "slightly reduced (fig. 7(b))"))
-        return claims
+        return CLAIMS[setting](st)
 
     return analyze
 
@@ -184,7 +292,7 @@ for _name, _fig, _title in (
         ("heavy", "fig. 5 (heavy)", "FairQ fig. 5: heavy incast, 5 parallel connections per pair (630)"),
         ("lowfreq", "fig. 6", "FairQ fig. 6: one incast epoch over 21 elephants"),
         ("highfreq", "fig. 7", "FairQ fig. 7: nine incast epochs over 21 elephants")):
-    register(Reproduction(f"fairq-incast-{_name}", PAPER, _fig, _title, _plan(_name), _analyze(_name, _title)))
+    register(Reproduction(f"fairq-incast-{_name}", PAPER, _fig, _title, _plan(_name), _analyze(_name, _title), READINGS))
 
 
 def settings() -> Sequence[str]:

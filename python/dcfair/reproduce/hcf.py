@@ -7,8 +7,20 @@ The paper's numbers come from its text (the figures themselves are missing from 
 where the text gives no number, the claim is the qualitative statement it makes, checked by a
 stated criterion. ``docs/mechanisms/hcf.md`` holds the resulting claims table.
 
-Beyond the paper, figures 4 and 5 also run FairQ (``LONG_VARIANTS``) and write every variant's
-starvation and fairness side by side (``table.csv``); the paper's claims compare FIFO and HCF only.
+The paper's two measures count packets **sent**: starvation is "the percentage of all flows
+that have not sent any packet during the measuring time T", unfairness "the variance of the
+cumulative number of packets sent by each flow during some time T". The claims use them
+(``sent_starved_fraction``, ``sent_variance_pkts``: every data packet a flow sends in the window,
+retransmissions included) and record the packets-delivered reading beside each
+(``starved_fraction``, ``throughput_variance_pkts``) as an ``explored`` entry.
+
+Beyond the paper, figures 4 and 5 also run FairQ and ExpressPass (``LONG_VARIANTS``) and write
+every variant's starvation and fairness side by side (``table.csv``); the paper's claims compare
+FIFO and HCF only, and ExpressPass's own claim is marked ``scope = "beyond"``.
+
+``LONG_READINGS`` are the other readings every long-flow claim is tried under (``dcfair reproduce
+NAME --explore``): the HCF rule sets the paper's versions describe, and settings the text leaves
+open.
 """
 
 from __future__ import annotations
@@ -16,7 +28,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
-from dcfair.reproduce import Claim, Reproduction, Study, mean, pyplot, register, save_figure
+from dcfair.reproduce import (Claim, Reading, Reproduction, Study, clearly_lower, mean, pyplot, register, save_figure,
+                               within_factor)
 from dcfair.runner import Point
 
 PAPER = "HCF (paper 000)"
@@ -47,6 +60,52 @@ LONG_VARIANTS = {
 }
 
 
+HCF_ONLY = (("qdisc", "hcf"),)
+#: The HCF rule sets of the paper's versions (section III-D's swap, Algorithm 1's LP rule,
+#: which its footnote says the conference version lacked).
+RULE_READINGS = (
+    Reading("conference-rules", "Algorithm 1 as in the conference version: no LP zeroing rule (the paper's footnote); "
+            "queues swapped (the conference abstract already proves there is no reordering)",
+            (("queue.hcf.zero_on_lp", False),), HCF_ONLY),
+    Reading("no-swap", "section III-B's algorithm without III-D's queue swap and without the LP zeroing rule "
+            "(with the roles fixed the LP rule never applies: the same runs as with it)",
+            (("queue.hcf.swap", False), ("queue.hcf.zero_on_lp", False)), HCF_ONLY),
+)
+#: Settings the long-flow text leaves open, each tried on FIFO and HCF alike (not on the
+#: variants beyond the paper, whose claims these readings do not bear on).
+PAPERS_VARIANTS = (("qdisc", ("droptail", "hcf")),)
+SETTING_READINGS = (
+    Reading("ns2-window", "ns-2's default receive window of 20 packets (window_) instead of 44",
+            (("tcp.rcv_buf_bytes", 20 * 1460),), PAPERS_VARIANTS),
+    Reading("access-10g", "access links at 10 Gbit/s ('a much higher capacity') instead of 1 Gbit/s",
+            (("topology.access_rate_mbps", 10000.0),), PAPERS_VARIANTS),
+    Reading("delayed-ack", "delayed ACKs at the receivers (ns-2's DelAck sink) instead of one ACK per packet",
+            (("tcp.delayed_ack", True),), PAPERS_VARIANTS),
+)
+UDP_READING = Reading("udp-cbr", "constant-rate UDP background instead of Poisson arrivals", (("udp.pattern", "cbr"),),
+                      PAPERS_VARIANTS)
+LONG_READINGS = RULE_READINGS + SETTING_READINGS + (UDP_READING,)
+MIX_READINGS = RULE_READINGS + SETTING_READINGS
+
+#: The paper's two measures (packets sent) and the packets-delivered reading of each.
+SENT = {"starved": "sent_starved_fraction", "variance": "sent_variance_pkts"}
+DELIVERED = {"starved": "starved_fraction", "variance": "throughput_variance_pkts"}
+DELIVERED_WHAT = "packets delivered to the receiver in the window instead of packets sent"
+
+
+def measured(st: Study, cid: str, text: str, quote: str, paper: str, criterion: str, unit: str, fn) -> Claim:
+    """A claim about the paper's measures: ``fn(get)`` returns ``(values, holds)``, where
+    ``get(measure, **labels)`` gives per-seed values of ``"starved"`` or ``"variance"``; the
+    claim uses packets sent, and its ``explored`` list the packets-delivered reading."""
+    def getter(names):
+        return lambda measure, **labels: st.metric(names[measure], **labels)
+
+    vals, holds = fn(getter(SENT))
+    alt_vals, alt_holds = fn(getter(DELIVERED))
+    return Claim(cid, text, paper, vals, holds, criterion, unit, quote=quote).tried(
+        "delivered", DELIVERED_WHAT, alt_vals, alt_holds, st.command)
+
+
 def _seeds(quick: bool) -> range:
     return range(1, 3) if quick else range(1, 6)
 
@@ -58,10 +117,6 @@ def _dur(quick: bool, full: float = 180.0) -> List[tuple]:
 def _long(quick: bool, qdisc: str, seed: int, extra=(), **labels) -> Point:
     ov = LONG_VARIANTS[qdisc][:1] + _dur(quick) + LONG_VARIANTS[qdisc][1:] + list(extra)
     return Point.make(LONG, ov, seed, qdisc=qdisc, **labels)
-
-
-def _within_factor(x: float, paper: float, k: float = 2.0) -> bool:
-    return paper / k <= x <= paper * k
 
 
 # --- figure 4: per-flow throughput distribution -------------------------------------------------
@@ -79,7 +134,9 @@ def long_table(st: Study) -> List[dict]:
     rows = []
     for q in _variants(st):
         m = lambda k: mean(st.metric(k, qdisc=q))  # noqa: E731
-        rows.append({"variant": q, "starved_fraction": round(m("starved_fraction"), 4),
+        rows.append({"variant": q, "starved_sent": round(m("sent_starved_fraction"), 4),
+                     "variance_sent_pkts2": round(m("sent_variance_pkts"), 1),
+                     "starved_fraction": round(m("starved_fraction"), 4),
                      "variance_pkts2": round(m("throughput_variance_pkts"), 1), "jain_index": round(m("jain_index"), 4),
                      "mean_pkts_in_window": round(m("mean_pkts_in_window"), 1), "utilization": round(m("utilization"), 4),
                      "drops": round(m("drops")), "timeouts": round(m("timeouts")),
@@ -92,45 +149,58 @@ def analyze_throughput(st: Study) -> List[Claim]:
     flows = st.flows()
     fig, ax = plt.subplots(figsize=(7, 4))
     tcp = flows[flows["kind"] == "tcp"]
-    hi = max(1, int(tcp["pkts_in_window"].max()))
+    hi = max(1, int(tcp["pkts_sent_in_window"].max()))
     bins = list(range(0, hi + 20, max(1, hi // 40)))
     for q in _variants(st):
-        ax.hist(tcp[tcp["qdisc"] == q]["pkts_in_window"], bins=bins, alpha=0.45, label=NAMES[q])
-    ax.set_xlabel("packets delivered per flow in the last 10 s")
+        ax.hist(tcp[tcp["qdisc"] == q]["pkts_sent_in_window"], bins=bins, alpha=0.45, label=NAMES[q])
+    ax.set_xlabel("packets sent per flow in the last 10 s")
     ax.set_ylabel("flows (all seeds)")
     ax.set_title("HCF paper fig. 4: per-flow throughput distribution, 400 long flows")
     ax.legend()
     save_figure(fig, st)
     st.table = long_table(st)
 
-    sf, sh = st.metric("starved_fraction", qdisc="droptail"), st.metric("starved_fraction", qdisc="hcf")
-    vf, vh = st.metric("throughput_variance_pkts", qdisc="droptail"), st.metric("throughput_variance_pkts", qdisc="hcf")
     uf, uh = st.metric("utilization", qdisc="droptail"), st.metric("utilization", qdisc="hcf")
-    ratio = [a / b for a, b in zip(vf, vh) if b]
     ux = st.metric("utilization", qdisc="xpass")
     xpass = [Claim("xpass-utilization", "ExpressPass (not in the HCF paper) keeps the bottleneck busy with 400 flows at "
-                   "0.0025 credits per flow per 100 us", "-", ux, min(ux) >= 0.95, "every run >= 0.95", "fraction")] if ux else []
+                   "0.0025 credits per flow per 100 us", "-", ux, min(ux) >= 0.95, "every run >= 0.95", "fraction",
+                   scope="beyond")] if ux else []
+
+    def variance_ratio(get):
+        r = [a / b for a, b in zip(get("variance", qdisc="droptail"), get("variance", qdisc="hcf")) if b]
+        return r, mean(r) >= 8.2 / 2
+
     return [
-        Claim("fifo-starved", "FIFO fully starves about a third of the flows during the last 10 s", "0.32", sf,
-              _within_factor(mean(sf), 0.32), "mean within a factor 2 of 0.32", "fraction"),
-        Claim("hcf-starved", "HCF fully starves very few flows", "0.015", sh,
-              mean(sh) <= 0.03, "mean <= 0.03 (twice the paper's value)", "fraction"),
-        Claim("hcf-less-starvation", "HCF starves fewer flows than FIFO", "0.32 vs 0.015",
-              [a - b for a, b in zip(sf, sh)], mean(sh) < mean(sf), "FIFO minus HCF starved fraction > 0", "fraction"),
-        Claim("fifo-variance", "FIFO per-flow variance of packets sent in 10 s",
-              "5.55e4 (exponent unreadable; 10x HCF's)", vf, _within_factor(mean(vf), 5.55e4),
-              "mean within a factor 2 of 5.55e4", "packets^2"),
-        Claim("hcf-variance", "HCF per-flow variance", "6.74e3", vh, _within_factor(mean(vh), 6.74e3),
-              "mean within a factor 2 of 6.74e3", "packets^2"),
-        Claim("variance-ratio", "HCF cuts the per-flow variance by about an order of magnitude", "about 8 (5.55e4 / 6.74e3)",
-              ratio, mean(ratio) >= 4.0, "FIFO / HCF variance >= 4 (half of 8)", "ratio"),
+        measured(st, "fifo-starved", "FIFO fully starves about a third of the flows during the last 10 s",
+                 "More precisely, 32% of flows in FIFO are fully starved during this period of 10 seconds", "0.32",
+                 "mean within a factor 2 of 0.32", "fraction",
+                 lambda get: (get("starved", qdisc="droptail"), within_factor(mean(get("starved", qdisc="droptail")), 0.32))),
+        measured(st, "hcf-starved", "HCF fully starves about 1.5 % of the flows",
+                 "while only 1.5% of HCF are fully starved", "0.015", "mean within a factor 2 of 0.015", "fraction",
+                 lambda get: (get("starved", qdisc="hcf"), within_factor(mean(get("starved", qdisc="hcf")), 0.015))),
+        measured(st, "hcf-less-starvation", "HCF starves fewer flows than FIFO",
+                 "fewer flows are significantly impacted by sending nearly no packets", "0.32 vs 0.015",
+                 "FIFO minus HCF starved fraction: clearly positive (mean difference > 2 standard errors)", "fraction",
+                 lambda get: ([a - b for a, b in zip(get("starved", qdisc="droptail"), get("starved", qdisc="hcf"))],
+                              clearly_lower(get("starved", qdisc="hcf"), get("starved", qdisc="droptail")))),
+        measured(st, "fifo-variance", "FIFO's per-flow variance of packets sent in 10 s",
+                 "while the FIFO switch has a computed variance of 5.55 · 10^?", "5.55e4 (exponent unreadable: 4 read)",
+                 "mean within a factor 2 of 5.55e4", "packets^2",
+                 lambda get: (get("variance", qdisc="droptail"), within_factor(mean(get("variance", qdisc="droptail")), 5.55e4))),
+        measured(st, "hcf-variance", "HCF's per-flow variance",
+                 "the HCF switch has a lower variance of 6.74 · 10^3", "6.74e3", "mean within a factor 2 of 6.74e3",
+                 "packets^2", lambda get: (get("variance", qdisc="hcf"), within_factor(mean(get("variance", qdisc="hcf")), 6.74e3))),
+        measured(st, "variance-ratio", "HCF's variance is about 8 times lower than FIFO's (the two numbers above)",
+                 "This lower unfairness is reflected by the lower distribution variance", "8.2 (5.55e4 / 6.74e3)",
+                 "per-seed FIFO / HCF variance: mean >= 4.1 (half of 8.2)", "ratio", variance_ratio),
         Claim("utilization", "Both keep the bottleneck utilization extremely close to 100 %", "~1.0",
-              uf + uh, min(uf + uh) >= 0.99, "every run >= 0.99", "fraction"),
+              uf + uh, min(uf + uh) >= 0.99, "every run >= 0.99", "fraction",
+              quote="we found that both for HCF and FIFO, the bottleneck link utilization was extremely close to 100%"),
     ] + xpass
 
 
 register(Reproduction("hcf-throughput", PAPER, "fig. 4", "per-flow throughput distribution of 400 long flows, FIFO vs HCF",
-                      plan_throughput, analyze_throughput))
+                      plan_throughput, analyze_throughput, LONG_READINGS))
 
 
 # --- figure 5: distribution of the longest starvation time ------------------------------------
@@ -175,16 +245,19 @@ def analyze_starvation(st: Study) -> List[Claim]:
     q = " (quick form: 20 s runs, thresholds 10 s)" if st.quick else ""
     return [
         Claim("fifo-most-over-20s", f"FIFO: the longest starvation of most flows exceeds 20 s{q}", "most flows (> 0.5)",
-              over20, mean(over20) > 0.5, "fraction of flows with max gap > 20 s above 0.5", "fraction"),
-        Claim("fifo-some-over-1min", f"FIFO: several flows starve for more than a minute{q}", "several (>= 2)",
-              over60, mean(over60) >= 2, "flows with max gap > 60 s per run >= 2", "flows"),
+              over20, mean(over20) > 0.5, "fraction of flows with max gap > 20 s above 0.5", "fraction",
+              quote="the starvation time of most flows exceeds 20 seconds"),
+        Claim("fifo-some-over-1min", f"FIFO: several flows starve for more than a minute{q}", "several (>= 3)",
+              over60, mean(over60) >= 3, "flows with max gap > 60 s per run: mean >= 3", "flows",
+              quote="several flows have a starvation time that exceeds a minute"),
         Claim("hcf-most-under-20s", f"HCF: most longest-starvation times are under 20 s{q}", "most flows (> 0.5)",
-              hcf_under20, mean(hcf_under20) > 0.5, "fraction of flows with max gap < 20 s above 0.5", "fraction"),
+              hcf_under20, mean(hcf_under20) > 0.5, "fraction of flows with max gap < 20 s above 0.5", "fraction",
+              quote="when using HCF in the switch, it can be seen that most starvation times are under 20 seconds"),
     ]
 
 
 register(Reproduction("hcf-starvation", PAPER, "fig. 5", "distribution of each flow's longest starvation time, FIFO vs HCF",
-                      plan_starvation, analyze_starvation))
+                      plan_starvation, analyze_starvation, LONG_READINGS))
 
 
 # --- sweeps of one parameter (figures 6 to 9) --------------------------------------------------
@@ -215,6 +288,8 @@ def st_qdiscs(st: Study):
 
 
 BUFFERS_FULL = [6, 10, 20, 50, 100, 200, 500, 1000]
+#: "Low starvation": twice the 1.5 % the paper reports for HCF at B = 20 (fig. 4).
+LOW_STARVATION = 0.03
 BUFFERS_QUICK = [10, 20, 200]
 
 
@@ -227,31 +302,68 @@ def analyze_buffer(st: Study) -> List[Claim]:
     bs = BUFFERS_QUICK if st.quick else BUFFERS_FULL
     _sweep_plot(st, "buffer", bs, "buffer B (packets)", "HCF paper fig. 6: influence of the buffer size", True)
     shallow = [b for b in bs if b <= 20]
-    gaps_v = [mean(st.metric("throughput_variance_pkts", qdisc="droptail", buffer=b)) -
-              mean(st.metric("throughput_variance_pkts", qdisc="hcf", buffer=b)) for b in shallow]
-    gaps_s = [mean(st.metric("starved_fraction", qdisc="droptail", buffer=b)) -
-              mean(st.metric("starved_fraction", qdisc="hcf", buffer=b)) for b in shallow]
+    large = [b for b in bs if b >= 500] or [bs[-1]]
     big = bs[-1]
-    fifo_big = st.metric("starved_fraction", qdisc="droptail", buffer=big)
-    fifo_small = st.metric("starved_fraction", qdisc="droptail", buffer=shallow[0])
-    vf_big, vh_big = mean(st.metric("throughput_variance_pkts", qdisc="droptail", buffer=big)), \
-        mean(st.metric("throughput_variance_pkts", qdisc="hcf", buffer=big))
-    rel = [abs(vf_big - vh_big) / max(vf_big, 1e-9)]
+    below_big = [b for b in bs if b < big]
+
+    def shallow_lower(measure):
+        def fn(get):
+            gaps = [mean(get(measure, qdisc="droptail", buffer=b)) - mean(get(measure, qdisc="hcf", buffer=b)) for b in shallow]
+            ok = all(clearly_lower(get(measure, qdisc="hcf", buffer=b), get(measure, qdisc="droptail", buffer=b)) for b in shallow)
+            return gaps, ok
+        return fn
+
+    def fifo_needs_big(get):
+        per_b = [mean(get("starved", qdisc="droptail", buffer=b)) for b in bs]
+        return per_b, per_b[-1] <= LOW_STARVATION and all(x > LOW_STARVATION for x in per_b[:-1])
+
+    def hcf_low_with_few(get):
+        per_b = [mean(get("starved", qdisc="hcf", buffer=b)) for b in shallow]
+        return per_b, any(x <= LOW_STARVATION for x in per_b)
+
+    def similar_large(get):
+        d = [mean(get("starved", qdisc="droptail", buffer=b)) - mean(get("starved", qdisc="hcf", buffer=b)) for b in large]
+        return d, all(abs(x) <= 0.02 for x in d)
+
+    def fifo_a_bit_fairer(get):
+        r = [mean(get("variance", qdisc="hcf", buffer=b)) / mean(get("variance", qdisc="droptail", buffer=b)) for b in large]
+        return r, all(1.0 < x <= 2.0 for x in r)
+
     return [
-        Claim("shallow-variance", "With shallow buffers (<= 20 packets) HCF's unfairness is significantly lower than FIFO's",
-              "lower", gaps_v, all(g > 0 for g in gaps_v), "FIFO minus HCF variance > 0 at every B <= 20", "packets^2"),
-        Claim("shallow-starvation", "With shallow buffers HCF starves fewer flows than FIFO", "lower",
-              gaps_s, all(g > 0 for g in gaps_s), "FIFO minus HCF starved fraction > 0 at every B <= 20", "fraction"),
-        Claim("fifo-needs-big-buffer", f"FIFO needs buffers of some 1000 packets for low starvation (here B = {big})",
-              "low starvation only near B = 1000", fifo_big, mean(fifo_big) <= 0.01 and mean(fifo_small) > mean(fifo_big),
-              f"FIFO starved fraction <= 0.01 at B = {big} and higher at B = {shallow[0]}", "fraction"),
-        Claim("similar-at-large-buffers", f"At large buffers FIFO and HCF are about similar (B = {big})", "similar",
-              rel, rel[0] <= 0.5, "|FIFO - HCF| variance within 50 % of FIFO's", "relative difference"),
+        measured(st, "shallow-variance", "With shallow buffers (B <= 20) HCF's unfairness is significantly lower than FIFO's",
+                 "for low buffer sizes, the unfairness and starvation with HCF are significantly lower than with FIFO",
+                 "lower", "at every B <= 20: HCF's variance below FIFO's by more than 2 standard errors (values: FIFO - HCF)",
+                 "packets^2", shallow_lower("variance")),
+        measured(st, "shallow-starvation", "With shallow buffers HCF's starvation is significantly lower than FIFO's",
+                 "for low buffer sizes, the unfairness and starvation with HCF are significantly lower than with FIFO",
+                 "lower", "at every B <= 20: HCF's starved fraction below FIFO's by more than 2 standard errors "
+                 "(values: FIFO - HCF)", "fraction", shallow_lower("starved")),
+        measured(st, "fifo-needs-big-buffer", f"FIFO reaches low starvation (<= {LOW_STARVATION:g}) only with some 1000 packets",
+                 "FIFO needs buffers of some 1000 packets", "low only near B = 1000",
+                 f"FIFO's starved fraction <= {LOW_STARVATION:g} at B = {big} and above it at every smaller B "
+                 "(values: per B)", "fraction", fifo_needs_big),
+        measured(st, "hcf-low-with-few-packets", f"A few packets of buffer are enough for HCF's starvation to be low "
+                 f"(<= {LOW_STARVATION:g}, twice the 1.5 % of fig. 4)",
+                 "buffers with a few packets are enough with HCF to provide low starvation", "low at B <= 20",
+                 f"HCF's starved fraction <= {LOW_STARVATION:g} at some B <= 20 (values: per B)", "fraction", hcf_low_with_few),
+        measured(st, "similar-at-large-buffers", f"At large buffers (B >= {large[0]}) FIFO and HCF starve about as many flows",
+                 "for higher buffer sizes, the unfairness and starvation are about similar", "similar",
+                 f"|FIFO - HCF| starved fraction <= 0.02 at every B >= {large[0]} (values: FIFO - HCF)", "fraction",
+                 similar_large),
+        measured(st, "unfairness-rises-at-large-buffers", f"FIFO's unfairness starts increasing at large buffers (B = {big})",
+                 "the unfairness is a bit lower with FIFO and starts increasing with large buffer sizes", "increases",
+                 f"FIFO's variance at B = {big} above its lowest over B >= 100 (values: per B >= 100)", "packets^2",
+                 lambda get: ([mean(get("variance", qdisc="droptail", buffer=b)) for b in bs if b >= 100],
+                              mean(get("variance", qdisc="droptail", buffer=big)) >
+                              min(mean(get("variance", qdisc="droptail", buffer=b)) for b in bs if b >= 100))),
+        measured(st, "fifo-a-bit-fairer-at-large-buffers", f"At large buffers (B >= {large[0]}) FIFO's unfairness is a bit lower",
+                 "In particular, the unfairness is a bit lower with FIFO", "a bit lower",
+                 f"HCF / FIFO variance in (1, 2] at every B >= {large[0]} (values: per B)", "ratio", fifo_a_bit_fairer),
     ]
 
 
 register(Reproduction("hcf-buffer", PAPER, "fig. 6", "unfairness and starvation against the buffer size",
-                      plan_buffer, analyze_buffer))
+                      plan_buffer, analyze_buffer, LONG_READINGS))
 
 CREDITS_FULL = [1, 2, 4, 8, 16, 32]
 CREDITS_QUICK = [1, 32]
@@ -265,20 +377,24 @@ def plan_credits(quick: bool) -> List[Point]:
 def analyze_credits(st: Study) -> List[Claim]:
     cs = CREDITS_QUICK if st.quick else CREDITS_FULL
     _sweep_plot(st, "credits", cs, "initial credits per bin c0", "HCF paper fig. 7: influence of the initial credits", True)
-    v1, vmax = st.metric("throughput_variance_pkts", credits=cs[0]), st.metric("throughput_variance_pkts", credits=cs[-1])
-    s1, smax = st.metric("starved_fraction", credits=cs[0]), st.metric("starved_fraction", credits=cs[-1])
+    quote = "It can be seen that a large number of initial credits decreases the performance of the system"
+
+    def worse(measure):
+        return lambda get: ([b - a for a, b in zip(get(measure, credits=cs[0]), get(measure, credits=cs[-1]))],
+                            mean(get(measure, credits=cs[-1])) > mean(get(measure, credits=cs[0])))
+
     return [
-        Claim("more-credits-more-unfair", f"A large number of initial credits decreases performance (c0 = {cs[-1]} vs 1): unfairness",
-              "higher with more credits", [b - a for a, b in zip(v1, vmax)], mean(vmax) > mean(v1),
-              f"variance at c0 = {cs[-1]} above c0 = 1", "packets^2"),
-        Claim("more-credits-more-starved", f"... and starvation (c0 = {cs[-1]} vs 1)", "higher with more credits",
-              [b - a for a, b in zip(s1, smax)], mean(smax) >= mean(s1),
-              f"starved fraction at c0 = {cs[-1]} not below c0 = 1", "fraction"),
+        measured(st, "more-credits-more-unfair", f"A large number of initial credits decreases performance (c0 = {cs[-1]} vs 1): "
+                 "unfairness", quote, "higher with more credits", f"variance at c0 = {cs[-1]} above c0 = 1 (values: the "
+                 "difference per seed)", "packets^2", worse("variance")),
+        measured(st, "more-credits-more-starved", f"... and starvation (c0 = {cs[-1]} vs 1)", quote, "higher with more credits",
+                 f"starved fraction at c0 = {cs[-1]} above c0 = 1 (values: the difference per seed)", "fraction",
+                 worse("starved")),
     ]
 
 
 register(Reproduction("hcf-credits", PAPER, "fig. 7", "unfairness and starvation against the initial credits c0",
-                      plan_credits, analyze_credits))
+                      plan_credits, analyze_credits, LONG_READINGS))
 
 BINS_FULL = [1, 2, 5, 10, 20, 50, 100, 200]
 BINS_QUICK = [1, 20, 200]
@@ -294,23 +410,37 @@ def analyze_bins(st: Study) -> List[Claim]:
     ks = BINS_QUICK if st.quick else BINS_FULL
     _sweep_plot(st, "bins", ks, "number of bins K", "HCF paper fig. 8: influence of the number of bins", True,
                 baselines=[("FIFO", "droptail")])
-    v = {k: mean(st.metric("throughput_variance_pkts", qdisc="hcf", bins=k)) for k in ks}
-    s = {k: mean(st.metric("starved_fraction", qdisc="hcf", bins=k)) for k in ks}
     few = min(k for k in ks if k >= 20)
-    rel = (v[few] - v[ks[-1]]) / max(v[ks[-1]], 1e-9)
+    quote = "Of course, a smaller number of bins increases unfairness and starvation"
+    enough = "The plots show that a few dozen bins seem enough to provide a reasonable fairness and starvation"
+
+    def fewer_worse(measure):
+        return lambda get: (get(measure, qdisc="hcf", bins=1),
+                            mean(get(measure, qdisc="hcf", bins=1)) > mean(get(measure, qdisc="hcf", bins=few)))
+
+    def rel_variance(get):
+        v20, vmax = mean(get("variance", qdisc="hcf", bins=few)), mean(get("variance", qdisc="hcf", bins=ks[-1]))
+        rel = (v20 - vmax) / max(vmax, 1e-9)
+        return [rel], rel <= 0.25
+
+    def starved_gap(get):
+        d = mean(get("starved", qdisc="hcf", bins=few)) - mean(get("starved", qdisc="hcf", bins=ks[-1]))
+        return [d], d <= 0.02
+
     return [
-        Claim("few-bins-worse", "Fewer bins increase unfairness (K = 1 vs K = 20)", "higher with fewer bins",
-              st.metric("throughput_variance_pkts", qdisc="hcf", bins=1), v[1] > v[few],
-              f"variance at K = 1 above K = {few}", "packets^2"),
-        Claim("dozen-bins-enough", f"A few dozen bins are enough: K = {few} within 25 % of K = {ks[-1]}", "enough",
-              [rel], rel <= 0.25, f"(var(K={few}) - var(K={ks[-1]})) / var(K={ks[-1]}) <= 0.25", "relative difference"),
-        Claim("dozen-bins-starvation", f"... and for starvation: K = {few} within 0.02 of K = {ks[-1]}", "enough",
-              [s[few] - s[ks[-1]]], s[few] - s[ks[-1]] <= 0.02, "difference of starved fractions <= 0.02", "fraction"),
+        measured(st, "few-bins-worse", f"Fewer bins increase unfairness (K = 1 vs K = {few})", quote, "higher with fewer bins",
+                 f"mean variance at K = 1 above K = {few} (values: K = 1 per seed)", "packets^2", fewer_worse("variance")),
+        measured(st, "few-bins-more-starved", f"... and starvation (K = 1 vs K = {few})", quote, "higher with fewer bins",
+                 f"mean starved fraction at K = 1 above K = {few} (values: K = 1 per seed)", "fraction", fewer_worse("starved")),
+        measured(st, "dozen-bins-enough", f"A few dozen bins are enough: K = {few} within 25 % of K = {ks[-1]}", enough, "enough",
+                 f"(var(K={few}) - var(K={ks[-1]})) / var(K={ks[-1]}) <= 0.25", "relative difference", rel_variance),
+        measured(st, "dozen-bins-starvation", f"... and for starvation: K = {few} within 0.02 of K = {ks[-1]}", enough, "enough",
+                 "difference of starved fractions <= 0.02", "fraction", starved_gap),
     ]
 
 
 register(Reproduction("hcf-bins", PAPER, "fig. 8", "unfairness and starvation against the number of bins K",
-                      plan_bins, analyze_bins))
+                      plan_bins, analyze_bins, LONG_READINGS))
 
 PERIODS_FULL_US = [100, 1000, 10000, 100000, 1000000]
 PERIODS_QUICK_US = [1000, 100000]
@@ -327,20 +457,27 @@ def analyze_period(st: Study) -> List[Claim]:
     ps = PERIODS_QUICK_US if st.quick else PERIODS_FULL_US
     _sweep_plot(st, "period_us", ps, "fixed priority period (us)", "HCF paper fig. 9: fixed vs dynamic priority period", True,
                 baselines=[("dynamic period", "hcf")])
-    vd = st.metric("throughput_variance_pkts", period_us="baseline")
-    sd = st.metric("starved_fraction", period_us="baseline")
-    vbest = min(mean(st.metric("throughput_variance_pkts", period_us=p)) for p in ps)
-    sbest = min(mean(st.metric("starved_fraction", period_us=p)) for p in ps)
+    quote = "Simulations show that the dynamic priority period fares better than any of the fixed period values"
+
+    def better(measure):
+        def fn(get):
+            dyn = mean(get(measure, period_us="baseline"))
+            best = min(mean(get(measure, period_us=p)) for p in ps)
+            return [dyn - best], dyn < best
+        return fn
+
     return [
-        Claim("dynamic-beats-fixed-variance", "The dynamic period has lower unfairness than any fixed period", "better",
-              [mean(vd) - vbest], mean(vd) < vbest, "dynamic variance below the best fixed period's", "packets^2"),
-        Claim("dynamic-beats-fixed-starvation", "... and no more starvation than any fixed period", "better",
-              [mean(sd) - sbest], mean(sd) <= sbest, "dynamic starved fraction not above the best fixed period's", "fraction"),
+        measured(st, "dynamic-beats-fixed-variance", "The dynamic period has lower unfairness than any fixed period", quote,
+                 "better", "dynamic variance below the best fixed period's (values: dynamic - best fixed)", "packets^2",
+                 better("variance")),
+        measured(st, "dynamic-beats-fixed-starvation", "... and lower starvation than any fixed period", quote, "better",
+                 "dynamic starved fraction below the best fixed period's (values: dynamic - best fixed)", "fraction",
+                 better("starved")),
     ]
 
 
 register(Reproduction("hcf-period", PAPER, "fig. 9", "fixed priority periods against the dynamic period",
-                      plan_period, analyze_period))
+                      plan_period, analyze_period, LONG_READINGS))
 
 
 # --- figure 10: short flows over long flows ----------------------------------------------------
@@ -373,17 +510,23 @@ def analyze_shortflows(st: Study) -> List[Claim]:
         ax.set_xlabel("transfer latency (s)")
         ax.set_title(f"{c[5:]}-packet flows")
         ax.legend()
-        p99 = {}
-        for q in QDISCS:
+        def quantile(q, level):
             per_seed = []
             for s in sorted(set(flows["seed"])):
                 g = flows[(flows["group"] == c) & (flows["qdisc"] == q) & (flows["seed"] == s)]["fct_s"].fillna(np.inf)
-                per_seed.append(float(np.quantile(g, 0.95)) if len(g) else float("nan"))
-            p99[q] = per_seed
-        diff = [a - b for a, b in zip(p99["droptail"], p99["hcf"])]
-        claims.append(Claim(f"tail-{c}", f"HCF has lower odds of long transfer latencies ({c[5:]}-packet flows, 95th percentile)",
-                            "lower tail with HCF", diff, mean(p99["hcf"]) < mean(p99["droptail"]),
-                            "95th-percentile latency under HCF below FIFO's (mean over seeds)", "s"))
+                per_seed.append(float(np.quantile(g, level)) if len(g) else float("nan"))
+            return per_seed
+
+        for level, cid, what, quote in (
+                (0.5, "median", "often lower transfer latencies (median)",
+                 "The plots show that HCF switches often provide a lower transfer latency than the FIFO switch"),
+                (0.95, "tail", "lower odds of long transfer latencies (95th percentile)",
+                 "More significantly, they have lower odds of having long transfer latencies")):
+            f, h = quantile("droptail", level), quantile("hcf", level)
+            claims.append(Claim(f"{cid}-{c}", f"HCF: {what}, {c[5:]}-packet flows", "lower with HCF",
+                                [a - b for a, b in zip(f, h)], mean(h) < mean(f),
+                                f"{level:.0%} quantile of the latency under HCF below FIFO's (mean over seeds; "
+                                "values: FIFO - HCF per seed)", "s", quote=quote))
     axes[0].set_ylabel("CDF")
     fig.suptitle("HCF paper fig. 10: short flows over 100 long flows, B = 10")
     save_figure(fig, st)
@@ -391,4 +534,4 @@ def analyze_shortflows(st: Study) -> List[Claim]:
 
 
 register(Reproduction("hcf-shortflows", PAPER, "fig. 10", "transfer latency CDFs of short flows over long flows",
-                      plan_shortflows, analyze_shortflows))
+                      plan_shortflows, analyze_shortflows, MIX_READINGS))

@@ -12,7 +12,13 @@ claims are those statements, each checked by a stated criterion over the server 
 
 ExpressPass (``incast.transport = "xpass"`` over the same DropTail buffer, labelled
 ``qdisc = "xpass"``) runs beside them, at the server counts of :data:`XPASS_MAX_SERVERS`: its rows
-are not the HCF paper's; its claims are ExpressPass's own (no data loss, every request answered).
+are not the HCF paper's; its claims are ExpressPass's own (no data loss, every request answered),
+marked ``scope = "beyond"``.
+
+The block goodput is "the size of the transmitted data (block size) divided by the longest
+finish time (latency) of the flow": the default runs 20 requests on persistent connections (5
+for the 80 MB blocks) and divides the blocks by the sum of the rounds' times; ``READINGS`` try one
+block per run, on connections held or opened by the request, and the HCF rule sets.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List
 
-from dcfair.reproduce import Claim, Reproduction, Study, mean, pyplot, register, save_figure
+from dcfair.reproduce import Claim, Reading, Reproduction, Study, mean, pyplot, register, save_figure
+from dcfair.reproduce.hcf import RULE_READINGS
 from dcfair.runner import Point
 
 PAPER = "HCF (paper 000)"
@@ -35,6 +42,22 @@ XPASS = [("queue.kind", "droptail"), ("incast.transport", "xpass"), ("routing.mo
 #: client's credit shaper: at 10 Gbps with a 20 us RTT and 80 MB blocks (nextgen) 200 servers
 #: cost about 10 M credits per simulated second over 0.32 s per seed (docs/mechanisms/expresspass.md).
 XPASS_MAX_SERVERS = {"typical": 200, "nextgen": 16, "fixed": 200}
+
+#: The readings the incast claims are tried under: the HCF rule sets, and the block goodput as
+#: the text defines it, one block per run, on connections held from before the request or
+#: opened by it (N flows starting together: the incast simulation of the literature).
+TCP_ONLY = (("qdisc", ("droptail", "hcf")),)
+READINGS = RULE_READINGS + (
+    Reading("one-block", "one block per run, so that the block goodput is exactly the text's: the block over the "
+            "longest finish time (connections opened before the request)", (("incast.rounds", 1),)),
+    Reading("fresh-connections", "one block per run, each server on a connection the request opens (handshake, data, "
+            "FIN): N flows that start together", (("incast.rounds", 1), ("incast.connection", "per_request")), TCP_ONLY),
+    # Not a reading of the paper (which splits the buffer evenly): a test of the cause of HCF's
+    # losses in a synchronized burst, its LP half filling first (docs/mechanisms/hcf.md).
+    Reading("lp-three-quarters", "diagnostic, not the paper's setting: LP gets three quarters of the buffer "
+            "(hp_fraction 0.25), to test whether HCF loses a burst because its LP half fills first",
+            (("queue.hcf.hp_fraction", 0.25),), (("qdisc", "hcf"),)),
+)
 
 SERVERS_FULL = [1, 2, 4, 8, 16, 25, 32, 48, 64, 100, 128, 160, 200]
 SERVERS_QUICK = [4, 64]
@@ -116,6 +139,12 @@ def _better(c, ns, pick) -> List[float]:
     return [c["hcf"]["goodput"][i] - c["droptail"]["goodput"][i] for i, n in enumerate(ns) if pick(n)]
 
 
+def _rel(c, ns, pick) -> List[float]:
+    """Per server count: (HCF - FIFO) / FIFO goodput, for the counts `pick` selects."""
+    return [(c["hcf"]["goodput"][i] - c["droptail"]["goodput"][i]) / c["droptail"]["goodput"][i]
+            for i, n in enumerate(ns) if pick(n) and c["droptail"]["goodput"][i]]
+
+
 #: The switch buffer of every incast setting (packets): all answers' requests fit it at once up
 #: to this many servers.
 BUFFER_PKTS = 32
@@ -136,24 +165,28 @@ def _xpass_claims(st: Study, ns, rounds: int) -> List[Claim]:
         Claim("xpass-no-drops-within-buffer", f"ExpressPass loses no packet at the bottleneck up to {BUFFER_PKTS} servers "
               f"(here {min(small)} to {max(small)})", "0 (ExpressPass paper: no data loss)", drops_small,
               bool(small) and all(d == 0 for d in drops_small), f"bottleneck drops == 0 in every run with <= {BUFFER_PKTS} servers",
-              "packets"),
+              "packets", scope="beyond"),
         Claim("xpass-no-drops", f"ExpressPass loses no packet at the bottleneck at any count ({min(xn)} to {max(xn)} servers)",
               "0 (ExpressPass paper: no data loss)", drops, all(d == 0 for d in drops),
-              "bottleneck drops == 0 in every run (credit requests and stops count: they are not credit-scheduled)", "packets"),
+              "bottleneck drops == 0 in every run (credit requests and stops count: they are not credit-scheduled)", "packets",
+              scope="beyond"),
         Claim("xpass-rounds-complete", "ExpressPass answers every request", f"{rounds} rounds", done,
-              all(r == rounds for r in done), f"rounds_completed == {rounds} in every run", "rounds"),
+              all(r == rounds for r in done), f"rounds_completed == {rounds} in every run", "rounds", scope="beyond"),
     ]
 
 
-def _rounds(st: Study) -> int:
-    return int(dict(st.rows()[0]["point"].overrides)["incast.rounds"])
+def _rounds(st: Study, qdisc: str = "xpass") -> int:
+    """Requests per run of the ``qdisc`` runs (a reading may change them for some runs only)."""
+    rows = st.rows(qdisc=qdisc) or st.rows()
+    return int(dict(rows[0]["point"].overrides)["incast.rounds"])
 
 
 def _starvation_claim(c, ns, fig: str) -> Claim:
     d = [c["droptail"]["starvation"][i] - c["hcf"]["starvation"][i] for i in range(len(ns))]
     share = sum(x > 0 for x in d) / len(d)
     return Claim(f"starvation-{fig}", "In most cases the maximal starvation time with HCF is smaller", "most server counts",
-                 d, share > 0.5, "FIFO minus HCF max starvation > 0 for more than half the server counts", "s")
+                 d, share > 0.5, "FIFO minus HCF max starvation > 0 for more than half the server counts", "s",
+                 quote="In most cases, the maximal starvation time in the HCF-queue based switch is smaller")
 
 
 def analyze_typical(st: Study) -> List[Claim]:
@@ -162,16 +195,28 @@ def analyze_typical(st: Study) -> List[Claim]:
     _figure(st, ns, c, "HCF paper figs. 2a/3a: incast in a typical data center (1 Gbps, 1 MB blocks)")
     d_all = _better(c, ns, lambda n: True)
     d_few = _better(c, ns, lambda n: n < 25)
+    d_mid = _rel(c, ns, lambda n: 25 <= n <= 100)
     d_many = _better(c, ns, lambda n: n > 100)
     claims = [
         Claim("most-counts", "HCF outperforms FIFO over most flow numbers", "most server counts", d_all,
-              sum(x > 0 for x in d_all) / len(d_all) > 0.5, "HCF goodput above FIFO's for more than half the counts", "bit/s"),
+              sum(x > 0 for x in d_all) / len(d_all) > 0.5, "HCF goodput above FIFO's for more than half the counts", "bit/s",
+              quote="HCF outperforms FIFO over most flow numbers"),
         Claim("few-servers", "Below 25 servers HCF's fairness improves the goodput", "HCF better", d_few,
-              bool(d_few) and mean(d_few) > 0, "mean HCF - FIFO goodput over counts < 25 is positive", "bit/s"),
+              bool(d_few) and mean(d_few) > 0, "mean HCF - FIFO goodput over counts < 25 is positive", "bit/s",
+              quote="below 25 servers (flows), the size of each flow is long enough, so the influence of HCF on fairness "
+                    "is noticeable"),
     ]
+    if d_mid:
+        claims.append(Claim("preservation", "Between 25 and 100 servers HCF and FIFO are alike", "alike", d_mid,
+                            all(abs(x) <= 0.1 for x in d_mid), "|HCF - FIFO| / FIFO goodput <= 0.1 at every count in "
+                            "[25, 100] (values: per count)", "ratio",
+                            quote="between 25-100 servers, the flow lengths are too small to notice the influence of HCF "
+                                  "on fairness"))
     if d_many:
         claims.append(Claim("many-servers", "Above 100 servers HCF balances drops and timeouts: goodput recovers", "HCF better",
-                            d_many, mean(d_many) > 0, "mean HCF - FIFO goodput over counts > 100 is positive", "bit/s"))
+                            d_many, mean(d_many) > 0, "mean HCF - FIFO goodput over counts > 100 is positive", "bit/s",
+                            quote="above 100 servers, the large number of flows causes increased congestion in both FIFO "
+                                  "and HCF, but the HCF credit mechanism balances the packet drops across the flows"))
     claims.append(_starvation_claim(c, ns, "3a"))
     return claims + _xpass_claims(st, ns, _rounds(st))
 
@@ -183,33 +228,49 @@ def analyze_nextgen(st: Study) -> List[Claim]:
     d = _better(c, ns, lambda n: True)
     return [
         Claim("whole-range", "HCF outperforms FIFO over the whole range", "every server count", d,
-              all(x > 0 for x in d), "HCF goodput above FIFO's at every count", "bit/s"),
+              all(x > 0 for x in d), "HCF goodput above FIFO's at every count", "bit/s",
+              quote="As in the previous case, HCF outperforms FIFO over the whole range"),
         _starvation_claim(c, ns, "3b"),
     ] + _xpass_claims(st, ns, _rounds(st))
+
+
+#: "A small number of flows" in figure 2c: 2 to 16 servers (one server is the same in both).
+FEW = (2, 16)
 
 
 def analyze_fixed(st: Study) -> List[Claim]:
     ns = _servers(st)
     c = _curves(st, ns)
     _figure(st, ns, c, "HCF paper figs. 2c/3c: incast with fixed 10 KB per server (1 Gbps)")
-    big, small = ns[-1], ns[0]
-    d_big = _better(c, ns, lambda n: n == big)
-    d_small = _better(c, ns, lambda n: n == small)
+    few = [n for n in ns if FEW[0] <= n <= FEW[1]] or [ns[0]]
+    many = [n for n in ns if n > 100] or [ns[-1]]
+    d_many = _better(c, ns, lambda n: n in many)
+    d_few = _better(c, ns, lambda n: n in few)
+    drops = [mean(st.metric("drops", qdisc="hcf", servers=n)) - mean(st.metric("drops", qdisc="droptail", servers=n))
+             for n in few]
+    quote = "We see that HCF outperforms FIFO only for a large number of flows"
     return [
-        Claim("large-n", f"HCF outperforms FIFO only for a large number of flows (here {big})", "HCF better", d_big,
-              d_big[0] > 0, f"HCF goodput above FIFO's at {big} servers", "bit/s"),
-        Claim("small-n", f"For few flows HCF is no better: it drops more to keep HP room (here {small})", "HCF not better",
-              d_small, d_small[0] <= 0, f"HCF goodput not above FIFO's at {small} servers", "bit/s"),
+        Claim("large-n", f"HCF outperforms FIFO for a large number of flows (more than 100: {', '.join(map(str, many))})",
+              "HCF better", d_many, mean(d_many) > 0, "mean HCF - FIFO goodput over counts > 100 is positive", "bit/s",
+              quote=quote),
+        Claim("small-n", f"For few flows ({FEW[0]} to {FEW[1]} servers) HCF is no better than FIFO", "HCF not better",
+              d_few, all(x <= 0 for x in d_few), f"HCF goodput not above FIFO's at every count in [{FEW[0]}, {FEW[1]}]",
+              "bit/s", quote=quote),
+        Claim("small-n-more-drops", f"For few flows ({FEW[0]} to {FEW[1]} servers) HCF drops more packets than FIFO",
+              "more drops", drops, mean(drops) > 0, "HCF's drops above FIFO's, means over seeds summed over the counts in "
+              f"[{FEW[0]}, {FEW[1]}] (values: HCF - FIFO per count)", "packets",
+              quote="the HCF buffer space is not fully utilized, because HCF drops more packets then FIFO (to save space "
+                    "for HP packets)"),
         _starvation_claim(c, ns, "3c"),
     ] + _xpass_claims(st, ns, _rounds(st))
 
 
 register(Reproduction("hcf-incast-typical", PAPER, "figs. 2a, 3a",
                       "incast block goodput and maximal starvation vs servers, typical data center",
-                      _plan("typical", 20, 5), analyze_typical))
+                      _plan("typical", 20, 5), analyze_typical, READINGS))
 register(Reproduction("hcf-incast-nextgen", PAPER, "figs. 2b, 3b",
                       "incast block goodput and maximal starvation vs servers, next-generation data center",
-                      _plan("nextgen", 5, 2), analyze_nextgen))
+                      _plan("nextgen", 5, 2), analyze_nextgen, READINGS))
 register(Reproduction("hcf-incast-fixed", PAPER, "figs. 2c, 3c",
                       "incast block goodput and maximal starvation vs servers, fixed 10 KB per server",
-                      _plan("fixed", 20, 5), analyze_fixed))
+                      _plan("fixed", 20, 5), analyze_fixed, READINGS))

@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Sequence
 
-from dcfair.reproduce import Claim, Reproduction, Study, mean, pyplot, register, save_figure
+from dcfair.reproduce import Claim, Reading, Reproduction, Study, mean, pyplot, register, save_figure, within_factor
 from dcfair.runner import Point
 
 PAPER = "TCP Outcast (paper 004)"
@@ -89,6 +89,31 @@ def group_throughput(st: Study, t_end: float, **labels) -> Dict[str, List[float]
     return out
 
 
+def group_throughput_between(st: Study, t0: float, t1: float, **labels) -> Dict[str, List[float]]:
+    """Per group, per seed: mean per-flow goodput (bits/s) over ``[t0, t1]`` (from the sampled
+    delivered bytes)."""
+    import pandas as pd
+
+    out: Dict[str, List[float]] = {}
+    for r in st.rows(**labels):
+        d = Path(r["dir"])
+        flows = pd.read_csv(d / "flows.csv")
+        ts = pd.read_csv(d / "timeseries.csv")
+        ts = ts[ts["metric"] == "delivered_bytes"]
+        a = ts["time_s"][ts["time_s"] <= t0 + 1e-12].max()
+        b = ts["time_s"][ts["time_s"] <= t1 + 1e-12].max()
+        va = ts[ts["time_s"] == a].set_index("flow_id")["value"]
+        vb = ts[ts["time_s"] == b].set_index("flow_id")["value"]
+        for g, sub in flows[flows["kind"] == "tcp"].groupby("group"):
+            got = (vb.reindex(sub["flow_id"]).fillna(0) - va.reindex(sub["flow_id"]).fillna(0)).mean()
+            out.setdefault(g, []).append(float(got) * 8 / (b - a))
+    return out
+
+
+def _shares(g: Dict[str, List[float]], group: str = "two_hop") -> List[float]:
+    return [x / y if y else float("nan") for x, y in zip(g[group], g["six_hop"])]
+
+
 def instantaneous(run_dir: Path):
     """Per flow: goodput (Mbit/s) over each sample interval, as a DataFrame (time x flow)."""
     import pandas as pd
@@ -126,9 +151,46 @@ def _bars(ax, st: Study, key: str, values, title: str, fmt=str, **fixed):
     ax.legend(fontsize=7)
 
 
-def _ratio_claim(cid, text, paper, vals, lo, hi, unit="share"):
-    m = mean(vals)
-    return Claim(cid, text, paper, vals, lo <= m <= hi, f"mean share in [{lo:g}, {hi:g}]", unit)
+#: "About N times less": a share within this factor of 1/N. (A factor 2 would count a fair
+#: share, 1, as "about 2x less".)
+ABOUT = 1.5
+
+
+def about_times_less(cid: str, text: str, quote: str, n: float, vals) -> Claim:
+    """The 2-hop flow gets "about ``n`` x" less than a 6-hop flow: the mean share within a
+    factor :data:`ABOUT` of 1/n."""
+    return Claim(cid, text, f"1/{n:g} = {1 / n:.3g}", vals, within_factor(mean(vals), 1 / n, ABOUT),
+                 f"mean share within a factor {ABOUT:g} of 1/{n:g}: [{1 / (ABOUT * n):.3g}, {ABOUT / n:.3g}]", "share",
+                 quote=quote)
+
+
+def clearly_below(vals, level: float) -> bool:
+    """The mean of ``vals`` is below ``level`` by more than twice its standard error (an
+    unfairness the seeds agree on, not one seed's luck)."""
+    from dcfair.reproduce import clearly_lower
+
+    return clearly_lower(vals, [level])
+
+
+def unfair(cid: str, text: str, quote: str, vals, paper: str = "below 1") -> Claim:
+    """The Outcast unfairness "persists" or "occurs": the 2-hop flow's share is clearly below 1."""
+    return Claim(cid, text, paper, vals, clearly_below(vals, 1.0),
+                 "mean share below 1 by more than 2 standard errors over the seeds", "share", quote=quote)
+
+
+def fair(cid: str, text: str, quote: str, vals, paper: str = "about 1") -> Claim:
+    """An "almost equal" / "fair" share: the mean share within a factor 1.25 of 1."""
+    return Claim(cid, text, paper, vals, within_factor(mean(vals), 1.0, 1.25), "mean share in [0.8, 1.25]", "share",
+                 quote=quote)
+
+
+#: Readings the testbed cases are tried under.
+TESTBED_TCP = Reading("testbed-tcp", "the testbed's Linux TCP: CUBIC with SACK (its testbed ran BIC and CUBIC; "
+                      "its ns-2 runs NewReno)", (("tcp.cc", "cubic"), ("tcp.sack", True)))
+NS2_RTO = Reading("ns2-min-rto", "ns-2's default minimum RTO of 200 ms instead of the 2 ms the paper set",
+                  (("tcp.min_rto_ms", 200.0),))
+DELAYED_ACK = Reading("delayed-ack", "delayed ACKs at the receiver (Linux's default)", (("tcp.delayed_ack", True),))
+CASE_READINGS = (TESTBED_TCP, NS2_RTO, DELAYED_ACK)
 
 
 # --- case I: one 2-hop flow against 2, 6, 12 six-hop flows (figure 3) ---------------------------
@@ -171,24 +233,76 @@ def analyze_case1(st: Study) -> List[Claim]:
     save_figure(fig, st)
     st.table = _share_table(st, "six", CASE1_N)
 
-    s12, s6 = share(st, qdisc="droptail", six=12), share(st, qdisc="droptail", six=6)
-    early2 = [a / b for a, b in zip(group_throughput(st, 0.1, qdisc="droptail", six=2)["two_hop"],
-                                    group_throughput(st, 0.1, qdisc="droptail", six=2)["six_hop"])]
+    s2, s6, s12 = (share(st, qdisc="droptail", six=n) for n in CASE1_N)
+    g01 = group_throughput(st, 0.1, qdisc="droptail", six=2)
+    early2 = [a / b for a, b in zip(g01["two_hop"], g01["six_hop"])]
+    overall = "Overall, the aggregate throughput of flow 1 is 2x and 7x worse than the average throughput of the six " \
+              "and twelve 6-hop flows, respectively"
     return [
-        Claim("twelve-several-times-less", "DropTail, 1 vs 12: the 2-hop flow gets several times less than a 6-hop flow",
-              "1/7 (7x less)", s12, mean(s12) <= 1 / 3, "mean share <= 1/3", "share"),
-        _ratio_claim("twelve-about-7x", "DropTail, 1 vs 12: about 7x less", "1/7 = 0.14", s12, 1 / 14, 2 / 7),
-        _ratio_claim("six-about-2x", "DropTail, 1 vs 6: about 2x less", "1/2", s6, 1 / 4, 1.0),
-        Claim("two-early-advantage", "DropTail, 1 vs 2: the 2-hop flow gets at least an average share in the first 0.1 s",
-              "higher than average in the beginning", early2, mean(early2) >= 1.0, "mean share over [0, 0.1 s] >= 1", "share"),
-        Claim("worse-with-more", "The 2-hop flow's share falls as 6-hop flows are added (2 -> 12)", "falls",
-              share(st, qdisc="droptail", six=2) + s12, mean(s12) < mean(share(st, qdisc="droptail", six=2)),
-              "mean share with 12 below mean share with 2", "share"),
+        about_times_less("twelve-about-7x", "DropTail, 1 vs 12: the 2-hop flow gets about 7x less than a 6-hop flow",
+                         overall, 7, s12),
+        about_times_less("six-about-2x", "DropTail, 1 vs 6: about 2x less", overall, 2, s6),
+        Claim("two-early-advantage", "DropTail, 1 vs 2: the 2-hop flow gets more than an average share in the first 0.1 s",
+              "higher than average in the beginning", early2, mean(early2) > 1.0, "mean share over [0, 0.1 s] above 1", "share",
+              quote="with two 6-hop flows, flow 1 gets higher than average share in the beginning"),
+        Claim("worse-with-more", "The 2-hop flow's share falls as 6-hop flows are added (2, 6, 12)", "falls",
+              [mean(s2), mean(s6), mean(s12)], mean(s2) > mean(s6) > mean(s12),
+              "mean share with 2 above that with 6, above that with 12 (values: the three means)", "share",
+              quote="as we increase the number of long-distance flows to six and twelve, flow 1's throughput becomes "
+                    "increasingly worse and practically starves"),
     ]
 
 
 register(Reproduction("outcast-case1", PAPER, "fig. 3", "case I: one 2-hop flow against 2, 6 and 12 six-hop flows",
-                      plan_case1, analyze_case1))
+                      plan_case1, analyze_case1, CASE_READINGS))
+
+
+# --- figure 2: fifteen flows, from 2, 4 and 6 hops ---------------------------------------------
+
+#: Flow f1 from h1 (2 hops), f2 and f3 from h2 and h3 (4 hops), f4 .. f15 from the other pods.
+FOUR_HOP = [("groups.four_hop.count", 2), ("groups.four_hop.src", '["h2", "h3"]'), ("groups.four_hop.dst", "h0"),
+            ("groups.four_hop.start_max_s", 0.001)]
+
+
+def plan_fig2(quick: bool) -> List[Point]:
+    return [_pt(q, s, FOUR_HOP, flows=15) for q in _qdiscs(quick) for s in _seeds(quick)]
+
+
+def share_of(st: Study, group: str, **labels) -> List[float]:
+    """Per seed: mean throughput of ``group``'s flows / mean 6-hop flow throughput."""
+    a = st.metric(f"throughput_bps_{group}", **labels)
+    b = st.metric("throughput_bps_six_hop", **labels)
+    return [x / y if y else float("nan") for x, y in zip(a, b)]
+
+
+def analyze_fig2(st: Study) -> List[Claim]:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(8, 4))
+    qs = [q for q in ALL_QDISCS if st.rows(qdisc=q)]
+    w = 0.8 / 3
+    for i, g in enumerate(("two_hop", "four_hop", "six_hop")):
+        ax.bar([j + i * w for j in range(len(qs))], [mean(st.metric(f"throughput_bps_{g}", qdisc=q)) / 1e6 for q in qs],
+               width=w, label=f"mean {g.replace('_', '-')} flow")
+    ax.set_xticks([j + w for j in range(len(qs))], [NAMES.get(q, q) for q in qs], fontsize=7)
+    ax.set_ylabel("mean goodput over 0.5 s (Mbit/s)")
+    ax.set_title("TCP Outcast fig. 2: 15 flows to one receiver (1 at 2 hops, 2 at 4, 12 at 6)", fontsize=9)
+    ax.legend(fontsize=7)
+    save_figure(fig, st)
+    st.table = [{"qdisc": q, "two_over_six": round(mean(share_of(st, "two_hop", qdisc=q)), 4),
+                 "four_over_six": round(mean(share_of(st, "four_hop", qdisc=q)), 4), "seeds": len(st.rows(qdisc=q))}
+                for q in qs]
+    return [
+        about_times_less("f1-7-8x", "DropTail: flow f1 (2 hops) gets 7 to 8x less than flows f4-f15 (6 hops)",
+                         "Flow f1 which has the shortest RTT achieves significantly lesser aggregate throughput than any "
+                         "of f4-f15—almost 7-8x lower", 7.5, share_of(st, "two_hop", qdisc="droptail")),
+        about_times_less("f2-f3-2x", "DropTail: flows f2 and f3 (4 hops) get about 2x less than f4-f15",
+                         "Flows f2 and f3 also achieve lesser throughput (about 2x) than f4-f15", 2,
+                         share_of(st, "four_hop", qdisc="droptail")),
+    ]
+
+
+register(Reproduction("outcast-fig2", PAPER, "fig. 2", "fifteen flows to one receiver: 1 at 2 hops, 2 at 4, 12 at 6",
+                      plan_fig2, analyze_fig2, CASE_READINGS))
 
 
 # --- case II: 10, 20, 30 flows per host at 1:12 (figure 4) --------------------------------------
@@ -211,17 +325,17 @@ def analyze_case2(st: Study) -> List[Claim]:
     save_figure(fig, st)
     st.table = _share_table(st, "per_host", ms)
     s10 = share(st, qdisc="droptail", per_host=10)
-    claims = [_ratio_claim("ten-per-host-3x", "DropTail, 10 flows per host (10 vs 120): the 2-hop host gets about 3x less",
-                           "1/3", s10, 1 / 6, 2 / 3)]
+    claims = [about_times_less("ten-per-host-3x", "DropTail, 10 flows per host (10 vs 120): the 2-hop flows get about 3x less",
+                               "the average throughput of the 2-hop flows is 3x worse than that of the 120 6-hop flows", 3, s10)]
     for m in ms[1:]:
-        s = share(st, qdisc="droptail", per_host=m)
-        claims.append(Claim(f"persists-{m}", f"DropTail, {m} flows per host: the unfairness persists", "below 1", s,
-                            mean(s) <= 2 / 3, "mean share <= 2/3", "share"))
+        claims.append(unfair(f"persists-{m}", f"DropTail, {m} flows per host: the unfairness persists",
+                             "We see that the similar unfairness persists even in this scenario",
+                             share(st, qdisc="droptail", per_host=m)))
     return claims
 
 
 register(Reproduction("outcast-case2", PAPER, "fig. 4", "case II: 10, 20 and 30 flows per host at 1:12",
-                      plan_case2, analyze_case2))
+                      plan_case2, analyze_case2, CASE_READINGS))
 
 
 # --- case III: staggered starts (figure 5) ------------------------------------------------------
@@ -252,16 +366,28 @@ def analyze_case3(st: Study) -> List[Claim]:
     st.table = _share_table(st, "offset", CASE3_OFFSETS)
     before = share(st, qdisc="droptail", offset=-0.1)
     after = share(st, qdisc="droptail", offset=0.1) + share(st, qdisc="droptail", offset=0.2)
+    # the head-start run: all flows are active from 0.2 s; its share over the first and the
+    # second half of the 0.5 s that follow
+    first = _shares(group_throughput_between(st, CASE3_SIX_START, CASE3_SIX_START + 0.25, qdisc="droptail", offset=-0.1))
+    second = _shares(group_throughput_between(st, CASE3_SIX_START + 0.25, CASE3_SIX_START + 0.5, qdisc="droptail",
+                                              offset=-0.1))
     return [
-        Claim("head-start-no-help", "DropTail: a 100 ms head start does not save the 2-hop flow", "significantly lower",
-              before, mean(before) <= 0.5, "mean share <= 1/2 over the 0.5 s when all are active", "share"),
-        Claim("late-start-starves", "DropTail: starting 100 or 200 ms after the 6-hop flows, the 2-hop flow gets much less",
-              "significantly lower", after, mean(after) <= 0.5, "mean share <= 1/2", "share"),
+        unfair("head-start-no-help", "DropTail: a 100 ms head start does not save the 2-hop flow",
+               "the 2-hop flow obtains significantly lower throughput even if it starts 100ms before the 6-hop flows",
+               before, "significantly lower"),
+        unfair("late-start-starves", "DropTail: starting 100 or 200 ms after the 6-hop flows, the 2-hop flow gets less",
+               "we stagger the start time of the 2-hop flow to be 100ms before, 100ms after, and 200ms after the 6-hop flows",
+               after, "lower"),
+        Claim("disparity-grows", "DropTail, 100 ms head start: the disparity grows with time (share lower in the second "
+              "half of the 0.5 s than in the first)", "grows", [mean(first), mean(second)], mean(second) < mean(first),
+              "mean share over [0.45, 0.7] s below that over [0.2, 0.45] s (values: both)", "share",
+              quote="we can clearly observe the throughput disparity between the 2-hop flow and 6-hop flows increases "
+                    "with time"),
     ]
 
 
 register(Reproduction("outcast-case3", PAPER, "fig. 5", "case III: unsynchronized starts",
-                      plan_case3, analyze_case3))
+                      plan_case3, analyze_case3, CASE_READINGS))
 
 
 # --- case IV: distinct end points, bottleneck aggregation -> ToR (figure 6) --------------------
@@ -286,15 +412,16 @@ def analyze_case4(st: Study) -> List[Claim]:
     s = share(st, qdisc="droptail", case="IV")
     util = st.metric("utilization", qdisc="droptail", case="IV")
     return [
-        Claim("agg-bottleneck-unfair", "DropTail: the unfairness persists with distinct end points at an aggregation->ToR bottleneck",
-              "persists", s, mean(s) <= 0.5, "mean share <= 1/2", "share"),
-        Claim("agg-port-is-bottleneck", "The aggregation->ToR port is the bottleneck (saturated)", "bottleneck", util,
-              min(util) >= 0.95, "utilization of a0_0->e0_1 >= 0.95 in every run", "fraction"),
+        unfair("agg-bottleneck-unfair", "DropTail: the unfairness persists with distinct end points at an aggregation->ToR "
+               "bottleneck", "Figure 6(b) shows that unfairness persists", s, "persists"),
+        Claim("agg-port-is-bottleneck", "The aggregation->ToR port is the bottleneck (saturated): the setting is the paper's",
+              "bottleneck", util, min(util) >= 0.95, "utilization of a0_0->e0_1 >= 0.95 in every run", "fraction",
+              quote="Here, the bottleneck link lies between the aggregate switch and the ToR switch", scope="beyond"),
     ]
 
 
 register(Reproduction("outcast-case4", PAPER, "fig. 6", "case IV: distinct end points, bottleneck between aggregation and ToR",
-                      plan_case4, analyze_case4))
+                      plan_case4, analyze_case4, CASE_READINGS))
 
 
 # --- case V: background traffic (figure 7) -----------------------------------------------------
@@ -331,17 +458,23 @@ def analyze_case5(st: Study) -> List[Claim]:
     ax.legend(fontsize=8)
     save_figure(fig, st)
     st.table = _share_table(st, "background", loads)
-    s10, s20, s50 = (share(st, qdisc="droptail", background=b) for b in CASE5_LOADS)
+    s10, s20 = (share(st, qdisc="droptail", background=b) for b in CASE5_LOADS[:2])
+    late50 = _shares(group_throughput_between(st, 0.2, 0.5, qdisc="droptail", background=0.5))
+    gap = "the gap between the throughput of 2-hop flows and 6-hop flows remain 4x and 2.5x under background traffic " \
+          "of 10%, 20% of the bottleneck link capacity (1 Gbps) respectively"
     return [
-        _ratio_claim("bg10-4x", "DropTail, 10 % background: the 2-hop flow still gets about 4x less", "1/4", s10, 1 / 8, 1 / 2),
-        _ratio_claim("bg20-2.5x", "DropTail, 20 % background: about 2.5x less", "1/2.5 = 0.4", s20, 0.2, 0.8),
-        Claim("bg50-tapers", "DropTail, 50 % background: the unfairness tapers off", "near 1 (after 0.2 s)", s50,
-              mean(s50) >= 0.5, "mean share over 0.5 s >= 1/2", "share"),
+        about_times_less("bg10-4x", "DropTail, 10 % background: the 2-hop flow still gets about 4x less", gap, 4, s10),
+        about_times_less("bg20-2.5x", "DropTail, 20 % background: about 2.5x less", gap, 2.5, s20),
+        Claim("bg50-tapers", "DropTail, 50 % background: the unfairness tapers off after 0.2 s", "near 1 (after 0.2 s)",
+              late50, within_factor(mean(late50), 1.0, ABOUT),
+              f"mean share over [0.2, 0.5] s within a factor {ABOUT:g} of 1", "share",
+              quote="Only when the background traffic reaches 50% of the bottleneck link capacity, the unfairness seems to "
+                    "taper off, that too after 0.2 seconds"),
     ]
 
 
 register(Reproduction("outcast-case5", PAPER, "fig. 7", "case V: background traffic at 10, 20 and 50 %",
-                      plan_case5, analyze_case5))
+                      plan_case5, analyze_case5, CASE_READINGS))
 
 
 # --- case VI: buffer sizes, equal RTTs, more input ports (section 3.2.6) ------------------------
@@ -387,27 +520,37 @@ def analyze_case6(st: Study) -> List[Claim]:
           fmt=lambda v: v.replace("buffer ", ""))
     save_figure(fig, st)
     st.table = _share_table(st, "variant", variants)
+    from dcfair.reproduce import clearly_lower
+
     claims = []
     for kb in bufs:
-        s = share(st, qdisc="droptail", variant=f"buffer {kb} KB")
-        claims.append(Claim(f"buffer-{kb}kb", f"DropTail, {kb} KB buffers: the unfairness persists", "persists", s,
-                            mean(s) <= 0.5, "mean share <= 1/2", "share"))
-    s = share(st, qdisc="droptail", variant="equal RTTs")
-    claims.append(Claim("equal-rtts", "DropTail, equal RTTs (12 flows from one 4-hop host, 1 from the other): the single flow starves",
-                        "starved", s, mean(s) <= 0.5, "mean share <= 1/2", "share"))
-    s = share(st, qdisc="droptail", variant="3 input ports")
-    claims.append(Claim("three-ports", "DropTail, three input ports (1 / 6 / 6 flows): the Outcast problem is present",
-                        "present", s, mean(s) <= 0.5, "mean share (2-hop over the 6-hop flows through a0_0) <= 1/2", "share"))
+        claims.append(unfair(f"buffer-{kb}kb", f"DropTail, {kb} KB buffers: the unfairness persists",
+                             "we have tried with buffer sizes of 16KB and 512KB and found that the unfairness still persists"
+                             if kb in (16, 512) else "we simulated different buffer sizes of 32, 64, 128KB, and found "
+                             "similar results", share(st, qdisc="droptail", variant=f"buffer {kb} KB"), "persists"))
+    small, big = share(st, qdisc="droptail", variant=f"buffer {bufs[0]} KB"), share(st, qdisc="droptail", variant=f"buffer {bufs[-1]} KB")
+    claims.append(Claim("buffer-no-effect", f"DropTail: a larger buffer ({bufs[-1]} KB against {bufs[0]} KB) has no "
+                        "significant effect on the share", "no significant effect", [mean(small), mean(big)],
+                        not clearly_lower(small, big), f"the mean share at {bufs[-1]} KB is not above the one at {bufs[0]} KB "
+                        "by more than 2 standard errors (values: both means)", "share",
+                        quote="We found that increasing the buffer size does not have a significant effect on the TCP "
+                              "Outcast problem"))
+    claims.append(unfair("equal-rtts", "DropTail, equal RTTs (12 flows from one 4-hop host, 1 from the other): the single "
+                         "flow is starved", "We observed that the TCP Outcast problem still exists and the single flow is "
+                         "starved for throughput", share(st, qdisc="droptail", variant="equal RTTs"), "starved"))
+    claims.append(unfair("three-ports", "DropTail, three input ports (1 / 6 / 6 flows): the Outcast problem is present",
+                         "Even in this case, the TCP Outcast problem is present",
+                         share(st, qdisc="droptail", variant="3 input ports"), "present"))
     for name in CASE6_TCP:
-        s = share(st, qdisc="droptail", variant=name)
-        claims.append(Claim("tcp-" + name.lower().replace(" + ", "-").replace(" ", "-"),
-                            f"DropTail, TCP {name}: the Outcast problem occurs", "occurs (fig. 8)", s, mean(s) <= 0.5,
-                            "mean share <= 1/2", "share"))
+        claims.append(unfair("tcp-" + name.lower().replace(" + ", "-").replace(" ", "-"),
+                             f"DropTail, TCP {name}: the Outcast problem occurs",
+                             "Figure 8 depicts the occurrence of Outcast in all these scenarios",
+                             share(st, qdisc="droptail", variant=name), "occurs (fig. 8)"))
     return claims
 
 
 register(Reproduction("outcast-case6", PAPER, "section 3.2.6", "case VI: buffer sizes, equal RTTs, more input ports",
-                      plan_case6, analyze_case6))
+                      plan_case6, analyze_case6, (NS2_RTO, DELAYED_ACK)))
 
 
 # --- section 5: mitigations (figures 15, 16, table 2) -------------------------------------------
@@ -453,30 +596,57 @@ def analyze_mitigations(st: Study) -> List[Claim]:
                  "utilization": round(mean(st.metric("utilization", mitigation=m)), 4),
                  "timeouts": mean(st.metric("timeouts", mitigation=m)), "seeds": len(share(st, mitigation=m))}
                 for m in names]
+    from dcfair.reproduce import clearly_lower
+
     dt, red, sfq = share(st, mitigation="droptail"), share(st, mitigation="red"), share(st, mitigation="sfq")
-    el = share(st, mitigation="equal-length (random core)")
-    claims = [
-        Claim("droptail-baseline", "DropTail (30-packet queues): the 2-hop flow gets several times less", "1/7",
-              dt, mean(dt) <= 1 / 3, "mean share <= 1/3", "share"),
-        Claim("red-rtt-bias", "RED (5/15 packets, weight 0.002): RTT bias in favour of the 2-hop flow", "above 1",
-              red, mean(red) > 1.0, "mean share > 1", "share"),
-        _ratio_claim("sfq-fair", "SFQ (4 buckets): almost equal throughput", "about 1", sfq, 0.75, 1.33),
-        _ratio_claim("equal-length-fair", "Equal-length routing (random core): a fair share", "about 1", el, 0.75, 1.33),
-    ]
     pc = share(st, mitigation="pacing")
-    claims.append(Claim("pacing-narrows", "TCP pacing narrows the gap (7x -> 2x) but the 2-hop flow still gets less",
-                        "1/2 (from 1/7)", pc, mean(dt) < mean(pc) < 0.9,
-                        "mean share above DropTail's and below 0.9", "share"))
+    pacing_quote = "TCP pacing reduces throughput unfairness; the throughput gap between the 2-hop flow and 6-hop flows " \
+                   "is reduced from 7x (Figure 3(f)) to 2x. However, the Outcast problem remains."
+    el_quote = "We can observe that the flows get a fair throughput share which is comparable to what they achieved " \
+               "under the SFQ packet scheduling discipline"
+    claims = [
+        about_times_less("droptail-baseline", "DropTail (30-packet queues): the 2-hop flow gets about 7x less",
+                         "the throughput gap between the 2-hop flow and 6-hop flows is reduced from 7x (Figure 3(f))", 7, dt),
+        Claim("red-rtt-bias", "RED (5/15 packets, weight 0.002): RTT bias in favour of the 2-hop flow", "above 1",
+              red, clearly_lower([1.0], red), "mean share above 1 by more than 2 standard errors", "share",
+              quote="RED queuing discipline achieves RTT bias but does not provide the true throughput fairness"),
+        fair("sfq-fair", "SFQ (4 buckets): almost equal throughput",
+             "We see that SFQ achieves almost equal throughput (true fairness) between the 6-hop flows and the 2-hop flow", sfq),
+        about_times_less("pacing-2x", "TCP pacing narrows the gap from 7x to about 2x", pacing_quote, 2, pc),
+        unfair("pacing-remains", "With TCP pacing the Outcast problem remains", pacing_quote, pc, "below 1"),
+    ]
     if st.rows(mitigation="equal-length (core by dst bits)"):
-        eb = share(st, mitigation="equal-length (core by dst bits)")
-        claims.append(_ratio_claim("equal-length-dst-bits-fair", "Equal-length routing (core by destination bits): a fair share",
-                                   "about 1", eb, 0.75, 1.33))
+        claims.append(fair("equal-length-fair", "Equal-length routing, core by destination bits (the testbed's scheme): "
+                           "a fair share", el_quote, share(st, mitigation="equal-length (core by dst bits)")))
+    claims.append(fair("equal-length-random-fair", "Equal-length routing, a random core per flow: a fair share", el_quote,
+                       share(st, mitigation="equal-length (random core)")))
+    alleviate = [m for m in ("red", "sfq", "pacing", "equal-length (random core)", "equal-length (core by dst bits)")
+                 if st.rows(mitigation=m)]
+    claims.append(Claim("all-alleviate", "Every mitigation gives the 2-hop flow a larger share than DropTail",
+                        "all alleviate", [mean(share(st, mitigation=m)) for m in alleviate],
+                        all(clearly_lower(dt, share(st, mitigation=m)) for m in alleviate),
+                        f"for each of {', '.join(alleviate)}: mean share above DropTail's by more than 2 standard errors "
+                        "(values: each mitigation's mean share)", "share",
+                        quote="We find that although all approaches alleviate the TCP outcast problem"))
     return claims
+
+
+#: Readings of section 5's settings the paper leaves open.
+RED_GENTLE = Reading("red-gentle", "RED with ns-2's defaults besides the paper's three numbers: gentle, and its drop "
+                     "probability in byte mode (ns-2: gentle_ true, bytes_ true)",
+                     (("queue.red.gentle", True), ("queue.red.byte_mode", True)), (("mitigation", "red"),))
+LINUX_PACING = Reading("linux-pacing", "pacing at Linux's and ns-3's rates (200 % of cwnd/RTT in slow start, 120 % after) "
+                       "instead of cwnd/RTT", (("tcp.pacing_ss_ratio", 2.0), ("tcp.pacing_ca_ratio", 1.2)),
+                       (("mitigation", "pacing"),))
+PACKET_CORE = Reading("random-core-per-packet", "equal-length routing with a random core per packet (the paper's "
+                      "'routing each packet to a core switch randomly') instead of per flow",
+                      (("routing.core", "random_packet"),), (("mitigation", "equal-length (random core)"),))
+MITIGATION_READINGS = (NS2_RTO, TESTBED_TCP, RED_GENTLE, LINUX_PACING, PACKET_CORE)
 
 
 register(Reproduction("outcast-mitigations", PAPER, "figs. 15-16, table 2",
                       "mitigations: RED, SFQ, equal-length routing (and every dcfair discipline)",
-                      plan_mitigations, analyze_mitigations))
+                      plan_mitigations, analyze_mitigations, MITIGATION_READINGS))
 
 
 # --- section 4: consecutive drops (figures 11, 14, 16b) -----------------------------------------
@@ -520,13 +690,19 @@ def single_drop_fraction(df, group: str) -> List[float]:
 DROPS_SETTINGS = {
     "droptail, 1 flow per host": [("queue.kind", "droptail")],
     "droptail, 20 flows per host": [("queue.kind", "droptail"), ("groups.two_hop.count", 20), ("groups.six_hop.count", 240)],
+    "droptail, 30-packet queue": NS2_QUEUE + [("queue.kind", "droptail")],
     "red": NS2_QUEUE + [("queue.kind", "red")],
     "sfq": NS2_QUEUE + [("queue.kind", "sfq")],
+    "pacing": NS2_QUEUE + [("queue.kind", "droptail"), ("tcp.pacing", True)],
+    "equal-length (core by dst bits)": [("queue.kind", "droptail"), ("routing.equal_length", True), ("routing.core", "dst_bits")],
     "equal-length (random core)": [("queue.kind", "droptail"), ("routing.equal_length", True), ("routing.core", "random")],
     "hcf": [("queue.kind", "hcf")],
     "fairq": FAIRQ,
 }
-QUICK_DROPS = ("droptail, 1 flow per host", "red", "hcf")
+QUICK_DROPS = ("droptail, 1 flow per host", "red", "sfq", "pacing", "equal-length (core by dst bits)", "hcf")
+#: The input ports of the bottleneck e0_0->h0 (drop_runs.csv, by input): the 2-hop flow's host,
+#: and the aggregation switch every 6-hop flow comes down through (routing by destination bits).
+TWO_HOP_INPUT = "h1->e0_0"
 
 
 def plan_drops(quick: bool) -> List[Point]:
@@ -561,29 +737,108 @@ def analyze_drops(st: Study) -> List[Claim]:
     fig.suptitle("TCP Outcast figs. 11, 14, 16(b): runs of consecutive drops at e0_0 -> h0, 1 vs 12 flows")
     save_figure(fig, st)
     st.table = rows
-    base = drop_runs(st, setting="droptail, 1 flow per host")
-    two3, six3 = per_flow_episodes(base, "two_hop", 3), per_flow_episodes(base, "six_hop", 3)
-    red = drop_runs(st, setting="red")
-    red_single = single_drop_fraction(red, "two_hop") + single_drop_fraction(red, "six_hop")
-    claims = [
-        Claim("two-hop-longer-runs", "DropTail: the 2-hop flow suffers more episodes of 3 or more consecutive drops than a 6-hop flow",
-              "many more (fig. 11a)", [a - b for a, b in zip(two3, six3)], mean(two3) > mean(six3),
-              "per-flow episodes of >= 3 drops: 2-hop minus 6-hop > 0", "episodes"),
-        Claim("red-single-drops", "RED: more than 90 % of drop episodes are single drops, for 2-hop and 6-hop flows alike",
-              "> 0.9 (fig. 14a)", red_single, min(red_single) > 0.9 if red_single else False,
-              "every seed and group above 0.9", "fraction"),
-    ]
+    import pandas as pd
+
+    def episodes(df, group, lengths):
+        """Per seed: episodes of a run length in ``lengths`` per flow of ``group``."""
+        out = []
+        for _, d in df[df["key"] == group].groupby("seed"):
+            flows = max(1, int(d["flows"].iloc[0]))
+            out.append(float(d[d["run_length"].isin(lengths)]["episodes"].sum()) / flows)
+        return out
+
+    def share_of_length(df, group, length):
+        out = []
+        for _, d in df[df["key"] == group].groupby("seed"):
+            tot = float(d["episodes"].sum())
+            out.append(float(d[d["run_length"] == length]["episodes"].sum()) / tot if tot else float("nan"))
+        return out
+
+    def many_more(df):
+        two, six = episodes(df, "two_hop", (3, 4)), episodes(df, "six_hop", (3, 4))
+        return [a - b for a, b in zip(two, six)], mean(two) > 0 and mean(two) >= 2 * mean(six)
+
+    claims = []
+    fig11 = "the 2-hop flow experiences many more episodes of 3 and 4 consecutive packet drops than the 6-hop flows"
+    vals, ok = many_more(drop_runs(st, setting="droptail, 1 flow per host"))
+    claims.append(Claim("two-hop-longer-runs", "DropTail: the 2-hop flow suffers many more episodes of 3 and 4 consecutive "
+                        "drops than a 6-hop flow", "many more (fig. 11a)", vals, ok,
+                        "per-flow episodes of exactly 3 or 4 drops: 2-hop at least twice the 6-hop flows' (values: "
+                        "2-hop minus 6-hop per seed)", "episodes", quote=fig11))
     if st.rows(setting="droptail, 20 flows per host"):
-        many = drop_runs(st, setting="droptail, 20 flows per host")
-        t20, s20 = per_flow_episodes(many, "two_hop", 3), per_flow_episodes(many, "six_hop", 3)
-        claims.append(Claim("twenty-per-host-longer-runs", "DropTail, 20 flows per host: 2-hop flows still see more long runs",
-                            "much higher (fig. 11b)", [a - b for a, b in zip(t20, s20)], mean(t20) > mean(s20),
-                            "per-flow episodes of >= 3 drops: 2-hop minus 6-hop > 0", "episodes"))
+        vals, ok = many_more(drop_runs(st, setting="droptail, 20 flows per host"))
+        claims.append(Claim("twenty-per-host-longer-runs", "DropTail, 20 flows per host: the same trend", "unchanged (fig. 11b)",
+                            vals, ok, "as above, with 20 flows per host", "episodes",
+                            quote="This trend does not seem to change even with a larger number of flows per host"))
+
+    def input_runs(setting, inp_filter):
+        """Per seed: runs of >= 3 drops of the bottleneck's input ports that ``inp_filter`` keeps."""
+        out = []
+        for r in st.rows(setting=setting):
+            df = pd.read_csv(Path(r["dir"]) / "drop_runs.csv")
+            d = df[(df["by"] == "input") & (df["port"] == BOTTLENECK) & (df["run_length"] >= 3)]
+            out.append({k: float(g["episodes"].sum()) for k, g in d.groupby("key") if inp_filter(k)})
+        return out
+
+    per_input = input_runs("droptail, 1 flow per host", lambda k: True)
+    both = [float(sum(1 for v in x.values() if v > 0) >= 2) for x in per_input]
+    claims.append(Claim("blackout-either-port", "DropTail: either input port of the bottleneck suffers blackouts (runs of 3 "
+                        "or more consecutive drops)", "both ports (fig. 10)", both, mean(both) > 0.5,
+                        "both input ports have a run of >= 3 drops in more than half the seeds (values: 1 if both did, per "
+                        "seed)", "seeds", quote="We note that either of the input ports can experience this blackout "
+                        "phenomenon; there is no intrinsic bias against any one port"))
+    if st.rows(setting="droptail, 30-packet queue"):
+        ns2 = [x.get(TWO_HOP_INPUT, 0.0) for x in input_runs("droptail, 30-packet queue", lambda k: k == TWO_HOP_INPUT)]
+        claims.append(Claim("blackout-ns2-queue", "DropTail, ns-2's 30-packet queue: the 2-hop flow's input port suffers "
+                            "blackouts", "consecutive drops (fig. 12)", ns2, sum(x > 0 for x in ns2) > len(ns2) / 2,
+                            "runs of >= 3 drops of input h1->e0_0 in more than half the seeds (values: runs per seed)",
+                            "runs", quote="This pattern repeats and in-port1 suffers from consecutive packet drops, leading "
+                            "to an episode of port blackout"))
+    red = drop_runs(st, setting="red")
+    r2, r6 = single_drop_fraction(red, "two_hop"), single_drop_fraction(red, "six_hop")
+    claims.append(Claim("red-single-drops", "RED: more than 90 % of drop episodes are single drops, for 2-hop and 6-hop "
+                        "flows alike", "> 0.9 (fig. 14a)", r2 + r6, mean(r2) > 0.9 and mean(r6) > 0.9,
+                        "mean single-drop fraction above 0.9 for each group (values: 2-hop seeds, then 6-hop)", "fraction",
+                        quote="More than 90% of packet drop events consist of a single consecutive packet loss"))
+    claims.append(Claim("red-similar", "RED: the consecutive-drop events are similar for 2-hop and 6-hop flows", "similar",
+                        [mean(r2) - mean(r6)], abs(mean(r2) - mean(r6)) <= 0.1,
+                        "|2-hop - 6-hop| mean single-drop fraction <= 0.1", "fraction",
+                        quote="We observe that the consecutive packet drop events are similar for 2-hop and 6-hop flows"))
+    if st.rows(setting="sfq"):
+        sfq = drop_runs(st, setting="sfq")
+        s2, s6 = share_of_length(sfq, "two_hop", 2), share_of_length(sfq, "six_hop", 2)
+        claims.append(Claim("sfq-two-drops", "SFQ: 20 % of the 2-hop flow's drop events are 2 consecutive drops, more than "
+                            "the 6-hop flows'", "0.2 (fig. 14b)", s2, within_factor(mean(s2), 0.2, ABOUT) and mean(s2) > mean(s6),
+                            f"2-hop share of 2-drop episodes within a factor {ABOUT:g} of 0.2 and above the 6-hop flows'",
+                            "fraction", quote="the 2-hop flow experiences a higher percentage of consecutive packet drop "
+                            "events (20% of the time, it experiences 2 consecutive drops)"))
+    if st.rows(setting="pacing"):
+        pc = drop_runs(st, setting="pacing")
+        two, six = per_flow_episodes(pc, "two_hop", 3), per_flow_episodes(pc, "six_hop", 3)
+        claims.append(Claim("pacing-still-runs", "TCP pacing: the 2-hop flow still suffers more runs of consecutive drops",
+                            "many (fig. 14c)", [a - b for a, b in zip(two, six)], mean(two) > mean(six),
+                            "per-flow episodes of >= 3 drops: 2-hop above 6-hop (values: the difference per seed)", "episodes",
+                            quote="the 2-hop flow still experiences many consecutive packet drops"))
+    el_setting = "equal-length (core by dst bits)"
+    if st.rows(setting=el_setting):
+        el = drop_runs(st, setting=el_setting)
+        e2, e6 = single_drop_fraction(el, "two_hop"), single_drop_fraction(el, "six_hop")
+        longest = [float(d[d["episodes"] > 0]["run_length"].max()) for _, d in el.groupby("seed")]
+        claims.append(Claim("equal-length-similar-drops", "Equal-length routing (the testbed's, core by destination bits): "
+                            "similar drops for both groups, no long runs", "similar (fig. 16b)", longest,
+                            abs(mean(e2) - mean(e6)) <= 0.1 and max(longest) < 5,
+                            "|2-hop - 6-hop| single-drop fraction <= 0.1 and no run of 5 or more drops in any seed (values: "
+                            "the longest run per seed)", "drops",
+                            quote="the flows experience similar packet drops; none of the flows has to suffer a large "
+                                  "number of consecutive packet drops"))
     return claims
 
 
-register(Reproduction("outcast-drops", PAPER, "figs. 11, 14, 16(b)", "runs of consecutive drops per flow, 2-hop vs 6-hop",
-                      plan_drops, analyze_drops))
+DROPS_READINGS = (NS2_RTO, TESTBED_TCP,
+                  Reading(RED_GENTLE.id, RED_GENTLE.what, RED_GENTLE.sets, (("setting", "red"),)),
+                  Reading(LINUX_PACING.id, LINUX_PACING.what, LINUX_PACING.sets, (("setting", "pacing"),)))
+register(Reproduction("outcast-drops", PAPER, "figs. 10, 11, 12, 14, 16(b)", "runs of consecutive drops per flow and per "
+                      "input port, 2-hop vs 6-hop", plan_drops, analyze_drops, DROPS_READINGS))
 
 
 # --- section 4.3: the ON/OFF blackout drop model (figure 13) -----------------------------------
@@ -594,7 +849,7 @@ BLACKOUT_M = (0, 1, 2, 4, 6, 8, 10)
 
 
 def plan_blackout(quick: bool) -> List[Point]:
-    fs, ms = ((1, 7), (0, 1, 10)) if quick else (BLACKOUT_F, BLACKOUT_M)
+    fs, ms = ((1, 2, 7), (0, 10)) if quick else (BLACKOUT_F, BLACKOUT_M)
     dur = [("sim.duration_s", 1.0), ("measure.window_s", 0.8)] if quick else []
     return [Point.make(BLACKOUT, dur + [("flows.count", f), ("queue.blackout.drop_pkts", m)], s, qdisc="blackout", f=f, m=m)
             for f in fs for m in ms for s in _seeds(quick)]
@@ -618,16 +873,27 @@ def analyze_blackout(st: Study) -> List[Claim]:
     save_figure(fig, st)
     st.table = [{"flows": f, "m": m, "aggregate_mbps": round(mean(agg(f, m)) / 1e6, 1),
                  "timeouts": mean(st.metric("timeouts", f=f, m=m))} for f in fs for m in ms]
-    fmax, fmin, mhi = max(fs), min(fs), max(ms)
-    many = [a / b for a, b in zip(agg(fmax, mhi), agg(fmax, 1))]
-    few = [a / b for a, b in zip(agg(fmin, mhi), agg(fmin, 1))]
+    mhi = max(ms)
+    many_f = [f for f in fs if f >= 7]
+    few_f = [f for f in fs if f <= 2]
+    rel = lambda f: [a / b for a, b in zip(agg(f, mhi), agg(f, 0))]  # noqa: E731
+    many = [x for f in many_f for x in rel(f)]
+    few = [x for f in few_f for x in rel(f)]
     return [
-        Claim("many-flows-barely-hurt", f"With {fmax} flows (>= 7), blackouts of up to {mhi} drops cost little throughput",
-              "slight effect", many, mean(many) >= 0.8, f"aggregate at m = {mhi} over m = 1 >= 0.8", "ratio"),
-        Claim("few-flows-collapse", f"With {fmin} flow, long blackouts are catastrophic", "large drop", few,
-              mean(few) <= 0.5, f"aggregate at m = {mhi} over m = 1 <= 0.5", "ratio"),
+        Claim("many-flows-barely-hurt", f"With 7 or more flows ({', '.join(map(str, many_f))}), blackouts of up to {mhi} drops "
+              "cost little throughput", "slight effect", many, all(mean(rel(f)) >= 0.8 for f in many_f),
+              f"aggregate goodput at m = {mhi} at least 0.8 of m = 0 (no blackout), mean over seeds, for each f >= 7 "
+              "(values: the ratio per seed)", "ratio",
+              quote="We observe that when there are 7 or more flows, port blackout, i.e. consecutive packets drops during "
+                    "the ON state, only affects the throughput of the flows slightly, even as m grows to 10"),
+        Claim("few-flows-collapse", f"With few flows ({', '.join(map(str, few_f))}), long blackouts are catastrophic",
+              "large drop", few, all(mean(rel(f)) <= 0.5 for f in few_f),
+              f"aggregate goodput at m = {mhi} at most half of m = 0, mean over seeds, for each f <= 2 (values: the ratio "
+              "per seed)", "ratio",
+              quote="However, when there are few flows, the consecutive packet drops have a catastrophic effect on their "
+                    "throughput because of timeouts"),
     ]
 
 
 register(Reproduction("outcast-blackout", PAPER, "fig. 13", "the ON/OFF port-blackout drop model: throughput of f flows against m",
-                      plan_blackout, analyze_blackout))
+                      plan_blackout, analyze_blackout, (NS2_RTO, DELAYED_ACK)))
