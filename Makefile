@@ -28,7 +28,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 DEMO_ARGS ?=
 
-.PHONY: help install demo test test-deps testbed-deps test-rust test-py system peers validate validate-outcast validate-ns3 validate-ns3-aqm validate-all bench clean distclean
+.PHONY: help install demo test test-deps testbed-deps test-rust test-py system peers validate validate-outcast validate-ns3 validate-ns3-aqm validate-all claims claims-check bench clean distclean
 
 help:
 	@echo "make demo       install everything, then compare every discipline on the HCF paper's long flows: out/demo/report.html"
@@ -42,6 +42,7 @@ help:
 	@echo "make validate-ns3  rerun dcfair's TCP (NewReno, CUBIC, pacing) beside ns-3 3.37 on a dumbbell and refresh docs/validation.md"
 	@echo "make validate-ns3-aqm  FQ-CoDel and DCTCP beside ns-3 3.37 on a dumbbell (~2 CPU-minutes) and refresh docs/validation.md"
 	@echo "make validate-all  both"
+	@echo "make claims     every reproduction in full with every reading it declares, then every claims table and docs/claims.md"
 	@echo "make bench      time dcfair beside ns-2 (HCF long flows, k=8 fat-tree) and ns-3 (pFabric fabric) and refresh docs/performance.md"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
 
@@ -123,6 +124,8 @@ testbed-deps:
 test-rust:
 	@echo "==> $(CARGO_TEST)"
 	$(CARGO_TEST)
+	@# the engine-only driver the benchmark and validation tests call
+	cargo build --release -p dcfair-sim --example simrun
 
 test-py: install
 	@echo "==> pytest"
@@ -182,6 +185,18 @@ validate-ns3-aqm: peers
 	$(PYTHON) validation/ns3/run_aqm.py -j $(NS3_JOBS) --doc docs/validation.md
 
 validate-all: validate validate-ns3
+
+# Every reproduction in its full form, with every alternative reading it declares (--explore),
+# then every claims table of docs/mechanisms/ and docs/claims.md from their claims.json. Finished
+# runs are reused (out/reproduce/runs, keyed by the engine build and input files), so a second
+# `make claims` on the same build only redraws. docs/claims.md gives the CPU time of a cold run.
+claims: install
+	$(VENV)/bin/dcfair reproduce all --explore
+	$(PY) validation/claims_table.py
+
+# Fails (exit 1) when a generated claims section differs from its claims.json (stale docs).
+claims-check: install
+	$(PY) validation/claims_table.py --check
 
 # The whole-run benchmarks, each dcfair beside a peer in the same session (about 40 minutes on
 # 2 shared cores, most of it ns-2 on the fat-tree and ns-3 on the pFabric fabric): the HCF long

@@ -4,11 +4,13 @@
 //! The engine is everything a run's results depend on: the sources of `dcfair-core`,
 //! `dcfair-sim` and the Python binding `dcfair-py`, the workspace manifest and `Cargo.lock`.
 //!
-//! - In a git checkout whose engine files are as committed: the short hash of the last commit
-//!   that changed them (`e8e94c1`). Commits that touch only Python, docs or scenarios keep it.
-//! - In a checkout with uncommitted engine changes (or untracked engine files): that commit,
+//! - In a git checkout whose engine files are as committed: `g` and the short hash of the last
+//!   commit that changed them (`ge8e94c1`, as `git describe` names a commit; the `g` also keeps
+//!   a hash such as `753e346` from being read as a number by CSV readers). Commits that touch
+//!   only Python, docs or scenarios keep it.
+//! - In a checkout with uncommitted engine changes (or untracked engine files): that name,
 //!   `+dirty` and the first 8 hex digits of the SHA-256 of the engine's sources
-//!   (`e8e94c1+dirty.3fa9c0d2`), so two different dirty trees never share a name.
+//!   (`ge8e94c1+dirty.3fa9c0d2`), so two different dirty trees never share a name.
 //! - Outside git (an sdist, a copied tree) or without a `git` command: `src.` and the first
 //!   12 hex digits of that hash (`src.3fa9c0d2b1e4`).
 //!
@@ -82,7 +84,7 @@ fn git_label(root: &Path) -> Option<(String, bool)> {
     }
     let mut log = vec!["log", "-1", "--format=%h", "--"];
     log.extend(ENGINE_PATHS);
-    let commit = git(&log).filter(|c| !c.is_empty())?;
+    let commit = git(&log).filter(|c| !c.is_empty()).map(|c| format!("g{c}"))?;
     let mut status = vec!["status", "--porcelain", "--"];
     status.extend(ENGINE_PATHS);
     let dirty = !git(&status)?.is_empty();

@@ -20,6 +20,7 @@ from importlib import import_module
 from typing import List, Optional
 
 import dcfair
+from dcfair.commands import _options
 
 #: subcommand name -> module in dcfair.commands, in the order `--help` lists them.
 COMMANDS = {
@@ -51,6 +52,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 ok, 2 invalid input, 1 internal error. See docs/cli.md.",
     )
     parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument("--max-memory", metavar="MB", type=_options.megabytes,
+                        help="refuse (exit 2) a scenario whose estimated memory exceeds MB mebibytes (default: the "
+                        "memory this machine has available)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS.values():
         import_module(module).add_parser(sub)
@@ -91,6 +95,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         parser = build_parser()  # imports every command's module: Ctrl-C may come here too
         args = parser.parse_args(argv)  # usage errors exit 2 here
+        if args.max_memory is not None:  # read by the engine, here and in every worker
+            os.environ["DCFAIR_MAX_MEMORY_MB"] = repr(args.max_memory)
         return int(args.handler(args) or EXIT_OK)
     except BrokenPipeError:
         # stdout closed early (`dcfair run ... | head`): not an error of ours, and say nothing.

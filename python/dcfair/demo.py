@@ -36,10 +36,12 @@ SCENARIO = Path("scenarios/papers/hcf/longflows.toml")
 
 
 def default_scenario() -> Path:
-    """The scenario from the working directory, else from the source tree of this package."""
+    """The scenario from the working directory (a checkout), else the one the package carries."""
     if SCENARIO.exists():
         return SCENARIO
-    return Path(__file__).resolve().parents[2] / SCENARIO
+    from dcfair.data import PAPERS
+
+    return PAPERS / "hcf" / "longflows.toml"
 
 
 def comparison(rows: List[Dict[str, Any]], disciplines: Sequence[str]):

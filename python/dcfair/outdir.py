@@ -7,10 +7,15 @@ Rules:
   that cannot be written (permissions, a read-only file system) or a disk with less free space
   than the results will take is refused as :class:`dcfair.InvalidInput` naming the option and
   the path (exit status 2), so no computed result is lost at the write.
-- It leaves the file system as it found it: a directory it had to create to try a write is
-  removed again (``dcfair run`` creates its output directory only once the run succeeded).
+- ``dcfair run`` leaves the file system as it found it: a directory created to try a write is
+  removed again (the run creates its output directory only once it succeeded). Sweeps and
+  reproductions keep it (``keep``): they write there next, and two of them may start at once.
 - :func:`estimate_bytes` is a rough size of one run's result files, from what the engine says
   it built (flows, measured ports, sampling); the free-space check asks for it plus a margin.
+- Every file dcfair's Python side writes goes through :func:`atomic_write` (or a
+  :func:`temp_for` name and :func:`os.replace`): a temporary name of this process, then a
+  rename, so a reader never sees half a file and two processes writing the same file (two
+  sweeps into one directory) never take each other's temporary.
 """
 
 from __future__ import annotations
@@ -22,6 +27,22 @@ from typing import Any, Dict, Optional
 
 #: Free space kept beyond the estimate, bytes.
 MARGIN_BYTES = 1 << 20
+
+
+def temp_for(path: "os.PathLike[str] | str") -> Path:
+    """A temporary name beside ``path``, private to this process."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def atomic_write(path: "os.PathLike[str] | str", data) -> None:
+    """Writes ``data`` (str or bytes) to ``path`` through :func:`temp_for` and a rename."""
+    tmp = temp_for(path)
+    if isinstance(data, str):
+        tmp.write_text(data)
+    else:
+        tmp.write_bytes(data)
+    os.replace(tmp, path)
 
 
 def estimate_bytes(info: Optional[Dict[str, Any]]) -> int:
@@ -38,9 +59,10 @@ def estimate_bytes(info: Optional[Dict[str, Any]]) -> int:
     return size
 
 
-def check_out_dir(path: "os.PathLike[str] | str", key: str, need_bytes: int = 0) -> None:
+def check_out_dir(path: "os.PathLike[str] | str", key: str, need_bytes: int = 0, keep: bool = False) -> None:
     """Refuses (``InvalidInput(key, ...)``) an output directory that cannot take the results;
-    see the module rules."""
+    see the module rules. ``keep``: leave a directory it created (a sweep that writes there next,
+    and may race another one into it)."""
     from dcfair.api import InvalidInput
 
     p = Path(path)
@@ -61,9 +83,12 @@ def check_out_dir(path: "os.PathLike[str] | str", key: str, need_bytes: int = 0)
         for d in reversed(missing):
             try:
                 d.mkdir()
+            except FileExistsError:
+                continue  # made meanwhile by another process: fine
             except OSError as e:
                 raise InvalidInput(key, f"cannot create {p}: {e.strerror or e}") from None
-            made.append(d)
+            if not keep:
+                made.append(d)
         probe = p / f".dcfair-write-test-{os.getpid()}"
         try:
             with open(probe, "wb") as f:

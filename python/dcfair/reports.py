@@ -426,15 +426,43 @@ def fig_metric_vs_key(df, key: str, values: List[Any], metrics: List[str], other
                   "and every seed as a faint dot" + (f"; one line per value of {', '.join(others)}." if others else "."))
 
 
+def _sweep_table(d: Path):
+    """The sweep's table (``sweep.parquet``, else ``sweep.csv``) and notes on what was wrong;
+    :class:`dcfair.InvalidInput` naming the files when neither can be read."""
+    import pandas as pd
+
+    from dcfair.api import InvalidInput
+
+    notes = []
+    for name, read in (("sweep.parquet", pd.read_parquet), ("sweep.csv", pd.read_csv)):
+        f = d / name
+        if not f.exists():
+            continue
+        try:
+            df = read(f)
+            missing = {"seed", "run_dir"} - set(df.columns)
+            if missing:
+                raise ValueError(f"no column {', '.join(sorted(missing))}")
+            return df, notes
+        except Exception as e:  # noqa: BLE001 - a damaged table: say so, try the other
+            notes.append(f"{name} cannot be read ({type(e).__name__}: {e}); rerun the sweep's command to rewrite it")
+    raise InvalidInput(str(d), "neither sweep.parquet nor sweep.csv can be read: rerun the sweep's command, which "
+                       "rewrites them from its runs")
+
+
 def report_sweep(d: Path) -> str:
     import pandas as pd
 
     from dcfair.results import read_table
 
+    from dcfair.runner import damage
+
     meta = json.loads((d / "sweep.json").read_text())
     keys = [k for k, _ in meta["vary"]]
     values = {k: list(v) for k, v in meta["vary"]}
-    df = pd.read_parquet(d / "sweep.parquet") if (d / "sweep.parquet").exists() else pd.read_csv(d / "sweep.csv")
+    df, table_note = _sweep_table(d)
+    # runs whose files are damaged are named and left out of what is drawn from their files
+    damaged = {rd: why for rd in df["run_dir"] if (why := damage(d / rd))}
     text = (d / "scenario.toml").read_text() if (d / "scenario.toml").exists() else None
     title = meta.get("title") or f"dcfair sweep: {meta.get('scenario')}"
     body = []
@@ -446,6 +474,11 @@ def report_sweep(d: Path) -> str:
         ("seeds", ", ".join(map(str, meta.get("seeds", [])))),
         ("runs", len(df)), ("backend", meta.get("backend")), ("engine", meta.get("engine_version")),
     ])
+    for n in table_note:
+        body.append(note(n))
+    if damaged:
+        body.append(note(f"{len(damaged)} run(s) are damaged and left out of the per-flow views; rerun the sweep's "
+                         "command to repair them: " + "; ".join(f"{rd}: {why}" for rd, why in sorted(damaged.items()))))
     metrics = _sweep_metrics(df, keys)
     body.append("<h2>Summary</h2>")
     body.append(f"<p>Mean ± standard deviation over {len(meta.get('seeds', []))} seed(s); "
@@ -470,7 +503,7 @@ def report_sweep(d: Path) -> str:
         window = None
         norm = value_matcher(values[k])
         for v in values[k]:
-            g = df[df[k].map(norm) == norm(v)]
+            g = df[(df[k].map(norm) == norm(v)) & ~df["run_dir"].isin(damaged)]
             if g.empty:
                 continue
             flows = [read_table(d / rd / "flows.csv", "flows") for rd in g["run_dir"]]
@@ -564,7 +597,7 @@ def write_report(dir: "str | os.PathLike[str]", out: "str | os.PathLike[str] | N
         raise InvalidInput(os.fspath(d), str(e)) from None
     text = {"run": report_run, "sweep": report_sweep, "reproduction": report_reproduction}[kind](d)
     path = Path(out) if out is not None else d / "report.html"
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    from dcfair.outdir import atomic_write
+
+    atomic_write(path, text.encode("utf-8"))
     return path

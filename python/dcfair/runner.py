@@ -32,6 +32,9 @@ Rules:
   worker, so one bad point does not hide the others; a worker that dies (a crash) fails its
   point and the rest go on in a fresh pool. Invalid input stops the whole study before any
   point runs, because every point's scenario is validated first.
+- Fault injection, for the tests only: ``DCFAIR_FAULT_RAISE=TEXT`` makes every point whose
+  directory name contains TEXT fail with an exception in its worker, and the engine's
+  ``DCFAIR_FAULT_STOP_AFTER_FILES=N`` ends a worker after the N-th result file of its run.
 - Two backends, one contract: local worker processes (default, ``jobs`` of them), or a Ray
   cluster (``ray=ADDRESS``; ``"local"`` starts a private Ray instance on this machine, and a Ray
   already initialised in this process is used as it is). On Ray, a worker sends the result
@@ -50,6 +53,8 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from dcfair.outdir import atomic_write
 
 Override = Tuple[str, str]
 
@@ -153,12 +158,6 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 # --- the cache: checking an entry, moving a damaged one aside -----------------------------------
 
 def _result_files(d: Path) -> List[str]:
@@ -196,6 +195,25 @@ def check_entry(d: Path, key: str) -> Tuple[str, Any]:
     except ValueError:
         return "damaged", "summary.json is not valid JSON"
     return "ok", summary
+
+
+def damage(d: Path) -> Optional[str]:
+    """Why the finished point in ``d`` cannot be trusted (a result file missing, unreadable or
+    not matching the checksum its ``point.json`` recorded), or None when it is whole. Unlike
+    :func:`check_entry` it asks nothing about the engine build: for readers of finished results
+    (``dcfair report``)."""
+    try:
+        meta = json.loads((d / "point.json").read_text())
+        files = meta["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "point.json is missing or unreadable"
+    for name, digest in files.items():
+        f = d / name
+        if not f.is_file():
+            return f"{name} is missing"
+        if sha256_file(f) != digest:
+            return f"{name} does not match its checksum"
+    return None
 
 
 def move_aside(d: Path, runs: Path) -> Path:
@@ -251,7 +269,7 @@ def _meta(p: Point, build: str, key: str, inputs: Dict[str, str]) -> Dict[str, A
 def _finish_point(d: Path, meta: Dict[str, Any], wall_s: float) -> None:
     """point.json, written last: the entry's checksums make it a reusable cache entry."""
     files = {name: sha256_file(d / name) for name in _result_files(d)}
-    _atomic_write(d / "point.json", json.dumps(dict(meta, wall_s=wall_s, files=files), indent=1, sort_keys=True) + "\n")
+    atomic_write(d / "point.json", json.dumps(dict(meta, wall_s=wall_s, files=files), indent=1, sort_keys=True) + "\n")
 
 
 def _worker_init(parent: int) -> None:
@@ -279,6 +297,9 @@ def _run_point(scenario: str, text: str, overrides: List[Override], seed: int, o
 
     t0 = time.perf_counter()
     try:
+        fault = os.environ.get("DCFAIR_FAULT_RAISE")
+        if fault and fault in os.path.basename(out):  # fault injection (tests/test_faults.py)
+            raise RuntimeError(f"fault injected in {os.path.basename(out)} (DCFAIR_FAULT_RAISE)")
         summary = api.run(text=text, origin=scenario, overrides=overrides, seed=seed, out=out)
         if meta is not None:
             _finish_point(Path(out), meta, time.perf_counter() - t0)
@@ -309,9 +330,7 @@ def _write_point(d: Path, files: Dict[str, bytes], meta: Dict[str, Any], wall_s:
     then point.json, which marks the point done)."""
     d.mkdir(parents=True, exist_ok=True)
     for name in sorted(files, key=lambda n: (n == "summary.json", n)):
-        tmp = d / f".{name}.tmp"
-        tmp.write_bytes(files[name])
-        os.replace(tmp, d / name)
+        atomic_write(d / name, files[name])
     from dcfair.results import OPTIONAL_FILES
 
     for name in OPTIONAL_FILES:  # a directory never mixes two runs

@@ -35,6 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
+from dcfair.outdir import atomic_write, temp_for
 from dcfair.overrides import Overrides, to_literal
 from dcfair.scenario import Scenario, parse_literal
 
@@ -178,12 +179,6 @@ def _origin(scenario: Scenario) -> str:
     return os.path.abspath(scenario.path) if scenario.path is not None else scenario.origin
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def table(records: List[Dict[str, Any]], keys: Sequence[str], base: Path):
     """The tidy table (a DataFrame) of the successful records."""
     import pandas as pd
@@ -230,10 +225,10 @@ def table(records: List[Dict[str, Any]], keys: Sequence[str], base: Path):
 
 def write_table(df, out: Path) -> None:
     """``sweep.parquet`` and ``sweep.csv`` in ``out``, each atomically."""
-    tmp = out / ".sweep.parquet.tmp"
+    tmp = temp_for(out / "sweep.parquet")
     df.to_parquet(tmp, index=False)
     os.replace(tmp, out / "sweep.parquet")
-    _atomic_write_bytes(out / "sweep.csv", df.to_csv(index=False).encode())
+    atomic_write(out / "sweep.csv", df.to_csv(index=False))
 
 
 def default_out(name: str) -> Path:
@@ -276,10 +271,12 @@ def sweep(
     points, name = plan(sc, vary_, seed_list, scenario_file)  # raises before anything is written
     if ray is not None:
         runner.check_ray(ray)
+    from dcfair.outdir import check_out_dir
 
+    check_out_dir(out_dir, "--out", keep=True)  # before any run: a result that cannot be written is not computed
     out_dir.mkdir(parents=True, exist_ok=True)
     if not scenario_file.exists() or scenario_file.read_text() != sc.text:
-        _atomic_write_bytes(scenario_file, sc.text.encode())
+        atomic_write(scenario_file, sc.text)
     info = {
         **(meta or {}),
         "scenario": name,
@@ -292,7 +289,7 @@ def sweep(
         "engine_version": _engine_version(),
         "engine_build": runner.engine_build(),
     }
-    _atomic_write_bytes(out_dir / "sweep.json", (json.dumps(info, indent=1) + "\n").encode())
+    atomic_write(out_dir / "sweep.json", json.dumps(info, indent=1) + "\n")
 
     if progress is None:
         on_done = display.PointsProgress(f"sweep {name}") if display.live_progress_wanted(False) else None

@@ -280,6 +280,15 @@ fn version() -> &'static str {
     dcfair_sim::ENGINE_VERSION
 }
 
+/// Runs the real-packet switch with the command line `argv` (program name first) and ends this
+/// process with its exit status (`python -m dcfair.switch`; `dcfair_switch::cli`). The GIL is
+/// released for good: the switch owns the process from here on.
+#[cfg(target_os = "linux")]
+#[pyfunction]
+fn switch_main(py: Python<'_>, argv: Vec<String>) {
+    py.allow_threads(|| dcfair_switch::cli::run(argv))
+}
+
 /// The exact engine build written into every output (`dcfair_sim::ENGINE_BUILD`).
 #[pyfunction]
 fn build() -> &'static str {
@@ -301,6 +310,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_tables, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build, m)?)?;
+    #[cfg(target_os = "linux")]
+    m.add_function(wrap_pyfunction!(switch_main, m)?)?;
     m.add("__version__", dcfair_sim::ENGINE_VERSION)?;
     m.add("__build__", dcfair_sim::ENGINE_BUILD)?;
     Ok(())

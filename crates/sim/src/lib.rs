@@ -10,6 +10,7 @@
 //! - Output files are written to temporary names and renamed into place, so a failure never
 //!   leaves a half-written or mixed set of results.
 
+pub mod admission;
 pub mod calendar;
 pub mod columns;
 pub mod engine;
@@ -48,7 +49,58 @@ pub use scenario::Scenario;
 /// count in full once touched: the 100,000-flow pFabric run peaks at 2.2 GiB instead of
 /// 608 MiB); `MIMALLOC_ALLOW_THP=0` in the environment turns the huge pages off. The allocator
 /// never changes a result: nothing in the engine depends on addresses.
-pub use mimalloc::MiMalloc as Allocator;
+///
+/// An allocation the machine cannot give (what [`admission`] did not foresee, or a bound set
+/// with `ulimit -v`) ends the process with one line on stderr and exit status 1, instead of a
+/// Rust abort (`memory allocation of N bytes failed`, SIGABRT).
+pub struct Allocator;
+
+unsafe impl std::alloc::GlobalAlloc for Allocator {
+    #[inline]
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        out_of_memory_if_null(mimalloc::MiMalloc.alloc(layout), layout)
+    }
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        out_of_memory_if_null(mimalloc::MiMalloc.alloc_zeroed(layout), layout)
+    }
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        mimalloc::MiMalloc.dealloc(ptr, layout)
+    }
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, new_size: usize) -> *mut u8 {
+        let p = mimalloc::MiMalloc.realloc(ptr, layout, new_size);
+        out_of_memory_if_null(p, std::alloc::Layout::from_size_align_unchecked(new_size, layout.align()))
+    }
+}
+
+/// Exit status of a process that ran out of memory ([`Allocator`]).
+pub const OUT_OF_MEMORY_EXIT_STATUS: i32 = 1;
+
+#[inline]
+fn out_of_memory_if_null(p: *mut u8, layout: std::alloc::Layout) -> *mut u8 {
+    if p.is_null() {
+        out_of_memory(layout.size());
+    }
+    p
+}
+
+#[cold]
+fn out_of_memory(bytes: usize) -> ! {
+    use std::io::Write as _;
+    // formatted into a stack buffer: nothing may allocate here
+    let mut buf = [0u8; 256];
+    let mut cur = std::io::Cursor::new(&mut buf[..]);
+    let _ = write!(
+        cur,
+        "dcfair: out of memory: an allocation of {bytes} bytes failed; make the scenario smaller, or give the run \
+         more memory (--max-memory bounds what dcfair admits)\n"
+    );
+    let n = cur.position() as usize;
+    let _ = std::io::stderr().write_all(&buf[..n]);
+    std::process::exit(OUT_OF_MEMORY_EXIT_STATUS)
+}
 
 /// Version of the engine, written into every output.
 pub const ENGINE_VERSION: &str = env!("CARGO_PKG_VERSION");

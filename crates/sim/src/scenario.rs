@@ -495,6 +495,8 @@ pub fn load(text: &str, origin: &str, overrides: &[(String, String)]) -> Result<
     }
     sc.validate().map_err(|e| Error::invalid(e.key, e.reason))?;
     crate::poisson::prepare(&mut sc, origin)?;
+    // too large for this machine: refused now, before anything of its size is built
+    crate::admission::admit(&sc)?;
     Ok(sc)
 }
 

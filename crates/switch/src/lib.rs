@@ -7,11 +7,13 @@
 //!   frame's headers, offers it to a `Queue<AnyQdisc>` built from the same `QueueConfig`, and
 //!   keeps the frame bytes beside it in a slab (the packet's `tag`).
 //! - Everything but the sockets is in safe, clock-free code that the unit tests drive with
-//!   made-up frames and times ([`switch`]); the binary (`main.rs`) adds the monotonic clock and
-//!   the sockets ([`sock`], the only `unsafe`).
+//!   made-up frames and times ([`switch`]); the command line ([`cli`], run by the binary
+//!   `main.rs` and by `python -m dcfair.switch`) adds the monotonic clock and the sockets
+//!   ([`sock`], the only `unsafe`).
 //!
 //! Modules:
 //!
+//! - [`cli`]: the command line and the event loop.
 //! - [`parse`]: Ethernet/ARP/IPv4/TCP/UDP parsing that never panics; malformed reasons.
 //! - [`csum`]: RFC 1071 checksums and RFC 1624 incremental updates.
 //! - [`rewrite`]: FairQ's decisions written into frames.
@@ -21,6 +23,7 @@
 //! - [`latency`]: the histogram of the frames' input delay.
 //! - [`fuzz`]: the fuzz harness body shared by `fuzz/` and the corpus test.
 
+pub mod cli;
 pub mod config;
 pub mod csum;
 pub mod fuzz;

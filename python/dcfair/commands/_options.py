@@ -24,6 +24,16 @@ def seed(text: str) -> int:
     return value
 
 
+def megabytes(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of mebibytes, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of mebibytes, got {text}")
+    return value
+
+
 def add_scenario(p: argparse.ArgumentParser) -> None:
     p.add_argument("scenario", metavar="SCENARIO", help="scenario file (TOML)")
 

@@ -67,7 +67,7 @@ def main(args: argparse.Namespace) -> int:
     for n in names:
         base = root / n if (args.out and len(names) > 1) else (Path(args.out) if args.out else reproduce.default_out(n, args.quick))
         out = reproduce.reading_out(base, args.sets, args.only) if args.sets else base
-        check_out_dir(out, "--out")
+        check_out_dir(out, "--out", keep=True)
         if args.explore:
             doc = reproduce.explore(n, out, quick=args.quick, jobs=args.jobs, runs=runs, tally=tally)
         else:

@@ -24,8 +24,10 @@ Rules:
   directory, ``<out>+<what was set>``, and its ``claims.json`` records the command.
 - ``--explore`` also runs every declared :class:`Reading` that way and folds each one's result
   for each claim into the main ``claims.json``: a claim's ``explored`` list holds, per reading,
-  what was changed, the command, dcfair's values and whether the claim then holds. ``analyze``
-  may add entries of its own (other readings of the same runs, such as another measure).
+  what was changed, the command, dcfair's values and whether the claim then holds. A reading
+  that changed none of the runs a claim is made of (the same values) is not listed for it.
+  ``analyze`` may add entries of its own (other readings of the same runs, such as another
+  measure).
 - Every reproduction writes into its output directory ``figure.png``, ``claims.json`` (the
   claims, the paper's values, dcfair's mean/std/min/max over seeds, whether each holds and by
   what criterion, the engine build, the command) and ``results.csv`` (one row per run:
@@ -51,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from dcfair.outdir import atomic_write, temp_for
 from dcfair.runner import Point, Tally
 
 REGISTRY: Dict[str, "Reproduction"] = {}
@@ -337,17 +340,13 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         import pandas as pd
 
         doc["table"] = study.table
-        tmp_csv = out / ".table.csv.tmp"
-        pd.DataFrame(study.table).to_csv(tmp_csv, index=False)
-        tmp_csv.replace(out / "table.csv")
+        atomic_write(out / "table.csv", pd.DataFrame(study.table).to_csv(index=False))
     write_claims(out, doc)
     return doc
 
 
 def write_claims(out: Path, doc: Dict[str, Any]) -> None:
-    tmp = Path(out) / ".claims.json.tmp"
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(Path(out) / "claims.json")
+    atomic_write(Path(out) / "claims.json", json.dumps(doc, indent=1) + "\n")
 
 
 def reading_out(out: Path, sets: Pairs, only: Pairs = ()) -> Path:
@@ -361,8 +360,14 @@ def explore(name: str, out: Path, quick: bool = False, jobs: Optional[int] = Non
     """Runs reproduction ``name`` and each of its :class:`Reading` s (into
     :func:`reading_out` directories, sharing the runs), then folds every reading's result for
     each claim it bears on into the claims' ``explored`` lists of ``out/claims.json``."""
+    from dcfair import api, runner
+
     reps = load_all()
     runs = Path(runs) if runs is not None else Path(out) / "runs"
+    # every reading's runs are checked before any runs: a bad reading stops here, not halfway
+    base = reps[name].plan(quick)
+    points = base + [p for rd in reps[name].readings for p in apply_sets(base, rd.sets, rd.only)]
+    runner.input_digests(points, {p.scenario: api.read_scenario(p.scenario) for p in base})
     doc = run(name, out, quick, jobs, progress, runs=runs, tally=tally)
     for rd in reps[name].readings:
         alt = run(name, reading_out(out, rd.sets, rd.only), quick, jobs, progress, sets=rd.sets, only=rd.only,
@@ -380,8 +385,8 @@ def fold(doc: Dict[str, Any], rd: Reading, alt: Dict[str, Any]) -> None:
         if (rd.claims and c["id"] not in rd.claims) or (not rd.claims and c.get("scope") == "beyond"):
             continue  # a reading of the paper bears on dcfair's own checks only when it names them
         a = by_id.get(c["id"])
-        if a is None:
-            continue
+        if a is None or (a["dcfair"] == c["dcfair"] and a["holds"] == c["holds"]):
+            continue  # missing, or the reading changed none of the runs this claim is made of
         c.setdefault("explored", []).append({"reading": rd.id, "what": rd.what, "command": alt["command"],
                                              "dcfair": a["dcfair"], "holds": a["holds"]})
 
@@ -398,14 +403,14 @@ def _write_results_csv(study: Study) -> None:
                 row[k] = v
         row["events"] = rec["summary"].get("events")
         rows.append(row)
-    pd.DataFrame(rows).to_csv(study.out / "results.csv", index=False)
+    atomic_write(study.out / "results.csv", pd.DataFrame(rows).to_csv(index=False))
 
 
 def save_figure(fig, study: Study) -> None:
     """Saves a matplotlib figure as the reproduction's figure.png (atomically)."""
-    tmp = study.out / ".figure.png.tmp"
+    tmp = temp_for(study.out / "figure.png")
     fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
-    tmp.replace(study.out / "figure.png")
+    os.replace(tmp, study.out / "figure.png")
     import matplotlib.pyplot as plt
 
     plt.close(fig)

@@ -27,13 +27,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
+from dcfair.data import PAPERS
 from dcfair.reproduce import Claim, Reading, Reproduction, Study, clearly_lower, mean, pyplot, register, save_figure
 from dcfair.runner import Point
 
 PAPER = "FairQ (paper 001)"
-ROOT = Path(__file__).resolve().parents[3]
-INCAST = str(ROOT / "scenarios/papers/fairq/testbed_incast.toml")
-BACKGROUND = str(ROOT / "scenarios/papers/fairq/testbed_incast_elephants.toml")
+INCAST = str(PAPERS / "fairq/testbed_incast.toml")
+BACKGROUND = str(PAPERS / "fairq/testbed_incast_elephants.toml")
 FAIRQ = [("fairq.switches", '["core"]')]
 #: DCTCP's marking threshold: 25 % of the 350-packet queue (section IV-E, ECN_mark).
 DCTCP_K = 87

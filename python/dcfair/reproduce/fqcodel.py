@@ -24,12 +24,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
+from dcfair.data import PAPERS
 from dcfair.reproduce import Claim, Reading, Reproduction, Study, clearly_lower, mean, pyplot, register, save_figure, within_factor
 from dcfair.runner import Point
 
 PAPER = "FQ-CoDel in the data center (paper 003)"
-ROOT = Path(__file__).resolve().parents[3]
-BASE = str(ROOT / "scenarios/papers/fqcodel/leafspine.toml")
+BASE = str(PAPERS / "fqcodel/leafspine.toml")
 
 #: Section IV-B: CoDel's target and interval scaled down 1000x from Linux's 5 ms / 100 ms.
 FQ_CODEL_DC = [("queue.fq_codel.target_us", 5.0), ("queue.fq_codel.interval_us", 100.0)]
@@ -76,9 +76,10 @@ NAMES = {"pfabric": "pFabric", "dctcp": "DCTCP (100 pkts)", "dctcp_1000": "DCTCP
 #: Readings of what the FQ-CoDel paper leaves open.
 DCTCP_ONLY = (("mech", ("dctcp", "dctcp_1000")),)
 READINGS = (
-    Reading("switch-marking-only", "DCTCP marks at the switch ports only; host NICs are unmarked 1000-packet DropTails",
-            (("host_queue.kind", "droptail"), ("host_queue.limit_pkts", 1000), ("host_queue.droptail.mark_threshold_pkts", 0)),
-            DCTCP_ONLY),
+    Reading("switch-marking-only", "DCTCP marks at the switch ports only; host NICs are unmarked 1000-packet DropTails "
+            "(marking only at a full 1000-packet queue)",
+            (("host_queue.kind", "droptail"), ("host_queue.limit_pkts", 1000),
+             ("host_queue.droptail.mark_threshold_pkts", 1000)), DCTCP_ONLY),
     Reading("pfabric-scripts-k", "DCTCP's K = 15 packets, as in pFabric's ns-2 scripts, instead of K = 65 (the DCTCP "
             "paper's value at 10 Gbit/s)", (("queue.droptail.mark_threshold_pkts", 15),
                                             ("host_queue.droptail.mark_threshold_pkts", 15)), DCTCP_ONLY),

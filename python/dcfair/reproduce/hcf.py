@@ -28,14 +28,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
+from dcfair.data import PAPERS
 from dcfair.reproduce import (Claim, Reading, Reproduction, Study, clearly_lower, mean, pyplot, register, save_figure,
                                within_factor)
 from dcfair.runner import Point
 
 PAPER = "HCF (paper 000)"
-ROOT = Path(__file__).resolve().parents[3]
-LONG = str(ROOT / "scenarios/papers/hcf/longflows.toml")
-MIX = str(ROOT / "scenarios/papers/hcf/short_over_long.toml")
+LONG = str(PAPERS / "hcf/longflows.toml")
+MIX = str(PAPERS / "hcf/short_over_long.toml")
 QDISCS = ("droptail", "hcf")
 NAMES = {"droptail": "FIFO", "hcf": "HCF", "fairq": "FairQ", "droptail-handshake": "FIFO, handshake", "xpass": "ExpressPass"}
 #: The long-flow comparisons of figures 4 and 5: FIFO and HCF (the paper's), and FairQ

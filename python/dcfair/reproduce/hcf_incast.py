@@ -26,12 +26,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List
 
+from dcfair.data import PAPERS
 from dcfair.reproduce import Claim, Reading, Reproduction, Study, mean, pyplot, register, save_figure
 from dcfair.reproduce.hcf import RULE_READINGS
 from dcfair.runner import Point
 
 PAPER = "HCF (paper 000)"
-ROOT = Path(__file__).resolve().parents[3]
 QDISCS = ("droptail", "hcf")
 NAMES = {"droptail": "FIFO", "hcf": "HCF", "xpass": "ExpressPass"}
 #: ExpressPass: credits to the client, data in the DropTail buffer (symmetric routing is moot on
@@ -64,7 +64,7 @@ SERVERS_QUICK = [4, 64]
 
 
 def _plan(setting: str, rounds_full: int, rounds_quick: int):
-    scenario = str(ROOT / f"scenarios/papers/hcf/incast_{setting}.toml")
+    scenario = str(PAPERS / f"hcf/incast_{setting}.toml")
 
     def plan(quick: bool) -> List[Point]:
         ns = SERVERS_QUICK if quick else SERVERS_FULL

@@ -22,12 +22,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Sequence
 
+from dcfair.data import PAPERS, WORKLOADS
 from dcfair.reproduce import Claim, Reading, Reproduction, Study, mean, pyplot, register, save_figure, within_factor
 from dcfair.runner import Point
 
 PAPER = "TCP Outcast (paper 004)"
-ROOT = Path(__file__).resolve().parents[3]
-BASE = str(ROOT / "scenarios/papers/outcast/fattree.toml")
+BASE = str(PAPERS / "outcast/fattree.toml")
 ALL_QDISCS = ("droptail", "red", "sfq", "drr", "hcf", "fairq")
 QUICK_QDISCS = ("droptail", "hcf", "fairq")
 NAMES = {"droptail": "DropTail", "red": "RED", "sfq": "SFQ (ns-2, 4 buckets)", "drr": "DRR", "hcf": "HCF",
@@ -427,7 +427,7 @@ register(Reproduction("outcast-case4", PAPER, "fig. 6", "case IV: distinct end p
 # --- case V: background traffic (figure 7) -----------------------------------------------------
 
 CASE5_LOADS = (0.1, 0.2, 0.5)
-DATAMINING = str(ROOT / "scenarios/workloads/datamining_cdf.txt")
+DATAMINING = str(WORKLOADS / "datamining_cdf.txt")
 
 
 def plan_case5(quick: bool) -> List[Point]:
@@ -635,13 +635,15 @@ def analyze_mitigations(st: Study) -> List[Claim]:
 RED_GENTLE = Reading("red-gentle", "RED with ns-2's defaults besides the paper's three numbers: gentle, and its drop "
                      "probability in byte mode (ns-2: gentle_ true, bytes_ true)",
                      (("queue.red.gentle", True), ("queue.red.byte_mode", True)), (("mitigation", "red"),))
+RED_NO_WAIT = Reading("red-no-wait", "RED without the wait between drops (ns-2's wait_ false; its default is true)",
+                      (("queue.red.wait", False),), (("mitigation", "red"),))
 LINUX_PACING = Reading("linux-pacing", "pacing at Linux's and ns-3's rates (200 % of cwnd/RTT in slow start, 120 % after) "
                        "instead of cwnd/RTT", (("tcp.pacing_ss_ratio", 2.0), ("tcp.pacing_ca_ratio", 1.2)),
                        (("mitigation", "pacing"),))
 PACKET_CORE = Reading("random-core-per-packet", "equal-length routing with a random core per packet (the paper's "
                       "'routing each packet to a core switch randomly') instead of per flow",
                       (("routing.core", "random_packet"),), (("mitigation", "equal-length (random core)"),))
-MITIGATION_READINGS = (NS2_RTO, TESTBED_TCP, RED_GENTLE, LINUX_PACING, PACKET_CORE)
+MITIGATION_READINGS = (NS2_RTO, TESTBED_TCP, RED_GENTLE, RED_NO_WAIT, LINUX_PACING, PACKET_CORE)
 
 
 register(Reproduction("outcast-mitigations", PAPER, "figs. 15-16, table 2",
@@ -652,17 +654,20 @@ register(Reproduction("outcast-mitigations", PAPER, "figs. 15-16, table 2",
 # --- section 4: consecutive drops (figures 11, 14, 16b) -----------------------------------------
 
 BOTTLENECK = "e0_0->h0"
+#: With equal-length routing and the core by destination bits, every flow to h0 comes down
+#: from core c0 (h0's number mod 4) to a0_0: that downlink takes the drops.
+CORE_DOWNLINK = "c0->a0_0"
 
 
-def drop_runs(st: Study, **labels):
-    """drop_runs.csv (by group) of the matching runs at the bottleneck, concatenated, with the
-    seed: columns key (group), run_length, episodes, flows."""
+def drop_runs(st: Study, port: str = BOTTLENECK, **labels):
+    """drop_runs.csv (by group) of the matching runs at ``port``, concatenated, with the seed:
+    columns key (group), run_length, episodes, flows."""
     import pandas as pd
 
     frames = []
     for r in st.rows(**labels):
         df = pd.read_csv(Path(r["dir"]) / "drop_runs.csv")
-        df = df[(df["by"] == "group") & (df["port"] == BOTTLENECK)].copy()
+        df = df[(df["by"] == "group") & (df["port"] == port)].copy()
         df["seed"] = r["point"].seed
         frames.append(df)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
@@ -694,7 +699,8 @@ DROPS_SETTINGS = {
     "red": NS2_QUEUE + [("queue.kind", "red")],
     "sfq": NS2_QUEUE + [("queue.kind", "sfq")],
     "pacing": NS2_QUEUE + [("queue.kind", "droptail"), ("tcp.pacing", True)],
-    "equal-length (core by dst bits)": [("queue.kind", "droptail"), ("routing.equal_length", True), ("routing.core", "dst_bits")],
+    "equal-length (core by dst bits)": [("queue.kind", "droptail"), ("routing.equal_length", True), ("routing.core", "dst_bits"),
+                                        ("measure.drop_runs_ports", f'["{BOTTLENECK}", "{CORE_DOWNLINK}"]')],
     "equal-length (random core)": [("queue.kind", "droptail"), ("routing.equal_length", True), ("routing.core", "random")],
     "hcf": [("queue.kind", "hcf")],
     "fairq": FAIRQ,
@@ -821,11 +827,12 @@ def analyze_drops(st: Study) -> List[Claim]:
                             quote="the 2-hop flow still experiences many consecutive packet drops"))
     el_setting = "equal-length (core by dst bits)"
     if st.rows(setting=el_setting):
-        el = drop_runs(st, setting=el_setting)
+        el = drop_runs(st, CORE_DOWNLINK, setting=el_setting)
         e2, e6 = single_drop_fraction(el, "two_hop"), single_drop_fraction(el, "six_hop")
         longest = [float(d[d["episodes"] > 0]["run_length"].max()) for _, d in el.groupby("seed")]
         claims.append(Claim("equal-length-similar-drops", "Equal-length routing (the testbed's, core by destination bits): "
-                            "similar drops for both groups, no long runs", "similar (fig. 16b)", longest,
+                            f"similar drops for both groups at the shared downlink {CORE_DOWNLINK}, no long runs",
+                            "similar (fig. 16b)", longest,
                             abs(mean(e2) - mean(e6)) <= 0.1 and max(longest) < 5,
                             "|2-hop - 6-hop| single-drop fraction <= 0.1 and no run of 5 or more drops in any seed (values: "
                             "the longest run per seed)", "drops",
@@ -836,6 +843,7 @@ def analyze_drops(st: Study) -> List[Claim]:
 
 DROPS_READINGS = (NS2_RTO, TESTBED_TCP,
                   Reading(RED_GENTLE.id, RED_GENTLE.what, RED_GENTLE.sets, (("setting", "red"),)),
+                  Reading(RED_NO_WAIT.id, RED_NO_WAIT.what, RED_NO_WAIT.sets, (("setting", "red"),)),
                   Reading(LINUX_PACING.id, LINUX_PACING.what, LINUX_PACING.sets, (("setting", "pacing"),)))
 register(Reproduction("outcast-drops", PAPER, "figs. 10, 11, 12, 14, 16(b)", "runs of consecutive drops per flow and per "
                       "input port, 2-hop vs 6-hop", plan_drops, analyze_drops, DROPS_READINGS))
@@ -843,7 +851,7 @@ register(Reproduction("outcast-drops", PAPER, "figs. 10, 11, 12, 14, 16(b)", "ru
 
 # --- section 4.3: the ON/OFF blackout drop model (figure 13) -----------------------------------
 
-BLACKOUT = str(ROOT / "scenarios/papers/outcast/blackout_model.toml")
+BLACKOUT = str(PAPERS / "outcast/blackout_model.toml")
 BLACKOUT_F = (1, 2, 3, 5, 7, 10)
 BLACKOUT_M = (0, 1, 2, 4, 6, 8, 10)
 

@@ -38,12 +38,12 @@ import math
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from dcfair.data import PAPERS
 from dcfair.reproduce import Claim, Reading, Reproduction, Study, clearly_lower, mean, pyplot, register, save_figure, within_factor
 from dcfair.runner import Point
 
 PAPER = "ExpressPass (paper 002)"
-ROOT = Path(__file__).resolve().parents[3]
-SCEN = ROOT / "scenarios/papers/xpass"
+SCEN = PAPERS / "xpass"
 FAIRNESS = str(SCEN / "credit_fairness.toml")
 CONVERGENCE = str(SCEN / "credit_convergence.toml")
 WASTE = str(SCEN / "credit_waste.toml")

@@ -24,13 +24,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
+from dcfair.data import PAPERS
 from dcfair.reproduce import Claim, Reading, Reproduction, Study, mean, pyplot, register, save_figure, within_factor
 from dcfair.runner import Point
 
 PAPER = "ExpressPass (paper 002)"
-ROOT = Path(__file__).resolve().parents[3]
-PARKING = str(ROOT / "scenarios/papers/xpass/parking_lot.toml")
-MULTI = str(ROOT / "scenarios/papers/xpass/multi_bottleneck.toml")
+PARKING = str(PAPERS / "xpass/parking_lot.toml")
+MULTI = str(PAPERS / "xpass/multi_bottleneck.toml")
 
 #: Data ceiling of a link: data frames of 1500 B, each paid for by an 84-byte credit.
 CEILING = 1500.0 / 1584.0

@@ -5,8 +5,9 @@ Rules:
 - ``dcfair``: writes ``switch.toml`` (the plan's ports: ``iface``, ``prefixes``, ``rate_bps``,
   ``delay_us``, ``[port.queue]``; ``seed``; ``[fairq]``), starts the binary inside the switch
   namespace, waits for its ``ready`` line (it has opened its sockets), and on stop sends
-  SIGTERM and reads the ``stats.json`` it writes on exit. The binary is ``$DCFAIR_SWITCH``,
-  else ``target/release/dcfair-switch`` of this checkout, else ``dcfair-switch`` on PATH.
+  SIGTERM and reads the ``stats.json`` it writes on exit. The switch is ``$DCFAIR_SWITCH``,
+  else ``target/release/dcfair-switch`` of this checkout, else ``dcfair-switch`` on PATH, else
+  the one inside the Python extension (``python -m dcfair.switch``: what a wheel install has).
   ``$DCFAIR_SWITCH_SET`` (``KEY=VALUE,...``, top-level keys of ``switch.toml`` with word
   values, e.g. ``wait=hybrid,arrival=kernel``), when set, adds those keys: a diagnostic for
   the switch's own settings (docs/validation.md, testbed section); the switch refuses a bad one.
@@ -28,6 +29,7 @@ import select
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
@@ -41,14 +43,20 @@ KINDS = ("dcfair", "bridge")
 REPO = Path(__file__).resolve().parents[3]
 
 
-def find_binary() -> Optional[str]:
+def find_binary() -> Optional[List[str]]:
+    """The command that runs the switch (module rules), or None on a system without it."""
     env = os.environ.get("DCFAIR_SWITCH")
     if env:
-        return env
+        return [env]
     local = REPO / "target" / "release" / "dcfair-switch"
     if local.exists():
-        return str(local)
-    return shutil.which("dcfair-switch")
+        return [str(local)]
+    on_path = shutil.which("dcfair-switch")
+    if on_path:
+        return [on_path]
+    from dcfair import _engine
+
+    return [sys.executable, "-m", "dcfair.switch"] if hasattr(_engine, "switch_main") else None
 
 
 def toml_dumps(doc: Dict[str, Any]) -> str:
@@ -130,8 +138,8 @@ class Switch:
     def _dcfair(self) -> None:
         binary = find_binary()
         if binary is None:
-            raise TestbedError("dcfair-switch not found: build it (`cargo build --release -p dcfair-switch`), "
-                               "set DCFAIR_SWITCH, or use --switch bridge")
+            raise TestbedError("dcfair-switch not found, and this dcfair was built without it (not Linux): build it "
+                               "(`cargo build --release -p dcfair-switch`), set DCFAIR_SWITCH, or use --switch bridge")
         cfg = self.dir / "switch.toml"
         doc = self.plan.switch_config()
         extra = os.environ.get("DCFAIR_SWITCH_SET", "")
@@ -140,7 +148,7 @@ class Switch:
             doc = {key.strip(): value.strip(), **doc}
         cfg.write_text(toml_dumps(doc))
         self.stats_path = self.dir / "switch-stats.json"
-        argv = ["ip", "netns", "exec", self.tb.switch_ns, binary, "--config", str(cfg), "--stats", str(self.stats_path),
+        argv = ["ip", "netns", "exec", self.tb.switch_ns, *binary, "--config", str(cfg), "--stats", str(self.stats_path),
                 "--seed", str(self.plan.seed)]
         self.stderr = open(self.dir / "switch.log", "w")
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr, text=True)

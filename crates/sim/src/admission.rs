@@ -1,0 +1,196 @@
+//! Memory admission: a scenario too large for the machine is refused before it is built.
+//!
+//! Rules:
+//! - [`estimate`] sizes a scenario from its configuration alone (nothing is built): hosts and
+//!   ports of its topology, and its flows (flow groups, incast servers, and the Poisson flows its
+//!   load, arrival window and mean flow size imply). Each costs what the engine keeps for it,
+//!   measured on a dumbbell (about 7 KiB per sender host and flow): [`FLOW_BYTES`] per flow,
+//!   [`HOST_BYTES`] per host, [`PORT_BYTES`] per port, plus [`BASE_BYTES`]. It is rough by
+//!   design: it catches the scenario that needs gigabytes more than there are, not a few percent.
+//! - [`admit`] compares the estimate with the bound: `DCFAIR_MAX_MEMORY_MB` when set (`--max-memory`
+//!   of the command line sets it), else the memory the kernel says is available
+//!   (`MemAvailable` of `/proc/meminfo`; no bound where that file does not exist). Over it, the
+//!   scenario is invalid input naming the key that drives the size (the largest flow count, the
+//!   topology's size key, or the Poisson load), with both figures: exit status 2, before any
+//!   allocation of its size.
+//! - What the estimate misses and the machine cannot give is caught by the allocator
+//!   ([`crate::Allocator`]): a clear message and exit status 1, never a panic.
+
+use crate::scenario::Scenario;
+use crate::topo::TopologyConfig;
+use crate::Error;
+
+/// What the engine keeps per flow (sender, receiver, observation, events), bytes.
+pub const FLOW_BYTES: u64 = 4 << 10;
+/// Per host (node, NIC, routes to it), bytes.
+pub const HOST_BYTES: u64 = 3 << 10;
+/// Per port (discipline, serializer, counters), bytes.
+pub const PORT_BYTES: u64 = 1 << 10;
+/// The engine and its tables before any of the above, bytes.
+pub const BASE_BYTES: u64 = 32 << 20;
+
+/// A scenario's rough memory need and the key that drives it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Estimate {
+    pub bytes: u64,
+    pub flows: u64,
+    pub hosts: u64,
+    pub ports: u64,
+    /// The scenario key whose value makes most of `bytes`.
+    pub key: String,
+}
+
+/// Sizes `sc` (module rules).
+pub fn estimate(sc: &Scenario) -> Estimate {
+    let (hosts, switches, topo_key) = topology_size(&sc.topology);
+    // each host has a NIC and a switch port towards it; switches' other ports: about 4 each
+    let ports = 2 * hosts + 4 * switches;
+    // the largest contributor among the flow sources, and all flows together
+    let mut sources: Vec<(u64, String)> = sc
+        .flow_groups()
+        .into_iter()
+        .map(|(name, f)| (f.count as u64, if name == "flows" { "flows.count".into() } else { format!("groups.{name}.count") }))
+        .collect();
+    if let Some(ic) = &sc.incast {
+        sources.push((ic.servers as u64, "incast.servers".into()));
+    }
+    if let Some(p) = &sc.poisson {
+        sources.push((poisson_flows(sc, p, hosts), "poisson.load".into()));
+    }
+    let flows: u64 = sources.iter().map(|(n, _)| *n).sum();
+    let flow_bytes = flows.saturating_mul(FLOW_BYTES);
+    let topo_bytes = hosts.saturating_mul(HOST_BYTES).saturating_add(ports.saturating_mul(PORT_BYTES));
+    let key = if flow_bytes >= topo_bytes {
+        sources.into_iter().max_by_key(|(n, _)| *n).map_or(topo_key, |(_, k)| k)
+    } else {
+        topo_key
+    };
+    Estimate { bytes: BASE_BYTES.saturating_add(flow_bytes).saturating_add(topo_bytes), flows, hosts, ports, key }
+}
+
+/// Poisson flows a run will draw: the offered bytes over the arrival window, over the mean size.
+fn poisson_flows(sc: &Scenario, p: &crate::poisson::PoissonConfig, hosts: u64) -> u64 {
+    let Some(cdf) = &p.cdf else { return 0 };
+    let mean = cdf.mean_size_bytes(p.unit_bytes(sc.tcp.mss_bytes), p.max_size_bytes);
+    let host_bps = match &sc.topology {
+        TopologyConfig::FatTree(c) => c.host_rate_mbps,
+        TopologyConfig::LeafSpine(c) => c.host_rate_mbps,
+        TopologyConfig::ParkingLot(c) => c.host_rate_mbps,
+        TopologyConfig::Dumbbell(c) => c.access_rate_mbps,
+        TopologyConfig::Custom(_) => 10_000.0, // no single host rate: a 10 Gbit/s bound
+    } * 1e6;
+    let window = (p.stop_s(sc.sim.duration_s) - p.start_s).max(0.0);
+    if !(mean > 0.0) {
+        return 0;
+    }
+    (p.load * host_bps / 8.0 * hosts as f64 * window / mean).ceil().min(u64::MAX as f64) as u64
+}
+
+/// (hosts, switches, the key that sizes them) of a topology.
+fn topology_size(t: &TopologyConfig) -> (u64, u64, String) {
+    match t {
+        TopologyConfig::Dumbbell(c) => (c.senders as u64 + c.receivers as u64 + 1, 2, "topology.senders".into()),
+        TopologyConfig::FatTree(c) => {
+            let k = c.k as u64;
+            (k * k * k / 4, 5 * k * k / 4, "topology.k".into())
+        }
+        TopologyConfig::LeafSpine(c) => {
+            let key = if c.hosts_per_leaf >= c.leaves { "topology.hosts_per_leaf" } else { "topology.leaves" };
+            (c.leaves as u64 * c.hosts_per_leaf as u64, (c.leaves + c.spines) as u64, key.into())
+        }
+        TopologyConfig::ParkingLot(c) => (2 * c.bottlenecks as u64 + 2, c.bottlenecks as u64 + 1, "topology.bottlenecks".into()),
+        TopologyConfig::Custom(c) => (c.hosts.len() as u64, c.switches.len() as u64, "topology.hosts".into()),
+    }
+}
+
+/// The memory bound of this process, bytes (module rules), and where it comes from.
+pub fn bound() -> Option<(u64, &'static str)> {
+    if let Ok(v) = std::env::var("DCFAIR_MAX_MEMORY_MB") {
+        if let Ok(mb) = v.trim().parse::<f64>() {
+            if mb > 0.0 && mb.is_finite() {
+                return Some(((mb * 1048576.0) as u64, "--max-memory"));
+            }
+        }
+    }
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb: u64 = text.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some((kb * 1024, "available"))
+}
+
+/// Refuses `sc` when its estimate exceeds the bound (module rules).
+pub fn admit(sc: &Scenario) -> Result<Estimate, Error> {
+    admit_within(sc, bound())
+}
+
+/// [`admit`] against the bound `bound` (bytes, and where it comes from).
+pub fn admit_within(sc: &Scenario, bound: Option<(u64, &str)>) -> Result<Estimate, Error> {
+    let e = estimate(sc);
+    if let Some((limit, what)) = bound {
+        if e.bytes > limit {
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            return Err(Error::invalid(
+                &e.key,
+                format!(
+                    "the scenario needs about {:.1} GiB of memory ({} flows, {} hosts, {} ports), more than the {:.1} GiB {}{}",
+                    gib(e.bytes),
+                    e.flows,
+                    e.hosts,
+                    e.ports,
+                    gib(limit),
+                    if what == "available" { "this machine has available" } else { "allowed by " },
+                    if what == "available" { "" } else { what }
+                ),
+            ));
+        }
+    }
+    Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DUMBBELL: &str = r#"
+        [sim]
+        duration_s = 1.0
+        [topology]
+        kind = "dumbbell"
+        senders = 4
+        access_rate_mbps = 1000.0
+        access_delay_us = 1.0
+        bottleneck_rate_mbps = 100.0
+        bottleneck_delay_us = 1.0
+        [flows]
+        count = 4
+    "#;
+
+    fn load(over: &[(&str, &str)]) -> Result<Scenario, Error> {
+        let ov: Vec<(String, String)> = over.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        crate::scenario::load(DUMBBELL, "t.toml", &ov)
+    }
+
+    #[test]
+    fn the_estimate_grows_with_flows_and_hosts_and_names_the_driver() {
+        let small = estimate(&load(&[]).unwrap());
+        assert_eq!((small.flows, small.hosts), (4, 6));
+        let many_flows = estimate(&load(&[("flows.count", "1000000")]).unwrap());
+        assert_eq!(many_flows.key, "flows.count");
+        assert!(many_flows.bytes > small.bytes + 1_000_000 * FLOW_BYTES - 1);
+        let many_hosts = estimate(&load(&[("topology.senders", "2000000")]).unwrap());
+        assert_eq!(many_hosts.key, "topology.senders");
+    }
+
+    #[test]
+    fn a_scenario_over_the_bound_is_invalid_input_naming_its_key() {
+        let bound = Some((64 << 20, "--max-memory"));
+        let err = admit_within(&load(&[("flows.count", "100000")]).unwrap(), bound).unwrap_err();
+        assert!(admit_within(&load(&[]).unwrap(), bound).is_ok());
+        match err {
+            Error::Invalid { key, reason } => {
+                assert_eq!(key, "flows.count");
+                assert!(reason.contains("GiB") && reason.contains("--max-memory"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
