@@ -48,6 +48,7 @@ def run_quick_reproductions(root: Path, names, timeout: float = 900) -> dict:
         for f in ("figure.png", "claims.json", "results.csv", "table.csv"):
             assert (out / f).stat().st_size > 0, (name, f)
         docs[name] = json.loads((out / "claims.json").read_text())
+        check_quotes(docs[name])
         docs[name]["_out"] = out
     return docs
 
@@ -70,3 +71,36 @@ def assert_listed(names) -> None:
     assert p.returncode == 0, p.stderr
     for name in names:
         assert name in p.stdout, name
+
+
+#: The papers' text (shared/papers/ beside the checkout), when this machine has it.
+PAPERS = REPO.parent / "shared" / "papers"
+PAPER_FILES = {"HCF": "000", "FairQ": "001", "ExpressPass": "002", "FQ-CoDel": "003", "TCP Outcast": "004"}
+
+
+def _squash(text: str) -> str:
+    """Text compared without white space, case, typographic signs or bracketed notes (the quotes
+    mark what the extraction lost with ``[?]``)."""
+    import re
+
+    text = re.sub(r"\[[^\]]*\]", "", text).replace("\\times", "x")
+    for a, b in (("×", "x"), ("’", "'"), ("“", '"'), ("”", '"'), ("—", "-"), ("–", "-"), ("ﬁ", "fi"), ("ﬂ", "fl")):
+        text = text.replace(a, b)
+    return re.sub(r"[\s\-_*$\\{}]+", "", text).lower()
+
+
+def check_quotes(doc: dict) -> None:
+    """Every claim of the paper carries the paper's words, and those words are in the paper
+    (each part: parts are joined by "; ", and " ... " skips what the extraction put between
+    them, a figure caption at a page break say)."""
+    paper = next((f for k, f in PAPER_FILES.items() if doc["paper"].startswith(k)), None)
+    texts = {p.name[:3]: _squash(p.read_text()) for p in PAPERS.glob("0*.txt")} if PAPERS.is_dir() else {}
+    for c in doc["claims"]:
+        if c.get("scope", "paper") != "paper":
+            continue
+        assert c["quote"], (doc["reproduction"], c["id"])
+        if paper in texts:
+            import re
+
+            for part in re.split(r"; | \.\.\. ", c["quote"]):
+                assert _squash(part) in texts[paper], (doc["reproduction"], c["id"], part)

@@ -54,7 +54,7 @@ def test_small_demo(tmp_path):
     assert 'alt="queue occupancy over time"' in page and ">Flows, by queue.kind</h2>" in page
     # run again: every run is reused
     p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
-    assert p.returncode == 0 and "4 runs (4 reused)" in p.stderr, p.stderr
+    assert p.returncode == 0 and "4 points: 0 run, 4 reused" in p.stderr, p.stderr
 
 
 def test_demo_runs_every_discipline_by_default():

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from conftest import claim, dcfair
+from conftest import check_quotes, claim, dcfair
 
 
 ALL = [
@@ -33,6 +33,7 @@ def quick(tmp_path_factory):
             assert (out / f).stat().st_size > 0, (name, f)
         assert (out / "figure.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
         docs[name] = json.loads((out / "claims.json").read_text())
+        check_quotes(docs[name])
         docs[name]["_out"] = out
     return docs
 
@@ -66,9 +67,39 @@ def test_a_second_run_reuses_every_finished_point(quick, tmp_path):
     before = json.loads((out / "claims.json").read_text())
     p = dcfair("reproduce", "hcf-credits", "--quick", "--out", out)
     assert p.returncode == 0, p.stderr
-    assert "cached" in p.stderr or "CI" in p.stderr or p.stderr == ""
+    assert p.stdout.strip().splitlines()[-1] == "4 points: 0 run, 4 reused", p.stdout
     after = json.loads((out / "claims.json").read_text())
     assert after["claims"] == before["claims"], "same runs, same claims"
+
+
+def test_a_reading_is_a_command_with_its_own_directory(quick):
+    """--set (with --only) tries another reading: its own directory, the runs it leaves alone
+    reused, its command recorded."""
+    out = quick["hcf-credits"]["_out"]
+    p = dcfair("reproduce", "hcf-credits", "--quick", "--out", out, "--set", "queue.hcf.zero_on_lp=false",
+               "--only", "qdisc=hcf")
+    assert p.returncode == 0, p.stderr
+    alt = out.with_name(out.name + "+queue.hcf.zero_on_lp=false@qdisc=hcf")
+    doc = json.loads((alt / "claims.json").read_text())
+    assert doc["command"] == ("dcfair reproduce hcf-credits --quick --set queue.hcf.zero_on_lp=false "
+                              "--only qdisc=hcf")
+    assert doc["sets"] == [["queue.hcf.zero_on_lp", "false"]] and doc["only"] == [["qdisc", "hcf"]]
+    assert p.stdout.strip().splitlines()[-1] == "4 points: 4 run, 0 reused"  # every run here is HCF's
+    bad = dcfair("reproduce", "hcf-credits", "--quick", "--out", out, "--set", "queue.hcf.nope=1")
+    assert bad.returncode == 2 and "queue.hcf.nope" in bad.stderr
+    none = dcfair("reproduce", "hcf-credits", "--quick", "--out", out, "--set", "tcp.sack=true", "--only", "qdisc=red")
+    assert none.returncode == 2 and "--only" in none.stderr
+
+
+def test_the_paper_counts_packets_sent_and_delivered_is_tried(quick):
+    """The HCF paper's measures count packets sent; each claim records the delivered reading."""
+    d = quick["hcf-throughput"]
+    c = claim(d, "fifo-starved")
+    assert [e["reading"] for e in c["explored"]] == ["delivered"]
+    assert c["explored"][0]["dcfair"]["mean"] != c["dcfair"]["mean"]
+    rows = {r["variant"]: r for r in d["table"]}
+    # a flow that sends nothing in the window delivers nothing: fewer starve by the sent measure
+    assert rows["droptail"]["starved_sent"] <= rows["droptail"]["starved_fraction"]
 
 
 # --- what the paper reports and dcfair reproduces ---------------------------------------------------

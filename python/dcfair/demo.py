@@ -140,8 +140,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     if failed is not None:
         print(f"dcfair demo: {failed}", file=sys.stderr)
         return 1
-    reused = df.attrs.get("cached", 0)
-    print(f"dcfair demo: {len(df)} runs ({reused} reused) in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    tally = df.attrs.get("tally")
+    done = tally.line() if tally is not None else f"{len(df)} points"
+    print(f"dcfair demo: {done}, in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
     return 0
 
 

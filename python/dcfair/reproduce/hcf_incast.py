@@ -216,7 +216,7 @@ def analyze_typical(st: Study) -> List[Claim]:
         claims.append(Claim("many-servers", "Above 100 servers HCF balances drops and timeouts: goodput recovers", "HCF better",
                             d_many, mean(d_many) > 0, "mean HCF - FIFO goodput over counts > 100 is positive", "bit/s",
                             quote="above 100 servers, the large number of flows causes increased congestion in both FIFO "
-                                  "and HCF, but the HCF credit mechanism balances the packet drops across the flows"))
+                                  "and ... HCF credit mechanism balances the packet drops across the flows"))
     claims.append(_starvation_claim(c, ns, "3a"))
     return claims + _xpass_claims(st, ns, _rounds(st))
 

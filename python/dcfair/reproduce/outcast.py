@@ -373,7 +373,8 @@ def analyze_case3(st: Study) -> List[Claim]:
                                               offset=-0.1))
     return [
         unfair("head-start-no-help", "DropTail: a 100 ms head start does not save the 2-hop flow",
-               "the 2-hop flow obtains significantly lower throughput even if it starts 100ms before the 6-hop flows",
+               "we can observe that the 2- ... hop flow obtains significantly lower throughput even if it starts 100ms "
+               "before the 6-hop flows",
                before, "significantly lower"),
         unfair("late-start-starves", "DropTail: starting 100 or 200 ms after the 6-hop flows, the 2-hop flow gets less",
                "we stagger the start time of the 2-hop flow to be 100ms before, 100ms after, and 200ms after the 6-hop flows",
@@ -536,8 +537,8 @@ def analyze_case6(st: Study) -> List[Claim]:
                         quote="We found that increasing the buffer size does not have a significant effect on the TCP "
                               "Outcast problem"))
     claims.append(unfair("equal-rtts", "DropTail, equal RTTs (12 flows from one 4-hop host, 1 from the other): the single "
-                         "flow is starved", "We observed that the TCP Outcast problem still exists and the single flow is "
-                         "starved for throughput", share(st, qdisc="droptail", variant="equal RTTs"), "starved"))
+                         "flow is starved", "We observed that the TCP Out ... cast problem still exists and the single flow "
+                         "is starved for throughput", share(st, qdisc="droptail", variant="equal RTTs"), "starved"))
     claims.append(unfair("three-ports", "DropTail, three input ports (1 / 6 / 6 flows): the Outcast problem is present",
                          "Even in this case, the TCP Outcast problem is present",
                          share(st, qdisc="droptail", variant="3 input ports"), "present"))
