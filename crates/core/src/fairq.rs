@@ -27,10 +27,13 @@
 //!   `w = clamp(W / N, min_window_bytes, max_window_bytes)`, recomputed at once whenever `N`
 //!   changes (the paper: "for each new flow, the current window is divided equally").
 //!   `target = target_fraction * buffer_bytes`.
-//! - **Rewrite** ([`Fairq::on_packet`]): every TCP segment with the ACK flag (not a SYN-ACK,
-//!   whose window is never scaled) that *enters* the switch through a FairQ port `P` with
-//!   `N > 0` gets its window field overwritten by `w` if the window it carries is larger; a
-//!   smaller window (the receiver's own) is left alone, so FairQ never raises a window.
+//! - **Rewrite** ([`Fairq::on_packet`]): every TCP segment with the ACK flag (the paper: "all
+//!   incoming ACKs") that *enters* the switch through a FairQ port `P` with `N > 0` gets its
+//!   window field overwritten by `w` if the window it carries is larger; a smaller window (the
+//!   receiver's own) is left alone, so FairQ never raises a window. A SYN-ACK's field is never
+//!   scaled (RFC 7323 2.2), so it is compared and written unscaled, capped at 65535: the first
+//!   flight of a connection opened towards a receiver behind the switch is held to the fair
+//!   share too, as the ACK of the third handshake segment holds it when the receiver opens.
 //!
 //! **Which port governs an ACK.** An ACK that enters the switch through port `P` belongs to a
 //! flow whose data leaves the switch through `P`, provided the ACK retraces its data's path
@@ -418,10 +421,11 @@ impl Fairq {
         if tagged != NO_WSCALE && output != NO_PORT && self.ports[output as usize].to_host {
             pkt.reserved_wscale = NO_WSCALE;
         }
-        if syn || !pkt.has(flags::ACK) || input == NO_PORT {
+        if !pkt.has(flags::ACK) || input == NO_PORT {
             return false;
         }
-        let shift = match self.mode {
+        // RFC 7323 2.2: the window field of a SYN-ACK is never scaled
+        let shift = if syn { 0 } else { match self.mode {
             WscaleMode::ReservedBits => {
                 if tagged == NO_WSCALE {
                     return false;
@@ -430,7 +434,7 @@ impl Fairq {
             }
             WscaleMode::Unify => self.unify_wscale,
             WscaleMode::Off => 0,
-        };
+        } };
         let Some(w) = self.ports[input as usize].window() else { return false };
         if rewrite_window(pkt, w, shift) {
             self.rewrites += 1;
@@ -745,10 +749,23 @@ mod tests {
         f.ports[0].open(us(0));
         assert!(!f.on_packet(us(0), NO_PORT, 0, &mut a)); // leaving through the port, not entering
         assert_eq!(a.rwnd, 65535);
-        let mut sa = seg(flags::SYN | flags::ACK);
-        f.on_packet(us(0), 0, NO_PORT, &mut sa);
-        assert_eq!(sa.rwnd, 65535, "a SYN-ACK's window is never scaled, never rewritten");
         assert!(f.on_packet(us(0), 0, NO_PORT, &mut a));
+    }
+
+    #[test]
+    fn a_syn_ack_carries_the_fair_window_unscaled() {
+        // its field is never scaled: compared and written as bytes, whatever the mode's shift
+        for (mode, u) in [(WscaleMode::Off, 0), (WscaleMode::Unify, 7), (WscaleMode::ReservedBits, 0)] {
+            let mut f = fairq_with_window(mode, u, 0);
+            let mut sa = seg(flags::SYN | flags::ACK);
+            sa.reserved_wscale = 5; // ignored on a SYN-ACK
+            assert!(f.on_packet(us(0), 0, NO_PORT, &mut sa), "{mode:?}");
+            assert_eq!((f.ports[0].flows(), sa.rwnd as u64), (1, f.ports[0].window().unwrap()), "{mode:?}");
+            // a SYN-ACK leaving through the port, not entering, keeps its window
+            let mut out = seg(flags::SYN | flags::ACK);
+            f.on_packet(us(0), NO_PORT, 0, &mut out);
+            assert_eq!(out.rwnd, 65535);
+        }
     }
 
     #[test]

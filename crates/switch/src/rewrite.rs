@@ -115,14 +115,16 @@ mod tests {
     fn off_mode_strips_the_option_and_writes_unscaled_windows() {
         let mut f = fq(WscaleMode::Off, 0);
         let (e, t) = run(&mut f, &mut syn_ack());
-        assert!(e.wscale && !e.window);
         assert_eq!(t.wscale_at, None, "option must be gone");
         assert_eq!(f.ports[1].flows(), 1);
         let w = f.ports[1].window().unwrap();
+        // the SYN-ACK's own window (never scaled) is held to the fair share too
+        assert!(e.wscale && e.window == (w < 65160));
+        assert_eq!(t.window as u64, w.min(65160));
         let (e, t) = run(&mut f, &mut tcp_frame([10, 0, 0, 2], [10, 0, 0, 1], flags::ACK, 65535, &[], 0));
         assert!(e.window);
         assert_eq!(t.window as u64, w.min(65535));
-        assert_eq!(f.rewrites, 1);
+        assert_eq!(f.rewrites, 1 + u64::from(w < 65160));
     }
     #[test]
     fn unify_mode_rewrites_the_factor_and_scales_the_window() {

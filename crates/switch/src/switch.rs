@@ -714,17 +714,22 @@ mod tests {
         let out: Vec<Vec<u8>> = run_until(&mut sw, SimTime(2), SimTime(1_000_000_000)).into_iter().map(|s| s.1).collect();
         let fq = sw.fairq.as_ref().unwrap();
         assert_eq!(fq.ports[1].flows(), 1);
-        assert_eq!(fq.rewrites, 1);
-        assert_eq!(sw.ports[1].c.fairq_window_rewrites, 1);
+        // both the SYN-ACK (its window unscaled) and the ACK carry the fair window
+        let w = fq.ports[1].window().unwrap();
+        assert!(w < 65160);
+        assert_eq!(fq.rewrites, 2);
+        assert_eq!(sw.ports[1].c.fairq_window_rewrites, 2);
         assert_eq!(sw.ports[1].c.fairq_wscale_rewrites, 1);
         for f in &out {
             assert!(crate::csum::tcp_checksum_ok(&f[14..]));
         }
-        let Ok(Frame::Ipv4(v)) = parse(&out[1]) else { panic!() };
-        assert_eq!(v.tcp.unwrap().window as u64, fq.ports[1].window().unwrap());
+        for f in &out[..2] {
+            let Ok(Frame::Ipv4(v)) = parse(f) else { panic!() };
+            assert_eq!(v.tcp.unwrap().window as u64, w);
+        }
         sw.timers(SimTime(2_000_000_000));
         let doc = sw.stats(SimTime(2_000_000_000), json!({}));
-        assert_eq!(doc["ports"][1]["fairq"]["window_rewrites"], 1);
+        assert_eq!(doc["ports"][1]["fairq"]["window_rewrites"], 2);
         assert!(!doc["ports"][1]["series"]["fairq_window_bytes"].as_array().unwrap().is_empty());
     }
 }
