@@ -74,3 +74,21 @@ class _no_exit:
 
     def __exit__(self, *exc):
         return False
+
+
+def test_docs_list_every_case():
+    doc = (HERE.parents[2] / "docs" / "cli.md").read_text()
+    section = doc[doc.index("## Bad input"):]
+    section = section[:section.index("\n## ", 1)]
+    for c in CASES:
+        assert f"| {c['name']} | `{c['key']}` |" in section, c["name"]
+    assert f"holds {len(CASES)} cases" in section
+
+
+def test_a_bad_memory_bound_is_refused_naming_it(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(HERE)
+    monkeypatch.setenv("DCFAIR_MAX_MEMORY_MB", "lots")
+    out = tmp_path / "out"
+    assert cli.main(["run", "base.toml", "--out", str(out), "--quiet"]) == 2
+    assert "DCFAIR_MAX_MEMORY_MB" in capsys.readouterr().err
+    assert not out.exists()

@@ -9,7 +9,8 @@
 //!   design: it catches the scenario that needs gigabytes more than there are, not a few percent.
 //! - [`admit`] compares the estimate with the bound: `DCFAIR_MAX_MEMORY_MB` when set (`--max-memory`
 //!   of the command line sets it), else the memory the kernel says is available
-//!   (`MemAvailable` of `/proc/meminfo`; no bound where that file does not exist). Over it, the
+//!   (`MemAvailable` of `/proc/meminfo`; no bound where that file does not exist). A value of
+//!   `DCFAIR_MAX_MEMORY_MB` that is not a positive number is invalid input naming it. Over it, the
 //!   scenario is invalid input naming the key that drives the size (the largest flow count, the
 //!   topology's size key, or the Poisson load), with both figures: exit status 2, before any
 //!   allocation of its size.
@@ -104,22 +105,21 @@ fn topology_size(t: &TopologyConfig) -> (u64, u64, String) {
 }
 
 /// The memory bound of this process, bytes (module rules), and where it comes from.
-pub fn bound() -> Option<(u64, &'static str)> {
+pub fn bound() -> Result<Option<(u64, &'static str)>, Error> {
     if let Ok(v) = std::env::var("DCFAIR_MAX_MEMORY_MB") {
-        if let Ok(mb) = v.trim().parse::<f64>() {
-            if mb > 0.0 && mb.is_finite() {
-                return Some(((mb * 1048576.0) as u64, "--max-memory"));
-            }
-        }
+        return match v.trim().parse::<f64>() {
+            Ok(mb) if mb > 0.0 && mb.is_finite() => Ok(Some(((mb * 1048576.0) as u64, "--max-memory (DCFAIR_MAX_MEMORY_MB)"))),
+            _ => Err(Error::invalid("DCFAIR_MAX_MEMORY_MB", format!("must be a positive number of MB, got {v:?}"))),
+        };
     }
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let kb: u64 = text.lines().find_map(|l| l.strip_prefix("MemAvailable:"))?.trim().trim_end_matches("kB").trim().parse().ok()?;
-    Some((kb * 1024, "available"))
+    let Ok(text) = std::fs::read_to_string("/proc/meminfo") else { return Ok(None) };
+    let kb = text.lines().find_map(|l| l.strip_prefix("MemAvailable:")).and_then(|l| l.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    Ok(kb.map(|kb| (kb * 1024, "available")))
 }
 
 /// Refuses `sc` when its estimate exceeds the bound (module rules).
 pub fn admit(sc: &Scenario) -> Result<Estimate, Error> {
-    admit_within(sc, bound())
+    admit_within(sc, bound()?)
 }
 
 /// [`admit`] against the bound `bound` (bytes, and where it comes from).
