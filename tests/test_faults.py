@@ -166,6 +166,43 @@ def test_a_killed_sweep_leaves_no_worker_behind(tmp_path, clean):
     assert p.returncode == 0 and results(out) == clean
 
 
+def _descendants(pid: int):
+    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
+    rows = [line.split(None, 2) for line in out.splitlines()]
+    found, frontier = {}, {pid}
+    while frontier:
+        frontier = {int(r[0]) for r in rows if int(r[1]) in frontier and int(r[0]) not in found}
+        found.update({int(r[0]): (r[2] if len(r) > 2 else "") for r in rows if int(r[0]) in frontier})
+    return found
+
+
+def test_a_killed_ray_local_sweep_leaves_nothing_computing(tmp_path):
+    """`--ray local`: Ray's own reaper ends the raylet, the GCS and the workers with the sweep.
+    (Its dashboard and runtime-env agents exit by themselves within about a minute: not checked.)"""
+    pytest.importorskip("ray")
+    out = tmp_path / "sweep"
+    long = [a if a != "sim.duration_s=2" else "sim.duration_s=60" for a in SWEEP]
+    proc = subprocess.Popen([sys.executable, "-m", "dcfair", *long, "--ray", "local", "--out", str(out)], cwd=REPO,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        busy = {}
+        while time.monotonic() < deadline and len(busy) < 2:
+            time.sleep(0.5)
+            tree = _descendants(proc.pid)
+            busy = {p: a for p, a in tree.items() if "_run_point_files" in a or "raylet" in a or "gcs_server" in a}
+        assert len(busy) >= 2, f"the Ray workers never started: {tree}"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and any(_alive(w) for w in busy):
+            time.sleep(0.2)
+        assert not [a for w, a in busy.items() if _alive(w)], "Ray processes outlived the sweep"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
 def _children(pid: int):
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
     return [int(x) for x in out.split()]

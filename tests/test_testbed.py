@@ -361,3 +361,31 @@ def test_down_cleans_up_after_a_crash(prefix):
     assert "removed 4 namespaces" in p.stdout
     assert bed.ours(prefix) == []
     assert sleeper.wait(5) != 0  # ended by down
+
+
+def _pids_in(names):
+    pids = set()
+    for n in names:
+        out = subprocess.run(["ip", "netns", "pids", n], capture_output=True, text=True).stdout
+        pids |= {int(p) for p in out.split()}
+    return pids
+
+
+@needs_root
+def test_a_killed_run_leaves_no_switch_or_traffic_running(tmp_path, prefix):
+    """kill -9 of `dcfair testbed run`: its switch and iperf3 processes die with it (issue: no
+    orphans), so only the namespaces remain for `testbed down`."""
+    f = tmp_path / "s.toml"
+    f.write_text(SMALL.split("[groups.short]")[0])
+    run = subprocess.Popen([sys.executable, "-m", "dcfair", "testbed", "run", str(f), "--out", str(tmp_path / "out"),
+                            "--prefix", prefix, "--set", "sim.duration_s=20", "--quiet"],
+                           cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and len(_pids_in(bed.ours(prefix))) < 3:
+        time.sleep(0.2)  # the switch and both flows' ends are up
+    helpers = _pids_in(bed.ours(prefix))
+    assert len(helpers) >= 3, "the run never started its helpers"
+    run.kill()
+    run.wait(5)
+    time.sleep(1.0)
+    assert not _pids_in(bed.ours(prefix)), "helpers outlived the run"

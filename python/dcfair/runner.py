@@ -277,15 +277,9 @@ def _worker_init(parent: int) -> None:
     all if the parent is already gone."""
     import signal
 
-    try:
-        import ctypes
+    from dcfair.procs import die_with_parent
 
-        libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
-    except (OSError, AttributeError):  # not Linux: nothing to ask for
-        pass
-    if os.getppid() != parent:
+    if die_with_parent(parent):
         os._exit(1)
     # Ctrl-C is the parent's to handle: it cancels the study and stops the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -34,6 +34,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from dcfair.procs import child_of_this_process
 from dcfair.testbed import netns
 from dcfair.testbed.bed import Testbed
 from dcfair.testbed.mapping import Plan
@@ -151,7 +152,8 @@ class Switch:
         argv = ["ip", "netns", "exec", self.tb.switch_ns, *binary, "--config", str(cfg), "--stats", str(self.stats_path),
                 "--seed", str(self.plan.seed)]
         self.stderr = open(self.dir / "switch.log", "w")
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr, text=True)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr, text=True,
+                                     preexec_fn=child_of_this_process())
         deadline = time.monotonic() + 15.0
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

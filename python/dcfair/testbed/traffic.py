@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from dcfair.procs import child_of_this_process
 from dcfair.testbed import netns
 from dcfair.testbed.bed import Testbed
 from dcfair.testbed.mapping import Flow, Plan
@@ -292,7 +293,7 @@ def fetch_row(f: Flow, data: Optional[Dict[str, Any]], t0: float, window: tuple,
 
 def _popen(ns: str, argv: List[str], stdout) -> subprocess.Popen:
     return subprocess.Popen(["ip", "netns", "exec", ns] + argv, stdout=stdout, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, preexec_fn=child_of_this_process())
 
 
 def load_flow_json(path: Path) -> Optional[Dict[str, Any]]:
