@@ -39,6 +39,13 @@ Rules:
   every reproduction; its claims are still checked, and say that they come from a quick run.
 - A claim *holds* by its stated criterion. Claims that do not hold are reported as such, never
   hidden; ``explanation`` says what the runs show about why, and ``explored`` what was tried.
+- Explanations are written in ``explanations.toml`` beside this module (a table per
+  reproduction, a string per claim id) and attached to a failing claim of a full form only.
+  Their numbers are never typed in: ``{value}`` is the claim's own mean and ``{READING}`` a
+  reading's, as the runs give them (``{READING:min}``, ``{READING:max}``: the extremes over
+  seeds; a trailing ``%`` prints a fraction as a percentage, ``/1e6`` divides by a million).
+  An explanation that names a reading the claim was not tried under is not attached (its runs
+  are missing).
 """
 
 from __future__ import annotations
@@ -346,7 +353,52 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
 
 
 def write_claims(out: Path, doc: Dict[str, Any]) -> None:
+    if not doc.get("quick"):
+        explain(doc)
     atomic_write(Path(out) / "claims.json", json.dumps(doc, indent=1) + "\n")
+
+
+EXPLANATIONS = Path(__file__).with_name("explanations.toml")
+_PLACEHOLDER = re.compile(r"\{([a-z0-9][a-z0-9_.-]*)(?::(mean|min|max))?(%|/1e[0-9])?\}")
+
+
+def explanations() -> Dict[str, Dict[str, str]]:
+    """``explanations.toml``: reproduction -> claim id -> explanation template."""
+    try:
+        import tomllib
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import tomli as tomllib
+    return tomllib.loads(EXPLANATIONS.read_text())
+
+
+def render_explanation(template: str, claim: Dict[str, Any]) -> Optional[str]:
+    """``template`` with its placeholders filled from ``claim`` (module rules); None when it
+    names a reading the claim has no values for."""
+    stats = {"value": claim["dcfair"], **{e["reading"]: e["dcfair"] for e in claim.get("explored") or []}}
+    missing = []
+
+    def fill(m: "re.Match[str]") -> str:
+        st = stats.get(m.group(1))
+        x = st and st.get(m.group(2) or "mean")
+        if x is None:
+            missing.append(m.group(1))
+            return m.group(0)
+        if m.group(3) == "%":
+            return f"{100 * x:.3g} %"
+        if m.group(3):
+            x /= 10 ** int(m.group(3)[3:])
+        return f"{x:.3g}"
+
+    text = _PLACEHOLDER.sub(fill, " ".join(template.split()))
+    return None if missing else text
+
+
+def explain(doc: Dict[str, Any]) -> None:
+    """Attaches the rendered explanation of each failing claim of ``doc`` that has one."""
+    mine = explanations().get(doc["reproduction"], {})
+    for c in doc["claims"]:
+        if not c["holds"] and c["id"] in mine:
+            c["explanation"] = render_explanation(mine[c["id"]], c) or ""
 
 
 def reading_out(out: Path, sets: Pairs, only: Pairs = ()) -> Path:
