@@ -13,10 +13,11 @@ from conftest import assert_listed, run_quick_reproductions
 
 ALL = ["fairq-incast-mild", "fairq-incast-heavy", "fairq-incast-lowfreq", "fairq-incast-highfreq"]
 CLAIMS = {
-    "fairq-incast-mild": {"spread-mild", "tail-mild", "drops-mild", "vs-dctcp-mild"},
-    "fairq-incast-heavy": {"spread-heavy", "tail-heavy", "drops-heavy", "vs-dctcp-heavy"},
-    "fairq-incast-lowfreq": {"spread-lowfreq", "tail-lowfreq", "drops-lowfreq", "vs-dctcp-lowfreq", "elephants-lowfreq"},
-    "fairq-incast-highfreq": {"spread-highfreq", "tail-highfreq", "drops-highfreq", "vs-dctcp-highfreq", "elephants-highfreq"},
+    "fairq-incast-mild": {"mean-mild", "spread-mild", "tail-mild", "drops-mild"},
+    "fairq-incast-heavy": {"spread-heavy", "tail-heavy", "drops-heavy"},
+    "fairq-incast-lowfreq": {"mean-lowfreq", "spread-lowfreq", "tail-lowfreq", "tens-of-ms-lowfreq", "drops-lowfreq",
+                             "elephants-lowfreq"},
+    "fairq-incast-highfreq": {"mean-highfreq", "spread-highfreq", "drops-highfreq", "elephants-highfreq"},
 }
 
 
@@ -56,7 +57,7 @@ def test_mild_incast_fairq_removes_drops_and_timeouts(quick):
         assert fq["fct_max_ms"] * 10 < dt["fct_max_ms"], tcp
         assert fq["fct_max_ms"] < 20, tcp
     mild = {c["id"]: c for c in quick["fairq-incast-mild"]["claims"]}
-    assert mild["spread-mild"]["holds"] and mild["tail-mild"]["holds"] and mild["drops-mild"]["holds"]
+    assert mild["spread-mild"]["holds"] and mild["drops-mild"]["holds"]
 
 
 def test_heavy_incast_fairq_halves_the_drops_but_not_the_spread(quick):
@@ -72,8 +73,9 @@ def test_heavy_incast_fairq_halves_the_drops_but_not_the_spread(quick):
 
 
 def test_dctcp_matches_fairq_on_the_mild_incast(quick):
-    # With K = 20 packets and 350-packet buffers DCTCP also fits the 126 answers without a drop;
-    # the paper's advantage of FairQ over DCTCP is not reproduced there (docs/mechanisms/fairq.md).
+    # Marking at K = 87 packets (25 % of the 350-packet buffer) DCTCP also fits the 126 answers
+    # without a drop and ends them within 1 ms of FairQ; its spread is larger (the spread claim
+    # counts it against FairQ, docs/mechanisms/fairq.md).
     t = table(quick["fairq-incast-mild"])
     assert t.loc["dctcp", "drops"] == 0 and t.loc["dctcp", "timeouts"] == 0
     assert abs(t.loc["dctcp", "fct_max_ms"] - t.loc["cubic-fairq", "fct_max_ms"]) < 1.0

@@ -48,10 +48,13 @@ def test_breakdown_time_settings_shorten_flows(quick):
     # A 200 ms minimum RTO against 45 us: the retransmission settings cut FQ-CoDel's mean FCT
     # (its 5 us CoDel target drops, so it times out with the defaults) ...
     assert t.loc[("fq_codel", "rtx"), "fct_mean_us"] < 0.9 * t.loc[("fq_codel", "none"), "fct_mean_us"]
-    # ... and leave DCTCP's as it was: it loses nothing here, so no timer ever fires
-    # (docs/mechanisms/fq_codel.md explains why the paper's 30 % does not appear).
+    # ... and leave DCTCP's as it was: marking at the switch and the NICs, it loses nothing here,
+    # so no timer ever fires.
     assert t.loc[("dctcp", "rtx"), "timeouts"] == t.loc[("dctcp", "none"), "timeouts"] == 0
     assert t.loc[("dctcp", "rtx"), "fct_mean_us"] == t.loc[("dctcp", "none"), "fct_mean_us"]
+    # All settings lengthen DCTCP's 1-packet FCT (quick form: 31 -> 58 us; the full form: -50 %),
+    # where the paper reports 30 % shorter: docs/mechanisms/fq_codel.md traces the claim.
+    assert t.loc[("dctcp", "all"), "fct_1pkt_us"] > 1.3 * t.loc[("dctcp", "none"), "fct_1pkt_us"]
 
 
 def test_fig3_expresspass_finishes_every_flow_and_waits_for_its_credit(quick):
@@ -68,17 +71,17 @@ def test_fig3_expresspass_finishes_every_flow_and_waits_for_its_credit(quick):
 
 def test_fig4_one_packet_flows_hurt_dctcp_and_narrow_the_gap_to_pfabric(quick):
     # Quick form (2 seeds, load 0.6, shares 0.01 % and 10 %). Observed: at 10 % FQ-CoDel 3.15
-    # Gbit/s against DCTCP's 1.34; pFabric / FQ-CoDel throughput 1.23 at 0.01 %, 1.11 at 10 %;
-    # 1-packet FCT pFabric 20.1 us, FQ-CoDel 20.2-20.3 us, DCTCP 73-76 us.
+    # Gbit/s against DCTCP's 1.84; pFabric / FQ-CoDel throughput 1.23 at 0.01 %, 1.11 at 10 %;
+    # 1-packet FCT pFabric 20.1 us, FQ-CoDel 20.2-20.3 us, DCTCP 51-58 us.
     t = table(quick["fqcodel-fig4"]).set_index(["one_pkt", "mech"])
     lo, hi = sorted({s for s, _ in t.index})
     tput = t["mean_throughput_gbps"]
     # FIFO-like DCTCP collapses as 1-packet flows grow; FQ-CoDel serves them as sparse flows
-    assert tput[(hi, "fq_codel")] >= 1.8 * tput[(hi, "dctcp")], tput
+    assert tput[(hi, "fq_codel")] >= 1.5 * tput[(hi, "dctcp")], tput
     # the paper: the gap between pFabric and FQ-CoDel narrows as 1-packet flows grow
     assert tput[(hi, "pfabric")] / tput[(hi, "fq_codel")] < tput[(lo, "pfabric")] / tput[(lo, "fq_codel")], tput
     fct = t["fct_1pkt_us"]
     for share in (lo, hi):
         # FQ-CoDel's 1-packet FCT is close to pFabric's (the paper's "very close"), DCTCP's is not
         assert fct[(share, "fq_codel")] <= 1.25 * fct[(share, "pfabric")], (share, fct)
-        assert fct[(share, "dctcp")] >= 2.5 * fct[(share, "pfabric")], (share, fct)
+        assert fct[(share, "dctcp")] >= 2.0 * fct[(share, "pfabric")], (share, fct)

@@ -40,12 +40,12 @@ def test_fig6a_fairness_against_flows_and_jitter(quick):
     # few flows (several credits per flow per RTT): fair over 1 ms at every jitter
     for j in (0.0, 0.01, 0.08):
         assert t.loc[(8, j), "jain_1ms"] > 0.8, j
-    # many flows (below one credit per flow per RTT, where the rate floor of one credit per
-    # period holds every flow): fairness collapses whatever the jitter; this is where dcfair
-    # disagrees with the paper (docs/mechanisms/expresspass.md, Claims)
-    for n in (128, 512):
-        for j in (0.0, 0.01, 0.08):
-            assert t.loc[(n, j), "jain_1ms"] < 0.5, (n, j)
+    # below one credit per flow per RTT fairness falls (full form: 0.96 at 8 flows, 0.49 at 512,
+    # perfect pacing) ...
+    assert t.loc[(512, 0.0), "jain_1ms"] < t.loc[(8, 0.0), "jain_1ms"] - 0.2
+    # ... and a large jitter restores some of it (full form, 128 flows: 0.57 at j = 0, 0.80 at
+    # j = 0.08); docs/claims.md traces why small jitters do not
+    assert t.loc[(128, 0.08), "jain_1ms"] > t.loc[(128, 0.0), "jain_1ms"] + 0.1
     # the index never exceeds the granularity ceiling (the most even split of the packets)
     assert (t["jain_1ms"] <= t["ceiling"] + 1e-9).all()
     assert t.loc[(512, 0.0), "ceiling"] < 0.95  # < 2 packets per flow per ms: the ceiling bites
@@ -62,22 +62,20 @@ def test_fig8_waste_follows_the_initial_rate(quick):
 def test_fig8_convergence_both_laws_share(quick):
     doc = quick["xpass-fig8"]
     t = table(doc).set_index("initial_rate")
-    # the paper's law at the full initial rate: the new flow no longer captures the credit queue
-    # (byte-priced credit tokens, docs/mechanisms/expresspass.md "Credit queue capture"); both
-    # seeds converge, though far slower than the paper's 2 RTTs (26.5 measured)
-    assert t.loc["1", "not_converged"] == 0
-    assert t.loc["1", "convergence_rtts"] <= 40
-    # the ns-2 code's law converges from 1/8 in both seeds, within 30 RTTs
+    # from 1/8 both laws converge in every seed, Algorithm 1 within 40 RTTs and the ns-2 code's
+    # law within 30 (full form: 23.4 and 23.8); from the full rate a seed may not converge in
+    # the run (docs/claims.md, fig8a-fast-start)
+    assert t.loc["1/8", "not_converged"] == 0 and t.loc["1/8", "convergence_rtts"] <= 40
     assert t.loc["1/8", "code_law_not_converged"] == 0
     assert t.loc["1/8", "code_law_convergence_rtts"] <= 30
 
 
-def test_fig9_larger_credit_queues_lose_less_with_many_flows(quick):
+def test_fig9_credits_bound_the_data_queue_and_one_credit_is_too_few(quick):
     t = table(quick["xpass-fig9"]).set_index(["flows", "credit_queue"])
-    u1, u8, u32 = (t.loc[(32, q), "under_utilization_pct"] for q in (1, 8, 32))
-    # 32 flows: a one-credit queue loses utilization, and 8 credits are as good as 32 (the
-    # paper's "eight is sufficient"; quick form measured 14.0, 2.9, 3.5 %; 1 point of noise)
-    assert u1 > u8 + 2 and abs(u32 - u8) <= 1.0, (u1, u8, u32)
+    # 32 flows: a one-credit queue loses utilization that 8 credits keep (full form: 4.6 % and
+    # 0.26 %). Whether 8 suffice at every flow count is a claim the full form does not support
+    # under Algorithm 1 (docs/claims.md, fig9-eight-suffices), so it is not asserted here.
+    assert t.loc[(32, 1), "under_utilization_pct"] > t.loc[(32, 8), "under_utilization_pct"] + 2
     for n in (4, 32):
         # credits bound the data queue: no data packet is dropped at the bottleneck
         assert (t.loc[n, "data_drops"] == 0).all(), n

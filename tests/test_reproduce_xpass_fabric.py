@@ -27,9 +27,8 @@ def test_both_are_listed():
 
 def test_every_claim_is_reported(quick):
     want = {
-        "xpass-fig10": {f"{k}-{n}" for n in (2, 6) for k in ("naive", "feedback-helps")}
-        | {f"feedback-{n}-{law}" for n in (2, 6) for law in ("paper", "code")},
-        "xpass-fig11": {"maxmin-paper", "maxmin-code", "gap-many-flows", "feedback-fairer"},
+        "xpass-fig10": {f"{k}-{n}" for n in (2, 6) for k in ("naive", "feedback", "feedback-helps")},
+        "xpass-fig11": {"maxmin-close", "gap-many-flows", "feedback-fairer"},
     }
     for name, doc in quick.items():
         assert {c["id"] for c in doc["claims"]} == want[name], name
@@ -45,7 +44,9 @@ def test_parking_lot_feedback_and_the_naive_loss(quick):
     # naive: the more bottlenecks the long flow crosses, the more credits it wastes
     assert t[("none", 6)] < t[("none", 2)] - 0.05, t
     assert t[("none", 6)] < 0.85, t
-    # the code's feedback law keeps every link nearly full, and beats naive by far at 6
+    # both feedback laws keep every link nearly full (full form: Algorithm 1 0.96 and 0.99, the
+    # ns-2 code's 0.95 and 0.97), and beat naive by far at 6
+    assert t[("paper", 2)] > 0.93 and t[("paper", 6)] > 0.93, t
     assert t[("code", 2)] > 0.9 and t[("code", 6)] > 0.9, t
     assert t[("code", 6)] > t[("none", 6)] + 0.1, t
 
