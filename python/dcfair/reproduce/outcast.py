@@ -189,7 +189,8 @@ TESTBED_TCP = Reading("testbed-tcp", "the testbed's Linux TCP: CUBIC with SACK (
                       "its ns-2 runs NewReno)", (("tcp.cc", "cubic"), ("tcp.sack", True)))
 NS2_RTO = Reading("ns2-min-rto", "ns-2's default minimum RTO of 200 ms instead of the 2 ms the paper set",
                   (("tcp.min_rto_ms", 200.0),))
-DELAYED_ACK = Reading("delayed-ack", "delayed ACKs at the receiver (Linux's default)", (("tcp.delayed_ack", True),))
+DELAYED_ACK = Reading("delayed-ack", "delayed ACKs at the receiver, as Linux: 5 quick ACKs, then one ACK per two "
+                      "segments or 40 ms", (("tcp.delayed_ack", True), ("tcp.quickack_segments", 5)))
 CASE_READINGS = (TESTBED_TCP, NS2_RTO, DELAYED_ACK)
 
 

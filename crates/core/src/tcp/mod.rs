@@ -105,6 +105,10 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// Delayed-ACK timeout, milliseconds.
     pub delack_timeout_ms: f64,
+    /// With `delayed_ack`: the first this many in-order data segments of a connection are
+    /// acknowledged at once (Linux's quick-ACK mode at a connection's start: the receive window
+    /// over two segments, at most 16); 0 delays from the first (ns-2's DelAck sink).
+    pub quickack_segments: u32,
     /// Lower bound of the retransmission timeout, milliseconds.
     pub min_rto_ms: f64,
     /// Upper bound of the retransmission timeout (backed off or not), seconds.
@@ -213,6 +217,7 @@ impl Default for TcpConfig {
             window_scaling: true,
             delayed_ack: false,
             delack_timeout_ms: 40.0,
+            quickack_segments: 0,
             min_rto_ms: 200.0,
             max_rto_s: 60.0,
             initial_rto_s: 1.0,

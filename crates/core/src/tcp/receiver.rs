@@ -17,7 +17,9 @@
 //!   segment (a duplicate ACK), for a segment that fills all or part of a gap, for a duplicate
 //!   segment, for anything carrying a FIN and for a SYN. In-order data is acknowledged at once,
 //!   or with `delayed_ack` when two full segments (`2 * mss_bytes`) are unacknowledged or
-//!   `delack_timeout_ms` after the first unacknowledged one.
+//!   `delack_timeout_ms` after the first unacknowledged one; the first `quickack_segments`
+//!   in-order data segments of a connection are acknowledged at once all the same (Linux's
+//!   quick-ACK mode at a connection's start).
 //! - **Out-of-order data** is kept as sorted, disjoint byte intervals in one `Vec` that is reused:
 //!   no allocation per packet once it has grown to the largest number of holes seen.
 //!   `delivered_bytes` counts in-order payload only, each byte once.
@@ -189,6 +191,8 @@ pub struct TcpReceiver {
     window_scaling: bool,
     delayed_ack: bool,
     delack_timeout: SimDuration,
+    /// In-order data segments still to be acknowledged at once (`quickack_segments`).
+    quickack_left: u32,
     state: ReceiverState,
     /// Window scaling negotiated (or assumed, without a handshake) and the shift applied to
     /// our advertised window.
@@ -250,6 +254,7 @@ impl TcpReceiver {
             window_scaling: cfg.window_scaling,
             delayed_ack: cfg.delayed_ack,
             delack_timeout: cfg.delack_timeout(),
+            quickack_left: cfg.quickack_segments,
             state,
             scaling,
             shift: if scaling { cfg.rcv_wscale() } else { 0 },
@@ -416,6 +421,10 @@ impl TcpReceiver {
             } else {
                 // in order (maybe partly old): advance, then pull in what was buffered
                 let had_gap = !self.ooo.is_empty();
+                if self.quickack_left > 0 {
+                    self.quickack_left -= 1;
+                    ack_now = true;
+                }
                 self.rcv_nxt = end.min(right);
                 self.rcv_nxt = self.ooo.take_prefix(self.rcv_nxt);
                 ack_now |= had_gap; // RFC 5681 4.2: it filled all or part of a gap
@@ -648,6 +657,24 @@ mod tests {
         assert_eq!(r.next_deadline(), None);
         r.on_timer(t(50_000), &mut out); // spurious: nothing
         assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn quick_acks_answer_the_first_segments_at_once_then_delay() {
+        let c = TcpConfig { delayed_ack: true, quickack_segments: 2, ..nohs() };
+        let mut r = TcpReceiver::new(&c, IDS);
+        assert_eq!(feed(&mut r, &seg(0, MSS), t(0)), [1460]);
+        assert_eq!(feed(&mut r, &seg(1460, MSS), t(10)), [2920]);
+        // the third is delayed as usual: one ACK per two segments or the timer
+        assert!(feed(&mut r, &seg(2920, MSS), t(20)).is_empty());
+        assert_eq!(r.next_deadline(), Some(t(40_020)));
+        assert_eq!(feed(&mut r, &seg(4380, MSS), t(30)), [5840]);
+        // out-of-order segments are not counted: they are acknowledged at once anyway
+        let mut r = TcpReceiver::new(&c, IDS);
+        assert_eq!(feed(&mut r, &seg(1460, MSS), t(0)), [0]);
+        assert_eq!(feed(&mut r, &seg(0, MSS), t(1)), [2920]);
+        assert_eq!(feed(&mut r, &seg(2920, MSS), t(2)), [4380]);
+        assert!(feed(&mut r, &seg(4380, MSS), t(3)).is_empty());
     }
 
     #[test]
