@@ -10,6 +10,31 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 LONGFLOWS = REPO / "scenarios" / "papers" / "hcf" / "longflows.toml"
+#: Two CUBIC flows through HCF on a small dumbbell: the testbed's smallest real run.
+TESTBED_TWO_FLOWS = """
+name = "tb-small"
+seed = 7
+[sim]
+duration_s = 4.0
+[measure]
+window_s = 2.0
+[topology]
+kind = "dumbbell"
+senders = 2
+access_rate_mbps = 1000.0
+access_delay_us = 25.0
+bottleneck_rate_mbps = 100.0
+bottleneck_delay_us = 25.0
+[queue]
+kind = "hcf"
+limit_pkts = 40
+[tcp]
+cc = "cubic"
+min_rto_ms = 5.0
+[flows]
+count = 2
+start_max_s = 0.2
+"""
 
 
 def dcfair(*args: str, cwd=None, timeout: float = 600, env=None) -> subprocess.CompletedProcess:

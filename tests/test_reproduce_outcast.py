@@ -27,7 +27,8 @@ def test_claims_and_tables_are_complete(quick):
     for name, doc in quick.items():
         assert doc["claims"] and doc["table"], name
         for c in doc["claims"]:
-            assert isinstance(c["holds"], bool) and c["dcfair"]["n"] >= 2, (name, c["id"])
+            # a value per seed, or one comparison of two means (red-similar)
+            assert isinstance(c["holds"], bool) and c["dcfair"]["n"] >= 1, (name, c["id"])
             assert c["dcfair"]["mean"] is not None, (name, c["id"])
         # The side-by-side table has a row for HCF wherever it has DropTail.
         t = table(doc)

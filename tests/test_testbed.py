@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LONGFLOWS, REPO, assert_clean_error, dcfair
+from conftest import LONGFLOWS, REPO, TESTBED_TWO_FLOWS, assert_clean_error, dcfair
 from dcfair.testbed import bed, mapping, netns, traffic
 from dcfair.testbed.netns import TestbedError
 from dcfair.testbed.switch import find_binary, switch_port, toml_dumps
@@ -27,29 +27,7 @@ try:
 except ImportError:  # pragma: no cover
     import tomli as tomllib
 
-SMALL = """
-name = "tb-small"
-seed = 7
-[sim]
-duration_s = 4.0
-[measure]
-window_s = 2.0
-[topology]
-kind = "dumbbell"
-senders = 2
-access_rate_mbps = 1000.0
-access_delay_us = 25.0
-bottleneck_rate_mbps = 100.0
-bottleneck_delay_us = 25.0
-[queue]
-kind = "hcf"
-limit_pkts = 40
-[tcp]
-cc = "cubic"
-min_rto_ms = 5.0
-[flows]
-count = 2
-start_max_s = 0.2
+SMALL = TESTBED_TWO_FLOWS + """
 [groups.short]
 count = 1
 size_bytes = 300000
@@ -331,7 +309,7 @@ def test_the_switch_contract_through_a_stand_in(tmp_path, prefix):
     """The dcfair path (switch.toml, `ready`, SIGTERM, stats.json) with tests/data/fake_switch.py,
     a bridge that keeps dcfair-switch's command-line contract."""
     f = tmp_path / "s.toml"
-    f.write_text(SMALL.split("[groups.short]")[0])  # two long flows
+    f.write_text(TESTBED_TWO_FLOWS)  # two long flows
     out = tmp_path / "out"
     fake = REPO / "tests" / "data" / "fake_switch.py"
     p = dcfair("testbed", "run", f, "--switch", "dcfair", "--out", out, "--prefix", prefix,
@@ -376,7 +354,7 @@ def test_a_killed_run_leaves_no_switch_or_traffic_running(tmp_path, prefix):
     """kill -9 of `dcfair testbed run`: its switch and iperf3 processes die with it (issue: no
     orphans), so only the namespaces remain for `testbed down`."""
     f = tmp_path / "s.toml"
-    f.write_text(SMALL.split("[groups.short]")[0])
+    f.write_text(TESTBED_TWO_FLOWS)
     run = subprocess.Popen([sys.executable, "-m", "dcfair", "testbed", "run", str(f), "--out", str(tmp_path / "out"),
                             "--prefix", prefix, "--set", "sim.duration_s=20", "--quiet"],
                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -17,33 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, TESTBED_TWO_FLOWS
 from dcfair.testbed import netns
 
-SMALL_TESTBED = """
-name = "wheel-testbed"
-seed = 3
-[sim]
-duration_s = 3.0
-[measure]
-window_s = 2.0
-[topology]
-kind = "dumbbell"
-senders = 2
-access_rate_mbps = 1000.0
-access_delay_us = 25.0
-bottleneck_rate_mbps = 100.0
-bottleneck_delay_us = 25.0
-[queue]
-kind = "hcf"
-limit_pkts = 40
-[tcp]
-cc = "cubic"
-min_rto_ms = 5.0
-[flows]
-count = 2
-start_max_s = 0.2
-"""
+
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +84,7 @@ def test_the_switch_rides_in_the_wheel(wheel):
 @pytest.mark.skipif(netns.why_not_available() is not None, reason=f"testbed unavailable: {netns.why_not_available()}")
 def test_the_testbed_runs_from_the_wheel(wheel):
     f = wheel[1] / "tb.toml"
-    f.write_text(SMALL_TESTBED)
+    f.write_text(TESTBED_TWO_FLOWS)
     prefix = f"dcw{os.getpid() % 10000}-"
     try:
         p = run(wheel, "dcfair", "testbed", "run", f, "--switch", "dcfair", "--out", "tb", "--prefix", prefix, timeout=300)

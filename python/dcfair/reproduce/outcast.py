@@ -74,19 +74,7 @@ def share(st: Study, **labels) -> List[float]:
 
 def group_throughput(st: Study, t_end: float, **labels) -> Dict[str, List[float]]:
     """Per group, per seed: mean per-flow goodput (bits/s) from the start to ``t_end`` s."""
-    import pandas as pd
-
-    out: Dict[str, List[float]] = {}
-    for r in st.rows(**labels):
-        d = Path(r["dir"])
-        flows = pd.read_csv(d / "flows.csv")
-        ts = pd.read_csv(d / "timeseries.csv")
-        ts = ts[ts["metric"] == "delivered_bytes"]
-        t = ts["time_s"][ts["time_s"] <= t_end + 1e-12].max()
-        at = ts[ts["time_s"] == t].set_index("flow_id")["value"]
-        for g, sub in flows[flows["kind"] == "tcp"].groupby("group"):
-            out.setdefault(g, []).append(float(at.reindex(sub["flow_id"]).fillna(0).mean()) * 8 / t)
-    return out
+    return group_throughput_between(st, 0.0, t_end, **labels)
 
 
 def group_throughput_between(st: Study, t0: float, t1: float, **labels) -> Dict[str, List[float]]:
@@ -102,6 +90,8 @@ def group_throughput_between(st: Study, t0: float, t1: float, **labels) -> Dict[
         ts = ts[ts["metric"] == "delivered_bytes"]
         a = ts["time_s"][ts["time_s"] <= t0 + 1e-12].max()
         b = ts["time_s"][ts["time_s"] <= t1 + 1e-12].max()
+        if pd.isna(a):  # no sample at or before t0: nothing was delivered yet
+            a = 0.0
         va = ts[ts["time_s"] == a].set_index("flow_id")["value"]
         vb = ts[ts["time_s"] == b].set_index("flow_id")["value"]
         for g, sub in flows[flows["kind"] == "tcp"].groupby("group"):
