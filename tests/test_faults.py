@@ -268,6 +268,22 @@ def test_a_changed_cdf_file_reruns_the_points_that_read_it(tmp_path):
         "2 points: 2 run, 0 reused, 2 rerun as stale (another engine build or changed input files)")
 
 
+def test_runs_of_another_engine_build_are_never_reused(tmp_path, monkeypatch, capsys):
+    """The cache key holds the engine build: a newer build reruns every point, in place."""
+    from dcfair import cli, runner
+
+    out = tmp_path / "sweep"
+    args = SWEEP[:-2] + ["--jobs", "1", "--out", str(out)]  # SWEEP without its --jobs
+    assert cli.main(args) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "4 points: 4 run, 0 reused"
+    assert cli.main(args) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == "4 points: 0 run, 4 reused"
+    monkeypatch.setattr(runner, "engine_build", lambda: "gnewer")
+    assert cli.main(args) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1] == (
+        "4 points: 4 run, 0 reused, 4 rerun as stale (another engine build or changed input files)")
+
+
 # --- an output that cannot take the results ------------------------------------------------------
 
 def test_an_output_path_that_is_a_file_is_refused_before_any_run(tmp_path):
