@@ -6,8 +6,9 @@
 ``make claims`` runs ``dcfair reproduce all --explore`` (full forms, every declared reading) and
 then this script. For each of the five papers it rewrites the claims table of its mechanism page
 (between ``<!-- claims:begin -->`` and ``<!-- claims:end -->``), the side-by-side tables of the
-reproductions that write one (``<!-- tables:begin -->``), the table of dcfair's own checks on
-the papers' settings (``scope = "beyond"``, in ``docs/mechanisms/expresspass.md``), and writes
+reproductions that write one (``<!-- tables:begin -->``), the tables of dcfair's own checks on
+the papers' settings (``scope = "beyond"``, ``<!-- claims-beyond:begin -->``: ExpressPass's on
+``docs/mechanisms/expresspass.md``, the others on the page of the paper they check), and writes
 ``docs/claims.md``: per paper, "N of M claims hold", then every claim that fails with the paper's
 words, the criterion, dcfair's value, what the runs show and every reading tried.
 
@@ -219,8 +220,20 @@ def sections(docs: List[dict]) -> Dict[Tuple[str, str], str]:
         side = side_tables(mine)
         if side:
             out[(page, "tables")] = side + "\n" + cmd
-    t, held, total = claims_table(docs, "beyond")
-    out[(BEYOND_PAGE, "claims-beyond")] = f"{t}\n\n{held} of {total} hold.\n\n{cmd}"
+    # dcfair's own checks: those of ExpressPass (on other papers' settings) on its page, the
+    # others on the page of the paper whose setting they check
+    pages: Dict[str, List[dict]] = {}
+    for d in docs:
+        for c in d["claims"]:
+            if c.get("scope") == "beyond":
+                page = BEYOND_PAGE if "ExpressPass" in c["claim"] else PAGES[d["paper"]][0]
+                pages.setdefault(page, [])
+                if not pages[page] or pages[page][-1]["reproduction"] != d["reproduction"]:
+                    pages[page].append({**d, "claims": []})
+                pages[page][-1]["claims"].append(c)
+    for page, mine in pages.items():
+        t, held, total = claims_table(mine, "beyond")
+        out[(page, "claims-beyond")] = f"{t}\n\n{held} of {total} hold.\n\n{cmd}"
     return out
 
 

@@ -271,6 +271,9 @@ READINGS = (
             (("fairq.gain", 11.24),), FAIRQ_VARIANTS),
     Reading("dctcp-k20", "DCTCP marking at K = 20 packets (DCTCP's guideline at 1 Gbit/s) instead of 25 % of the queue",
             (("queue.droptail.mark_threshold_pkts", 20),), (("variant", "dctcp"),)),
+    Reading("initial-rto-half", "diagnostic, not the paper's setting: an initial retransmission timeout of 0.5 s "
+            "instead of 1 s, to see whether the longest answers wait for a new connection's first timeout",
+            (("tcp.initial_rto_s", 0.5),), FAIRQ_VARIANTS, ("tail-lowfreq", "tens-of-ms-lowfreq")),
     Reading("linux-3.18", "the testbed kernel's TCP (Linux 3.18): initial window 10, SACK, delayed ACKs after "
             "5 quick ACKs (its initial receive window of 10 segments over 2)",
             (("tcp.init_cwnd_pkts", 10), ("tcp.sack", True), ("tcp.delayed_ack", True), ("tcp.quickack_segments", 5))),
