@@ -610,7 +610,8 @@ impl Sim {
         ic.round_start = now;
         ic.pending = ic.servers;
         ic.answered.iter_mut().for_each(|a| *a = false);
-        let (first, servers, bytes, per_request) = (ic.first, ic.servers, ic.per_server, ic.per_request.clone());
+        // borrowed out of the incast for the loop, put back after (no copy per request)
+        let (first, servers, bytes, per_request) = (ic.first, ic.servers, ic.per_server, ic.per_request.take());
         for f in first..first + servers {
             let mut out = std::mem::take(&mut self.scratch);
             let flow = &mut self.tcp[f as usize];
@@ -619,12 +620,13 @@ impl Sim {
                 None => flow.write(bytes, now, &mut out),
             }
             let src = flow.ids.src;
-            if per_request.is_some() {
-                self.note_deadline(f as usize, 0, now);
-            }
+            self.note_deadline(f as usize, 0, now);
             self.emit(now, src, &mut out);
             self.scratch = out;
             self.rearm(f as usize, 0);
+        }
+        if let Some(ic) = &mut self.incast {
+            ic.per_request = per_request;
         }
     }
 

@@ -507,7 +507,7 @@ fn flows_table(sc: &Scenario, sim: &Sim) -> Table {
 
 /// Data packets flow `f` sent inside the measurement window, retransmissions included.
 fn sent_in_window(f: &workload::TcpFlow) -> u64 {
-    f.data_pkts_sent() - f.sent_at_window.min(f.data_pkts_sent())
+    f.data_pkts_sent().saturating_sub(f.sent_at_window)
 }
 
 /// `ports.csv` as columns: one row per measured port. CONTRACT.md's columns first, in its
