@@ -165,48 +165,11 @@ def _result_files(d: Path) -> List[str]:
     return sorted(f.name for f in d.iterdir() if f.is_file() and not f.name.startswith(".") and f.name != "point.json")
 
 
-def check_entry(d: Path, key: str) -> Tuple[str, Any]:
-    """The state of point directory ``d`` for cache key ``key``: ``("missing", None)``,
-    ``("ok", summary)``, ``("stale", reason)`` or ``("damaged", reason)``."""
-    if not d.exists():
-        return "missing", None
-    pj = d / "point.json"
-    if not pj.exists():
-        files = _result_files(d) if d.is_dir() else ["(not a directory)"]
-        return ("damaged", "result files without point.json (a run cut short)") if files else ("missing", None)
-    try:
-        meta = json.loads(pj.read_text())
-        assert isinstance(meta, dict)
-    except (ValueError, AssertionError, OSError):
-        return "damaged", "point.json is not valid JSON"
-    if meta.get("format") != POINT_FORMAT or meta.get("cache_key") != key:
-        return "stale", f"built by {meta.get('engine_build', 'an older dcfair')}" if meta.get("cache_key") != key else "old format"
-    files = meta.get("files")
+def _files_damage(d: Path, files: Any) -> Optional[str]:
+    """Why the result files ``files`` (name -> SHA-256, from ``point.json``) of ``d`` cannot be
+    trusted, or None when every one is present with its checksum."""
     if not isinstance(files, dict) or "summary.json" not in files:
-        return "damaged", "point.json lists no result files"
-    for name, digest in files.items():
-        f = d / name
-        if not f.is_file():
-            return "damaged", f"{name} is missing"
-        if sha256_file(f) != digest:
-            return "damaged", f"{name} does not match its checksum"
-    try:
-        summary = json.loads((d / "summary.json").read_text())
-    except ValueError:
-        return "damaged", "summary.json is not valid JSON"
-    return "ok", summary
-
-
-def damage(d: Path) -> Optional[str]:
-    """Why the finished point in ``d`` cannot be trusted (a result file missing, unreadable or
-    not matching the checksum its ``point.json`` recorded), or None when it is whole. Unlike
-    :func:`check_entry` it asks nothing about the engine build: for readers of finished results
-    (``dcfair report``)."""
-    try:
-        meta = json.loads((d / "point.json").read_text())
-        files = meta["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return "point.json is missing or unreadable"
+        return "point.json lists no result files"
     for name, digest in files.items():
         f = d / name
         if not f.is_file():
@@ -214,6 +177,50 @@ def damage(d: Path) -> Optional[str]:
         if sha256_file(f) != digest:
             return f"{name} does not match its checksum"
     return None
+
+
+def _read_meta(d: Path) -> Optional[Dict[str, Any]]:
+    """``d/point.json`` as a dict, or None if it is missing or not a JSON object."""
+    try:
+        meta = json.loads((d / "point.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def check_entry(d: Path, key: str) -> Tuple[str, Any]:
+    """The state of point directory ``d`` for cache key ``key``: ``("missing", None)``,
+    ``("ok", summary)``, ``("stale", reason)`` or ``("damaged", reason)``."""
+    if not d.exists():
+        return "missing", None
+    if not (d / "point.json").exists():
+        files = _result_files(d) if d.is_dir() else ["(not a directory)"]
+        return ("damaged", "result files without point.json (a run cut short)") if files else ("missing", None)
+    meta = _read_meta(d)
+    if meta is None:
+        return "damaged", "point.json is not valid JSON"
+    if meta.get("format") != POINT_FORMAT:
+        return "stale", "old format"
+    if meta.get("cache_key") != key:
+        return "stale", f"built by {meta.get('engine_build', 'an older dcfair')}"
+    why = _files_damage(d, meta.get("files"))
+    if why:
+        return "damaged", why
+    try:
+        return "ok", json.loads((d / "summary.json").read_text())
+    except ValueError:
+        return "damaged", "summary.json is not valid JSON"
+
+
+def damage(d: Path) -> Optional[str]:
+    """Why the finished point in ``d`` cannot be trusted (a result file missing, unreadable or
+    not matching the checksum its ``point.json`` recorded), or None when it is whole. Unlike
+    :func:`check_entry` it asks nothing about the engine build: for readers of finished results
+    (``dcfair report``)."""
+    meta = _read_meta(d)
+    if meta is None:
+        return "point.json is missing or unreadable"
+    return _files_damage(d, meta.get("files"))
 
 
 def move_aside(d: Path, runs: Path) -> Path:
@@ -507,9 +514,7 @@ def _run_local(jobs: Optional[int], todo: List[_Job], texts: Dict[str, str], fin
                     break
                 submit()
         except KeyboardInterrupt:
-            for f in futures:
-                f.cancel()
-            ex.shutdown(wait=False, cancel_futures=True)
+            broken = True  # do not wait for the running points: the study stops
             raise
         finally:
             ex.shutdown(wait=not broken, cancel_futures=True)

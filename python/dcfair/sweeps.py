@@ -273,8 +273,7 @@ def sweep(
         runner.check_ray(ray)
     from dcfair.outdir import check_out_dir
 
-    check_out_dir(out_dir, "--out", keep=True)  # before any run: a result that cannot be written is not computed
-    out_dir.mkdir(parents=True, exist_ok=True)
+    check_out_dir(out_dir, "--out", keep=True)  # makes it; before any run: a result that cannot be written is not computed
     if not scenario_file.exists() or scenario_file.read_text() != sc.text:
         atomic_write(scenario_file, sc.text)
     info = {
@@ -309,7 +308,7 @@ def sweep(
         write_table(df, out_dir)
     df.attrs["dir"] = os.fspath(out_dir)
     df.attrs["name"] = name
-    df.attrs["cached"] = sum(1 for r in records if r.get("cached"))
+    df.attrs["cached"] = tally.reused
     df.attrs["tally"] = tally
     failed = [r for r in records if not r.get("ok")]
     if failed:
