@@ -362,8 +362,8 @@ CODE_LAW = Reading("code-law", "the ns-2 code's feedback law (the simulator the 
                    (("xpass.feedback_law", "code"),))
 SKIP = Reading("stale-echoes-skipped", "Algorithm 1 with the echoes of credits sent before a decrease left out",
                (("xpass.stale_echoes", "skip"),))
-FLOOR = Reading("rate-floor-elapsed", "a rate floor of one credit per elapsed update period (dcfair's former rule) "
-                "instead of one per RTT", (("xpass.rate_floor", "elapsed"),))
+FLOOR = Reading("rate-floor-elapsed", "a rate floor of one credit per update period elapsed since the last update "
+                "that had feedback, instead of one per RTT", (("xpass.rate_floor", "elapsed"),))
 NS2_CREDITS = Reading("ns2-credits", "the ns-2 code's credits: fixed 84-byte credits, a 10-credit bucket and a 10-credit "
                       "queue (so that only the hosts' jitter breaks ties)",
                       (("xpass.credit_max_bytes", 84), ("xpass.credit_bucket_pkts", 10), ("xpass.credit_queue_pkts", 10)))

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 from dcfair.data import PAPERS
-from dcfair.reproduce import Claim, Reading, Reproduction, Study, mean, pyplot, register, save_figure, within_factor
+from dcfair.reproduce import Claim, Reproduction, Study, mean, pyplot, register, save_figure, within_factor
+from dcfair.reproduce.xpass_credit import FLOOR, NS2_CREDITS
 from dcfair.runner import Point
 
 PAPER = "ExpressPass (paper 002)"
@@ -51,12 +52,7 @@ ALT_LAWS = ("code", "paper_skip")
 #: "About X %" of a utilization: within 5 points.
 ABOUT_POINTS = 0.05
 #: Readings the claims are also tried under (their own reproductions).
-READINGS = (
-    Reading("rate-floor-elapsed", "a rate floor of one credit per elapsed update period (dcfair's former rule) instead "
-            "of one credit per RTT", (("xpass.rate_floor", "elapsed"),)),
-    Reading("ns2-credits", "the ns-2 code's credits: fixed 84-byte credits, a 10-credit bucket and a 10-credit queue",
-            (("xpass.credit_max_bytes", 84), ("xpass.credit_bucket_pkts", 10), ("xpass.credit_queue_pkts", 10))),
-)
+READINGS = (FLOOR, NS2_CREDITS)
 
 
 def _seeds(quick: bool) -> range:

@@ -63,8 +63,7 @@ pub enum RateFloor {
     #[default]
     Rtt,
     /// One credit per elapsed update period, measured from the last update that had feedback:
-    /// after periods in which no echo returned, the floor is as low as the gap was long
-    /// (dcfair's former rule).
+    /// after periods in which no echo returned, the floor is as low as the gap was long.
     Elapsed,
 }
 
@@ -74,7 +73,7 @@ pub enum RateFloor {
 pub enum CreditTokens {
     /// One token per credit, whatever its size: `rate / (8 (credit_min + data))` credits/s,
     /// i.e. exactly one data frame's room per credit. Every shaper then releases at one fixed
-    /// period, so credit sizes add no jitter (dcfair's former default).
+    /// period, so credit sizes add no jitter.
     Count,
     /// A credit spends its size in bytes of a bucket filled at `rate x mean / (mean + data)`
     /// bytes/s, `mean` the mean credit size: the average credit still buys one data frame,
