@@ -7,8 +7,8 @@
 then this script. For each of the five papers it rewrites the claims table of its mechanism page
 (between ``<!-- claims:begin -->`` and ``<!-- claims:end -->``), the side-by-side tables of the
 reproductions that write one (``<!-- tables:begin -->``), the tables of dcfair's own checks on
-the papers' settings (``scope = "beyond"``, ``<!-- claims-beyond:begin -->``: ExpressPass's on
-``docs/mechanisms/expresspass.md``, the others on the page of the paper they check), and writes
+the papers' settings (``scope = "beyond"``, ``<!-- claims-beyond:begin -->``: on the page of the
+mechanism a check is about, its ``subject``, else on the page of the paper it checks), and writes
 ``docs/claims.md``: per paper, "N of M claims hold", then every claim that fails with the paper's
 words, the criterion, dcfair's value, what the runs show and every reading tried.
 
@@ -45,7 +45,6 @@ PAGES: Dict[str, Tuple[str, str]] = {
     "FQ-CoDel in the data center (paper 003)": ("docs/mechanisms/fq_codel.md", "FQ-CoDel in the data center"),
     "TCP Outcast (paper 004)": ("docs/mechanisms/outcast.md", "TCP Outcast"),
 }
-BEYOND_PAGE = "docs/mechanisms/expresspass.md"
 CLAIMS_PAGE = "docs/claims.md"
 
 
@@ -220,13 +219,13 @@ def sections(docs: List[dict]) -> Dict[Tuple[str, str], str]:
         side = side_tables(mine)
         if side:
             out[(page, "tables")] = side + "\n" + cmd
-    # dcfair's own checks: those of ExpressPass (on other papers' settings) on its page, the
-    # others on the page of the paper whose setting they check
+    # dcfair's own checks: on the page of the mechanism they are about (``subject``), else on
+    # the page of the paper whose setting they check
     pages: Dict[str, List[dict]] = {}
     for d in docs:
         for c in d["claims"]:
             if c.get("scope") == "beyond":
-                page = BEYOND_PAGE if "ExpressPass" in c["claim"] else PAGES[d["paper"]][0]
+                page = f"docs/mechanisms/{c['subject']}.md" if c.get("subject") else PAGES[d["paper"]][0]
                 pages.setdefault(page, [])
                 if not pages[page] or pages[page][-1]["reproduction"] != d["reproduction"]:
                     pages[page].append({**d, "claims": []})

@@ -13,7 +13,8 @@ Rules:
   them in short, and the ``criterion`` checks them as written. A criterion can fail, and an
   equal result never counts as "better". ``scope = "beyond"`` marks dcfair's own checks on a
   paper's setting (ExpressPass in the HCF incast, say): they are listed apart and not counted
-  as the paper's.
+  as the paper's; ``subject`` names the mechanism page such a check belongs on when it is
+  about another paper's mechanism.
 - Runs go through :func:`dcfair.runner.run_points`: local cores, each point written atomically,
   finished points reused when the same reproduction (or any other that needs the same run)
   runs again, and only from the same engine build and input files. ``runs`` is that store:
@@ -100,6 +101,9 @@ class Claim:
     explanation: str = ""
     #: ``"paper"``: the paper's claim; ``"beyond"``: dcfair's own check on the paper's setting.
     scope: str = "paper"
+    #: For a ``"beyond"`` claim about another paper's mechanism: that mechanism's page
+    #: (``docs/mechanisms/<subject>.md``), where its table is listed; empty: this paper's page.
+    subject: str = ""
     #: Other readings tried: dicts with ``reading``, ``what``, ``command``, ``dcfair`` (stats),
     #: ``holds`` (see the module rules).
     explored: List[Dict[str, Any]] = field(default_factory=list)
@@ -107,7 +111,8 @@ class Claim:
     def to_json(self) -> Dict[str, Any]:
         return {"id": self.id, "claim": self.claim, "quote": self.quote, "paper_value": self.paper_value,
                 "unit": self.unit, "dcfair": _stats(self.values), "holds": bool(self.holds), "criterion": self.criterion,
-                "scope": self.scope, "explanation": self.explanation, "explored": list(self.explored)}
+                "scope": self.scope, "subject": self.subject, "explanation": self.explanation,
+                "explored": list(self.explored)}
 
     def tried(self, reading: str, what: str, values: Sequence[float], holds: bool, command: str = "") -> "Claim":
         """Adds an ``explored`` entry computed from the same runs (another measure or another

@@ -164,7 +164,7 @@ def analyze_throughput(st: Study) -> List[Claim]:
     ux = st.metric("utilization", qdisc="xpass")
     xpass = [Claim("xpass-utilization", "ExpressPass (not in the HCF paper) keeps the bottleneck busy with 400 flows at "
                    "0.0025 credits per flow per 100 us", "-", ux, min(ux) >= 0.95, "every run >= 0.95", "fraction",
-                   scope="beyond")] if ux else []
+                   scope="beyond", subject="expresspass")] if ux else []
 
     def variance_ratio(get):
         r = [a / b for a, b in zip(get("variance", qdisc="droptail"), get("variance", qdisc="hcf")) if b]

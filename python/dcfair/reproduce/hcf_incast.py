@@ -165,13 +165,14 @@ def _xpass_claims(st: Study, ns, rounds: int) -> List[Claim]:
         Claim("xpass-no-drops-within-buffer", f"ExpressPass loses no packet at the bottleneck up to {BUFFER_PKTS} servers "
               f"(here {min(small)} to {max(small)})", "0 (ExpressPass paper: no data loss)", drops_small,
               bool(small) and all(d == 0 for d in drops_small), f"bottleneck drops == 0 in every run with <= {BUFFER_PKTS} servers",
-              "packets", scope="beyond"),
+              "packets", scope="beyond", subject="expresspass"),
         Claim("xpass-no-drops", f"ExpressPass loses no packet at the bottleneck at any count ({min(xn)} to {max(xn)} servers)",
               "0 (ExpressPass paper: no data loss)", drops, all(d == 0 for d in drops),
               "bottleneck drops == 0 in every run (credit requests and stops count: they are not credit-scheduled)", "packets",
-              scope="beyond"),
+              scope="beyond", subject="expresspass"),
         Claim("xpass-rounds-complete", "ExpressPass answers every request", f"{rounds} rounds", done,
-              all(r == rounds for r in done), f"rounds_completed == {rounds} in every run", "rounds", scope="beyond"),
+              all(r == rounds for r in done), f"rounds_completed == {rounds} in every run", "rounds", scope="beyond",
+              subject="expresspass"),
     ]
 
 
