@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -106,8 +107,6 @@ PAPER_FILES = {"HCF": "000", "FairQ": "001", "ExpressPass": "002", "FQ-CoDel": "
 def _squash(text: str) -> str:
     """Text compared without white space, case, typographic signs or bracketed notes (the quotes
     mark what the extraction lost with ``[?]``)."""
-    import re
-
     text = re.sub(r"\[[^\]]*\]", "", text).replace("\\times", "x")
     for a, b in (("×", "x"), ("’", "'"), ("“", '"'), ("”", '"'), ("—", "-"), ("–", "-"), ("ﬁ", "fi"), ("ﬂ", "fl")):
         text = text.replace(a, b)
@@ -118,14 +117,13 @@ def check_quotes(doc: dict) -> None:
     """Every claim of the paper carries the paper's words, and those words are in the paper
     (each part: parts are joined by "; ", and " ... " skips what the extraction put between
     them, a figure caption at a page break say)."""
-    paper = next((f for k, f in PAPER_FILES.items() if doc["paper"].startswith(k)), None)
-    texts = {p.name[:3]: _squash(p.read_text()) for p in PAPERS.glob("0*.txt")} if PAPERS.is_dir() else {}
+    number = next((f for k, f in PAPER_FILES.items() if doc["paper"].startswith(k)), None)
+    files = sorted(PAPERS.glob(f"{number}_*.txt")) if number and PAPERS.is_dir() else []
+    text = _squash(files[0].read_text()) if files else None
     for c in doc["claims"]:
         if c.get("scope", "paper") != "paper":
             continue
         assert c["quote"], (doc["reproduction"], c["id"])
-        if paper in texts:
-            import re
-
+        if text is not None:
             for part in re.split(r"; | \.\.\. ", c["quote"]):
-                assert _squash(part) in texts[paper], (doc["reproduction"], c["id"], part)
+                assert _squash(part) in text, (doc["reproduction"], c["id"], part)
