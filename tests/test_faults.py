@@ -166,13 +166,30 @@ def test_a_killed_sweep_leaves_no_worker_behind(tmp_path, clean):
     assert p.returncode == 0 and results(out) == clean
 
 
-def _descendants(pid: int):
-    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,args="], capture_output=True, text=True).stdout
-    rows = [line.split(None, 2) for line in out.splitlines()]
+def _processes() -> dict:
+    """Every live process: pid -> (parent pid, full command line), read from /proc (``ps`` cuts
+    its lines at 80 columns when its output is a pipe, which hides the names of Ray's binaries)."""
+    procs = {}
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            args = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z":
+            procs[int(d.name)] = (int(fields[1]), args)
+    return procs
+
+
+def _descendants(pid: int) -> dict:
+    rows = _processes()
     found, frontier = {}, {pid}
     while frontier:
-        frontier = {int(r[0]) for r in rows if int(r[1]) in frontier and int(r[0]) not in found}
-        found.update({int(r[0]): (r[2] if len(r) > 2 else "") for r in rows if int(r[0]) in frontier})
+        frontier = {p for p, (pp, _) in rows.items() if pp in frontier and p not in found}
+        found.update({p: rows[p][1] for p in frontier})
     return found
 
 
@@ -181,17 +198,23 @@ def test_a_killed_ray_local_sweep_leaves_nothing_computing(tmp_path):
     (Its dashboard and runtime-env agents exit by themselves within about a minute: not checked.)"""
     pytest.importorskip("ray")
     out = tmp_path / "sweep"
-    long = [a if a != "sim.duration_s=2" else "sim.duration_s=60" for a in SWEEP]
-    proc = subprocess.Popen([sys.executable, "-m", "dcfair", *long, "--ray", "local", "--out", str(out)], cwd=REPO,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    long = [a if a != "sim.duration_s=2" else "sim.duration_s=600" for a in SWEEP]  # minutes of work
+    log = tmp_path / "stderr.txt"
+    with open(log, "w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "dcfair", *long, "--ray", "local", "--out", str(out)],
+                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True)
+    roles = ("gcs_server", "raylet", "ray::_run_point_files")
     try:
         deadline = time.monotonic() + 120
-        busy = {}
-        while time.monotonic() < deadline and len(busy) < 2:
-            time.sleep(0.5)
+        busy, tree = {}, {}
+        while time.monotonic() < deadline and proc.poll() is None:
             tree = _descendants(proc.pid)
-            busy = {p: a for p, a in tree.items() if "_run_point_files" in a or "raylet" in a or "gcs_server" in a}
-        assert len(busy) >= 2, f"the Ray workers never started: {tree}"
+            busy = {p: a for p, a in tree.items() if any(r in a for r in roles)}
+            if all(any(r in a for a in busy.values()) for r in roles):
+                break
+            time.sleep(0.3)
+        assert proc.poll() is None, f"the sweep ended (exit {proc.returncode}) before it was killed: {log.read_text()}"
+        assert all(any(r in a for a in busy.values()) for r in roles), f"Ray never got to work: {tree}"
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         deadline = time.monotonic() + 20
