@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""The engine's comparison runs: does a change leave every output byte-identical?
+
+Runs a fixed set of short scenarios with one ``simrun`` binary (every discipline, the FIFO
+tie order, the fat-tree, the three fabric mechanisms, Outcast, ExpressPass, FairQ, a drop-heavy run
+and a packet trace) and prints one line per run: its name and the SHA-256 of each result file.
+``summary.json`` is hashed without its ``wall_time_s`` and ``engine_build`` fields, the only ones
+that may differ between two builds that compute the same thing.
+
+Compare two builds by their printouts::
+
+    cargo build --release -p dcfair-sim --example simrun
+    python bench/same_output.py > /tmp/a.txt          # build A
+    ... change, rebuild ...
+    python bench/same_output.py --against /tmp/a.txt  # build B; exit 1 on any difference
+
+``--simrun PATH`` picks another binary (default ``target/release/examples/simrun``). The 17 runs
+take a few seconds on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+P = "scenarios/papers"
+LONG = f"{P}/hcf/longflows.toml"
+SHORT_LONG = ["sim.duration_s=20", "measure.window_s=10"]
+
+#: name -> (scenario, overrides)
+RUNS = {
+    **{f"longflows-{k}": (LONG, [f"queue.kind={k}", *SHORT_LONG])
+       for k in ("droptail", "red", "sfq", "drr", "hcf", "codel", "fq_codel", "pfabric")},
+    "longflows-fifo-ties": (LONG, ["sim.tie_break=fifo", *SHORT_LONG]),
+    "fattree-k8": ("bench/fattree_k8.toml", ["sim.duration_s=0.02"]),
+    "fqcodel-leafspine": (f"{P}/fqcodel/leafspine.toml", ["sim.duration_s=0.01", "poisson.stop_s=0.008", "queue.kind=fq_codel"]),
+    "dctcp-leafspine": (f"{P}/fqcodel/leafspine.toml", ["sim.duration_s=0.01", "poisson.stop_s=0.008", "tcp.cc=dctcp",
+                                                          "queue.droptail.mark_threshold_pkts=65"]),
+    "outcast-fattree": (f"{P}/outcast/fattree.toml", ["sim.duration_s=0.1"]),
+    "blackout-trace": (f"{P}/outcast/blackout_runs_fattree.toml", ["sim.duration_s=1.01", "measure.window_s=0.5"]),
+    "xpass-fairness": (f"{P}/xpass/credit_fairness.toml", ["sim.duration_s=0.005", "measure.window_s=0.002"]),
+    "droptail-incast": (f"{P}/fairq/testbed_incast.toml", ["incast.rounds=20"]),
+    "fairq-incast": (f"{P}/fairq/testbed_incast.toml", ["incast.rounds=20", 'fairq.switches=["core"]']),
+}
+
+
+def digest(path: Path) -> str:
+    data = path.read_bytes()
+    if path.name == "summary.json":
+        s = json.loads(data)
+        for k in ("wall_time_s", "engine_build"):
+            s.pop(k, None)
+        data = json.dumps(s, sort_keys=True).encode()
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def run(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path) -> str:
+    out = tmp / name
+    p = subprocess.run([str(simrun), str(REPO / scenario), *overrides, "--out", str(out)],
+                       capture_output=True, text=True, cwd=REPO)
+    if p.returncode != 0:
+        return f"{name} FAILED (exit {p.returncode}): {p.stderr.strip().splitlines()[-1:]}"
+    files = sorted(f for f in out.iterdir() if f.is_file())
+    return name + " " + " ".join(f"{f.name}={digest(f)}" for f in files)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--simrun", type=Path, default=REPO / "target/release/examples/simrun")
+    ap.add_argument("--against", type=Path, help="an earlier printout: exit 1 where a line differs")
+    ap.add_argument("--jobs", type=int, default=2)
+    a = ap.parse_args()
+    if not a.simrun.exists():
+        sys.exit(f"{a.simrun} not found: cargo build --release -p dcfair-sim --example simrun")
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(a.jobs) as pool:
+        lines = list(pool.map(lambda kv: run(a.simrun, kv[0], *kv[1], Path(tmp)), RUNS.items()))
+    print("\n".join(lines))
+    if a.against is None:
+        return 1 if any(" FAILED " in x for x in lines) else 0
+    before = dict(x.split(" ", 1) for x in a.against.read_text().splitlines() if x.strip())
+    diff = [x for x in lines if before.get(x.split(" ", 1)[0]) != x.split(" ", 1)[1]]
+    for x in diff:
+        print(f"DIFFERS: {x.split(' ', 1)[0]}", file=sys.stderr)
+    print(f"{len(lines) - len(diff)} of {len(lines)} runs identical", file=sys.stderr)
+    return 1 if diff else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
