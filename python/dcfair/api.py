@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 from dcfair import _engine
 from dcfair._engine import InvalidInput
@@ -124,19 +124,13 @@ def run(
 
 
 def queue_kinds() -> List[str]:
-    """The queue disciplines (``queue.kind`` values) this engine knows, in its own order.
+    """The queue disciplines (``queue.kind`` values) this engine knows, in registry order."""
+    return [name for name, _ in _engine.queue_kinds()]
 
-    The engine lists them when it rejects an unknown kind (``expected one of `droptail`, ...``);
-    this asks it with a name no discipline has. Empty if the message has no such list."""
-    import re
 
-    probe = "[sim]\nduration_s = 1.0\n[queue]\nkind = \"-no-such-discipline-\"\n"
-    try:
-        _engine.load_scenario(probe, "<queue kinds>", [])
-    except InvalidInput as e:
-        if e.key == "queue.kind":
-            return re.findall(r"`([a-z0-9_]+)`", str(e.reason).partition("expected")[2])
-    return []
+def queue_kind_summaries() -> List[Tuple[str, str]]:
+    """Each queue discipline with its one-line summary, as ``dcfair kinds`` prints them."""
+    return list(_engine.queue_kinds())
 
 
 def _check_seed(seed: Optional[int]) -> None:

@@ -28,6 +28,7 @@ COMMANDS = {
     "sweep": "dcfair.commands.sweep",
     "report": "dcfair.commands.report",
     "validate": "dcfair.commands.validate",
+    "kinds": "dcfair.commands.kinds",
     "reproduce": "dcfair.commands.reproduce",
     "testbed": "dcfair.commands.testbed",
 }

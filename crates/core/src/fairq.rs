@@ -87,7 +87,7 @@
 //! file and in `crates/sim/tests/fairq.rs`.
 
 use crate::packet::{flags, Packet, Proto, NO_WSCALE};
-use crate::qdisc::ConfigError;
+use crate::config::ConfigError;
 use crate::tcp::{decode_window, MAX_WINDOW_FIELD, MAX_WSCALE};
 use crate::time::{SimDuration, SimTime};
 use serde::Deserialize;

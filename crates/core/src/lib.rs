@@ -9,9 +9,11 @@
 //! - [`qdisc`]: queue disciplines behind one trait, accounting outside the discipline.
 //! - [`tcp`]: TCP sender and receiver state machines, congestion controls.
 //! - [`xpass`]: ExpressPass endpoints (credit pacing, feedback control); its shaper is `qdisc::xpass`.
+//! - [`config`]: the configuration error that names a key, and buffer limits.
 //! - [`hint`]: cache prefetch hints (never change a result).
 //! - [`fairq`]: FairQ, the switch that rewrites the receive window of ACKs (beside any discipline).
 
+pub mod config;
 pub mod fairq;
 pub mod hint;
 pub mod packet;

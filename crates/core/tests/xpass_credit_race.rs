@@ -34,7 +34,7 @@ enum Ev {
 }
 
 struct Port {
-    q: Queue,
+    q: Queue<AnyQdisc>,
     busy_until: SimTime,
 }
 

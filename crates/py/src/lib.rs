@@ -290,6 +290,12 @@ fn switch_main(py: Python<'_>, argv: Vec<String>) {
 }
 
 /// The exact engine build written into every output (`dcfair_sim::ENGINE_BUILD`).
+/// The queue disciplines the engine knows, in registry order: `(kind, one-line summary)`.
+#[pyfunction]
+fn queue_kinds() -> Vec<(&'static str, &'static str)> {
+    dcfair_core::qdisc::KINDS.iter().map(|k| (k.name, k.summary)).collect()
+}
+
 #[pyfunction]
 fn build() -> &'static str {
     dcfair_sim::ENGINE_BUILD
@@ -310,6 +316,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_tables, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build, m)?)?;
+    m.add_function(wrap_pyfunction!(queue_kinds, m)?)?;
     #[cfg(target_os = "linux")]
     m.add_function(wrap_pyfunction!(switch_main, m)?)?;
     m.add("__version__", dcfair_sim::ENGINE_VERSION)?;

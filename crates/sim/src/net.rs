@@ -13,7 +13,8 @@
 //! - The qdisc decides; [`dcfair_core::qdisc::Queue`] counts. A port adds only what the queue
 //!   cannot know: bytes serialized, and bytes serialized inside the measurement window.
 
-use crate::pktref::SimQueue;
+use crate::pktref::{PktRef, SimQueue};
+use dcfair_core::qdisc::{AnyQdisc, Ports};
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
 
 /// What a node is.
@@ -78,6 +79,21 @@ pub struct Port {
 pub struct Network {
     pub nodes: Vec<Node>,
     pub ports: Vec<Port>,
+}
+
+/// What a discipline's `wire` hook sees of the built network (see `QueueConfig::wire`).
+impl Ports<AnyQdisc<PktRef>> for Network {
+    fn feeds(&self, name: &str) -> Option<(u32, u16)> {
+        self.ports.iter().find(|p| p.name == name).map(|p| (p.peer_node, p.peer_port))
+    }
+    fn node_name(&self, node: u32) -> String {
+        self.nodes[node as usize].name.clone()
+    }
+    fn each(&mut self, f: &mut dyn FnMut(u32, &mut AnyQdisc<PktRef>)) {
+        for p in &mut self.ports {
+            f(p.node, &mut p.queue.qdisc);
+        }
+    }
 }
 
 /// The parameters of one direction of a link.

@@ -18,7 +18,7 @@ use crate::workload::{TcpFlow, UdpSource};
 use dcfair_core::packet::NO_VIA;
 use rand::Rng as _;
 use crate::{topo, workload, Error, ProgressFn, Results, ENGINE_BUILD, ENGINE_VERSION};
-use dcfair_core::qdisc::{AnyQdisc, DropReason, Qdisc, QdiscStats};
+use dcfair_core::qdisc::{DropReason, Qdisc, QdiscStats};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::SimTime;
 use serde_json::{json, Map, Value};
@@ -101,7 +101,7 @@ fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     let streams = Streams::new(seed);
 
     let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
-    restrict_blackouts(sc, &mut built.net)?;
+    sc.queue.wire(&mut built.net).map_err(|e| Error::invalid(format!("queue.{}", e.key), e.reason))?;
     let mut tcp = workload::tcp_flows(sc, streams, &built);
     let (servers, incast) = workload::incast(sc, streams, tcp.len() as u32, sc.flow_groups().len() as u16, &built);
     tcp.extend(servers);
@@ -153,33 +153,6 @@ fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     sim.schedule_starts();
     sim.attach_series(sc)?;
     Ok(sim)
-}
-
-/// `queue.blackout.input`: tell every blackout port which of its inputs (if any) is the named
-/// port, i.e. the local index of the link through which that port's packets arrive.
-fn restrict_blackouts(sc: &Scenario, net: &mut crate::net::Network) -> Result<(), Error> {
-    const KEY: &str = "queue.blackout.input";
-    let Some(name) = sc.queue.blackout.as_ref().and_then(|b| b.input.as_deref()) else { return Ok(()) };
-    if sc.queue.kind != dcfair_core::qdisc::QdiscKind::Blackout {
-        return Ok(());
-    }
-    let input = net.ports.iter().position(|p| p.name == name).ok_or_else(|| {
-        Error::invalid(KEY, format!("no port named {name:?} (name the port that feeds the switch, such as \"s0->sw\")"))
-    })?;
-    let (fed, ingress) = (net.ports[input].peer_node, net.ports[input].peer_port);
-    let mut found = false;
-    for p in net.ports.iter_mut() {
-        if let AnyQdisc::Blackout(b) = &mut p.queue.qdisc {
-            let here = p.node == fed;
-            found |= here;
-            b.restrict_to_ingress(here.then_some(ingress));
-        }
-    }
-    if !found {
-        let node = &net.nodes[fed as usize].name;
-        return Err(Error::invalid(KEY, format!("{name:?} feeds {node}, which has no port running the blackout discipline")));
-    }
-    Ok(())
 }
 
 /// The waypoint each flow's packets (both directions) pass through, by flow id: the group's

@@ -40,7 +40,8 @@
 //! Tests: the bottom of this file; `docs/mechanisms/blackout.md`.
 
 use super::droptail::DropTail;
-use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
+use crate::config::{ConfigError, Limit};
+use super::framework::{Discipline, DropReason, PortContext, Ports, QPacket, Qdisc, QdiscEvents, Variant};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime, PS_PER_SEC};
@@ -186,6 +187,40 @@ impl<P: QPacket> Blackout<P> {
             InputFilter::Ingress(i) => pkt.ingress() == i,
             InputFilter::Nothing => false,
         }
+    }
+}
+
+impl<P: QPacket> Discipline for Blackout<P> {
+    type Config = BlackoutConfig;
+    fn validate(cfg: &BlackoutConfig, _limit: Limit) -> Result<(), ConfigError> {
+        cfg.validate()
+    }
+    fn build(cfg: &BlackoutConfig, limit: Limit, ctx: &PortContext) -> Self {
+        Blackout::new(cfg, limit, ctx)
+    }
+    /// `input`: every blackout port of the switch the named port feeds drops by blackout only
+    /// what arrives through that port; blackout ports elsewhere drop nothing by blackout.
+    fn wire<Q>(cfg: &BlackoutConfig, ports: &mut dyn Ports<Q>) -> Result<(), ConfigError>
+    where
+        Self: Variant<Q>,
+    {
+        let Some(name) = cfg.input.as_deref() else { return Ok(()) };
+        let (fed, ingress) = ports.feeds(name).ok_or_else(|| {
+            ConfigError::new("input", format!("no port named {name:?} (name the port that feeds the switch, such as \"s0->sw\")"))
+        })?;
+        let mut found = false;
+        ports.each(&mut |node, q| {
+            if let Some(b) = Self::of_mut(q) {
+                let here = node == fed;
+                found |= here;
+                b.restrict_to_ingress(here.then_some(ingress));
+            }
+        });
+        if !found {
+            let node = ports.node_name(fed);
+            return Err(ConfigError::new("input", format!("{name:?} feeds {node}, which has no port running the blackout discipline")));
+        }
+        Ok(())
     }
 }
 

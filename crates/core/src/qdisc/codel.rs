@@ -66,7 +66,8 @@
 //! Validation of the configuration: [`CodelConfig::validate`]; of the rules: the tests below
 //! and `docs/mechanisms/fq_codel.md`.
 
-use super::{ConfigError, DropReason, Limit, MarkReason, PortContext, QPacket, Qdisc, QdiscEvents};
+use crate::config::{ConfigError, Limit};
+use super::framework::{Discipline, DropReason, MarkReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{Ecn, Packet};
 use crate::time::{SimDuration, SimTime};
 use serde::Deserialize;
@@ -383,6 +384,16 @@ impl<P: QPacket> Codel<P> {
     /// The law's state (for tests and traces).
     pub fn vars(&self) -> &CodelVars {
         &self.vars
+    }
+}
+
+impl<P: QPacket> Discipline for Codel<P> {
+    type Config = CodelConfig;
+    fn validate(cfg: &CodelConfig, _limit: Limit) -> Result<(), ConfigError> {
+        cfg.validate()
+    }
+    fn build(cfg: &CodelConfig, limit: Limit, ctx: &PortContext) -> Self {
+        Codel::new(cfg, limit, ctx)
     }
 }
 

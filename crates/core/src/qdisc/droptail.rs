@@ -34,7 +34,8 @@
 //! naming the key. Cost: O(1) per packet. Validation of the model: `docs/validation.md`
 //! (side by side with ns-2's `Queue/DropTail`) and `docs/mechanisms/dctcp.md`.
 
-use super::{ConfigError, DropReason, Limit, MarkReason, QPacket, Qdisc, QdiscEvents};
+use crate::config::{ConfigError, Limit};
+use super::framework::{Discipline, DropReason, MarkReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{Ecn, Packet};
 use crate::time::SimTime;
 use serde::Deserialize;
@@ -99,6 +100,16 @@ impl<P: QPacket> DropTail<P> {
         q.mark_pkts = c.mark_threshold_pkts.map_or(usize::MAX, |k| k as usize);
         q.mark_bytes = c.mark_threshold_bytes.unwrap_or(u64::MAX);
         q
+    }
+}
+
+impl<P: QPacket> Discipline for DropTail<P> {
+    type Config = DropTailConfig;
+    fn validate(cfg: &DropTailConfig, limit: Limit) -> Result<(), ConfigError> {
+        cfg.validate(limit)
+    }
+    fn build(cfg: &DropTailConfig, limit: Limit, _ctx: &PortContext) -> Self {
+        DropTail::with_marking(limit, cfg)
     }
 }
 

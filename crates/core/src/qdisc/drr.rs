@@ -50,7 +50,8 @@
 //! ns-2: `docs/validation.md`.
 
 use super::sfq::{slab_capacity, BucketFifos, MAX_BUCKETS, NIL};
-use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
+use crate::config::{ConfigError, Limit};
+use super::framework::{Discipline, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{FlowHasher, Packet};
 use crate::time::SimTime;
 use rand::Rng as _;
@@ -191,6 +192,16 @@ impl<P: QPacket> Drr<P> {
             best = b;
         }
         best
+    }
+}
+
+impl<P: QPacket> Discipline for Drr<P> {
+    type Config = DrrConfig;
+    fn validate(cfg: &DrrConfig, _limit: Limit) -> Result<(), ConfigError> {
+        cfg.validate()
+    }
+    fn build(cfg: &DrrConfig, limit: Limit, ctx: &PortContext) -> Self {
+        Drr::new(cfg, limit, ctx)
     }
 }
 

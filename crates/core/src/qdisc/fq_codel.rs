@@ -70,7 +70,8 @@
 
 use super::codel::{validate_law, CodelParams, CodelQueue, CodelVars, InvSqrt};
 use super::sfq::{slab_capacity, NIL};
-use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
+use crate::config::{ConfigError, Limit};
+use super::framework::{Discipline, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{FlowHasher, Packet};
 use crate::time::SimTime;
 use rand::Rng as _;
@@ -447,6 +448,16 @@ impl<P: QPacket> FqCodel<P> {
     /// The CoDel state of queue `q` (tests, traces).
     pub fn codel_vars(&self, q: u32) -> &CodelVars {
         &self.store.slots[q as usize].vars
+    }
+}
+
+impl<P: QPacket> Discipline for FqCodel<P> {
+    type Config = FqCodelConfig;
+    fn validate(cfg: &FqCodelConfig, _limit: Limit) -> Result<(), ConfigError> {
+        cfg.validate()
+    }
+    fn build(cfg: &FqCodelConfig, limit: Limit, ctx: &PortContext) -> Self {
+        FqCodel::new(cfg, limit, ctx)
     }
 }
 

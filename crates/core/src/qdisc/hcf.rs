@@ -80,7 +80,8 @@
 //! no-swap and fixed-period variants are tested at the bottom of this file; the reproductions
 //! of the paper's figures are listed in `docs/mechanisms/hcf.md`.
 
-use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
+use crate::config::{ConfigError, Limit};
+use super::framework::{Discipline, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::Packet;
 use crate::rng::{mix64, Rng};
 use crate::time::{SimDuration, SimTime};
@@ -508,6 +509,16 @@ impl<P: QPacket> Hcf<P> {
         };
         self.scratch = ks;
         role
+    }
+}
+
+impl<P: QPacket> Discipline for Hcf<P> {
+    type Config = HcfConfig;
+    fn validate(cfg: &HcfConfig, limit: Limit) -> Result<(), ConfigError> {
+        cfg.validate(limit)
+    }
+    fn build(cfg: &HcfConfig, limit: Limit, ctx: &PortContext) -> Self {
+        Hcf::new(cfg, limit, ctx)
     }
 }
 

@@ -34,9 +34,17 @@
 //! Validation: the rule tests below and the scenario test in `crates/sim/tests/pfabric.rs`;
 //! the model and its simplifications are in `docs/mechanisms/pfabric.md`.
 
-use super::{DropReason, Limit, QPacket, Qdisc, QdiscEvents};
+use crate::config::{ConfigError, Limit};
+use super::framework::{Discipline, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::Packet;
 use crate::time::SimTime;
+use serde::Deserialize;
+
+/// `[queue.pfabric]`: pFabric's buffer takes no parameters beyond the `[queue]` limit; the
+/// table may be present (empty) like every discipline's.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PfabricConfig {}
 
 #[derive(Debug)]
 struct Entry<P = Packet> {
@@ -82,6 +90,16 @@ impl<P: QPacket> PFabric<P> {
         let e = self.q.swap_remove(i);
         self.bytes -= e.pkt.size() as u64;
         e.pkt
+    }
+}
+
+impl<P: QPacket> Discipline for PFabric<P> {
+    type Config = PfabricConfig;
+    fn validate(_cfg: &PfabricConfig, _limit: Limit) -> Result<(), ConfigError> {
+        Ok(())
+    }
+    fn build(_cfg: &PfabricConfig, limit: Limit, _ctx: &PortContext) -> Self {
+        PFabric::new(limit)
     }
 }
 

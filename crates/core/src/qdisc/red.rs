@@ -55,7 +55,8 @@
 //! Validation of the configuration: [`RedConfig::validate`]. Validation of the model against
 //! ns-2: `docs/validation.md`.
 
-use super::{ConfigError, DropReason, Limit, MarkReason, PortContext, QPacket, Qdisc, QdiscEvents};
+use crate::config::{ConfigError, Limit};
+use super::framework::{Discipline, DropReason, MarkReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::{BitsPerSec, SimTime, PS_PER_SEC};
@@ -286,6 +287,16 @@ fn spaced_p(p_b: f64, count: u64, count_bytes: u64, byte_mode: bool, mean: u32, 
         p = p * size as f64 / mean as f64;
     }
     p.min(1.0)
+}
+
+impl<P: QPacket> Discipline for Red<P> {
+    type Config = RedConfig;
+    fn validate(cfg: &RedConfig, limit: Limit) -> Result<(), ConfigError> {
+        cfg.validate(limit)
+    }
+    fn build(cfg: &RedConfig, limit: Limit, ctx: &PortContext) -> Self {
+        Red::new(cfg, limit, ctx)
+    }
 }
 
 impl<P: QPacket> Qdisc for Red<P> {

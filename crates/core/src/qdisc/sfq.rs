@@ -65,7 +65,8 @@
 //! Validation of the configuration: [`SfqConfig::validate`]. Validation of the model:
 //! `docs/validation.md`.
 
-use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
+use crate::config::{ConfigError, Limit};
+use super::framework::{Discipline, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{FlowHasher, Packet};
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
@@ -557,6 +558,16 @@ impl<P: QPacket> Sfq<P> {
         self.shrank(victim, self.fifos.len(victim));
         ev.drop(pkt, DropReason::LongestQueue, true);
         true
+    }
+}
+
+impl<P: QPacket> Discipline for Sfq<P> {
+    type Config = SfqConfig;
+    fn validate(cfg: &SfqConfig, _limit: Limit) -> Result<(), ConfigError> {
+        cfg.validate()
+    }
+    fn build(cfg: &SfqConfig, limit: Limit, ctx: &PortContext) -> Self {
+        Sfq::new(cfg, limit, ctx)
     }
 }
 

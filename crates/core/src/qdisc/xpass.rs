@@ -22,14 +22,14 @@
 //!   [`Qdisc::ready_at`] tells the port when to try again.
 //! - Intervals are integer picoseconds, rounded up (the shaper never runs fast).
 
-use super::{AnyQdisc, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
-use crate::packet::{Packet, Proto};
+use super::framework::{DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
+use crate::packet::Proto;
 use crate::time::SimTime;
 use crate::xpass::{CreditTokens, XpassConfig};
 use std::collections::VecDeque;
 
 #[derive(Debug)]
-pub struct CreditShaper<P = Packet> {
+pub struct CreditShaper<P, Q> {
     credits: VecDeque<P>,
     credit_bytes: u64,
     limit: usize,
@@ -43,12 +43,13 @@ pub struct CreditShaper<P = Packet> {
     den: u128,
     /// Theoretical arrival time of the next credit (GCRA), picoseconds.
     tat: u64,
-    pub data: Box<AnyQdisc<P>>,
+    /// The data discipline.
+    pub data: Q,
 }
 
-impl<P: QPacket> CreditShaper<P> {
+impl<P: QPacket, Q: Qdisc<Pkt = P>> CreditShaper<P, Q> {
     /// A shaper for a port of `ctx.rate` around the data discipline `data`.
-    pub fn new(cfg: &XpassConfig, data: AnyQdisc<P>, ctx: &PortContext) -> Self {
+    pub fn new(cfg: &XpassConfig, data: Q, ctx: &PortContext) -> Self {
         let rate = ctx.rate.0.max(1) as u128;
         let frame = cfg.data_frame(ctx.mtu) as u128;
         let (interval_ps, num, den) = match cfg.credit_tokens {
@@ -73,7 +74,7 @@ impl<P: QPacket> CreditShaper<P> {
             num,
             den,
             tat: 0,
-            data: Box::new(data),
+            data,
         }
     }
 
@@ -98,7 +99,7 @@ impl<P: QPacket> CreditShaper<P> {
     }
 }
 
-impl<P: QPacket> Qdisc for CreditShaper<P> {
+impl<P: QPacket, Q: Qdisc<Pkt = P>> Qdisc for CreditShaper<P, Q> {
     type Pkt = P;
 
     fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
@@ -144,12 +145,13 @@ impl<P: QPacket> Qdisc for CreditShaper<P> {
 mod tests {
     use super::super::droptail::DropTail;
     use super::super::testkit::{check_accounting, ctx, pkt};
-    use super::super::{Limit, Queue};
+    use super::super::{AnyQdisc, Limit, Queue};
+    use crate::packet::Packet;
     use super::*;
     use crate::time::{BitsPerSec, SimDuration};
     use rand::{Rng as _, SeedableRng};
 
-    fn shaper(cfg: &XpassConfig, bps: u64) -> CreditShaper {
+    fn shaper(cfg: &XpassConfig, bps: u64) -> CreditShaper<Packet, AnyQdisc> {
         let mut c = ctx(1);
         c.rate = BitsPerSec(bps);
         CreditShaper::new(cfg, AnyQdisc::DropTail(DropTail::new(Limit::pkts(50))), &c)

@@ -50,7 +50,7 @@ pub use receiver::{ReceiverState, ReceiverStats, TcpReceiver};
 pub use sender::{SenderState, TcpSender};
 
 use crate::packet::{Addr, FlowId, Packet, Proto};
-use crate::qdisc::ConfigError;
+use crate::config::ConfigError;
 use crate::time::SimDuration;
 use serde::Deserialize;
 

@@ -21,7 +21,7 @@
 pub mod endpoint;
 pub mod feedback;
 
-use crate::qdisc::ConfigError;
+use crate::config::ConfigError;
 use serde::Deserialize;
 
 /// How the receiver adapts its credit rate.

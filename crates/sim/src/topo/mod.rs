@@ -29,7 +29,7 @@ pub mod parking_lot;
 use crate::net::{LinkSpec, Network, NodeKind};
 use crate::scenario::Scenario;
 use crate::pktref::SimQueue;
-use dcfair_core::qdisc::{AnyQdisc, ConfigError, PortContext, QdiscKind, Queue, QueueConfig};
+use dcfair_core::qdisc::{ConfigError, PortContext, PortWrap, QdiscKind, Queue, QueueConfig};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::{BitsPerSec, SimDuration};
 use serde::Deserialize;
@@ -174,6 +174,8 @@ pub(crate) struct Kit<'a> {
     pub sc: &'a Scenario,
     pub streams: Streams,
     pub host_buffer: u32,
+    /// What wraps every port's discipline in this run (the ExpressPass credit shaper).
+    pub wrap: PortWrap,
     error: RefCell<Option<ConfigError>>,
 }
 
@@ -215,13 +217,7 @@ impl Kit<'_> {
             }
         }
         let ctx = PortContext { rate, mtu: self.sc.mtu(), port_index, streams: self.streams };
-        let q = cfg.build(&ctx);
-        if self.sc.uses_xpass() {
-            // ExpressPass: every port rate-limits credits beside its data discipline
-            let x = self.sc.xpass_config();
-            return Queue::new(AnyQdisc::Xpass(Box::new(dcfair_core::qdisc::xpass::CreditShaper::new(&x, q, &ctx))));
-        }
-        Queue::new(q)
+        Queue::new(cfg.build_port(&ctx, &self.wrap))
     }
 
     fn fail(&self, e: ConfigError) {
@@ -299,7 +295,8 @@ pub(crate) fn default_host_buffer() -> u32 {
 /// Builds the network of `sc` and marks its measured ports.
 pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
     let host_buffer = sc.topology.host_buffer_pkts();
-    let kit = Kit { sc, streams, host_buffer, error: RefCell::new(None) };
+    let wrap = PortWrap { xpass: sc.uses_xpass().then(|| sc.xpass_config()) };
+    let kit = Kit { sc, streams, host_buffer, wrap, error: RefCell::new(None) };
     let (mut net, cores, default_measured) = match &sc.topology {
         TopologyConfig::Dumbbell(c) => c.build(&kit),
         TopologyConfig::FatTree(c) => c.build(&kit),

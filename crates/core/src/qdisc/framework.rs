@@ -1,0 +1,411 @@
+//! What every discipline is and what the framework keeps around it: the [`Qdisc`] trait, the
+//! packet view [`QPacket`], typed drop and mark reasons, the events of one call, the accounting
+//! wrapper [`Queue`], and the [`Discipline`] trait through which the registry builds a
+//! discipline from its `[queue.<kind>]` table.
+//!
+//! Rules (the module documentation of [`crate::qdisc`] states them in full):
+//! - A discipline decides; [`Queue`] counts. The identities `received = enqueued +
+//!   dropped_before` and `queued = enqueued - dequeued - dropped_after` hold after every call.
+//! - This module knows no discipline: disciplines import it, the registry imports them.
+
+use crate::config::{ConfigError, Limit};
+use crate::packet::{Addr, Ecn, Packet, Proto};
+use crate::rng::Streams;
+use crate::time::{BitsPerSec, SimTime};
+use serde::de::DeserializeOwned;
+
+/// Why a discipline dropped a packet. The names are the `drops_<reason>` columns of `ports.csv`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum DropReason {
+    /// The arriving packet found the buffer (or the queue it belongs in) full.
+    Overflow = 0,
+    /// RED: probabilistic early drop between the thresholds.
+    RedEarly,
+    /// RED: forced drop (average above max threshold, or above 2*max in gentle mode).
+    RedForced,
+    /// A per-flow / per-bucket limit was hit (SFQ depth, HCF bin of a full class).
+    FlowLimit,
+    /// Pushed out of the longest (fattest) queue to make room under a shared limit (SFQ, DRR, FQ-CoDel).
+    LongestQueue,
+    /// CoDel control law at dequeue.
+    Codel,
+    /// pFabric: the lowest-priority packet was evicted.
+    PriorityEvict,
+    /// ExpressPass: the credit queue was full.
+    CreditOverflow,
+    /// A loss device on a link (random loss): not a queue decision.
+    LinkLoss,
+    /// The blackout test device (`blackout.rs`): an arrival during an ON period.
+    Blackout,
+}
+
+impl DropReason {
+    /// Every reason, in the order of the `drops_<reason>` columns (new reasons go last).
+    pub const ALL: [DropReason; 10] = [
+        DropReason::Overflow,
+        DropReason::RedEarly,
+        DropReason::RedForced,
+        DropReason::FlowLimit,
+        DropReason::LongestQueue,
+        DropReason::Codel,
+        DropReason::PriorityEvict,
+        DropReason::CreditOverflow,
+        DropReason::LinkLoss,
+        DropReason::Blackout,
+    ];
+    pub const COUNT: usize = Self::ALL.len();
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DropReason::Overflow => "overflow",
+            DropReason::RedEarly => "red_early",
+            DropReason::RedForced => "red_forced",
+            DropReason::FlowLimit => "flow_limit",
+            DropReason::LongestQueue => "longest_queue",
+            DropReason::Codel => "codel",
+            DropReason::PriorityEvict => "priority_evict",
+            DropReason::CreditOverflow => "credit_overflow",
+            DropReason::LinkLoss => "link_loss",
+            DropReason::Blackout => "blackout",
+        }
+    }
+}
+
+/// Why a discipline set ECN CE on a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum MarkReason {
+    Red = 0,
+    Codel,
+    /// DCTCP-style instantaneous threshold K.
+    Threshold,
+}
+
+impl MarkReason {
+    pub const COUNT: usize = 3;
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MarkReason::Red => "red",
+            MarkReason::Codel => "codel",
+            MarkReason::Threshold => "threshold",
+        }
+    }
+}
+
+/// What a discipline may read or change of a packet it stores: the packet itself
+/// ([`Packet`]), or a small stand-in for a packet kept elsewhere (the simulator queues
+/// `PktRef`s to the packets in its slab, `crates/sim/src/pktref.rs`). A stand-in answers
+/// exactly as the packet would, and a mark set on it (`set_ecn`) must reach the packet.
+pub trait QPacket: Clone + Default + std::fmt::Debug {
+    /// Bytes on the wire (`Packet::size`).
+    fn size(&self) -> u32;
+    /// The 5-tuple packed into 64 bits (`Packet::flow_key`).
+    fn flow_key(&self) -> u64;
+    fn ecn(&self) -> Ecn;
+    fn set_ecn(&mut self, ecn: Ecn);
+    /// Scheduling priority (pFabric; lower is served first).
+    fn priority(&self) -> u64;
+    /// Input port at the switch holding the packet.
+    fn ingress(&self) -> u16;
+    fn proto(&self) -> Proto;
+    fn src(&self) -> Addr;
+    fn dst(&self) -> Addr;
+}
+
+impl QPacket for Packet {
+    #[inline(always)]
+    fn size(&self) -> u32 {
+        self.size
+    }
+    #[inline(always)]
+    fn flow_key(&self) -> u64 {
+        Packet::flow_key(self)
+    }
+    #[inline(always)]
+    fn ecn(&self) -> Ecn {
+        self.ecn
+    }
+    #[inline(always)]
+    fn set_ecn(&mut self, ecn: Ecn) {
+        self.ecn = ecn;
+    }
+    #[inline(always)]
+    fn priority(&self) -> u64 {
+        self.priority
+    }
+    #[inline(always)]
+    fn ingress(&self) -> u16 {
+        self.ingress
+    }
+    #[inline(always)]
+    fn proto(&self) -> Proto {
+        self.proto
+    }
+    #[inline(always)]
+    fn src(&self) -> Addr {
+        self.src
+    }
+    #[inline(always)]
+    fn dst(&self) -> Addr {
+        self.dst
+    }
+}
+
+/// A packet a discipline refused or pushed out.
+#[derive(Clone, Debug)]
+pub struct Dropped<P = Packet> {
+    pub pkt: P,
+    pub reason: DropReason,
+    /// `true` if the packet had been enqueued (dropped after enqueue), `false` if it was refused.
+    pub queued: bool,
+}
+
+/// What a discipline reports during one call. Owned and reused by the caller (no allocation on
+/// the hot path once warmed up); the caller drains `dropped` after every call.
+#[derive(Debug)]
+pub struct QdiscEvents<P = Packet> {
+    pub dropped: Vec<Dropped<P>>,
+    pub marks: [u32; MarkReason::COUNT],
+}
+
+impl<P> Default for QdiscEvents<P> {
+    fn default() -> Self {
+        QdiscEvents { dropped: Vec::new(), marks: [0; MarkReason::COUNT] }
+    }
+}
+
+impl<P> QdiscEvents<P> {
+    #[inline]
+    pub fn drop(&mut self, pkt: P, reason: DropReason, queued: bool) {
+        self.dropped.push(Dropped { pkt, reason, queued });
+    }
+    #[inline]
+    pub fn mark(&mut self, reason: MarkReason) {
+        self.marks[reason as usize] += 1;
+    }
+    pub fn clear(&mut self) {
+        self.dropped.clear();
+        self.marks = [0; MarkReason::COUNT];
+    }
+}
+
+/// A queue discipline at an output port, storing packets of type [`Qdisc::Pkt`] (every
+/// built-in discipline is generic over it, [`Packet`] by default).
+pub trait Qdisc {
+    /// What the discipline stores: [`Packet`], or a stand-in (see [`QPacket`]).
+    type Pkt: QPacket;
+    /// Offers `pkt`. The discipline either stores it or reports it in `ev.dropped` with
+    /// `queued == false`; it may also push out stored packets (`queued == true`).
+    fn enqueue(&mut self, pkt: Self::Pkt, now: SimTime, ev: &mut QdiscEvents<Self::Pkt>);
+    /// The next packet to transmit, if any. May drop stored packets on the way (CoDel).
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<Self::Pkt>) -> Option<Self::Pkt>;
+    /// Packets currently stored.
+    fn len_pkts(&self) -> usize;
+    /// Bytes currently stored (sum of `Packet::size`).
+    fn len_bytes(&self) -> u64;
+    /// Short name, as in `queue.kind`.
+    fn name(&self) -> &'static str;
+    /// When `dequeue` returned nothing although packets are stored (a shaper holding them
+    /// back): the earliest time worth trying again. `None` (the default) for work-conserving
+    /// disciplines.
+    fn ready_at(&self) -> Option<SimTime> {
+        None
+    }
+}
+
+/// Per-port counters kept by [`Queue`] around any discipline.
+///
+/// `repr(C)`: the counters every packet updates come first, together (two cache lines with
+/// [`QdiscEvents`] before them in [`Queue`]); the drop counters, touched only on drops, after.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct QdiscStats {
+    pub received_pkts: u64,
+    pub received_bytes: u64,
+    pub enqueued_pkts: u64,
+    pub enqueued_bytes: u64,
+    pub dequeued_pkts: u64,
+    pub dequeued_bytes: u64,
+    pub max_len_pkts: u64,
+    pub max_len_bytes: u64,
+    pub marks: [u64; MarkReason::COUNT],
+    /// Refused on arrival, by reason (packets, bytes).
+    pub dropped_before: [(u64, u64); DropReason::COUNT],
+    /// Pushed out after enqueue, by reason (packets, bytes).
+    pub dropped_after: [(u64, u64); DropReason::COUNT],
+}
+
+impl QdiscStats {
+    pub fn dropped_before_pkts(&self) -> u64 {
+        self.dropped_before.iter().map(|d| d.0).sum()
+    }
+    pub fn dropped_after_pkts(&self) -> u64 {
+        self.dropped_after.iter().map(|d| d.0).sum()
+    }
+    pub fn drops_pkts(&self) -> u64 {
+        self.dropped_before_pkts() + self.dropped_after_pkts()
+    }
+    pub fn drops_by_reason(&self, r: DropReason) -> u64 {
+        self.dropped_before[r as usize].0 + self.dropped_after[r as usize].0
+    }
+    pub fn marks_total(&self) -> u64 {
+        self.marks.iter().sum()
+    }
+    /// Packets the counters say are queued: `enqueued - dequeued - dropped_after`.
+    pub fn queued_pkts(&self) -> u64 {
+        self.enqueued_pkts - self.dequeued_pkts - self.dropped_after_pkts()
+    }
+    pub fn queued_bytes(&self) -> u64 {
+        let after: u64 = self.dropped_after.iter().map(|d| d.1).sum();
+        self.enqueued_bytes - self.dequeued_bytes - after
+    }
+}
+
+/// A discipline plus the accounting the framework keeps for it.
+///
+/// `repr(C)`: the events and the hot counters of [`QdiscStats`] first, so that every call
+/// touches as few cache lines as it can.
+#[derive(Debug)]
+#[repr(C)]
+pub struct Queue<Q: Qdisc> {
+    /// Events of the last call; drained by the caller.
+    pub ev: QdiscEvents<Q::Pkt>,
+    pub stats: QdiscStats,
+    pub qdisc: Q,
+}
+
+impl<Q: Qdisc> Queue<Q> {
+    pub fn new(qdisc: Q) -> Self {
+        Queue { ev: QdiscEvents::default(), stats: QdiscStats::default(), qdisc }
+    }
+
+    /// Offers a packet; afterwards `self.ev.dropped` lists what was dropped (caller drains it).
+    /// Always inlined, like the dispatch of `AnyQdisc::enqueue`, into both of its callers (the
+    /// engine's port and the port probe): it is the packet path of every run.
+    #[inline(always)]
+    pub fn enqueue(&mut self, pkt: Q::Pkt, now: SimTime) {
+        self.ev.clear();
+        let size = pkt.size() as u64;
+        self.stats.received_pkts += 1;
+        self.stats.received_bytes += size;
+        self.qdisc.enqueue(pkt, now, &mut self.ev);
+        let mut refused = false;
+        for d in &self.ev.dropped {
+            let b = d.pkt.size() as u64;
+            if d.queued {
+                let c = &mut self.stats.dropped_after[d.reason as usize];
+                c.0 += 1;
+                c.1 += b;
+            } else {
+                debug_assert!(!refused, "an offered packet was refused twice");
+                refused = true;
+                let c = &mut self.stats.dropped_before[d.reason as usize];
+                c.0 += 1;
+                c.1 += b;
+            }
+        }
+        if !refused {
+            self.stats.enqueued_pkts += 1;
+            self.stats.enqueued_bytes += size;
+        }
+        self.account_marks();
+        let len = self.qdisc.len_pkts() as u64;
+        if len > self.stats.max_len_pkts {
+            self.stats.max_len_pkts = len;
+        }
+        let lb = self.qdisc.len_bytes();
+        if lb > self.stats.max_len_bytes {
+            self.stats.max_len_bytes = lb;
+        }
+        debug_assert_eq!(self.stats.queued_pkts(), len, "accounting identity broken by {}", self.qdisc.name());
+    }
+
+    /// Takes the next packet to send; afterwards `self.ev.dropped` lists packets dropped on the way.
+    #[inline]
+    pub fn dequeue(&mut self, now: SimTime) -> Option<Q::Pkt> {
+        self.ev.clear();
+        let out = self.qdisc.dequeue(now, &mut self.ev);
+        for d in &self.ev.dropped {
+            debug_assert!(d.queued, "dequeue can only drop stored packets");
+            let c = &mut self.stats.dropped_after[d.reason as usize];
+            c.0 += 1;
+            c.1 += d.pkt.size() as u64;
+        }
+        if let Some(p) = &out {
+            self.stats.dequeued_pkts += 1;
+            self.stats.dequeued_bytes += p.size() as u64;
+        }
+        self.account_marks();
+        debug_assert_eq!(self.stats.queued_pkts(), self.qdisc.len_pkts() as u64);
+        out
+    }
+
+    #[inline]
+    fn account_marks(&mut self) {
+        if self.ev.marks == [0; MarkReason::COUNT] {
+            return; // most calls mark nothing
+        }
+        for (i, m) in self.ev.marks.iter().enumerate() {
+            self.stats.marks[i] += *m as u64;
+        }
+    }
+
+    pub fn len_pkts(&self) -> usize {
+        self.qdisc.len_pkts()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.qdisc.len_pkts() == 0
+    }
+}
+
+/// Everything a discipline may need from its port when it is built.
+#[derive(Clone, Copy, Debug)]
+pub struct PortContext {
+    /// Rate of the link the port drives.
+    pub rate: BitsPerSec,
+    /// Largest packet on the wire, bytes.
+    pub mtu: u32,
+    /// Global index of the port (used to name its random stream).
+    pub port_index: u64,
+    pub streams: Streams,
+}
+
+
+/// A discipline the registry can build from its `[queue.<kind>]` table.
+///
+/// Implemented in the discipline's own file; the registry line names the type, and the kind
+/// enum, the `QueueConfig` field, validation, construction and dispatch follow from it.
+pub trait Discipline: Qdisc + Sized {
+    /// The `[queue.<kind>]` table (unknown keys rejected; its `Default` is the table absent).
+    type Config: Clone + Default + std::fmt::Debug + DeserializeOwned;
+    /// Checks the table; error keys are relative to `[queue.<kind>]`.
+    fn validate(cfg: &Self::Config, limit: Limit) -> Result<(), ConfigError>;
+    /// The discipline of one port. `validate` has passed.
+    fn build(cfg: &Self::Config, limit: Limit, ctx: &PortContext) -> Self;
+    /// After every port of the network is built: resolves what the table names in the network
+    /// (the blackout device's `input`). Error keys are relative to `[queue.<kind>]`.
+    fn wire<Q>(_cfg: &Self::Config, _ports: &mut dyn Ports<Q>) -> Result<(), ConfigError>
+    where
+        Self: Variant<Q>,
+    {
+        Ok(())
+    }
+}
+
+/// The discipline of type `Self` inside a port's dispatch enum `Q`, if it runs there
+/// (implemented by the registry for every registered discipline).
+pub trait Variant<Q>: Sized {
+    fn of_mut(q: &mut Q) -> Option<&mut Self>;
+}
+
+/// The built network as a discipline's [`Discipline::wire`] hook sees it; `Q` is the type of
+/// every port's discipline (`AnyQdisc<_>`).
+pub trait Ports<Q> {
+    /// The port named `name` (`"s0->sw"`): the node it feeds and the local index of the input
+    /// through which its packets arrive there.
+    fn feeds(&self, name: &str) -> Option<(u32, u16)>;
+    /// The name of node `node`.
+    fn node_name(&self, node: u32) -> String;
+    /// Calls `f` with the owning node and the discipline of every port, in port order.
+    fn each(&mut self, f: &mut dyn FnMut(u32, &mut Q));
+}

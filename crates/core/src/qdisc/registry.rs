@@ -1,0 +1,272 @@
+//! The discipline registry: one line per discipline, and everything `queue.kind` needs follows.
+//!
+//! Rules:
+//! - Adding a discipline is one file (its type, its `[queue.<kind>]` table and an
+//!   `impl Discipline`) plus one line in the `disciplines!` call below: the variant of
+//!   [`QdiscKind`], the kind's name (snake case of the variant), the variant of [`AnyQdisc`], the type, its table and a one-line summary.
+//! - From that line come [`QdiscKind`] (and the names `queue.kind` accepts, in line order),
+//!   the optional table `[queue.<kind>]` in [`QueueConfig`], [`QueueConfig::validate`] (every
+//!   table present, plus the defaults of the active kind; first error in line order),
+//!   [`QueueConfig::build`], [`QueueConfig::wire`], the dispatch enum [`AnyQdisc`] and
+//!   [`KINDS`], the list `dcfair kinds` prints.
+//! - Dispatch is static: [`AnyQdisc`] is an enum, one variant per line plus the port wrappers.
+//! - Port wrappers are decided per run, not by `queue.kind`: [`PortWrap`] says which wrap every
+//!   switch port's discipline (today the ExpressPass credit shaper, when a run has ExpressPass
+//!   flows), and [`QueueConfig::build_port`] applies them.
+
+use super::framework::{Discipline, PortContext, Ports, QPacket, Qdisc, QdiscEvents, Variant};
+use super::{blackout, codel, droptail, drr, fq_codel, hcf, pfabric, red, sfq, xpass};
+use crate::config::{ConfigError, Limit};
+use crate::packet::Packet;
+use crate::time::SimTime;
+use crate::xpass::XpassConfig;
+use serde::Deserialize;
+
+/// One registered discipline, as `dcfair kinds` lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindInfo {
+    /// The name `queue.kind` takes, and the name of its `[queue.<kind>]` table.
+    pub name: &'static str,
+    /// One line: what the discipline does.
+    pub summary: &'static str,
+}
+
+macro_rules! disciplines {
+    ($( $kind:ident $field:ident => $variant:ident ($($ty:ident)::+, $cfg:ty) : $summary:literal ; )+) => {
+        /// Which discipline a port runs (`queue.kind`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+        #[serde(rename_all = "snake_case")]
+        pub enum QdiscKind {
+            #[default]
+            $( $kind, )+
+        }
+
+        impl QdiscKind {
+            /// Every kind, in registry order.
+            pub const ALL: &'static [QdiscKind] = &[$(QdiscKind::$kind),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $(QdiscKind::$kind => stringify!($field)),+ }
+            }
+        }
+
+        /// Every registered discipline, in registry order.
+        pub const KINDS: &[KindInfo] = &[$(KindInfo { name: stringify!($field), summary: $summary }),+];
+
+        /// The `[queue]` table: the discipline, the shared buffer limit, and one optional
+        /// sub-table of parameters per discipline (`[queue.red]`, `[queue.hcf]`, ...). Only the
+        /// sub-table of `kind` is used (its defaults when absent), so one file can carry the
+        /// parameters of every discipline and `--set queue.kind=...` switches between them.
+        /// Every sub-table present is validated, used or not: a wrong value in a file is an
+        /// error whichever discipline runs.
+        #[derive(Clone, Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct QueueConfig {
+            #[serde(default)]
+            pub kind: QdiscKind,
+            /// Buffer limit in packets (the total over all internal queues).
+            pub limit_pkts: Option<u32>,
+            /// Buffer limit in bytes; with both set, a packet must fit both.
+            pub limit_bytes: Option<u64>,
+            $( pub $field: Option<$cfg>, )+
+        }
+
+        impl Default for QueueConfig {
+            fn default() -> Self {
+                QueueConfig { kind: QdiscKind::default(), limit_pkts: Some(100), limit_bytes: None, $($field: None),+ }
+            }
+        }
+
+        impl QueueConfig {
+            /// Checks every parameter; the error key is relative to the `queue` table.
+            pub fn validate(&self) -> Result<(), ConfigError> {
+                self.validate_limit()?;
+                let limit = self.limit();
+                $(
+                    if self.$field.is_some() || self.kind == QdiscKind::$kind {
+                        let cfg = self.$field.clone().unwrap_or_default();
+                        <$($ty)::+ as Discipline>::validate(&cfg, limit).map_err(|e| e.within(stringify!($field)))?;
+                    }
+                )+
+                Ok(())
+            }
+
+            /// Builds the discipline of `kind` for one port. Call `validate` first.
+            pub fn build<P: QPacket>(&self, ctx: &PortContext) -> AnyQdisc<P> {
+                let limit = self.limit();
+                match self.kind {
+                    $( QdiscKind::$kind => {
+                        let cfg = self.$field.clone().unwrap_or_default();
+                        AnyQdisc::$variant(<$($ty)::+<P> as Discipline>::build(&cfg, limit, ctx))
+                    } )+
+                }
+            }
+
+            /// After the whole network is built: lets the active discipline resolve what its
+            /// table names in it (see [`Discipline::wire`]). Error keys are relative to `queue`.
+            pub fn wire<P: QPacket>(&self, ports: &mut dyn Ports<AnyQdisc<P>>) -> Result<(), ConfigError> {
+                match self.kind {
+                    $( QdiscKind::$kind => {
+                        let cfg = self.$field.clone().unwrap_or_default();
+                        <$($ty)::+<P> as Discipline>::wire(&cfg, ports).map_err(|e| e.within(stringify!($field)))
+                    } )+
+                }
+            }
+        }
+
+        /// Static dispatch over every registered discipline and the port wrappers. One per
+        /// port, so its size (that of the largest discipline) does not matter; boxing would add
+        /// an indirection per packet.
+        #[derive(Debug)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum AnyQdisc<P = Packet> {
+            $( $variant($($ty)::+<P>), )+
+            /// The ExpressPass credit shaper around another discipline (see [`PortWrap`]).
+            Xpass(Box<xpass::CreditShaper<P, AnyQdisc<P>>>),
+        }
+
+        $(
+            impl<P> Variant<AnyQdisc<P>> for $($ty)::+<P> {
+                #[inline]
+                fn of_mut(q: &mut AnyQdisc<P>) -> Option<&mut Self> {
+                    match q {
+                        AnyQdisc::$variant(d) => Some(d),
+                        _ => None,
+                    }
+                }
+            }
+        )+
+
+        macro_rules! dispatch {
+            ($self:ident, $q:ident => $e:expr) => {
+                match $self {
+                    $( AnyQdisc::$variant($q) => $e, )+
+                    AnyQdisc::Xpass($q) => $e,
+                }
+            };
+        }
+    };
+}
+
+disciplines! {
+    Droptail droptail => DropTail(droptail::DropTail, droptail::DropTailConfig):
+        "FIFO tail drop; with a marking threshold, the switch side of DCTCP";
+    Red red => Red(red::Red, red::RedConfig):
+        "Random Early Detection: early drop or ECN mark on the average queue (Floyd and Jacobson)";
+    Sfq sfq => Sfq(sfq::Sfq, sfq::SfqConfig):
+        "Stochastic Fair Queueing: hashed per-flow FIFOs served round robin";
+    Drr drr => Drr(drr::Drr, drr::DrrConfig):
+        "Deficit Round Robin over hashed flow queues, drop from the longest";
+    Hcf hcf => Hcf(hcf::Hcf, hcf::HcfConfig):
+        "Hashed Credits Fair: credit bins, high and low priority queues (the HCF paper)";
+    Blackout blackout => Blackout(blackout::Blackout, blackout::BlackoutConfig):
+        "the TCP Outcast paper's port-blackout model: ON periods drop one input's packets";
+    Pfabric pfabric => Pfabric(pfabric::PFabric, pfabric::PfabricConfig):
+        "pFabric's priority buffer: serve the smallest remaining size, evict the largest";
+    Codel codel => Codel(codel::Codel, codel::CodelConfig):
+        "CoDel over one FIFO: drop or mark on sojourn time (RFC 8289)";
+    FqCodel fq_codel => FqCodel(fq_codel::FqCodel, fq_codel::FqCodelConfig):
+        "FQ-CoDel: per-flow queues, DRR with new-flow priority, CoDel per queue (RFC 8290)";
+}
+
+impl QueueConfig {
+    pub fn limit(&self) -> Limit {
+        Limit {
+            pkts: self.limit_pkts,
+            bytes: self.limit_bytes,
+        }
+    }
+
+    fn validate_limit(&self) -> Result<(), ConfigError> {
+        if self.limit_pkts.is_none() && self.limit_bytes.is_none() {
+            return Err(ConfigError::new(
+                "limit_pkts",
+                "set limit_pkts or limit_bytes",
+            ));
+        }
+        if self.limit_pkts == Some(0) {
+            return Err(ConfigError::new("limit_pkts", "must be at least 1 packet"));
+        }
+        if self.limit_bytes == Some(0) {
+            return Err(ConfigError::new("limit_bytes", "must be at least 1 byte"));
+        }
+        Ok(())
+    }
+
+    /// The discipline of a switch port with the run's wrappers around it.
+    pub fn build_port<P: QPacket>(&self, ctx: &PortContext, wrap: &PortWrap) -> AnyQdisc<P> {
+        let q = self.build(ctx);
+        match &wrap.xpass {
+            Some(x) => AnyQdisc::Xpass(Box::new(xpass::CreditShaper::new(x, q, ctx))),
+            None => q,
+        }
+    }
+}
+
+/// What wraps every switch port's discipline in one run.
+#[derive(Clone, Debug, Default)]
+pub struct PortWrap {
+    /// The ExpressPass credit shaper (rate-limits credits beside the data discipline), when the
+    /// run has ExpressPass flows.
+    pub xpass: Option<XpassConfig>,
+}
+
+impl<P: QPacket> Qdisc for AnyQdisc<P> {
+    type Pkt = P;
+    #[inline(always)]
+    fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
+        dispatch!(self, q => q.enqueue(pkt, now, ev))
+    }
+    #[inline]
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<P>) -> Option<P> {
+        dispatch!(self, q => q.dequeue(now, ev))
+    }
+    #[inline]
+    fn len_pkts(&self) -> usize {
+        dispatch!(self, q => q.len_pkts())
+    }
+    #[inline]
+    fn len_bytes(&self) -> u64 {
+        dispatch!(self, q => q.len_bytes())
+    }
+    fn name(&self) -> &'static str {
+        dispatch!(self, q => q.name())
+    }
+    #[inline]
+    fn ready_at(&self) -> Option<SimTime> {
+        dispatch!(self, q => q.ready_at())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::qdisc::testkit::ctx;
+    use serde::de::{value::Error as DeError, IntoDeserializer};
+
+    #[test]
+    fn each_kind_is_named_by_its_table_and_builds_its_own_discipline() {
+        assert_eq!(QdiscKind::ALL.len(), KINDS.len());
+        for (&kind, info) in QdiscKind::ALL.iter().zip(KINDS) {
+            assert_eq!(kind.as_str(), info.name);
+            let parsed = QdiscKind::deserialize(info.name.into_deserializer());
+            assert_eq!(parsed, Ok::<_, DeError>(kind));
+            let cfg = QueueConfig { kind, ..QueueConfig::default() };
+            if kind == QdiscKind::Blackout {
+                continue; // needs drop_pkts (its validation says so)
+            }
+            cfg.validate().unwrap();
+            let q: AnyQdisc = cfg.build(&ctx(1));
+            assert_eq!(q.name(), info.name);
+            assert!(!info.summary.is_empty());
+        }
+    }
+
+    #[test]
+    fn the_xpass_wrapper_goes_around_the_kind() {
+        let cfg = QueueConfig::default();
+        let wrapped: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap { xpass: Some(XpassConfig::default()) });
+        assert_eq!(wrapped.name(), "xpass");
+        let bare: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap::default());
+        assert_eq!(bare.name(), "droptail");
+    }
+}
