@@ -205,7 +205,22 @@ def test_old_api_run_still_returns_the_summary_dict(tmp_path):
 def test_queue_kinds():
     from dcfair import api
 
-    assert {"droptail", "red", "sfq", "drr", "hcf", "codel", "fq_codel"} <= set(api.queue_kinds())
+    kinds = api.queue_kinds()
+    assert kinds[0] == "droptail" and len(set(kinds)) == len(kinds)
+    assert {"droptail", "red", "sfq", "drr", "hcf", "blackout", "pfabric", "codel", "fq_codel", "afd"} == set(kinds)
+    assert all(name in kinds and summary for name, summary in api.queue_kind_summaries())
+
+
+def test_kinds_lists_every_discipline_with_its_summary():
+    from dcfair import api
+
+    import conftest
+
+    p = conftest.dcfair("kinds")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == api.queue_kinds()
+    assert all(len(line.split(None, 1)) == 2 for line in lines)
 
 
 # ---------------------------------------------------------------- the files stay what they were

@@ -59,9 +59,10 @@ def test_small_demo(tmp_path):
 
 def test_demo_runs_every_discipline_by_default():
     from dcfair import api
-    from dcfair.demo import DISCIPLINES
+    from dcfair.demo import NOT_IN_DEMO, default_disciplines
 
-    assert set(DISCIPLINES) <= set(api.queue_kinds())
+    assert default_disciplines() == [k for k in api.queue_kinds() if k not in NOT_IN_DEMO]
+    assert {"droptail", "red", "sfq", "drr", "hcf", "codel", "fq_codel", "afd"} <= set(default_disciplines())
 
 
 def test_demo_bad_discipline_is_invalid_input(tmp_path):

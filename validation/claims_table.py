@@ -44,6 +44,7 @@ PAGES: Dict[str, Tuple[str, str]] = {
     "ExpressPass (paper 002)": ("docs/mechanisms/expresspass.md", "ExpressPass"),
     "FQ-CoDel in the data center (paper 003)": ("docs/mechanisms/fq_codel.md", "FQ-CoDel in the data center"),
     "TCP Outcast (paper 004)": ("docs/mechanisms/outcast.md", "TCP Outcast"),
+    "AFD (Pan et al., SIGCOMM CCR 2003; text not in the repository)": ("docs/mechanisms/afd.md", "AFD"),
 }
 CLAIMS_PAGE = "docs/claims.md"
 

@@ -27,12 +27,17 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from dcfair.display import MAIN_METRICS, format_value, mean_std, print_table  # noqa: F401 (mean_std re-exported)
 
-#: The disciplines of the demo when the engine cannot be asked (see ``api.queue_kinds``).
-DISCIPLINES = ("droptail", "red", "sfq", "drr", "hcf", "codel", "fq_codel")
 #: Engine disciplines the demo leaves out, and why: it compares switch queues under one TCP.
 NOT_IN_DEMO = {"blackout": "a test device (the Outcast paper's drop model), not a switch queue",
                "pfabric": "schedules by Packet::priority, which only its own transport sets (tcp.priority)"}
 SCENARIO = Path("scenarios/papers/hcf/longflows.toml")
+
+
+def default_disciplines() -> List[str]:
+    """Every discipline of the engine's registry but those in ``NOT_IN_DEMO``, in its order."""
+    from dcfair import api
+
+    return [k for k in api.queue_kinds() if k not in NOT_IN_DEMO]
 
 
 def default_scenario() -> Path:
@@ -96,7 +101,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         if args.disciplines:
             disciplines = [d.strip() for d in args.disciplines.split(",") if d.strip()]
         else:
-            disciplines = [k for k in api.queue_kinds() if k not in NOT_IN_DEMO] or list(DISCIPLINES)
+            disciplines = default_disciplines()
         jobs = args.jobs or available_cores()
         print(
             f"dcfair demo: {scenario}, {len(disciplines)} disciplines ({', '.join(disciplines)}) x {args.seeds} seeds, "

@@ -28,9 +28,9 @@ from dcfair.runner import Point
 
 PAPER = "TCP Outcast (paper 004)"
 BASE = str(PAPERS / "outcast/fattree.toml")
-ALL_QDISCS = ("droptail", "red", "sfq", "drr", "hcf", "fairq")
+ALL_QDISCS = ("droptail", "red", "sfq", "drr", "hcf", "afd", "fairq")
 QUICK_QDISCS = ("droptail", "hcf", "fairq")
-NAMES = {"droptail": "DropTail", "red": "RED", "sfq": "SFQ (ns-2, 4 buckets)", "drr": "DRR", "hcf": "HCF",
+NAMES = {"droptail": "DropTail", "red": "RED", "sfq": "SFQ (ns-2, 4 buckets)", "drr": "DRR", "hcf": "HCF", "afd": "AFD",
          "fairq": "FairQ (DropTail + [fairq])"}
 #: FairQ (docs/mechanisms/fairq.md): DropTail everywhere, a ``[fairq]`` table (every switch, the
 #: paper's defaults: target a quarter of each port's buffer, reserved-bits scaling). The routing

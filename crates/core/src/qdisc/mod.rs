@@ -26,6 +26,7 @@
 //! - Configuration structs deserialize with unknown keys rejected and validate to a
 //!   [`ConfigError`] naming the key (relative to the `queue` table) and the reason.
 
+pub mod afd;
 pub mod blackout;
 pub mod codel;
 pub mod droptail;

@@ -15,7 +15,7 @@
 //!   flows), and [`QueueConfig::build_port`] applies them.
 
 use super::framework::{Discipline, PortContext, Ports, QPacket, Qdisc, QdiscEvents, Variant};
-use super::{blackout, codel, droptail, drr, fq_codel, hcf, pfabric, red, sfq, xpass};
+use super::{afd, blackout, codel, droptail, drr, fq_codel, hcf, pfabric, red, sfq, xpass};
 use crate::config::{ConfigError, Limit};
 use crate::packet::Packet;
 use crate::time::SimTime;
@@ -166,6 +166,8 @@ disciplines! {
         "CoDel over one FIFO: drop or mark on sojourn time (RFC 8289)";
     FqCodel fq_codel => FqCodel(fq_codel::FqCodel, fq_codel::FqCodelConfig):
         "FQ-CoDel: per-flow queues, DRR with new-flow priority, CoDel per queue (RFC 8290)";
+    Afd afd => Afd(afd::Afd, afd::AfdConfig):
+        "Approximate Fair Dropping: one FIFO, early drops above a fair share estimated from a shadow buffer";
 }
 
 impl QueueConfig {
