@@ -73,10 +73,8 @@ def report_error(e: BaseException) -> int:
     if isinstance(e, ModuleNotFoundError) and (e.name or "").startswith("dcfair._engine"):
         _say("the engine extension dcfair._engine is not built; run `make install` (or `pip install -e .`)")
         return EXIT_ERROR
-    try:
-        from dcfair._engine import InvalidInput
-    except ImportError:  # pragma: no cover - only without the extension
-        InvalidInput = ()
+    from dcfair.errors import InvalidInput  # the engine's class, or its stand-in without the extension
+
     if isinstance(e, InvalidInput):
         _say(f"invalid input: {e}")
         return EXIT_INVALID
