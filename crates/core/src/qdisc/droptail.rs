@@ -29,7 +29,7 @@
 //! | `mark_threshold_pkts`  | packets | none    | K in packets: mark ECT arrivals finding >= K |
 //! | `mark_threshold_bytes` | bytes   | none    | K in bytes (either threshold marks)         |
 //!
-//! Without a threshold the discipline never marks and behaves exactly as before marking existed.
+//! Without a threshold the discipline never marks: it is a plain FIFO.
 //! Validation: a threshold of 0, or one above the matching buffer limit, is a [`ConfigError`]
 //! naming the key. Cost: O(1) per packet. Validation of the model: `docs/validation.md`
 //! (side by side with ns-2's `Queue/DropTail`) and `docs/mechanisms/dctcp.md`.

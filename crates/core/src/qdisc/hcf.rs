@@ -1093,9 +1093,8 @@ mod tests {
     #[test]
     fn random_search_finds_reordering_without_swapping_or_with_a_fixed_period() {
         let limit = Limit::pkts(20);
-        // Seed 1, 200 000 operations, about 75 000 departures each; at the time of writing the
-        // counts were 0 (swap), 4047 (no swap), 33 and 3290 (fixed 100 us with and without
-        // swap) and 2537 (no zeroing on LP). docs/mechanisms/hcf.md quotes them.
+        // Seed 1, 200 000 operations, about 75 000 departures each. Only zero and non-zero are
+        // asserted: the exact counts move whenever the hashing or the workload generator does.
         let run = |c: HcfConfig| reorders(&mut build(&c, limit, 1), 1, 200_000, Mix::paper());
         let base = HcfConfig::default();
         let (swap, n) = run(base.clone());
