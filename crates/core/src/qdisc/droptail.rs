@@ -21,13 +21,8 @@
 //!    `min = max = K` and queue weight 1 (the average is the length found by the arrival,
 //!    and the mark is taken when it is `>= K`), and Linux RED with `min = max = K`.
 //!
-//! Parameters: the buffer from `[queue]` (`limit_pkts` and/or `limit_bytes`); the threshold
-//! from the optional `[queue.droptail]` table:
-//!
-//! | key                    | unit    | default | meaning                                     |
-//! |------------------------|---------|---------|---------------------------------------------|
-//! | `mark_threshold_pkts`  | packets | none    | K in packets: mark ECT arrivals finding >= K |
-//! | `mark_threshold_bytes` | bytes   | none    | K in bytes (either threshold marks)         |
+//! Parameters (the `[queue]` buffer and the optional `[queue.droptail]` thresholds):
+//! `docs/mechanisms/droptail.md`.
 //!
 //! Without a threshold the discipline never marks: it is a plain FIFO.
 //! Validation: a threshold of 0, or one above the matching buffer limit, is a [`ConfigError`]

@@ -10,19 +10,8 @@
 //! the two queues swap roles (III-D), so the old LP queue, which holds the flows that ran out of
 //! credit, is served next. Theorem 1 of the paper: with swapping no flow is ever reordered.
 //!
-//! # Parameters (`[queue.hcf]`; the buffer B is `queue.limit_pkts` and/or `queue.limit_bytes`)
-//! | key | unit | default | meaning |
-//! |---|---|---|---|
-//! | `bins` | bins | 20 | K, number of credit bins (1 ..= 2^20) |
-//! | `credits` | credits | 1 | c0, credits per bin at the start of a period (>= 1) |
-//! | `hashes` | functions | 1 | s; s > 1 is the Bloom counter of IV-A (1 ..= K) |
-//! | `hp_fraction` | fraction of B | 0.5 | HP share of the buffer, in (0, 1) |
-//! | `hp_limit_pkts` | packets | none | HP share given in packets instead (needs `limit_pkts`) |
-//! | `period` | `dynamic`/`fixed` | `dynamic` | how priority periods end (III-B / IV-C) |
-//! | `period_us` | microseconds | none | fixed period length (needed when `period = "fixed"`) |
-//! | `swap` | bool | true | swap HP and LP at each period start (III-D) |
-//! | `credit_unit` | `packets`/`bytes` | `packets` | a credit is a packet, or `c0 * mtu` bytes per bin |
-//! | `zero_on_lp` | bool | true | an LP arrival empties its bin (Algorithm 1, step 4) |
+//! Parameters (`[queue.hcf]`; the buffer B is `queue.limit_pkts` and/or `queue.limit_bytes`):
+//! `docs/mechanisms/hcf.md`.
 //!
 //! # Rules chosen here (the paper leaves them open; `docs/mechanisms/hcf.md` says why)
 //! - **Buffer split.** HP gets `round(hp_fraction * limit_pkts)` packets (or exactly
