@@ -4,8 +4,8 @@ The command line is a thin layer over these functions, and so are sweeps and rep
 
 - :func:`run_scenario` (``dcfair.run``): a :class:`~dcfair.Scenario` (or a path) in, a
   :class:`~dcfair.Result` out, with the tables as DataFrames.
-- :func:`run` (``dcfair.api.run``): the older form, returning the summary dict only; kept for
-  existing callers (the command line, the point runner).
+- :func:`run` (``dcfair.api.run``): the summary dict only, without the tables; the command
+  line and the point runner use it.
 
 Errors:
 
