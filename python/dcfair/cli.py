@@ -1,4 +1,4 @@
-"""The `dcfair` command (see docs/cli.md and CONTRACT.md).
+"""The `dcfair` command (see docs/cli.md).
 
 Each subcommand is a module in ``dcfair.commands`` with ``add_parser(subparsers)`` and a handler
 ``main(args) -> int``, listed in ``COMMANDS``; a new command (sweep, reproduce, report) is a new
