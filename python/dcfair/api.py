@@ -4,8 +4,8 @@ The command line is a thin layer over these functions, and so are sweeps and rep
 
 - :func:`run_scenario` (``dcfair.run``): a :class:`~dcfair.Scenario` (or a path) in, a
   :class:`~dcfair.Result` out, with the tables as DataFrames.
-- :func:`run` (``dcfair.api.run``): the older form, returning the summary dict only; kept for
-  existing callers (the command line, the point runner).
+- :func:`run` (``dcfair.api.run``): the summary dict only, without the tables; the command
+  line and the point runner use it.
 
 Errors:
 
@@ -23,35 +23,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Union
 
 from dcfair import _engine
-from dcfair._engine import InvalidInput
+from dcfair.errors import InvalidInput
 from dcfair.overrides import Override, Overrides, normalize, split_assignment
+from dcfair.scenario import Scenario, read_scenario
 
 if TYPE_CHECKING:  # pragma: no cover
     from dcfair.results import Result
-    from dcfair.scenario import Scenario
 
 __all__ = ["InvalidInput", "load_scenario", "parse_set", "read_scenario", "run", "run_scenario"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 #: ``progress(sim_time_s, duration_s, events, wall_time_s)``, called about every 0.2 s.
 Progress = Callable[[float, float, int, float], Any]
-
-
-def read_scenario(path: PathLike) -> str:
-    """The text of a scenario file; :class:`InvalidInput` naming the file if it can't be read."""
-    name = os.fspath(path)
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidInput(name, "no such file") from None
-    except IsADirectoryError:
-        raise InvalidInput(name, "is a directory, not a scenario file") from None
-    except PermissionError:
-        raise InvalidInput(name, "permission denied") from None
-    except UnicodeDecodeError as e:
-        raise InvalidInput(name, f"not UTF-8 text (byte {e.start})") from None
-    except OSError as e:
-        raise InvalidInput(name, f"cannot read: {e.strerror or e}") from None
 
 
 def parse_set(items: Optional[List[str]]) -> List[Override]:
@@ -140,8 +123,6 @@ def _check_seed(seed: Optional[int]) -> None:
 
 def as_scenario(scenario: "Union[Scenario, PathLike]", overrides: Overrides = None) -> "Scenario":
     """A :class:`~dcfair.Scenario` from a Scenario or a path, with ``overrides`` added."""
-    from dcfair.scenario import Scenario
-
     if isinstance(scenario, Scenario):
         sc = scenario
     elif isinstance(scenario, (str, os.PathLike)):
@@ -169,7 +150,6 @@ def run_scenario(
     :func:`run`. This is ``dcfair.run``.
     """
     from dcfair.results import Result
-    from dcfair.scenario import Scenario
 
     if text is not None:
         if scenario is not None:

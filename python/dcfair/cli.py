@@ -1,4 +1,4 @@
-"""The `dcfair` command (see docs/cli.md and CONTRACT.md).
+"""The `dcfair` command (see docs/cli.md).
 
 Each subcommand is a module in ``dcfair.commands`` with ``add_parser(subparsers)`` and a handler
 ``main(args) -> int``, listed in ``COMMANDS``; a new command (sweep, reproduce, report) is a new
@@ -74,10 +74,8 @@ def report_error(e: BaseException) -> int:
     if isinstance(e, ModuleNotFoundError) and (e.name or "").startswith("dcfair._engine"):
         _say("the engine extension dcfair._engine is not built; run `make install` (or `pip install -e .`)")
         return EXIT_ERROR
-    try:
-        from dcfair._engine import InvalidInput
-    except ImportError:  # pragma: no cover - only without the extension
-        InvalidInput = ()
+    from dcfair.errors import InvalidInput  # the engine's class, or its stand-in without the extension
+
     if isinstance(e, InvalidInput):
         _say(f"invalid input: {e}")
         return EXIT_INVALID

@@ -63,7 +63,7 @@ def check_out_dir(path: "os.PathLike[str] | str", key: str, need_bytes: int = 0,
     """Refuses (``InvalidInput(key, ...)``) an output directory that cannot take the results;
     see the module rules. ``keep``: leave a directory it created (a sweep that writes there next,
     and may race another one into it)."""
-    from dcfair.api import InvalidInput
+    from dcfair.errors import InvalidInput
 
     p = Path(path)
     if p.exists() and not p.is_dir():

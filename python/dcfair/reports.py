@@ -431,7 +431,7 @@ def _sweep_table(d: Path):
     :class:`dcfair.InvalidInput` naming the files when neither can be read."""
     import pandas as pd
 
-    from dcfair.api import InvalidInput
+    from dcfair.errors import InvalidInput
 
     notes = []
     for name, read in (("sweep.parquet", pd.read_parquet), ("sweep.csv", pd.read_csv)):
@@ -586,7 +586,7 @@ def kind_of(d: Path) -> str:
 def write_report(dir: "str | os.PathLike[str]", out: "str | os.PathLike[str] | None" = None) -> Path:
     """Writes the report of ``dir`` (to ``dir/report.html`` unless ``out``); returns its path.
     :class:`dcfair.InvalidInput` if ``dir`` is not a result directory."""
-    from dcfair.api import InvalidInput
+    from dcfair.errors import InvalidInput
 
     d = Path(dir)
     if not d.is_dir():

@@ -526,7 +526,7 @@ def check_ray(address: str) -> None:
     ``local`` and ``auto`` are left to Ray; a Ray already initialised here is used as it is."""
     import socket
 
-    from dcfair.api import InvalidInput
+    from dcfair.errors import InvalidInput
 
     try:
         import ray

@@ -16,6 +16,8 @@ Rules:
 - The engine is the only judge of keys and values: ``validate()`` asks it (the same check a run
   makes first). ``load`` validates the file as read; ``set`` does not validate, so several keys
   that only make sense together (a shorter run and a shorter window) can be set one by one.
+- ``read_scenario`` reads a scenario file's text (``dcfair.read_scenario``, ``dcfair.api.read_scenario``);
+  a file that cannot be read is ``InvalidInput`` naming it, as a bad key is.
 - ``get`` reads a value back (file plus overrides) for display; it parses override values the
   way the engine does (TOML literals, bare words are strings) but checks nothing.
 """
@@ -26,6 +28,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Optional, Tuple
 
+from dcfair.errors import InvalidInput
 from dcfair.overrides import Override, Overrides, normalize
 
 try:  # Python >= 3.11
@@ -34,6 +37,23 @@ except ImportError:  # pragma: no cover - Python 3.9, 3.10
     import tomli as _toml  # type: ignore[no-redef]
 
 _MISSING = object()
+
+
+def read_scenario(path: "str | os.PathLike[str]") -> str:
+    """The text of a scenario file; :class:`InvalidInput` naming the file if it can't be read."""
+    name = os.fspath(path)
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInput(name, "no such file") from None
+    except IsADirectoryError:
+        raise InvalidInput(name, "is a directory, not a scenario file") from None
+    except PermissionError:
+        raise InvalidInput(name, "permission denied") from None
+    except UnicodeDecodeError as e:
+        raise InvalidInput(name, f"not UTF-8 text (byte {e.start})") from None
+    except OSError as e:
+        raise InvalidInput(name, f"cannot read: {e.strerror or e}") from None
 
 
 def parse_literal(value: str) -> Any:
@@ -62,9 +82,7 @@ class Scenario:
     @classmethod
     def load(cls, path: "str | os.PathLike[str]", overrides: Overrides = None) -> "Scenario":
         """Reads and validates a scenario file; :class:`dcfair.InvalidInput` names what is wrong."""
-        from dcfair import api
-
-        text = api.read_scenario(path)
+        text = read_scenario(path)
         sc = cls(text, origin=os.fspath(path), path=Path(path))
         if overrides:
             sc = sc.with_overrides(overrides)
@@ -84,8 +102,6 @@ class Scenario:
 
     def with_overrides(self, overrides: Overrides) -> "Scenario":
         """A new Scenario with more overrides: a mapping, ``KEY=VALUE`` strings or pairs."""
-        from dcfair.api import InvalidInput
-
         try:
             more = normalize(overrides)
         except ValueError as e:

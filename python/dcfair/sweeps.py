@@ -70,7 +70,7 @@ def split_values(text: str) -> List[str]:
 def parse_vary(items: Iterable[str]) -> Vary:
     """``["queue.kind=droptail,hcf", ...]`` -> ``[("queue.kind", ["droptail", "hcf"]), ...]``;
     :class:`dcfair.InvalidInput` naming the ``--vary`` at fault."""
-    from dcfair.api import InvalidInput
+    from dcfair.errors import InvalidInput
 
     out: Vary = []
     for item in items:
@@ -91,7 +91,7 @@ def parse_vary(items: Iterable[str]) -> Vary:
 
 
 def _check_keys(vary: Vary) -> Vary:
-    from dcfair.api import InvalidInput
+    from dcfair.errors import InvalidInput
 
     seen = set()
     for key, vals in vary:
@@ -108,7 +108,7 @@ def _check_keys(vary: Vary) -> Vary:
 def normalize_vary(vary: Union[Mapping[str, Sequence[Any]], Iterable[Any]]) -> Vary:
     """The API's ``vary``: a mapping key -> values (Python values or literals), or ``--vary``
     strings, or ``(key, values)`` pairs."""
-    from dcfair.api import InvalidInput
+    from dcfair.errors import InvalidInput
 
     if isinstance(vary, Mapping):
         items: Iterable[Any] = vary.items()
@@ -125,7 +125,7 @@ def normalize_vary(vary: Union[Mapping[str, Sequence[Any]], Iterable[Any]]) -> V
 
 
 def _seeds(seeds: Union[int, Iterable[int]]) -> List[int]:
-    from dcfair.api import InvalidInput
+    from dcfair.errors import InvalidInput
 
     if isinstance(seeds, bool):
         raise InvalidInput("--seeds", f"expected a number of seeds, got {seeds!r}")
@@ -153,7 +153,7 @@ def plan(scenario: Scenario, vary: Vary, seeds: Sequence[int], scenario_file: Pa
     import itertools
 
     from dcfair import _engine
-    from dcfair.api import InvalidInput
+    from dcfair.errors import InvalidInput
     from dcfair.runner import Point
 
     keys = [k for k, _ in vary]
@@ -256,7 +256,7 @@ def sweep(
     point is invalid, and ``RuntimeError`` (after writing every point that succeeded, with the
     table as ``.table``) if some point failed."""
     from dcfair import api, display, runner
-    from dcfair.api import InvalidInput
+    from dcfair.errors import InvalidInput
 
     sc = api.as_scenario(scenario, overrides)
     vary_ = normalize_vary(vary)

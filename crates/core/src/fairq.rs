@@ -62,25 +62,7 @@
 //! - `off`: the switch strips the option from SYN and SYN-ACK, so by RFC 7323 neither side
 //!   scales, and writes `min(w, 65535)`.
 //!
-//! Parameters (`[fairq]`):
-//!
-//! | key                  | unit    | default          | meaning                                        |
-//! |----------------------|---------|------------------|------------------------------------------------|
-//! | `switches`           | names   | every switch     | switches whose ports run FairQ                 |
-//! | `target_fraction`    | 1       | 0.25             | target queue, fraction of the buffer, (0, 1]   |
-//! | `buffer_bytes`       | bytes   | `[queue]` limit  | the buffer the target is a fraction of         |
-//! | `interval_us`        | us      | 1000             | `T`, the controller tick                       |
-//! | `update_ticks`       | ticks   | 8                | `M`, ticks per window update                   |
-//! | `sample_interval_us` | us      | 48               | time between queue samples                     |
-//! | `avg_samples`        | samples | 32               | samples in the queue average                   |
-//! | `gain`               | 1       | 1.0              | MSS added per tick at a deviation of `target`  |
-//! | `mss_bytes`          | bytes   | 1460             | the segment size the controller counts in      |
-//! | `min_window_bytes`   | bytes   | 1460             | smallest per-flow window                       |
-//! | `max_window_bytes`   | bytes   | 65535            | largest per-flow window                        |
-//! | `slow_start`         | bool    | true             | +2 MSS per update until the target is reached  |
-//! | `idle_reset_s`       | s       | 1.0              | forget the flow count after this long idle     |
-//! | `wscale`             | mode    | `reserved_bits`  | `reserved_bits`, `unify` or `off`              |
-//! | `unify_wscale`       | shift   | 0                | the factor written by `unify`, 0..=14          |
+//! Parameters (`[fairq]`): `docs/mechanisms/fairq.md`.
 //!
 //! Limits: one switch-wide set of parameters; the controller state is a few words per port and
 //! each packet costs O(1). Validation: [`FairqConfig::validate`]; tests at the bottom of this

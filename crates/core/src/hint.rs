@@ -8,7 +8,7 @@
 //!   cold: the engine's next event (`dcfair-sim`'s run loop) or a queue's next packet.
 //!   A simulated port is visited about once a microsecond of simulated time, hundreds of
 //!   events apart, so its lines have usually left the first-level cache by then
-//!   (docs/performance.md, "Session 9").
+//!   (docs/performance.md, "Where the engine's time goes").
 //! - On targets other than x86-64 it does nothing.
 
 /// Asks for the cache line holding `p`.

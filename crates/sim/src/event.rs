@@ -22,8 +22,8 @@
 //!   two calendars, one per layout: one well-predicted branch per push and pop, and no test of
 //!   the layout inside the comparisons.
 //! - The entries live in a [`Calendar`], which pops them in exactly their `Ord` order (the
-//!   order a binary heap of the same entries gives; it replaced one, see
-//!   docs/performance.md).
+//!   order a binary heap of the same entries gives: `calendar.rs`'s property tests compare
+//!   the two; docs/performance.md, "Where the engine's time goes").
 //! - Sequence numbers are 31 bits. When they run out (every 2^31 insertions), the pending
 //!   entries are renumbered `0 .. n` in their order, which keeps every relative order (FIFO
 //!   ties included), and numbering resumes at `n`.

@@ -42,13 +42,12 @@ pub use scenario::Scenario;
 /// (100,000 flows: about 300 MB) that every packet visits at random. With glibc's malloc those
 /// pages are 4 KiB and a visit is often a TLB miss as well as a cache miss; mimalloc takes its
 /// memory in large segments advised for transparent huge pages and packs small objects of one
-/// size together. On the pFabric fabric with FQ-CoDel at 20,000 flows: 70 to 86 s of CPU with
-/// glibc (5 runs), 63 to 71 s with mimalloc (4 runs); at 100,000 flows, with the slab layout
-/// change of the same session, 468 s became 379 s (`docs/performance.md`).
-/// Small runs are unchanged within noise. The price is memory where it is sparse (huge pages
-/// count in full once touched: the 100,000-flow pFabric run peaks at 2.2 GiB instead of
-/// 608 MiB); `MIMALLOC_ALLOW_THP=0` in the environment turns the huge pages off. The allocator
-/// never changes a result: nothing in the engine depends on addresses.
+/// size together, which shortens the CPU time of large runs and leaves small ones as they are
+/// (`bench/pfabric.py`; the measurements are in `docs/history.md`, "Why every rate fell as
+/// runs grew"). The price is memory where it is sparse: huge pages count in full once touched
+/// (the pFabric row of `docs/performance.md`); `MIMALLOC_ALLOW_THP=0` in the environment turns
+/// the huge pages off. The allocator never changes a result: nothing in the engine depends on
+/// addresses.
 ///
 /// An allocation the machine cannot give (what [`admission`] did not foresee, or a bound set
 /// with `ulimit -v`) ends the process with one line on stderr and exit status 1, instead of a

@@ -26,9 +26,9 @@ pub type SimQueue = Queue<AnyQdisc<PktRef>>;
 ///
 /// Every field is a whole aligned word: the ports, ingress, protocol and ECN codepoint are
 /// packed into one `u64` (`ports`, read through [`QPacket`]). With byte-sized fields at the
-/// end, the compiler split the copies a queue's dequeue makes into a lone byte and a 15-byte
-/// rest moved as two overlapping 8-byte halves, which the processor cannot forward from a
-/// store to the next load (docs/performance.md, "Session 9").
+/// end, the compiler would split the copies a queue's dequeue makes into a lone byte and a
+/// 15-byte rest moved as two overlapping 8-byte halves, which the processor cannot forward
+/// from a store to the next load (docs/performance.md, "Where the engine's time goes").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
 pub struct PktRef {

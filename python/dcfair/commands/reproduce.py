@@ -42,7 +42,7 @@ def add_parser(sub) -> None:
 
 def main(args: argparse.Namespace) -> int:
     from dcfair import display, reproduce
-    from dcfair.api import InvalidInput
+    from dcfair.errors import InvalidInput
     from dcfair.outdir import check_out_dir
     from dcfair.runner import Tally
 

@@ -312,7 +312,7 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
     out = Path(out)
     points = apply_sets(r.plan(quick), sets, only)
     if sets and not any(_matches(p, only) for p in points):
-        from dcfair.api import InvalidInput
+        from dcfair.errors import InvalidInput
 
         raise InvalidInput("--only", f"no run of {name} has the labels {dict(only)}")
     # The same live line as sweeps: on a terminal only, never in pipes or CI.

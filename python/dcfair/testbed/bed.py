@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional
 
+from dcfair.errors import InvalidInput
 from dcfair.testbed import netns
 from dcfair.testbed.netns import TestbedError
 
@@ -121,27 +122,23 @@ def uniform(n: int, prefix: str = DEFAULT_PREFIX, cc: Optional[str] = None, rto_
 
 
 def check_prefix(prefix: str) -> None:
-    from dcfair.testbed.mapping import invalid
-
     # `<prefix>h<i>` must stay a usable namespace name; keep it short and plain.
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,19}", prefix):
-        raise invalid("--prefix", f"1 to 20 letters, digits, '.', '_' or '-', got {prefix!r}")
+        raise InvalidInput("--prefix", f"1 to 20 letters, digits, '.', '_' or '-', got {prefix!r}")
 
 
 def check(tb: Testbed) -> None:
     """Invalid input before anything is created: host count, congestion controls."""
-    from dcfair.testbed.mapping import invalid
-
     check_prefix(tb.prefix)
     if not 2 <= len(tb.hosts) <= MAX_HOSTS:
-        raise invalid("--hosts", f"must be 2 to {MAX_HOSTS}, got {len(tb.hosts)}")
+        raise InvalidInput("--hosts", f"must be 2 to {MAX_HOSTS}, got {len(tb.hosts)}")
     offered = netns.available_cc()
     for h in tb.hosts:
         if h.cc is not None and h.cc not in offered:
-            raise invalid("--cc" if h.name.startswith("h") else "tcp.cc",
-                          f"the kernel does not offer {h.cc!r} (tcp_available_congestion_control: {' '.join(offered)})")
+            raise InvalidInput("--cc" if h.name.startswith("h") else "tcp.cc",
+                               f"the kernel does not offer {h.cc!r} (tcp_available_congestion_control: {' '.join(offered)})")
         if h.rto_min_ms is not None and not h.rto_min_ms > 0:
-            raise invalid("--rto-min-ms", f"must be positive, got {h.rto_min_ms}")
+            raise InvalidInput("--rto-min-ms", f"must be positive, got {h.rto_min_ms}")
 
 
 def ours(prefix: str) -> List[str]:

@@ -34,21 +34,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from dcfair.testbed.bed import HostSpec
+from dcfair.errors import InvalidInput
+from dcfair.testbed.bed import MAX_HOSTS, HostSpec
 
 try:
     import tomllib as _toml
 except ImportError:  # pragma: no cover - Python < 3.11
     import tomli as _toml  # type: ignore[no-redef]
-
-try:
-    from dcfair._engine import InvalidInput
-except ImportError:  # pragma: no cover - only without the extension
-
-    class InvalidInput(ValueError):  # type: ignore[no-redef]
-        def __init__(self, key: str, reason: str):
-            super().__init__(f"{key}: {reason}")
-            self.key, self.reason = key, reason
 
 
 def invalid(key: str, reason: str) -> Exception:
@@ -254,8 +246,6 @@ def plan(text: str, overrides: List[Tuple[str, str]] = (), origin: str = "<scena
     host_buffer = int(_num(topo, "host_buffer_pkts", "topology.", default=DEFAULT_BUFFER))
     if senders < 1 or receivers < 1:
         raise invalid("topology.senders", "at least one sender and one receiver")
-    from dcfair.testbed.bed import MAX_HOSTS
-
     if senders + receivers + 1 > MAX_HOSTS:
         raise invalid("topology.senders", f"the testbed has at most {MAX_HOSTS} hosts (a namespace each), "
                                           f"got {senders} senders and {receivers} receivers")

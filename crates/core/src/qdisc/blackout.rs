@@ -22,14 +22,7 @@
 //! - `m = 0` is allowed and means no blackout at all (D = 0): the port is a DropTail FIFO with
 //!   the same keys, the baseline point of the paper's figure 13. It draws nothing.
 //!
-//! Parameters (`[queue.blackout]`):
-//!
-//! | key            | unit      | default  | meaning                                                   |
-//! |----------------|-----------|----------|-----------------------------------------------------------|
-//! | `mean_off_s`   | s         | 0.005    | mean of the exponential OFF time (the paper: 5 ms)        |
-//! | `drop_pkts`    | packets   | required | m: ON lasts the transmission time of m packets            |
-//! | `packet_bytes` | bytes     | 1500     | the packet size that m counts                             |
-//! | `input`        | port name | all      | drop only packets arriving through this port (`"s0->sw"`) |
+//! Parameters (`[queue.blackout]`): `docs/mechanisms/blackout.md`.
 //!
 //! `input` names the port that *feeds* the switch (the previous hop's output port, as in
 //! `drop_runs.csv`); the simulator resolves it after building the network and calls

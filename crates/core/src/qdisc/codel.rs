@@ -37,15 +37,7 @@
 //! Linux `sch_codel` does (tail drop at the limit); the law runs at dequeue, the backlog it
 //! compares with one MTU being the whole FIFO's.
 //!
-//! Parameters (`[queue.codel]`):
-//!
-//! | key               | unit | default | meaning                                              |
-//! |-------------------|------|---------|------------------------------------------------------|
-//! | `target_us`       | us   | 5000    | acceptable standing sojourn time (Linux `target`)    |
-//! | `interval_us`     | us   | 100000  | window the sojourn must stay above target (Linux `interval`) |
-//! | `ecn`             | bool | false   | CE-mark ECN-capable packets instead of dropping them |
-//! | `ce_threshold_us` | us   | none    | CE-mark ECN-capable packets whose sojourn exceeds it |
-//! | `invsqrt`         | -    | `exact` | how `1/sqrt(count)` is computed: `exact` or `newton` (Linux's, below) |
+//! Parameters (`[queue.codel]`): `docs/mechanisms/fq_codel.md`.
 //!
 //! `target_us >= interval_us` is accepted (Linux accepts it too): CoDel then only acts on a
 //! queue that stays above target for a whole interval and is of little use, but it is a legal

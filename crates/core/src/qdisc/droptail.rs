@@ -21,15 +21,10 @@
 //!    `min = max = K` and queue weight 1 (the average is the length found by the arrival,
 //!    and the mark is taken when it is `>= K`), and Linux RED with `min = max = K`.
 //!
-//! Parameters: the buffer from `[queue]` (`limit_pkts` and/or `limit_bytes`); the threshold
-//! from the optional `[queue.droptail]` table:
+//! Parameters (the `[queue]` buffer and the optional `[queue.droptail]` thresholds):
+//! `docs/mechanisms/droptail.md`.
 //!
-//! | key                    | unit    | default | meaning                                     |
-//! |------------------------|---------|---------|---------------------------------------------|
-//! | `mark_threshold_pkts`  | packets | none    | K in packets: mark ECT arrivals finding >= K |
-//! | `mark_threshold_bytes` | bytes   | none    | K in bytes (either threshold marks)         |
-//!
-//! Without a threshold the discipline never marks and behaves exactly as before marking existed.
+//! Without a threshold the discipline never marks: it is a plain FIFO.
 //! Validation: a threshold of 0, or one above the matching buffer limit, is a [`ConfigError`]
 //! naming the key. Cost: O(1) per packet. Validation of the model: `docs/validation.md`
 //! (side by side with ns-2's `Queue/DropTail`) and `docs/mechanisms/dctcp.md`.

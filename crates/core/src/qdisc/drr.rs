@@ -24,12 +24,7 @@
 //!   deficit is kept and the turn passes to the next bucket. A bucket that empties (by service or
 //!   by push-out) leaves the round robin and its deficit is reset to 0.
 //!
-//! Parameters (`[queue.drr]`):
-//!
-//! | key             | unit    | default | meaning                                     |
-//! |-----------------|---------|---------|---------------------------------------------|
-//! | `buckets`       | buckets | 1024    | hash buckets, each its own FIFO             |
-//! | `quantum_bytes` | bytes   | 1500    | deficit added to a bucket on each turn      |
+//! Parameters (`[queue.drr]`): `docs/mechanisms/drr.md`.
 //!
 //! Differences from ns-2 `Queue/DRR`: ns-2 hashes the source address only (one bucket per
 //! sending node, `mask_` to group them), with no salt; dcfair hashes the 5-tuple (one bucket per

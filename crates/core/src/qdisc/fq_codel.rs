@@ -35,17 +35,7 @@
 //!   compared with one MTU is the *whole* discipline's (as Linux passes `sch->qstats.backlog`).
 //!
 //! Parameters (`[queue.fq_codel]`; the buffer is `queue.limit_pkts` / `limit_bytes`):
-//!
-//! | key               | unit   | default | meaning                                            |
-//! |-------------------|--------|---------|----------------------------------------------------|
-//! | `flows`           | queues | 1024    | hash queues (Linux `flows`, at most 65536)         |
-//! | `quantum_bytes`   | bytes  | 1514    | deficit added per round (Linux `quantum`)          |
-//! | `target_us`       | us     | 5000    | CoDel target (Linux `target`)                      |
-//! | `interval_us`     | us     | 100000  | CoDel interval (Linux `interval`)                  |
-//! | `drop_batch`      | pkts   | 64      | most packets dropped per overflow (Linux `drop_batch`) |
-//! | `ecn`             | bool   | false   | CE-mark ECN-capable packets instead of CoDel drops |
-//! | `ce_threshold_us` | us     | none    | CE-mark ECN-capable packets whose sojourn exceeds it |
-//! | `invsqrt`        | -      | `exact` | `1/sqrt(count)` exact, or `newton` as Linux (`codel.rs`) |
+//! `docs/mechanisms/fq_codel.md`.
 //!
 //! The data-center scaling of paper 003 (section IV): the defaults target 5 ms and interval
 //! 100 ms were chosen for access links and human time scales; with a 12 us RTT and 1.2 us per

@@ -10,19 +10,8 @@
 //! the two queues swap roles (III-D), so the old LP queue, which holds the flows that ran out of
 //! credit, is served next. Theorem 1 of the paper: with swapping no flow is ever reordered.
 //!
-//! # Parameters (`[queue.hcf]`; the buffer B is `queue.limit_pkts` and/or `queue.limit_bytes`)
-//! | key | unit | default | meaning |
-//! |---|---|---|---|
-//! | `bins` | bins | 20 | K, number of credit bins (1 ..= 2^20) |
-//! | `credits` | credits | 1 | c0, credits per bin at the start of a period (>= 1) |
-//! | `hashes` | functions | 1 | s; s > 1 is the Bloom counter of IV-A (1 ..= K) |
-//! | `hp_fraction` | fraction of B | 0.5 | HP share of the buffer, in (0, 1) |
-//! | `hp_limit_pkts` | packets | none | HP share given in packets instead (needs `limit_pkts`) |
-//! | `period` | `dynamic`/`fixed` | `dynamic` | how priority periods end (III-B / IV-C) |
-//! | `period_us` | microseconds | none | fixed period length (needed when `period = "fixed"`) |
-//! | `swap` | bool | true | swap HP and LP at each period start (III-D) |
-//! | `credit_unit` | `packets`/`bytes` | `packets` | a credit is a packet, or `c0 * mtu` bytes per bin |
-//! | `zero_on_lp` | bool | true | an LP arrival empties its bin (Algorithm 1, step 4) |
+//! Parameters (`[queue.hcf]`; the buffer B is `queue.limit_pkts` and/or `queue.limit_bytes`):
+//! `docs/mechanisms/hcf.md`.
 //!
 //! # Rules chosen here (the paper leaves them open; `docs/mechanisms/hcf.md` says why)
 //! - **Buffer split.** HP gets `round(hp_fraction * limit_pkts)` packets (or exactly
@@ -1104,9 +1093,8 @@ mod tests {
     #[test]
     fn random_search_finds_reordering_without_swapping_or_with_a_fixed_period() {
         let limit = Limit::pkts(20);
-        // Seed 1, 200 000 operations, about 75 000 departures each; at the time of writing the
-        // counts were 0 (swap), 4047 (no swap), 33 and 3290 (fixed 100 us with and without
-        // swap) and 2537 (no zeroing on LP). docs/mechanisms/hcf.md quotes them.
+        // Seed 1, 200 000 operations, about 75 000 departures each. Only zero and non-zero are
+        // asserted: the exact counts move whenever the hashing or the workload generator does.
         let run = |c: HcfConfig| reorders(&mut build(&c, limit, 1), 1, 200_000, Mix::paper());
         let base = HcfConfig::default();
         let (swap, n) = run(base.clone());

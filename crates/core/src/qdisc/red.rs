@@ -30,19 +30,7 @@
 //!    dropped with [`DropReason::Overflow`], whatever the average says (this takes precedence
 //!    over an early drop, a mark, or a forced drop decided above).
 //!
-//! Parameters (`[queue.red]`):
-//!
-//! | key               | unit    | default | meaning                                           |
-//! |-------------------|---------|---------|---------------------------------------------------|
-//! | `min_thresh_pkts` | packets | 5       | average below which nothing is dropped            |
-//! | `max_thresh_pkts` | packets | 15      | average at which `p_b` reaches `max_p`            |
-//! | `q_weight`        | 1       | 0.002   | EWMA weight of the current length                 |
-//! | `max_p`           | 1       | 0.1     | `p_b` at `max_thresh_pkts` (ns-2: `1/linterm_`)   |
-//! | `gentle`          | bool    | true    | ramp from `max_p` to 1 between max and 2*max      |
-//! | `wait`            | bool    | true    | ns-2 `wait_`: space drops by at least `1/p_b`     |
-//! | `ecn`             | bool    | false   | mark ECN-capable packets instead of early drops   |
-//! | `byte_mode`       | bool    | false   | ns-2 `bytes_`: scale `p_a` by packet size         |
-//! | `mean_pkt_bytes`  | bytes   | 1500    | idle-time decay and byte-mode scaling             |
+//! Parameters (`[queue.red]`): `docs/mechanisms/red.md`.
 //!
 //! Limits: the queue is always measured in packets (ns-2 `queue_in_bytes_ = false`); adaptive
 //! RED, `cautious_`, `use_mark_p_`, `drop_front_` / `drop_rand_` are not modelled (the arriving

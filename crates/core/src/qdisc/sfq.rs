@@ -43,16 +43,7 @@
 //!   bucket (`depth_pkts`) is dropped ([`DropReason::FlowLimit`], `queued == true`), as Linux's
 //!   `sfq_rehash` does.
 //!
-//! Parameters (`[queue.sfq]`):
-//!
-//! | key             | unit    | default | meaning                                               |
-//! |-----------------|---------|---------|-------------------------------------------------------|
-//! | `buckets`       | buckets | 1024    | hash buckets, each its own FIFO (Linux `divisor`)     |
-//! | `depth_pkts`    | packets | 127     | per-bucket limit (Linux `depth`)                      |
-//! | `quantum_bytes` | bytes   | 1514    | allotment added per round (Linux `quantum`)           |
-//! | `perturb_s`     | seconds | 0       | hash perturbation period, 0 = never (Linux `perturb`) |
-//! | `drop_rule`     | -       | `push_out` | `push_out` (Linux) or `early` (ns-2), see above    |
-//! | `hash`          | -       | `flow`  | `flow` (salted 5-tuple) or `addresses` (ns-2), see above |
+//! Parameters (`[queue.sfq]`): `docs/mechanisms/sfq.md`.
 //!
 //! Limits: every bucket is its own queue (Linux caps active flows at `flows`, 128 by default,
 //! and drops arrivals of a 129th flow; not modelled). Linux's optional RED per flow, head drop

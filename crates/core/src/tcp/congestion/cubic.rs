@@ -2,9 +2,8 @@
 //! congestion event, so its growth does not depend on the RTT, with a Reno-friendly floor.
 //!
 //! The rules, in segments (SMSS) and seconds as RFC 9438 writes them (the shared [`Window`]
-//! is in bytes: each rule converts by SMSS). Parameters: `C` = `tcp.cubic_c` (0.4
-//! segments/s^3), `beta` = `tcp.cubic_beta` (0.7), `alpha = 3 (1 - beta) / (1 + beta)`
-//! (0.529 for beta 0.7).
+//! is in bytes: each rule converts by SMSS). `C` = `tcp.cubic_c`, `beta` = `tcp.cubic_beta`,
+//! `alpha = 3 (1 - beta) / (1 + beta)`. Parameters: `docs/tcp.md`, "CUBIC (RFC 9438)".
 //! - **Slow start** while `cwnd < ssthresh`: RFC 5681, exactly as Reno
 //!   ([`Window::slow_start_or_avoid`]). No HyStart++ (RFC 9438 4.10 allows plain slow start).
 //! - **Epoch** (4.2): the first ACK of new data in congestion avoidance after a congestion
@@ -44,9 +43,10 @@
 //! - **`ssthresh = beta * min(FlightSize, cwnd)`** (with `ssthresh_from = "flight_size"`),
 //!   not RFC 9438's `beta * FlightSize`; Linux uses cwnd alone. Without SACK, FlightSize
 //!   counts everything sent behind the holes of a long NewReno recovery: a single flow on a
-//!   21-packet path had 160 segments "in flight" at its next fast retransmit, and beta of that
-//!   reopened the window to 112 segments, whose burst cost two RTOs. The minimum keeps the
-//!   RFC's FlightSize whenever the sender was limited by the application or the receiver.
+//!   21-packet path can count 160 segments "in flight" at its next fast retransmit, and beta
+//!   of that would reopen the window to 112 segments, a burst that costs two RTOs. The minimum
+//!   keeps the RFC's FlightSize whenever the sender is limited by the application or the
+//!   receiver.
 //! - **`cwnd_epoch >= W_max` gives `W_max = cwnd_epoch`, `K = 0`**, as Linux's origin point.
 //!   RFC 9438 only sets `K = 0`, which keeps the window flat until `C t^3` exceeds
 //!   `cwnd_epoch - W_max`. Both agree after a timeout (4.8). It happens otherwise only when

@@ -17,10 +17,9 @@
 //! - **Increase** and **loss** (fast retransmit, partial ACKs, recovery exit, timeout): NewReno
 //!   unchanged (RFC 8257 3.5: "loss ... the same as a conventional TCP"; Linux halves on loss).
 //!
-//! Parameters (`[tcp]`): `dctcp_g` (g, default 1/16, RFC 8257 and the paper), `dctcp_alpha_init`
-//! (default 1.0: the first ECN-Echo halves the window, as Linux's `dctcp_alpha_on_init = 1024`;
-//! RFC 8257 leaves the value open and mentions 0 as an option). `alpha` is an `f64` (Linux keeps
-//! it in 10-bit fixed point); its arithmetic is IEEE-754, the same on every platform.
+//! Parameters (`[tcp]`: `dctcp_g`, the gain g, and `dctcp_alpha_init`): `docs/mechanisms/dctcp.md`.
+//! `alpha` is an `f64` (Linux keeps it in 10-bit fixed point); its arithmetic is IEEE-754, the
+//! same on every platform.
 //! Tests: below (alpha's rule, convergence to F, the cut), `sender.rs` (once per window, CWR),
 //! `receiver.rs` (the echo), `crates/sim/tests/dctcp.rs` (the queue stays near K).
 
