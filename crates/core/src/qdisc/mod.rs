@@ -34,6 +34,7 @@ pub mod drr;
 pub mod fq_codel;
 pub mod framework;
 pub mod hcf;
+pub mod loss;
 pub mod pfabric;
 pub mod red;
 pub mod registry;

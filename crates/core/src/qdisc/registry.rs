@@ -10,12 +10,12 @@
 //!   [`QueueConfig::build`], [`QueueConfig::wire`], the dispatch enum [`AnyQdisc`] and
 //!   [`KINDS`], the list `dcfair kinds` prints.
 //! - Dispatch is static: [`AnyQdisc`] is an enum, one variant per line plus the port wrappers.
-//! - Port wrappers are decided per run, not by `queue.kind`: [`PortWrap`] says which wrap every
-//!   switch port's discipline (today the ExpressPass credit shaper, when a run has ExpressPass
-//!   flows), and [`QueueConfig::build_port`] applies them.
+//! - Port wrappers are decided per run and per port, not by `queue.kind`: [`PortWrap`] says
+//!   which wrap a port's discipline (the ExpressPass credit shaper when a run has ExpressPass flows; a loss
+//!   device on a port with a loss rate), and [`QueueConfig::build_port`] applies them.
 
 use super::framework::{Discipline, PortContext, Ports, QPacket, Qdisc, QdiscEvents, Variant};
-use super::{afd, blackout, codel, droptail, drr, fq_codel, hcf, pfabric, red, sfq, xpass};
+use super::{afd, blackout, codel, droptail, drr, fq_codel, hcf, loss, pfabric, red, sfq, xpass};
 use crate::config::{ConfigError, Limit};
 use crate::packet::Packet;
 use crate::time::SimTime;
@@ -122,6 +122,8 @@ macro_rules! disciplines {
             $( $variant($($ty)::+<P>), )+
             /// The ExpressPass credit shaper around another discipline (see [`PortWrap`]).
             Xpass(Box<xpass::CreditShaper<P, AnyQdisc<P>>>),
+            /// A loss device in front of the port's discipline (see [`PortWrap`]).
+            Lossy(Box<loss::LossyPort<P, AnyQdisc<P>>>),
         }
 
         $(
@@ -141,6 +143,7 @@ macro_rules! disciplines {
                 match $self {
                     $( AnyQdisc::$variant($q) => $e, )+
                     AnyQdisc::Xpass($q) => $e,
+                    AnyQdisc::Lossy($q) => $e,
                 }
             };
         }
@@ -196,11 +199,14 @@ impl QueueConfig {
 
     /// The discipline of a switch port with the run's wrappers around it.
     pub fn build_port<P: QPacket>(&self, ctx: &PortContext, wrap: &PortWrap) -> AnyQdisc<P> {
-        let q = self.build(ctx);
-        match &wrap.xpass {
-            Some(x) => AnyQdisc::Xpass(Box::new(xpass::CreditShaper::new(x, q, ctx))),
-            None => q,
+        let mut q = self.build(ctx);
+        if let Some(x) = &wrap.xpass {
+            q = AnyQdisc::Xpass(Box::new(xpass::CreditShaper::new(x, q, ctx)));
         }
+        if wrap.loss_rate > 0.0 {
+            q = AnyQdisc::Lossy(Box::new(loss::LossyPort::new(wrap.loss_rate, q, ctx)));
+        }
+        q
     }
 }
 
@@ -210,6 +216,8 @@ pub struct PortWrap {
     /// The ExpressPass credit shaper (rate-limits credits beside the data discipline), when the
     /// run has ExpressPass flows.
     pub xpass: Option<XpassConfig>,
+    /// The port's random loss (a loss device at its entry, `loss.rs`); 0: none.
+    pub loss_rate: f64,
 }
 
 impl<P: QPacket> Qdisc for AnyQdisc<P> {
@@ -264,10 +272,12 @@ mod tests {
     }
 
     #[test]
-    fn the_xpass_wrapper_goes_around_the_kind() {
+    fn wrappers_go_around_the_kind() {
         let cfg = QueueConfig::default();
-        let wrapped: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap { xpass: Some(XpassConfig::default()) });
+        let wrapped: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap { xpass: Some(XpassConfig::default()), loss_rate: 0.0 });
         assert_eq!(wrapped.name(), "xpass");
+        let lossy: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap { xpass: None, loss_rate: 0.5 });
+        assert!(matches!(lossy, AnyQdisc::Lossy(_)));
         let bare: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap::default());
         assert_eq!(bare.name(), "droptail");
     }

@@ -295,7 +295,7 @@ pub(crate) fn default_host_buffer() -> u32 {
 /// Builds the network of `sc` and marks its measured ports.
 pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
     let host_buffer = sc.topology.host_buffer_pkts();
-    let wrap = PortWrap { xpass: sc.uses_xpass().then(|| sc.xpass_config()) };
+    let wrap = PortWrap { xpass: sc.uses_xpass().then(|| sc.xpass_config()), loss_rate: 0.0 };
     let kit = Kit { sc, streams, host_buffer, wrap, error: RefCell::new(None) };
     let (mut net, cores, default_measured) = match &sc.topology {
         TopologyConfig::Dumbbell(c) => c.build(&kit),
