@@ -24,7 +24,7 @@ pub enum DropReason {
     RedEarly,
     /// RED: forced drop (average above max threshold, or above 2*max in gentle mode).
     RedForced,
-    /// A per-flow / per-bucket limit was hit (SFQ depth, HCF bin of a full class).
+    /// A per-flow limit was hit: an SFQ bucket at its depth, or an AFD flow above the fair share.
     FlowLimit,
     /// Pushed out of the longest (fattest) queue to make room under a shared limit (SFQ, DRR, FQ-CoDel).
     LongestQueue,
