@@ -49,7 +49,8 @@
 //! Validation of the configuration: [`DrrConfig::validate`]. Validation of the model against
 //! ns-2: `docs/validation.md`.
 
-use super::sfq::{slab_capacity, BucketFifos, MAX_BUCKETS, NIL};
+use super::bucket_fifos::{slab_capacity, BucketFifos, NIL};
+use super::sfq::MAX_BUCKETS;
 use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{FlowHasher, Packet};
 use crate::time::SimTime;

@@ -23,6 +23,7 @@
 //!   [`ConfigError`] naming the key (relative to the `queue` table) and the reason.
 
 pub mod blackout;
+mod bucket_fifos;
 pub mod codel;
 pub mod droptail;
 pub mod drr;

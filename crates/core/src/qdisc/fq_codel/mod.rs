@@ -69,7 +69,7 @@
 //! below, the scenario test `crates/sim/tests/fq_codel.rs`, and `docs/mechanisms/fq_codel.md`.
 
 use super::codel::{validate_law, CodelParams, CodelQueue, CodelVars, InvSqrt};
-use super::sfq::{slab_capacity, NIL};
+use super::bucket_fifos::{slab_capacity, NIL};
 use super::{ConfigError, DropReason, Limit, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{FlowHasher, Packet};
 use crate::time::SimTime;
