@@ -178,7 +178,7 @@ pub trait CodelQueue {
 }
 
 /// The state of one control law (RFC 8289 section 5; Linux `struct codel_vars`), in 32 bytes
-/// so that FQ-CoDel keeps it on the same cache line as its queue's FIFO ends (`fq_codel.rs`).
+/// so that FQ-CoDel keeps it on the same cache line as its queue's FIFO ends (`fq_codel/mod.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct CodelVars {
     /// When the sojourn will have been above target for an interval; [`SimTime::ZERO`] while
