@@ -44,9 +44,10 @@
 //! Validation of the configuration: [`DrrConfig::validate`]. Validation of the model against
 //! ns-2: `docs/validation.md`.
 
-use super::sfq::{slab_capacity, BucketFifos, MAX_BUCKETS, NIL};
-use crate::config::{ConfigError, Limit};
+use super::bucket_fifos::{slab_capacity, BucketFifos, NIL};
 use super::framework::{Discipline, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
+use super::sfq::MAX_BUCKETS;
+use crate::config::{ConfigError, Limit};
 use crate::packet::{FlowHasher, Packet};
 use crate::time::SimTime;
 use rand::Rng as _;

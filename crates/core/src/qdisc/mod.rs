@@ -28,6 +28,7 @@
 
 pub mod afd;
 pub mod blackout;
+mod bucket_fifos;
 pub mod codel;
 pub mod droptail;
 pub mod drr;
