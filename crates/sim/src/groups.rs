@@ -24,34 +24,9 @@
 
 use crate::columns::{CatBuilder, Column, Table};
 use crate::engine::Sim;
+use crate::scenario::validate::window_ticks;
 use crate::scenario::Scenario;
-use dcfair_core::qdisc::ConfigError;
 use dcfair_core::time::{SimTime, PS_PER_SEC};
-
-/// Checks `measure.group_window_s` (key relative to `[measure]`).
-pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
-    let Some(w) = sc.measure.group_window_s else { return Ok(()) };
-    let Some(t) = sc.measure.sample_interval_s else {
-        return Err(ConfigError::new("group_window_s", "needs sample_interval_s (windows are made of samples)"));
-    };
-    if !w.is_finite() || w <= 0.0 {
-        return Err(ConfigError::new("group_window_s", format!("must be a positive number of seconds, got {w}")));
-    }
-    window_ticks(w, t).map(|_| ())
-}
-
-/// `W / T` as a whole number of sample intervals.
-fn window_ticks(w: f64, t: f64) -> Result<u64, ConfigError> {
-    let r = w / t;
-    let k = r.round();
-    if k < 1.0 || (r - k).abs() > 1e-6 * k {
-        return Err(ConfigError::new(
-            "group_window_s",
-            format!("must be a whole multiple of sample_interval_s ({t} s), got {w} s ({r} intervals)"),
-        ));
-    }
-    Ok(k as u64)
-}
 
 /// Per-tick delivered bytes of every group.
 #[derive(Debug, Default)]
@@ -183,15 +158,5 @@ mod tests {
     fn a_group_without_flows_has_no_per_flow_figure() {
         let (t, _) = series(&[0, 100], &[0, 0], &[0], None).into_tables();
         assert!(t.to_csv().ends_with(",g0,0,0,0,\n"), "{}", t.to_csv());
-    }
-
-    // --- configuration --------------------------------------------------------------------
-    #[test]
-    fn windows_are_whole_multiples_of_the_interval() {
-        assert_eq!(window_ticks(0.1, 0.001).unwrap(), 100);
-        assert_eq!(window_ticks(0.3, 0.1).unwrap(), 3, "0.3 / 0.1 is not exactly 3 in floats");
-        assert_eq!(window_ticks(0.001, 0.001).unwrap(), 1);
-        assert_eq!(window_ticks(0.15, 0.1).unwrap_err().key, "group_window_s");
-        assert_eq!(window_ticks(0.0005, 0.001).unwrap_err().key, "group_window_s");
     }
 }

@@ -10,7 +10,6 @@
 //! - Output files are written to temporary names and renamed into place, so a failure never
 //!   leaves a half-written or mixed set of results.
 
-pub mod admission;
 pub mod calendar;
 pub mod columns;
 pub mod engine;
@@ -31,6 +30,7 @@ pub mod topo;
 pub mod workload;
 
 pub use columns::{Column, Table};
+pub use scenario::admission;
 pub use error::Error;
 pub use scenario::Scenario;
 

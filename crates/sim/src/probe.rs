@@ -43,74 +43,14 @@ use crate::columns::{CatBuilder, Column, Table};
 use crate::engine::Sim;
 use crate::net::{Network, NodeKind};
 use crate::pktref::{PktRef, Slab};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, TraceConfig};
 use crate::Error;
 use dcfair_core::packet::Packet;
-use dcfair_core::qdisc::{ConfigError, DropReason, Dropped, QPacket, Qdisc, Queue};
+use dcfair_core::qdisc::{DropReason, Dropped, QPacket, Qdisc, Queue};
 use dcfair_core::time::SimTime;
-use serde::Deserialize;
 
 /// `Port::probe` of a port without a probe.
 pub const NO_PROBE: u32 = u32::MAX;
-
-/// The most trace rows a run may keep (`measure.trace.max_rows` at most).
-pub const MAX_TRACE_ROWS: u64 = 50_000_000;
-const DEFAULT_TRACE_ROWS: u64 = 1_000_000;
-
-/// `[measure.trace]`: the event trace of one port.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TraceConfig {
-    /// The output port, by name (`"e0_0->h0"`).
-    pub port: String,
-    /// The window of simulated time traced, seconds (default: the whole run).
-    #[serde(default)]
-    pub start_s: f64,
-    pub end_s: Option<f64>,
-    /// Rows kept at most; the trace stops there (see the module documentation).
-    #[serde(default = "default_trace_rows")]
-    pub max_rows: u64,
-}
-
-fn default_trace_rows() -> u64 {
-    DEFAULT_TRACE_ROWS
-}
-
-/// Checks `measure.drop_runs_ports` and `measure.trace` (keys relative to `[measure]`). Port
-/// names are resolved when the network is built ([`Sim::attach_probes`]).
-pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
-    if let Some(ports) = &sc.measure.drop_runs_ports {
-        if ports.is_empty() {
-            return Err(ConfigError::new("drop_runs_ports", "name at least one port, or leave the key out"));
-        }
-        for (i, p) in ports.iter().enumerate() {
-            if ports[..i].contains(p) {
-                return Err(ConfigError::new("drop_runs_ports", format!("{p:?} is listed twice")));
-            }
-        }
-    }
-    if let Some(t) = &sc.measure.trace {
-        let d = sc.sim.duration_s;
-        if !t.start_s.is_finite() || t.start_s < 0.0 {
-            return Err(ConfigError::new("trace.start_s", format!("must be zero or positive, got {}", t.start_s)));
-        }
-        if t.start_s > d {
-            return Err(ConfigError::new("trace.start_s", format!("{} s is after the end of the run ({d} s)", t.start_s)));
-        }
-        if let Some(e) = t.end_s {
-            if !e.is_finite() || e < t.start_s {
-                return Err(ConfigError::new("trace.end_s", format!("must be a time at or after start_s ({} s), got {e}", t.start_s)));
-            }
-        }
-        if t.max_rows == 0 || t.max_rows > MAX_TRACE_ROWS {
-            return Err(ConfigError::new(
-                "trace.max_rows",
-                format!("must be between 1 and {MAX_TRACE_ROWS} (about 44 bytes of memory a row), got {}", t.max_rows),
-            ));
-        }
-    }
-    Ok(())
-}
 
 // ---------------------------------------------------------------------------------------------
 // Consecutive-drop runs

@@ -20,15 +20,17 @@
 //!   times never drift, and the series is a pure function of (scenario, seed).
 //! - The table's columns are `time_s, metric, port, flow_id, value`: `port` is empty for flow
 //!   metrics and `flow_id` empty for port metrics. `docs/metrics.md` documents them.
-//! - The number of rows is bounded up front ([`MAX_ROWS`]) so that a too-fine interval is
-//!   invalid input, not an out-of-memory crash an hour into the run.
+//! - The number of rows is bounded up front (`MAX_SERIES_ROWS`, checked by the config layer's
+//!   `scenario/validate.rs` at load time and again here with the real number of measured ports)
+//!   so that a too-fine interval is invalid input, not an out-of-memory crash an hour into the
+//!   run.
 
 use crate::columns::{Column, Table};
 use crate::engine::Sim;
 use crate::event::Event;
+use crate::scenario::validate::{check_series_rows, series_size};
 use crate::scenario::Scenario;
 use crate::Error;
-use dcfair_core::qdisc::ConfigError;
 use dcfair_core::time::SimTime;
 
 /// The metrics, in the order of their categorical codes.
@@ -37,9 +39,6 @@ const QUEUE_PKTS: u32 = 0;
 const QUEUE_BYTES: u32 = 1;
 const DELIVERED: u32 = 2;
 const CWND: u32 = 3;
-
-/// The most rows a run may sample (about 32 bytes each in memory).
-pub const MAX_ROWS: f64 = 50.0e6;
 
 /// Samples gathered during a run, as columns.
 #[derive(Debug, Default)]
@@ -60,69 +59,20 @@ pub struct Series {
     value: Vec<f64>,
 }
 
-/// Rows one sample adds, and the number of samples, for a scenario with `ports` measured ports.
-fn estimate(sc: &Scenario, interval_s: f64, ports: f64) -> (f64, f64) {
-    let tcp: f64 = sc.flow_groups().iter().map(|(_, f)| f.count as f64).sum::<f64>()
-        + sc.incast.as_ref().map_or(0.0, |i| i.servers as f64);
-    let udp = if sc.udp.is_some() { 1.0 } else { 0.0 };
-    let flows = if sc.measure.sample_flows { tcp + udp } else { 0.0 };
-    let groups = (sc.flow_groups().len() + sc.incast.is_some() as usize + sc.udp.is_some() as usize) as f64;
-    let per_sample = 2.0 * ports + flows + if sc.measure.cwnd { tcp } else { 0.0 } + groups;
-    let samples = (sc.sim.duration_s / interval_s).floor() + 1.0;
-    (per_sample, samples)
-}
-
-/// Checks `measure.sample_interval_s` and `measure.cwnd` (keys relative to `[measure]`).
-pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
-    let Some(t) = sc.measure.sample_interval_s else {
-        if sc.measure.cwnd {
-            return Err(ConfigError::new("cwnd", "needs sample_interval_s (the time series are off without it)"));
-        }
-        if !sc.measure.sample_flows {
-            return Err(ConfigError::new("sample_flows", "needs sample_interval_s (the time series are off without it)"));
-        }
-        return Ok(());
-    };
-    if !t.is_finite() || t <= 0.0 {
-        return Err(ConfigError::new("sample_interval_s", format!("must be a positive number of seconds, got {t}")));
-    }
-    if t < 1e-9 {
-        return Err(ConfigError::new("sample_interval_s", format!("must be at least 1 ns, got {t}")));
-    }
-    // The measured ports are known only once the topology is built: count the named ones (or
-    // one) here; `Series::new` checks again with the real number.
-    let ports = sc.measure.ports.as_ref().map_or(1, Vec::len) as f64;
-    check_rows(sc, t, ports)
-}
-
-fn check_rows(sc: &Scenario, t: f64, ports: f64) -> Result<(), ConfigError> {
-    let (per_sample, samples) = estimate(sc, t, ports);
-    if per_sample * samples > MAX_ROWS {
-        return Err(ConfigError::new(
-            "sample_interval_s",
-            format!(
-                "{t} s gives {samples:.0} samples x {per_sample:.0} series = {:.3e} rows, more than {MAX_ROWS:.0e}; \
-                 sample less often, set sample_flows = false, or shorten the run",
-                per_sample * samples
-            ),
-        ));
-    }
-    Ok(())
-}
-
 impl Series {
     /// The sampler for `sc`, or `None` when its time series are off; invalid input if the
-    /// series would exceed [`MAX_ROWS`] with the topology's real number of measured ports.
+    /// series would exceed `MAX_SERIES_ROWS` (`scenario/measure.rs`) with the topology's real
+    /// number of measured ports.
     pub fn new(sc: &Scenario, sim: &Sim) -> Result<Option<Series>, Error> {
         let Some(t) = sc.measure.sample_interval_s else { return Ok(None) };
         let interval_ps = ((t * 1e12).round() as u64).max(1);
         let ports: Vec<u32> = (0..sim.net.ports.len() as u32).filter(|&p| sim.net.ports[p as usize].measured).collect();
-        check_rows(sc, t, ports.len() as f64).map_err(|e| {
+        check_series_rows(sc, t, ports.len() as f64).map_err(|e| {
             let e = e.within("measure");
             Error::invalid(e.key, e.reason)
         })?;
         let port_names = ports.iter().map(|&p| sim.net.ports[p as usize].name.clone()).collect();
-        let (per_sample, samples) = estimate(sc, t, ports.len() as f64);
+        let (per_sample, samples) = series_size(sc, t, ports.len() as f64);
         let rows = (per_sample * samples.min(1e6)) as usize;
         Ok(Some(Series {
             groups: crate::groups::GroupSeries::new(sc, sim),
