@@ -32,9 +32,12 @@
 //!   waypoint if it has one; no serialization, no queueing) plus `8 x size / r`, `r` the rate of
 //!   its source's access link; slowdown = FCT / ideal FCT. A lone flow's slowdown is above 1 by
 //!   the headers, the handshake and store-and-forward; that is the definition, not a bound.
+//! - Reads the config layer (`crate::scenario`) and builds on the topology and the workloads;
+//!   it imports no engine: the metrics are computed from the finished run's flows, observations,
+//!   waypoints, network and routes ([`done_flows`]).
 
 use crate::error::Error;
-use crate::metrics::{mean, percentile};
+use crate::metrics::{mean, percentile, FlowObs};
 use crate::net::{Network, NodeKind};
 use crate::routing::Routes;
 use crate::scenario::poisson::{PoissonConfig, GROUP, GROUP_1PKT, MAX_FLOWS};
@@ -267,12 +270,13 @@ pub fn insert_metrics(m: &mut Map<String, Value>, sc: &Scenario, plan: &Plan, fl
     }
 }
 
-/// The per-flow view [`insert_metrics`] needs, from a finished simulation: `(flows, bytes of
-/// the one-packet group)` for the flows of groups `group` and `group + 1`.
-pub fn done_flows(sim: &crate::engine::Sim, group: u16) -> (Vec<Done>, u64) {
+/// The per-flow view [`insert_metrics`] needs, from a finished simulation's flows, their
+/// observations, waypoints (by flow id), network and routes: `(flows, bytes of the one-packet
+/// group)` for the flows of groups `group` and `group + 1`.
+pub fn done_flows(tcp: &[TcpFlow], obs: &[FlowObs], via: &[u32], net: &Network, routes: &Routes, group: u16) -> (Vec<Done>, u64) {
     let mut v = Vec::new();
     let mut bytes_1pkt = 0;
-    for (i, f) in sim.tcp.iter().enumerate() {
+    for (i, f) in tcp.iter().enumerate() {
         if f.group != group && f.group != group + 1 {
             continue;
         }
@@ -280,10 +284,10 @@ pub fn done_flows(sim: &crate::engine::Sim, group: u16) -> (Vec<Done>, u64) {
         if f.group == group + 1 {
             bytes_1pkt += size;
         }
-        let via = sim.via.get(i).copied().unwrap_or(dcfair_core::packet::NO_VIA);
-        let rtt = path_delay(&sim.net, &sim.routes, f.ids.src, via, f.ids.dst) + path_delay(&sim.net, &sim.routes, f.ids.dst, via, f.ids.src);
-        let ideal_s = rtt.as_secs_f64() + 8.0 * size as f64 / nic_rate(&sim.net, f.ids.src);
-        let fct_s = sim.obs[i].completed.map(|c| (c - f.start).as_secs_f64());
+        let via = via.get(i).copied().unwrap_or(dcfair_core::packet::NO_VIA);
+        let rtt = path_delay(net, routes, f.ids.src, via, f.ids.dst) + path_delay(net, routes, f.ids.dst, via, f.ids.src);
+        let ideal_s = rtt.as_secs_f64() + 8.0 * size as f64 / nic_rate(net, f.ids.src);
+        let fct_s = obs[i].completed.map(|c| (c - f.start).as_secs_f64());
         v.push(Done { size, fct_s, ideal_s });
     }
     (v, bytes_1pkt)

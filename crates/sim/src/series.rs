@@ -24,12 +24,15 @@
 //!   `scenario/validate.rs` at load time and again here with the real number of measured ports)
 //!   so that a too-fine interval is invalid input, not an out-of-memory crash an hour into the
 //!   run.
+//! - The engine owns the sampler (`Sim::series`) and its `SeriesTick` events, and hands it the
+//!   network and the flows at each tick; this file imports no engine.
 
 use crate::columns::{Column, Table};
-use crate::engine::Sim;
-use crate::event::Event;
+use crate::groups::GroupSeries;
+use crate::net::Network;
 use crate::scenario::validate::{check_series_rows, series_size};
 use crate::scenario::Scenario;
+use crate::workload::{TcpFlow, UdpSource};
 use crate::Error;
 use dcfair_core::time::SimTime;
 
@@ -48,7 +51,7 @@ pub struct Series {
     flows: bool,
     cwnd: bool,
     /// Per-group sums of delivered bytes (`groups.rs`).
-    groups: crate::groups::GroupSeries,
+    groups: GroupSeries,
     /// Port ids of the measured ports, and their names (the `port` levels).
     ports: Vec<u32>,
     port_names: Vec<String>,
@@ -60,22 +63,23 @@ pub struct Series {
 }
 
 impl Series {
-    /// The sampler for `sc`, or `None` when its time series are off; invalid input if the
-    /// series would exceed `MAX_SERIES_ROWS` (`scenario/measure.rs`) with the topology's real
-    /// number of measured ports.
-    pub fn new(sc: &Scenario, sim: &Sim) -> Result<Option<Series>, Error> {
+    /// The sampler for `sc` on network `net` (its measured ports) and the flow groups named
+    /// `group_names` (`flow_group`: each flow's group, by flow id), or `None` when its time
+    /// series are off; invalid input if the series would exceed `MAX_SERIES_ROWS`
+    /// (`scenario/measure.rs`) with the topology's real number of measured ports.
+    pub fn new(sc: &Scenario, net: &Network, group_names: &[String], flow_group: &[u16]) -> Result<Option<Series>, Error> {
         let Some(t) = sc.measure.sample_interval_s else { return Ok(None) };
         let interval_ps = ((t * 1e12).round() as u64).max(1);
-        let ports: Vec<u32> = (0..sim.net.ports.len() as u32).filter(|&p| sim.net.ports[p as usize].measured).collect();
+        let ports: Vec<u32> = (0..net.ports.len() as u32).filter(|&p| net.ports[p as usize].measured).collect();
         check_series_rows(sc, t, ports.len() as f64).map_err(|e| {
             let e = e.within("measure");
             Error::invalid(e.key, e.reason)
         })?;
-        let port_names = ports.iter().map(|&p| sim.net.ports[p as usize].name.clone()).collect();
+        let port_names = ports.iter().map(|&p| net.ports[p as usize].name.clone()).collect();
         let (per_sample, samples) = series_size(sc, t, ports.len() as f64);
         let rows = (per_sample * samples.min(1e6)) as usize;
         Ok(Some(Series {
-            groups: crate::groups::GroupSeries::new(sc, sim),
+            groups: GroupSeries::new(sc, group_names, flow_group),
             interval_ps,
             flows: sc.measure.sample_flows,
             cwnd: sc.measure.cwnd,
@@ -95,6 +99,12 @@ impl Series {
         SimTime(self.next_k.saturating_mul(self.interval_ps))
     }
 
+    /// Moves on to the next tick and returns its time.
+    pub fn advance(&mut self) -> SimTime {
+        self.next_k += 1;
+        self.next_time()
+    }
+
     #[inline]
     fn row(&mut self, t: f64, metric: u32, port: u32, flow: u64, value: f64) {
         self.time_s.push(t);
@@ -104,29 +114,30 @@ impl Series {
         self.value.push(value);
     }
 
-    /// Records one sample of `sim` at `now`.
-    fn sample(&mut self, now: SimTime, sim: &Sim) {
+    /// Records one sample at `now` of the measured ports of `net`, of the TCP flows `tcp` and
+    /// the UDP sources `udp`, whose groups are `flow_group` (by flow id).
+    pub fn sample(&mut self, now: SimTime, net: &Network, tcp: &[TcpFlow], udp: &[UdpSource], flow_group: &[u16]) {
         let t = now.as_secs_f64();
         for i in 0..self.ports.len() {
-            let st = &sim.net.ports[self.ports[i] as usize].queue.stats;
+            let st = &net.ports[self.ports[i] as usize].queue.stats;
             let (pkts, bytes) = (st.queued_pkts() as f64, st.queued_bytes() as f64);
             self.row(t, QUEUE_PKTS, i as u32, u64::MAX, pkts);
             self.row(t, QUEUE_BYTES, i as u32, u64::MAX, bytes);
         }
         if self.flows {
-            for f in &sim.tcp {
+            for f in tcp {
                 self.row(t, DELIVERED, u32::MAX, f.ids.flow as u64, f.delivered_bytes() as f64);
             }
-            for u in &sim.udp {
+            for u in udp {
                 self.row(t, DELIVERED, u32::MAX, u.flow as u64, u.bytes_received as f64);
             }
         }
         if self.cwnd {
-            for f in &sim.tcp {
+            for f in tcp {
                 self.row(t, CWND, u32::MAX, f.ids.flow as u64, f.sender.cwnd_bytes() as f64);
             }
         }
-        self.groups.sample(now, sim);
+        self.groups.sample(now, tcp, udp, flow_group);
     }
 
     /// The samples as tables: the time series (`time_s, metric, port, flow_id, value`), the
@@ -140,30 +151,6 @@ impl Series {
         t.push("flow_id", Column::OptU64(self.flow));
         t.push("value", Column::F64(self.value));
         (t, groups, windows)
-    }
-}
-
-impl Sim {
-    /// Attaches the scenario's sampler, if its time series are on, and schedules its first tick.
-    pub fn attach_series(&mut self, sc: &Scenario) -> Result<(), Error> {
-        self.series = Series::new(sc, self)?;
-        if let Some(s) = &self.series {
-            let at = s.next_time();
-            self.q.schedule(at, Event::SeriesTick);
-        }
-        Ok(())
-    }
-
-    /// A `SeriesTick`: sample, then schedule the next tick if it falls inside the run.
-    pub(crate) fn series_tick(&mut self, now: SimTime) {
-        let Some(mut s) = self.series.take() else { return };
-        s.sample(now, self);
-        s.next_k += 1;
-        let next = s.next_time();
-        if next <= self.end && next > now {
-            self.q.schedule(next, Event::SeriesTick);
-        }
-        self.series = Some(s);
     }
 }
 
