@@ -51,13 +51,25 @@ use crate::probe::Probe;
 use crate::routing::Routes;
 use crate::series::Series;
 use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
-use crate::{Progress, ProgressFn};
 use std::ops::ControlFlow;
 use dcfair_core::hint::prefetch;
 use dcfair_core::packet::{Packet, Proto, NO_VIA};
 use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
 use rand::Rng as _;
+
+/// A progress callback: return `ControlFlow::Break(())` to stop the run
+/// ([`crate::error::Error::Interrupted`]).
+pub type ProgressFn<'a> = &'a mut dyn FnMut(&Progress) -> std::ops::ControlFlow<()>;
+
+/// Progress of a running simulation, reported to an optional callback.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub sim_time_s: f64,
+    pub duration_s: f64,
+    pub events: u64,
+    pub wall_time_s: f64,
+}
 
 /// `Sim::via` of a flow whose every packet climbs to a core drawn for it alone
 /// (`routing.core = "random_packet"`).

@@ -46,7 +46,7 @@ use crate::columns::{CatBuilder, Column, Table};
 use crate::net::{Network, NodeKind};
 use crate::pktref::{PktRef, Slab};
 use crate::scenario::{Scenario, TraceConfig};
-use crate::Error;
+use crate::error::Error;
 use dcfair_core::packet::Packet;
 use dcfair_core::qdisc::{DropReason, Dropped, QPacket, Qdisc, Queue};
 use dcfair_core::time::SimTime;

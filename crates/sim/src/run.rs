@@ -17,7 +17,10 @@ use crate::topo::Built;
 use crate::workload::{TcpFlow, UdpSource};
 use dcfair_core::packet::NO_VIA;
 use rand::Rng as _;
-use crate::{topo, workload, Error, ProgressFn, Results, ENGINE_BUILD, ENGINE_VERSION};
+use crate::engine::ProgressFn;
+use crate::error::Error;
+use crate::results::{Results, ENGINE_BUILD, ENGINE_VERSION};
+use crate::{topo, workload};
 use dcfair_core::qdisc::{AnyQdisc, DropReason, Qdisc, QdiscStats};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::SimTime;
@@ -572,7 +575,7 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-            let sc = crate::load_scenario(&text, path, &ov).unwrap();
+            let sc = crate::scenario::load(&text, path, &ov).unwrap();
             let sim = simulate(&sc, 1, None).unwrap();
             let drops: u64 = sim.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).sum();
             let queued: usize = sim.net.ports.iter().map(|p| p.queue.len_pkts()).sum();

@@ -33,7 +33,7 @@ use crate::net::Network;
 use crate::scenario::validate::{check_series_rows, series_size};
 use crate::scenario::Scenario;
 use crate::workload::{TcpFlow, UdpSource};
-use crate::Error;
+use crate::error::Error;
 use dcfair_core::time::SimTime;
 
 /// The metrics, in the order of their categorical codes.
@@ -157,7 +157,10 @@ impl Series {
 #[cfg(test)]
 mod tests {
     use crate::columns::Column;
-    use crate::{load_scenario, run, Error};
+    use crate::error::Error;
+    use crate::results::Results;
+    use crate::run::run;
+    use crate::scenario::load as load_scenario;
 
     const MINI: &str = r#"
         name = "mini"
@@ -179,7 +182,7 @@ mod tests {
         rate_fraction = 0.05
     "#;
 
-    fn go(extra: &[(&str, &str)]) -> crate::Results {
+    fn go(extra: &[(&str, &str)]) -> Results {
         let ov: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         run(&load_scenario(MINI, "mini.toml", &ov).unwrap(), None, None).unwrap()
     }
