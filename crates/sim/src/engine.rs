@@ -33,6 +33,9 @@
 //! - A port with a probe (`probe.rs`: drop runs, `[measure.trace]`) hands its queue calls to
 //!   the probe, which makes the very same call and records what happened; any other port
 //!   pays one comparison per packet for the feature.
+//! - The engine owns the dispatch of every event: the observers and mechanisms it carries (the
+//!   probes, the time series sampler, FairQ) are plain state with functions the engine calls,
+//!   and none of them imports the engine.
 //! - With the `trace` cargo feature (tests and the ns-2 differential scripts only), `Sim::trace`
 //!   collects one text line per event of interest: at a measured port `+` (offered and
 //!   stored), `d` (dropped), `-` (serialization starts); `r` (arrival at the destination
@@ -40,19 +43,33 @@
 //!   Fields are documented in [`trace`]. Without the feature none of this is compiled.
 
 use crate::event::{Event, EventQueue};
+use crate::fairq::FairqNet;
 use crate::metrics::FlowObs;
-use crate::net::Network;
+use crate::net::{Network, NO_PROBE};
 use crate::pktref::{PktRef, Slab};
-use crate::probe::NO_PROBE;
+use crate::probe::Probe;
 use crate::routing::Routes;
+use crate::series::Series;
 use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
-use crate::{Progress, ProgressFn};
 use std::ops::ControlFlow;
 use dcfair_core::hint::prefetch;
 use dcfair_core::packet::{Packet, Proto, NO_VIA};
 use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
 use rand::Rng as _;
+
+/// A progress callback: return `ControlFlow::Break(())` to stop the run
+/// ([`crate::error::Error::Interrupted`]).
+pub type ProgressFn<'a> = &'a mut dyn FnMut(&Progress) -> std::ops::ControlFlow<()>;
+
+/// Progress of a running simulation, reported to an optional callback.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub sim_time_s: f64,
+    pub duration_s: f64,
+    pub events: u64,
+    pub wall_time_s: f64,
+}
 
 /// `Sim::via` of a flow whose every packet climbs to a core drawn for it alone
 /// (`routing.core = "random_packet"`).
@@ -84,9 +101,9 @@ pub struct Sim {
     /// Total rate of the measured ports, bits/s (for utilization).
     pub measured_rate_bps: f64,
     /// The time series sampler, when `[measure] sample_interval_s` is set (`series.rs`).
-    pub series: Option<crate::series::Series>,
+    pub series: Option<Series>,
     /// Port probes (`probe.rs`), indexed by `Port::probe`.
-    pub probes: Vec<crate::probe::Probe>,
+    pub probes: Vec<Probe>,
     /// The flow group of every flow by flow id (TCP flows, then UDP sources), an index into
     /// `group_names`: the groups of `flows.csv`.
     pub flow_group: Vec<u16>,
@@ -100,7 +117,7 @@ pub struct Sim {
     /// With `sim.tie_break = "float_clock"`: order ties by the `f64` shadow clock.
     pub float_clock: bool,
     /// FairQ at some switches (`fairq.rs`), when the scenario has `[fairq]`.
-    pub fairq: Option<Box<crate::fairq::FairqNet>>,
+    pub fairq: Option<Box<FairqNet>>,
     /// The shadow clock's time of the event being handled (float-clock mode).
     fnow: f64,
     /// Event log (feature `trace`); see [`trace`].
@@ -643,6 +660,52 @@ impl Sim {
         out.push(p);
         self.emit(now, host, &mut out);
         self.scratch = out;
+    }
+
+    /// Attaches a time series sampler (`series.rs`) and schedules its first tick.
+    pub fn attach_series(&mut self, series: Series) {
+        let at = series.next_time();
+        self.series = Some(series);
+        self.q.schedule(at, Event::SeriesTick);
+    }
+
+    /// A `SeriesTick`: sample, then schedule the next tick if it falls inside the run.
+    fn series_tick(&mut self, now: SimTime) {
+        let Some(s) = self.series.as_mut() else { return };
+        s.sample(now, &self.net, &self.tcp, &self.udp, &self.flow_group);
+        let next = s.advance();
+        if next <= self.end && next > now {
+            self.q.schedule(next, Event::SeriesTick);
+        }
+    }
+
+    /// Attaches FairQ (`fairq.rs`) and schedules its first sample and controller tick.
+    pub fn attach_fairq(&mut self, fq: FairqNet) {
+        let now = self.q.now();
+        let (sample_dt, tick_dt) = (fq.sample_interval(), fq.tick_interval());
+        self.fairq = Some(Box::new(fq));
+        self.q.schedule(now + sample_dt, Event::FairqSample);
+        self.q.schedule(now + tick_dt, Event::FairqTick);
+    }
+
+    /// A `FairqSample`: the FairQ ports sample their queues; the next sample if inside the run.
+    fn fairq_sample(&mut self, now: SimTime) {
+        let Some(fq) = self.fairq.as_deref_mut() else { return };
+        fq.sample(&self.net);
+        let next = now + fq.sample_interval();
+        if next <= self.end {
+            self.q.schedule(next, Event::FairqSample);
+        }
+    }
+
+    /// A `FairqTick`: the FairQ controllers run; the next tick if inside the run.
+    fn fairq_tick(&mut self, now: SimTime) {
+        let Some(fq) = self.fairq.as_deref_mut() else { return };
+        fq.tick(now);
+        let next = now + fq.tick_interval();
+        if next <= self.end {
+            self.q.schedule(next, Event::FairqTick);
+        }
     }
 
     /// Snapshot of cumulative counters when the measurement window opens.

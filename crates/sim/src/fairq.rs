@@ -16,13 +16,13 @@
 //!   Every FairQ switch on the ACK's path reads it; a FairQ port whose peer is a host
 //!   (`FairqPort::to_host`) clears it as the ACK leaves the network.
 //! - Two periodic events: `FairqSample` every `sample_interval_us` samples the queue (bytes) of
-//!   every FairQ port; `FairqTick` every `interval_us` runs every controller. Both stop at the
-//!   end of the run.
+//!   every FairQ port ([`FairqNet::sample`]); `FairqTick` every `interval_us` runs every
+//!   controller ([`FairqNet::tick`]). Both stop at the end of the run.
+//! - The engine owns the FairQ state (`Sim::fairq`), calls its hooks and schedules its two
+//!   events; this file imports no engine.
 
-use crate::engine::Sim;
 use crate::error::Error;
-use crate::event::Event;
-use crate::net::NodeKind;
+use crate::net::{Network, NodeKind};
 use crate::scenario::Scenario;
 use dcfair_core::fairq::{tag_reserved_bits, Fairq, FairqPort, WscaleMode, NO_PORT};
 use dcfair_core::packet::Packet;
@@ -43,6 +43,59 @@ pub struct FairqNet {
 }
 
 impl FairqNet {
+    /// The FairQ state of `net` for `sc.fairq`, or `None` without the table; invalid input if a
+    /// switch it names does not exist or an interval rounds to zero.
+    pub fn new(sc: &Scenario, net: &Network) -> Result<Option<FairqNet>, Error> {
+        let Some(cfg) = &sc.fairq else { return Ok(None) };
+        let names: Vec<u32> = if cfg.switches.is_empty() {
+            (0..net.nodes.len() as u32).filter(|&n| net.nodes[n as usize].kind == NodeKind::Switch).collect()
+        } else {
+            let mut v = Vec::new();
+            for name in &cfg.switches {
+                let n = net.nodes.iter().position(|n| &n.name == name && n.kind == NodeKind::Switch);
+                match n {
+                    Some(n) => v.push(n as u32),
+                    None => return Err(Error::invalid("fairq.switches", format!("no switch named {name:?} in this topology"))),
+                }
+            }
+            v
+        };
+        let buffer = cfg
+            .buffer_bytes
+            .or(sc.queue.limit_bytes)
+            .unwrap_or_else(|| sc.queue.limit_pkts.unwrap_or(100) as u64 * sc.mtu() as u64);
+        let mut core = Fairq::new(cfg);
+        let mut slot = vec![NO_PORT; net.ports.len()];
+        let mut gids = Vec::new();
+        for n in names {
+            for &g in &net.nodes[n as usize].ports {
+                if slot[g as usize] == NO_PORT {
+                    slot[g as usize] = gids.len() as u32;
+                    gids.push(g);
+                    let mut port = FairqPort::new(cfg, buffer);
+                    port.to_host = net.nodes[net.ports[g as usize].peer_node as usize].kind == NodeKind::Host;
+                    core.ports.push(port);
+                }
+            }
+        }
+        let (sample_dt, tick_dt) = (cfg.sample_interval(), cfg.interval());
+        if sample_dt == SimDuration::ZERO || tick_dt == SimDuration::ZERO {
+            return Err(Error::invalid("fairq.sample_interval_us", "rounds to zero picoseconds"));
+        }
+        let helper = cfg.wscale == WscaleMode::ReservedBits;
+        Ok(Some(FairqNet { core, slot, gids, helper, sample_dt, tick_dt }))
+    }
+
+    /// Time between two `FairqSample` events.
+    pub fn sample_interval(&self) -> SimDuration {
+        self.sample_dt
+    }
+
+    /// Time between two `FairqTick` events.
+    pub fn tick_interval(&self) -> SimDuration {
+        self.tick_dt
+    }
+
     /// A packet routed by a switch from local input `in_gid` to output `out_gid` (global ids).
     #[inline]
     pub fn on_switch(&mut self, now: SimTime, in_gid: u32, out_gid: u32, pkt: &mut Packet) {
@@ -61,75 +114,19 @@ impl FairqNet {
             }
         }
     }
-}
 
-impl Sim {
-    /// Sets up FairQ from `sc.fairq` (if any) and schedules its first timers.
-    pub fn attach_fairq(&mut self, sc: &Scenario) -> Result<(), Error> {
-        let Some(cfg) = &sc.fairq else { return Ok(()) };
-        let names: Vec<u32> = if cfg.switches.is_empty() {
-            (0..self.net.nodes.len() as u32).filter(|&n| self.net.nodes[n as usize].kind == NodeKind::Switch).collect()
-        } else {
-            let mut v = Vec::new();
-            for name in &cfg.switches {
-                let n = self.net.nodes.iter().position(|n| &n.name == name && n.kind == NodeKind::Switch);
-                match n {
-                    Some(n) => v.push(n as u32),
-                    None => return Err(Error::invalid("fairq.switches", format!("no switch named {name:?} in this topology"))),
-                }
-            }
-            v
-        };
-        let buffer = cfg
-            .buffer_bytes
-            .or(sc.queue.limit_bytes)
-            .unwrap_or_else(|| sc.queue.limit_pkts.unwrap_or(100) as u64 * sc.mtu() as u64);
-        let mut core = Fairq::new(cfg);
-        let mut slot = vec![NO_PORT; self.net.ports.len()];
-        let mut gids = Vec::new();
-        for n in names {
-            for &g in &self.net.nodes[n as usize].ports {
-                if slot[g as usize] == NO_PORT {
-                    slot[g as usize] = gids.len() as u32;
-                    gids.push(g);
-                    let mut port = FairqPort::new(cfg, buffer);
-                    port.to_host = self.net.nodes[self.net.ports[g as usize].peer_node as usize].kind == NodeKind::Host;
-                    core.ports.push(port);
-                }
-            }
-        }
-        let (sample_dt, tick_dt) = (cfg.sample_interval(), cfg.interval());
-        if sample_dt == SimDuration::ZERO || tick_dt == SimDuration::ZERO {
-            return Err(Error::invalid("fairq.sample_interval_us", "rounds to zero picoseconds"));
-        }
-        let helper = cfg.wscale == WscaleMode::ReservedBits;
-        self.fairq = Some(Box::new(FairqNet { core, slot, gids, helper, sample_dt, tick_dt }));
-        let now = self.q.now();
-        self.q.schedule(now + sample_dt, Event::FairqSample);
-        self.q.schedule(now + tick_dt, Event::FairqTick);
-        Ok(())
-    }
-
-    pub(crate) fn fairq_sample(&mut self, now: SimTime) {
-        let Some(fq) = self.fairq.as_deref_mut() else { return };
-        for (p, &g) in fq.core.ports.iter_mut().zip(&fq.gids) {
+    /// A `FairqSample`: every FairQ port samples its queue (bytes) in `net`.
+    pub fn sample(&mut self, net: &Network) {
+        for (p, &g) in self.core.ports.iter_mut().zip(&self.gids) {
             use dcfair_core::qdisc::Qdisc;
-            p.sample(self.net.ports[g as usize].queue.qdisc.len_bytes());
-        }
-        let next = now + fq.sample_dt;
-        if next <= self.end {
-            self.q.schedule(next, Event::FairqSample);
+            p.sample(net.ports[g as usize].queue.qdisc.len_bytes());
         }
     }
 
-    pub(crate) fn fairq_tick(&mut self, now: SimTime) {
-        let Some(fq) = self.fairq.as_deref_mut() else { return };
-        for p in fq.core.ports.iter_mut() {
+    /// A `FairqTick`: every controller runs.
+    pub fn tick(&mut self, now: SimTime) {
+        for p in self.core.ports.iter_mut() {
             p.tick(now);
-        }
-        let next = now + fq.tick_dt;
-        if next <= self.end {
-            self.q.schedule(next, Event::FairqTick);
         }
     }
 }

@@ -20,38 +20,15 @@
 //!
 //! Groups are those of `flows.csv`: `flows`, every `[groups.NAME]`, `incast`, `udp`, in that
 //! order. Rules: nothing on the packet path (one sum over the flows per tick); spans end on
-//! the exact picosecond ticks of the series, so goodputs are exact ratios of integers.
+//! the exact picosecond ticks of the series, so goodputs are exact ratios of integers. The
+//! sums are taken from the flows the sampler (`series.rs`) hands over; this file imports no
+//! engine.
 
 use crate::columns::{CatBuilder, Column, Table};
-use crate::engine::Sim;
+use crate::scenario::validate::window_ticks;
 use crate::scenario::Scenario;
-use dcfair_core::qdisc::ConfigError;
+use crate::workload::{TcpFlow, UdpSource};
 use dcfair_core::time::{SimTime, PS_PER_SEC};
-
-/// Checks `measure.group_window_s` (key relative to `[measure]`).
-pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
-    let Some(w) = sc.measure.group_window_s else { return Ok(()) };
-    let Some(t) = sc.measure.sample_interval_s else {
-        return Err(ConfigError::new("group_window_s", "needs sample_interval_s (windows are made of samples)"));
-    };
-    if !w.is_finite() || w <= 0.0 {
-        return Err(ConfigError::new("group_window_s", format!("must be a positive number of seconds, got {w}")));
-    }
-    window_ticks(w, t).map(|_| ())
-}
-
-/// `W / T` as a whole number of sample intervals.
-fn window_ticks(w: f64, t: f64) -> Result<u64, ConfigError> {
-    let r = w / t;
-    let k = r.round();
-    if k < 1.0 || (r - k).abs() > 1e-6 * k {
-        return Err(ConfigError::new(
-            "group_window_s",
-            format!("must be a whole multiple of sample_interval_s ({t} s), got {w} s ({r} intervals)"),
-        ));
-    }
-    Ok(k as u64)
-}
 
 /// Per-tick delivered bytes of every group.
 #[derive(Debug, Default)]
@@ -66,29 +43,31 @@ pub struct GroupSeries {
 }
 
 impl GroupSeries {
-    /// For the groups of `sim` (`Sim::group_names`, `Sim::flow_group`).
-    pub fn new(sc: &Scenario, sim: &Sim) -> GroupSeries {
-        let mut flows = vec![0u64; sim.group_names.len()];
-        for &g in &sim.flow_group {
+    /// For the groups named `group_names` of the flows in groups `flow_group` (by flow id):
+    /// the engine's `Sim::group_names` and `Sim::flow_group`.
+    pub fn new(sc: &Scenario, group_names: &[String], flow_group: &[u16]) -> GroupSeries {
+        let mut flows = vec![0u64; group_names.len()];
+        for &g in flow_group {
             flows[g as usize] += 1;
         }
         let window_ticks = match (sc.measure.group_window_s, sc.measure.sample_interval_s) {
             (Some(w), Some(t)) => window_ticks(w, t).ok(),
             _ => None,
         };
-        GroupSeries { flows, names: sim.group_names.clone(), window_ticks, ..Default::default() }
+        GroupSeries { flows, names: group_names.to_vec(), window_ticks, ..Default::default() }
     }
 
-    /// Records the groups' cumulative delivered bytes at `now`.
-    pub fn sample(&mut self, now: SimTime, sim: &Sim) {
+    /// Records the groups' cumulative delivered bytes at `now`: of the TCP flows `tcp` and the
+    /// UDP sources `udp`, in groups `flow_group` (by flow id).
+    pub fn sample(&mut self, now: SimTime, tcp: &[TcpFlow], udp: &[UdpSource], flow_group: &[u16]) {
         let base = self.cum.len();
         self.cum.resize(base + self.names.len(), 0);
         let row = &mut self.cum[base..];
-        for (i, f) in sim.tcp.iter().enumerate() {
-            row[sim.flow_group[i] as usize] += f.delivered_bytes();
+        for (i, f) in tcp.iter().enumerate() {
+            row[flow_group[i] as usize] += f.delivered_bytes();
         }
-        for u in &sim.udp {
-            row[sim.flow_group[u.flow as usize] as usize] += u.bytes_received;
+        for u in udp {
+            row[flow_group[u.flow as usize] as usize] += u.bytes_received;
         }
         self.times.push(now.0);
     }
@@ -183,15 +162,5 @@ mod tests {
     fn a_group_without_flows_has_no_per_flow_figure() {
         let (t, _) = series(&[0, 100], &[0, 0], &[0], None).into_tables();
         assert!(t.to_csv().ends_with(",g0,0,0,0,\n"), "{}", t.to_csv());
-    }
-
-    // --- configuration --------------------------------------------------------------------
-    #[test]
-    fn windows_are_whole_multiples_of_the_interval() {
-        assert_eq!(window_ticks(0.1, 0.001).unwrap(), 100);
-        assert_eq!(window_ticks(0.3, 0.1).unwrap(), 3, "0.3 / 0.1 is not exactly 3 in floats");
-        assert_eq!(window_ticks(0.001, 0.001).unwrap(), 1);
-        assert_eq!(window_ticks(0.15, 0.1).unwrap_err().key, "group_window_s");
-        assert_eq!(window_ticks(0.0005, 0.001).unwrap_err().key, "group_window_s");
     }
 }

@@ -54,7 +54,7 @@ pub struct Port {
     pub window_bytes_out: u64,
     /// The node at the other end of the link and the local index of the link there.
     pub peer_node: u32,
-    /// Index of this port's probe in `Sim::probes`, or `probe::NO_PROBE` (`probe.rs`).
+    /// Index of this port's probe in `Sim::probes`, or [`NO_PROBE`] (`probe.rs`).
     pub probe: u32,
     pub peer_port: u16,
     /// A `TxDone` event is pending for this port.
@@ -73,6 +73,9 @@ pub struct Port {
     pub node: u32,
     pub name: String,
 }
+
+/// `Port::probe` of a port without a probe.
+pub const NO_PROBE: u32 = u32::MAX;
 
 /// The arenas of nodes and ports.
 #[derive(Debug, Default)]
@@ -166,7 +169,7 @@ impl Port {
             pkts_out: 0,
             bytes_out: 0,
             window_bytes_out: 0,
-            probe: crate::probe::NO_PROBE,
+            probe: NO_PROBE,
         }
     }
 

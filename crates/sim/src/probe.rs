@@ -36,81 +36,20 @@
 //!
 //! Rules:
 //! - With no probe, a port pays one comparison per packet (`Port::probe == NO_PROBE`).
+//! - The engine owns the probes (`Sim::probes`) and hands them the queue calls of their ports;
+//!   this file imports no engine: [`attach`] builds the probes on the network, and the tables
+//!   are rendered from the probes and the flows' groups.
 //! - Probes only observe: they never change a decision, an event or a random draw, so every
 //!   other result is identical with or without them (tested).
 
 use crate::columns::{CatBuilder, Column, Table};
-use crate::engine::Sim;
 use crate::net::{Network, NodeKind};
 use crate::pktref::{PktRef, Slab};
-use crate::scenario::Scenario;
-use crate::Error;
+use crate::scenario::{Scenario, TraceConfig};
+use crate::error::Error;
 use dcfair_core::packet::Packet;
-use dcfair_core::qdisc::{ConfigError, DropReason, Dropped, QPacket, Qdisc, Queue};
+use dcfair_core::qdisc::{DropReason, Dropped, QPacket, Qdisc, Queue};
 use dcfair_core::time::SimTime;
-use serde::Deserialize;
-
-/// `Port::probe` of a port without a probe.
-pub const NO_PROBE: u32 = u32::MAX;
-
-/// The most trace rows a run may keep (`measure.trace.max_rows` at most).
-pub const MAX_TRACE_ROWS: u64 = 50_000_000;
-const DEFAULT_TRACE_ROWS: u64 = 1_000_000;
-
-/// `[measure.trace]`: the event trace of one port.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct TraceConfig {
-    /// The output port, by name (`"e0_0->h0"`).
-    pub port: String,
-    /// The window of simulated time traced, seconds (default: the whole run).
-    #[serde(default)]
-    pub start_s: f64,
-    pub end_s: Option<f64>,
-    /// Rows kept at most; the trace stops there (see the module documentation).
-    #[serde(default = "default_trace_rows")]
-    pub max_rows: u64,
-}
-
-fn default_trace_rows() -> u64 {
-    DEFAULT_TRACE_ROWS
-}
-
-/// Checks `measure.drop_runs_ports` and `measure.trace` (keys relative to `[measure]`). Port
-/// names are resolved when the network is built ([`Sim::attach_probes`]).
-pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
-    if let Some(ports) = &sc.measure.drop_runs_ports {
-        if ports.is_empty() {
-            return Err(ConfigError::new("drop_runs_ports", "name at least one port, or leave the key out"));
-        }
-        for (i, p) in ports.iter().enumerate() {
-            if ports[..i].contains(p) {
-                return Err(ConfigError::new("drop_runs_ports", format!("{p:?} is listed twice")));
-            }
-        }
-    }
-    if let Some(t) = &sc.measure.trace {
-        let d = sc.sim.duration_s;
-        if !t.start_s.is_finite() || t.start_s < 0.0 {
-            return Err(ConfigError::new("trace.start_s", format!("must be zero or positive, got {}", t.start_s)));
-        }
-        if t.start_s > d {
-            return Err(ConfigError::new("trace.start_s", format!("{} s is after the end of the run ({d} s)", t.start_s)));
-        }
-        if let Some(e) = t.end_s {
-            if !e.is_finite() || e < t.start_s {
-                return Err(ConfigError::new("trace.end_s", format!("must be a time at or after start_s ({} s), got {e}", t.start_s)));
-            }
-        }
-        if t.max_rows == 0 || t.max_rows > MAX_TRACE_ROWS {
-            return Err(ConfigError::new(
-                "trace.max_rows",
-                format!("must be between 1 and {MAX_TRACE_ROWS} (about 44 bytes of memory a row), got {}", t.max_rows),
-            ));
-        }
-    }
-    Ok(())
-}
 
 // ---------------------------------------------------------------------------------------------
 // Consecutive-drop runs
@@ -452,42 +391,39 @@ fn port_named(net: &Network, key: &str, name: &str) -> Result<u32, Error> {
     })
 }
 
-impl Sim {
-    /// Attaches the probes the scenario asks for (after `flow_group` and `group_names` are
-    /// set); invalid input if a port name is unknown.
-    pub fn attach_probes(&mut self, sc: &Scenario) -> Result<(), Error> {
-        let mut want: Vec<(u32, bool, Option<&TraceConfig>)> = Vec::new();
-        for name in sc.measure.drop_runs_ports.iter().flatten() {
-            want.push((port_named(&self.net, "measure.drop_runs_ports", name)?, true, None));
-        }
-        if let Some(t) = &sc.measure.trace {
-            let p = port_named(&self.net, "measure.trace.port", &t.port)?;
-            match want.iter_mut().find(|w| w.0 == p) {
-                Some(w) => w.2 = Some(t),
-                None => want.push((p, false, Some(t))),
-            }
-        }
-        let flows = self.flow_group.len();
-        for (port, runs, trace) in want {
-            let mut probe = Probe::new(&self.net, port);
-            if runs {
-                probe.runs = Some(DropRuns::new(probe.inputs.len(), flows, self.group_names.len()));
-            }
-            probe.trace = trace.map(|t| Trace::new(t, sc.sim.duration_s));
-            self.net.ports[port as usize].probe = self.probes.len() as u32;
-            self.probes.push(probe);
-        }
-        Ok(())
+/// The probes the scenario asks for on `net`, for `flows` flows in `groups` groups; sets each
+/// probed port's `Port::probe` to its probe's index. Invalid input if a port name is unknown.
+pub fn attach(sc: &Scenario, net: &mut Network, flows: usize, groups: usize) -> Result<Vec<Probe>, Error> {
+    let mut want: Vec<(u32, bool, Option<&TraceConfig>)> = Vec::new();
+    for name in sc.measure.drop_runs_ports.iter().flatten() {
+        want.push((port_named(net, "measure.drop_runs_ports", name)?, true, None));
     }
+    if let Some(t) = &sc.measure.trace {
+        let p = port_named(net, "measure.trace.port", &t.port)?;
+        match want.iter_mut().find(|w| w.0 == p) {
+            Some(w) => w.2 = Some(t),
+            None => want.push((p, false, Some(t))),
+        }
+    }
+    let mut probes = Vec::new();
+    for (port, runs, trace) in want {
+        let mut probe = Probe::new(net, port);
+        if runs {
+            probe.runs = Some(DropRuns::new(probe.inputs.len(), flows, groups));
+        }
+        probe.trace = trace.map(|t| Trace::new(t, sc.sim.duration_s));
+        net.ports[port as usize].probe = probes.len() as u32;
+        probes.push(probe);
+    }
+    Ok(probes)
 }
 
-/// `drop_runs.csv` of the probes with drop runs, or `None` if there are none. Closes the runs
-/// still open.
-pub fn drop_runs_table(sim: &mut Sim) -> Option<Table> {
+/// `drop_runs.csv` of the probes with drop runs, or `None` if there are none, for flows in
+/// groups `flow_group` (by flow id) named `group_names`. Closes the runs still open.
+pub fn drop_runs_table(probes: &mut [Probe], flow_group: &[u16], group_names: &[String]) -> Option<Table> {
     let mut cols = RunCols::default();
-    let flow_group = &sim.flow_group;
     let mut any = false;
-    for p in &mut sim.probes {
+    for p in probes {
         let Some(r) = &mut p.runs else { continue };
         any = true;
         r.close(flow_group);
@@ -496,7 +432,7 @@ pub fn drop_runs_table(sim: &mut Sim) -> Option<Table> {
                 cols.key(&p.name, "input", name, r.input_flows(i), &r.input_hist[i]);
             }
         }
-        for (g, name) in sim.group_names.iter().enumerate() {
+        for (g, name) in group_names.iter().enumerate() {
             let flows = (0..flow_group.len()).filter(|&f| flow_group[f] as usize == g && r.flow_seen[f]).count() as u64;
             if flows > 0 {
                 cols.key(&p.name, "group", name, flows, &r.group_hist[g]);
@@ -548,9 +484,10 @@ impl RunCols {
     }
 }
 
-/// `trace.csv` of the traced port, with (rows, truncated at) for the summary, or `None`.
-pub fn trace_table(sim: &mut Sim) -> Option<(Table, usize, Option<SimTime>)> {
-    let p = sim.probes.iter_mut().find(|p| p.trace.is_some())?;
+/// `trace.csv` of the traced port, with (rows, truncated at) for the summary, or `None`; the
+/// flows' groups are named `group_names`.
+pub fn trace_table(probes: &mut [Probe], group_names: &[String]) -> Option<(Table, usize, Option<SimTime>)> {
+    let p = probes.iter_mut().find(|p| p.trace.is_some())?;
     let tr = p.trace.take()?;
     let rows = tr.rows();
     let mut t = Table::new();
@@ -558,7 +495,7 @@ pub fn trace_table(sim: &mut Sim) -> Option<(Table, usize, Option<SimTime>)> {
     t.push("event", Column::Cat { codes: tr.event.iter().map(|&e| e as u32).collect(), levels: TRACE_EVENTS.map(String::from).to_vec() });
     t.push("input", CatBuilder::from_codes(tr.input, &p.inputs));
     t.push("flow_id", Column::U64(tr.flow.into_iter().map(u64::from).collect()));
-    t.push("group", CatBuilder::from_codes(tr.group.into_iter().map(u32::from), &sim.group_names));
+    t.push("group", CatBuilder::from_codes(tr.group.into_iter().map(u32::from), group_names));
     t.push("seq", Column::U64(tr.seq));
     t.push("size_bytes", Column::U64(tr.size.into_iter().map(u64::from).collect()));
     let reasons: Vec<String> = DropReason::ALL.iter().map(|r| r.as_str().to_string()).collect();

@@ -29,19 +29,10 @@ use crate::net::{Network, NodeKind};
 use dcfair_core::packet::{hash_flow, Packet, Proto, NO_VIA};
 use dcfair_core::rng::{mix64, Rng};
 use rand::Rng as _;
-use serde::Deserialize;
 use std::collections::VecDeque;
 
-/// How a switch picks among equal-cost next hops.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum RoutingMode {
-    #[default]
-    Ecmp,
-    Symmetric,
-    Spray,
-    DstBits,
-}
+/// How a switch picks among equal-cost next hops: the `routing.mode` of the config layer.
+pub use crate::scenario::RoutingMode;
 
 /// Next-hop tables of every switch.
 #[derive(Debug, Default)]

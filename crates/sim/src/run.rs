@@ -17,7 +17,10 @@ use crate::topo::Built;
 use crate::workload::{TcpFlow, UdpSource};
 use dcfair_core::packet::NO_VIA;
 use rand::Rng as _;
-use crate::{topo, workload, Error, ProgressFn, Results, ENGINE_BUILD, ENGINE_VERSION};
+use crate::engine::ProgressFn;
+use crate::error::Error;
+use crate::results::{Results, ENGINE_BUILD, ENGINE_VERSION};
+use crate::{topo, workload};
 use dcfair_core::qdisc::{DropReason, Qdisc, QdiscStats};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::SimTime;
@@ -35,8 +38,8 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
 /// The result files of a finished run, with the optional tables it asked for.
 fn finish(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results {
     let series = sim.series.take().map(crate::series::Series::into_tables);
-    let drop_runs = crate::probe::drop_runs_table(sim);
-    let trace = crate::probe::trace_table(sim);
+    let drop_runs = crate::probe::drop_runs_table(&mut sim.probes, &sim.flow_group, &sim.group_names);
+    let trace = crate::probe::trace_table(&mut sim.probes, &sim.group_names);
     let trace_info = trace.as_ref().map(|(_, rows, cut)| {
         let t = sc.measure.trace.as_ref().expect("a trace table comes from [measure.trace]");
         json!({
@@ -142,8 +145,10 @@ fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
         sim.flow_group.extend(std::iter::repeat_n(sim.group_names.len() as u16, sim.udp.len()));
         sim.group_names.push("udp".into());
     }
-    sim.attach_probes(sc)?;
-    sim.attach_fairq(sc)?;
+    sim.probes = crate::probe::attach(sc, &mut sim.net, sim.flow_group.len(), sim.group_names.len())?;
+    if let Some(fq) = crate::fairq::FairqNet::new(sc, &sim.net)? {
+        sim.attach_fairq(fq);
+    }
     sim.measured_rate_bps = measured_rate.as_f64();
     match sc.sim.tie_break {
         crate::scenario::TieBreak::Fifo => {}
@@ -151,7 +156,9 @@ fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
         crate::scenario::TieBreak::FloatClock => sim.float_clock = true,
     }
     sim.schedule_starts();
-    sim.attach_series(sc)?;
+    if let Some(series) = crate::series::Series::new(sc, &sim.net, &sim.group_names, &sim.flow_group)? {
+        sim.attach_series(series);
+    }
     Ok(sim)
 }
 
@@ -319,7 +326,7 @@ fn render(sc: &Scenario, seed: u64, sim: &Sim, wall_s: f64, trace: Option<Value>
         m.insert("answer_time_max_s".into(), num(at.iter().cloned().reduce(f64::max)));
     }
     if let Some(p) = &sc.poisson {
-        let (done, bytes_1pkt) = crate::poisson::done_flows(sim, poisson_group(sc));
+        let (done, bytes_1pkt) = crate::poisson::done_flows(&sim.tcp, &sim.obs, &sim.via, &sim.net, &sim.routes, poisson_group(sc));
         crate::poisson::insert_metrics(&mut m, sc, &crate::poisson::plan(sc, p, &sim.net), &done, bytes_1pkt);
     }
     // Per-group figures, suffixed with the group's name, when there is more than one group.
@@ -541,7 +548,7 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-            let sc = crate::load_scenario(&text, path, &ov).unwrap();
+            let sc = crate::scenario::load(&text, path, &ov).unwrap();
             let sim = simulate(&sc, 1, None).unwrap();
             let drops: u64 = sim.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).sum();
             let queued: usize = sim.net.ports.iter().map(|p| p.queue.len_pkts()).sum();

@@ -20,15 +20,20 @@
 //!   times never drift, and the series is a pure function of (scenario, seed).
 //! - The table's columns are `time_s, metric, port, flow_id, value`: `port` is empty for flow
 //!   metrics and `flow_id` empty for port metrics. `docs/metrics.md` documents them.
-//! - The number of rows is bounded up front ([`MAX_ROWS`]) so that a too-fine interval is
-//!   invalid input, not an out-of-memory crash an hour into the run.
+//! - The number of rows is bounded up front (`MAX_SERIES_ROWS`, checked by the config layer's
+//!   `scenario/validate.rs` at load time and again here with the real number of measured ports)
+//!   so that a too-fine interval is invalid input, not an out-of-memory crash an hour into the
+//!   run.
+//! - The engine owns the sampler (`Sim::series`) and its `SeriesTick` events, and hands it the
+//!   network and the flows at each tick; this file imports no engine.
 
 use crate::columns::{Column, Table};
-use crate::engine::Sim;
-use crate::event::Event;
+use crate::groups::GroupSeries;
+use crate::net::Network;
+use crate::scenario::validate::{check_series_rows, series_size};
 use crate::scenario::Scenario;
-use crate::Error;
-use dcfair_core::qdisc::ConfigError;
+use crate::workload::{TcpFlow, UdpSource};
+use crate::error::Error;
 use dcfair_core::time::SimTime;
 
 /// The metrics, in the order of their categorical codes.
@@ -38,9 +43,6 @@ const QUEUE_BYTES: u32 = 1;
 const DELIVERED: u32 = 2;
 const CWND: u32 = 3;
 
-/// The most rows a run may sample (about 32 bytes each in memory).
-pub const MAX_ROWS: f64 = 50.0e6;
-
 /// Samples gathered during a run, as columns.
 #[derive(Debug, Default)]
 pub struct Series {
@@ -49,7 +51,7 @@ pub struct Series {
     flows: bool,
     cwnd: bool,
     /// Per-group sums of delivered bytes (`groups.rs`).
-    groups: crate::groups::GroupSeries,
+    groups: GroupSeries,
     /// Port ids of the measured ports, and their names (the `port` levels).
     ports: Vec<u32>,
     port_names: Vec<String>,
@@ -60,72 +62,24 @@ pub struct Series {
     value: Vec<f64>,
 }
 
-/// Rows one sample adds, and the number of samples, for a scenario with `ports` measured ports.
-fn estimate(sc: &Scenario, interval_s: f64, ports: f64) -> (f64, f64) {
-    let tcp: f64 = sc.flow_groups().iter().map(|(_, f)| f.count as f64).sum::<f64>()
-        + sc.incast.as_ref().map_or(0.0, |i| i.servers as f64);
-    let udp = if sc.udp.is_some() { 1.0 } else { 0.0 };
-    let flows = if sc.measure.sample_flows { tcp + udp } else { 0.0 };
-    let groups = (sc.flow_groups().len() + sc.incast.is_some() as usize + sc.udp.is_some() as usize) as f64;
-    let per_sample = 2.0 * ports + flows + if sc.measure.cwnd { tcp } else { 0.0 } + groups;
-    let samples = (sc.sim.duration_s / interval_s).floor() + 1.0;
-    (per_sample, samples)
-}
-
-/// Checks `measure.sample_interval_s` and `measure.cwnd` (keys relative to `[measure]`).
-pub fn validate(sc: &Scenario) -> Result<(), ConfigError> {
-    let Some(t) = sc.measure.sample_interval_s else {
-        if sc.measure.cwnd {
-            return Err(ConfigError::new("cwnd", "needs sample_interval_s (the time series are off without it)"));
-        }
-        if !sc.measure.sample_flows {
-            return Err(ConfigError::new("sample_flows", "needs sample_interval_s (the time series are off without it)"));
-        }
-        return Ok(());
-    };
-    if !t.is_finite() || t <= 0.0 {
-        return Err(ConfigError::new("sample_interval_s", format!("must be a positive number of seconds, got {t}")));
-    }
-    if t < 1e-9 {
-        return Err(ConfigError::new("sample_interval_s", format!("must be at least 1 ns, got {t}")));
-    }
-    // The measured ports are known only once the topology is built: count the named ones (or
-    // one) here; `Series::new` checks again with the real number.
-    let ports = sc.measure.ports.as_ref().map_or(1, Vec::len) as f64;
-    check_rows(sc, t, ports)
-}
-
-fn check_rows(sc: &Scenario, t: f64, ports: f64) -> Result<(), ConfigError> {
-    let (per_sample, samples) = estimate(sc, t, ports);
-    if per_sample * samples > MAX_ROWS {
-        return Err(ConfigError::new(
-            "sample_interval_s",
-            format!(
-                "{t} s gives {samples:.0} samples x {per_sample:.0} series = {:.3e} rows, more than {MAX_ROWS:.0e}; \
-                 sample less often, set sample_flows = false, or shorten the run",
-                per_sample * samples
-            ),
-        ));
-    }
-    Ok(())
-}
-
 impl Series {
-    /// The sampler for `sc`, or `None` when its time series are off; invalid input if the
-    /// series would exceed [`MAX_ROWS`] with the topology's real number of measured ports.
-    pub fn new(sc: &Scenario, sim: &Sim) -> Result<Option<Series>, Error> {
+    /// The sampler for `sc` on network `net` (its measured ports) and the flow groups named
+    /// `group_names` (`flow_group`: each flow's group, by flow id), or `None` when its time
+    /// series are off; invalid input if the series would exceed `MAX_SERIES_ROWS`
+    /// (`scenario/measure.rs`) with the topology's real number of measured ports.
+    pub fn new(sc: &Scenario, net: &Network, group_names: &[String], flow_group: &[u16]) -> Result<Option<Series>, Error> {
         let Some(t) = sc.measure.sample_interval_s else { return Ok(None) };
         let interval_ps = ((t * 1e12).round() as u64).max(1);
-        let ports: Vec<u32> = (0..sim.net.ports.len() as u32).filter(|&p| sim.net.ports[p as usize].measured).collect();
-        check_rows(sc, t, ports.len() as f64).map_err(|e| {
+        let ports: Vec<u32> = (0..net.ports.len() as u32).filter(|&p| net.ports[p as usize].measured).collect();
+        check_series_rows(sc, t, ports.len() as f64).map_err(|e| {
             let e = e.within("measure");
             Error::invalid(e.key, e.reason)
         })?;
-        let port_names = ports.iter().map(|&p| sim.net.ports[p as usize].name.clone()).collect();
-        let (per_sample, samples) = estimate(sc, t, ports.len() as f64);
+        let port_names = ports.iter().map(|&p| net.ports[p as usize].name.clone()).collect();
+        let (per_sample, samples) = series_size(sc, t, ports.len() as f64);
         let rows = (per_sample * samples.min(1e6)) as usize;
         Ok(Some(Series {
-            groups: crate::groups::GroupSeries::new(sc, sim),
+            groups: GroupSeries::new(sc, group_names, flow_group),
             interval_ps,
             flows: sc.measure.sample_flows,
             cwnd: sc.measure.cwnd,
@@ -145,6 +99,12 @@ impl Series {
         SimTime(self.next_k.saturating_mul(self.interval_ps))
     }
 
+    /// Moves on to the next tick and returns its time.
+    pub fn advance(&mut self) -> SimTime {
+        self.next_k += 1;
+        self.next_time()
+    }
+
     #[inline]
     fn row(&mut self, t: f64, metric: u32, port: u32, flow: u64, value: f64) {
         self.time_s.push(t);
@@ -154,29 +114,30 @@ impl Series {
         self.value.push(value);
     }
 
-    /// Records one sample of `sim` at `now`.
-    fn sample(&mut self, now: SimTime, sim: &Sim) {
+    /// Records one sample at `now` of the measured ports of `net`, of the TCP flows `tcp` and
+    /// the UDP sources `udp`, whose groups are `flow_group` (by flow id).
+    pub fn sample(&mut self, now: SimTime, net: &Network, tcp: &[TcpFlow], udp: &[UdpSource], flow_group: &[u16]) {
         let t = now.as_secs_f64();
         for i in 0..self.ports.len() {
-            let st = &sim.net.ports[self.ports[i] as usize].queue.stats;
+            let st = &net.ports[self.ports[i] as usize].queue.stats;
             let (pkts, bytes) = (st.queued_pkts() as f64, st.queued_bytes() as f64);
             self.row(t, QUEUE_PKTS, i as u32, u64::MAX, pkts);
             self.row(t, QUEUE_BYTES, i as u32, u64::MAX, bytes);
         }
         if self.flows {
-            for f in &sim.tcp {
+            for f in tcp {
                 self.row(t, DELIVERED, u32::MAX, f.ids.flow as u64, f.delivered_bytes() as f64);
             }
-            for u in &sim.udp {
+            for u in udp {
                 self.row(t, DELIVERED, u32::MAX, u.flow as u64, u.bytes_received as f64);
             }
         }
         if self.cwnd {
-            for f in &sim.tcp {
+            for f in tcp {
                 self.row(t, CWND, u32::MAX, f.ids.flow as u64, f.sender.cwnd_bytes() as f64);
             }
         }
-        self.groups.sample(now, sim);
+        self.groups.sample(now, tcp, udp, flow_group);
     }
 
     /// The samples as tables: the time series (`time_s, metric, port, flow_id, value`), the
@@ -193,34 +154,13 @@ impl Series {
     }
 }
 
-impl Sim {
-    /// Attaches the scenario's sampler, if its time series are on, and schedules its first tick.
-    pub fn attach_series(&mut self, sc: &Scenario) -> Result<(), Error> {
-        self.series = Series::new(sc, self)?;
-        if let Some(s) = &self.series {
-            let at = s.next_time();
-            self.q.schedule(at, Event::SeriesTick);
-        }
-        Ok(())
-    }
-
-    /// A `SeriesTick`: sample, then schedule the next tick if it falls inside the run.
-    pub(crate) fn series_tick(&mut self, now: SimTime) {
-        let Some(mut s) = self.series.take() else { return };
-        s.sample(now, self);
-        s.next_k += 1;
-        let next = s.next_time();
-        if next <= self.end && next > now {
-            self.q.schedule(next, Event::SeriesTick);
-        }
-        self.series = Some(s);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use crate::columns::Column;
-    use crate::{load_scenario, run, Error};
+    use crate::error::Error;
+    use crate::results::Results;
+    use crate::run::run;
+    use crate::scenario::load as load_scenario;
 
     const MINI: &str = r#"
         name = "mini"
@@ -242,7 +182,7 @@ mod tests {
         rate_fraction = 0.05
     "#;
 
-    fn go(extra: &[(&str, &str)]) -> crate::Results {
+    fn go(extra: &[(&str, &str)]) -> Results {
         let ov: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         run(&load_scenario(MINI, "mini.toml", &ov).unwrap(), None, None).unwrap()
     }

@@ -7,67 +7,17 @@
 //! (switch -> receiver) run the scenario's discipline and are measured; the switch -> sender
 //! ports carry only ACKs and are FIFOs of `host_buffer_pkts`, as in the ns-2 scripts this
 //! setting comes from.
+//!
+//! The builder only: the configuration ([`DumbbellConfig`]: keys, checks, host names) is the config
+//! layer's (`scenario/topology.rs`).
 
-use super::{at_least_one, default_host_buffer, link, non_negative, positive, Kit, QueueKind};
+use super::{link, Kit, QueueKind};
 use crate::net::{Network, NodeKind};
-use dcfair_core::qdisc::ConfigError;
-use serde::Deserialize;
-
-/// Name of the host the dumbbell adds for UDP background.
-pub const UDP_HOST: &str = "udp";
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DumbbellConfig {
-    /// Sender hosts (TCP flows are spread over them round robin).
-    pub senders: u32,
-    #[serde(default = "one")]
-    pub receivers: u32,
-    /// Rate of every sender link (both directions), Mbit/s.
-    pub access_rate_mbps: f64,
-    /// One-way propagation delay of a sender link, microseconds.
-    pub access_delay_us: f64,
-    /// Rate of each switch-receiver link (the bottleneck), Mbit/s.
-    pub bottleneck_rate_mbps: f64,
-    /// One-way propagation delay of each switch-receiver link, microseconds.
-    pub bottleneck_delay_us: f64,
-    /// Buffer of host NICs and of the non-bottleneck switch ports, packets.
-    #[serde(default = "default_host_buffer")]
-    pub host_buffer_pkts: u32,
-}
-
-fn one() -> u32 {
-    1
-}
+use crate::scenario::topology::{DumbbellConfig, UDP_HOST};
 
 impl DumbbellConfig {
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        at_least_one("senders", self.senders)?;
-        at_least_one("receivers", self.receivers)?;
-        if self.senders > 1_000_000 || self.receivers > 1_000_000 {
-            return Err(ConfigError::new("senders", "at most 1,000,000 hosts per side"));
-        }
-        positive("access_rate_mbps", self.access_rate_mbps)?;
-        positive("bottleneck_rate_mbps", self.bottleneck_rate_mbps)?;
-        non_negative("access_delay_us", self.access_delay_us)?;
-        non_negative("bottleneck_delay_us", self.bottleneck_delay_us)?;
-        at_least_one("host_buffer_pkts", self.host_buffer_pkts)
-    }
-
-    pub fn host_names(&self, with_udp_host: bool) -> Vec<String> {
-        let (s, r) = self.endpoints();
-        let mut v: Vec<String> = s.into_iter().chain(r).collect();
-        if with_udp_host {
-            v.push(UDP_HOST.into());
-        }
-        v
-    }
-
-    /// (senders, receivers) by name.
-    pub fn endpoints(&self) -> (Vec<String>, Vec<String>) {
-        ((0..self.senders).map(|i| format!("s{i}")).collect(), (0..self.receivers).map(|i| format!("r{i}")).collect())
-    }
-
+    /// Builds the network: returns it, its core switches (the waypoints of equal-length
+    /// routing) and its measured ports by default.
     pub(crate) fn build(&self, kit: &Kit) -> (Network, Vec<u32>, Vec<u32>) {
         let mut net = Network::default();
         let access = link(self.access_rate_mbps, self.access_delay_us);

@@ -9,42 +9,17 @@
 //! lists its down links first, then its up links in index order, so symmetric hashing mirrors
 //! paths. Host links run at `host_rate_mbps`, switch-switch links at `fabric_rate_mbps`, all with
 //! `link_delay_us` each way. Measured by default: every switch -> host port.
+//!
+//! The builder only: the configuration ([`FatTreeConfig`]: keys, checks, host names) is the config
+//! layer's (`scenario/topology.rs`).
 
-use super::{at_least_one, default_host_buffer, link, non_negative, positive, switch_to_host_ports, Kit};
+use super::{link, switch_to_host_ports, Kit};
 use crate::net::{Network, NodeKind};
-use dcfair_core::qdisc::ConfigError;
-use serde::Deserialize;
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FatTreeConfig {
-    /// Ports per switch; even, at least 2.
-    pub k: u32,
-    pub host_rate_mbps: f64,
-    pub fabric_rate_mbps: f64,
-    pub link_delay_us: f64,
-    #[serde(default = "default_host_buffer")]
-    pub host_buffer_pkts: u32,
-}
+use crate::scenario::topology::FatTreeConfig;
 
 impl FatTreeConfig {
-    pub fn hosts(&self) -> u32 {
-        self.k * self.k * self.k / 4
-    }
-
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.k < 2 || self.k % 2 == 1 {
-            return Err(ConfigError::new("k", format!("a fat-tree needs an even k of at least 2, got {}", self.k)));
-        }
-        if self.k > 64 {
-            return Err(ConfigError::new("k", format!("at most 64 (65,536 hosts), got {}", self.k)));
-        }
-        positive("host_rate_mbps", self.host_rate_mbps)?;
-        positive("fabric_rate_mbps", self.fabric_rate_mbps)?;
-        non_negative("link_delay_us", self.link_delay_us)?;
-        at_least_one("host_buffer_pkts", self.host_buffer_pkts)
-    }
-
+    /// Builds the network: returns it, its core switches (the waypoints of equal-length
+    /// routing) and its measured ports by default.
     pub(crate) fn build(&self, kit: &Kit) -> (Network, Vec<u32>, Vec<u32>) {
         let mut net = Network::default();
         let (k, h) = (self.k, self.k / 2);

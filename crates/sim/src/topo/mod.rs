@@ -2,7 +2,9 @@
 //!
 //! Rules:
 //! - A builder only creates nodes, links and queues; routes come from `routing.rs` and workloads
-//!   are attached later. One file per topology, its configuration beside its builder.
+//!   are attached later. One file per topology holds its builder: a method `build` of its
+//!   configuration, whose type, checks and host names are the config layer's
+//!   (`scenario/topology.rs`). [`build`] calls the builders through those methods.
 //! - Hosts have names (`h0`, `s3`, `r0`, ...) that scenarios use to place flows. Every topology
 //!   knows its host names before it is built ([`TopologyConfig::host_names`]), so a scenario
 //!   naming a host that does not exist is rejected by validation.
@@ -19,6 +21,8 @@
 //!   and a `[ports]` name that matches no port is invalid input naming its key.
 //! - Measured ports (utilization, drops, `ports.csv`) are `measure.ports` when given, else the
 //!   topology's natural bottlenecks (documented per topology in `docs/topologies.md`).
+//! - Imports the network, the packet queues and the config layer. The builder files import
+//!   this file (the kit, `link`); this file names none of them.
 
 pub mod custom;
 pub mod dumbbell;
@@ -27,81 +31,13 @@ pub mod leaf_spine;
 pub mod parking_lot;
 
 use crate::net::{LinkSpec, Network, NodeKind};
-use crate::scenario::Scenario;
+use crate::scenario::{PortQueue, Scenario, TopologyConfig};
 use crate::pktref::SimQueue;
 use dcfair_core::qdisc::{ConfigError, PortContext, PortWrap, QdiscKind, Queue, QueueConfig};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::{BitsPerSec, SimDuration};
-use serde::Deserialize;
 use std::cell::RefCell;
 use std::collections::HashMap;
-
-/// The `[topology]` table, tagged by `kind`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
-pub enum TopologyConfig {
-    /// `senders` hosts -> one switch -> bottleneck port(s) -> `receivers` hosts.
-    Dumbbell(dumbbell::DumbbellConfig),
-    /// The k-ary fat-tree of Al-Fares et al. (k pods, k^3/4 hosts).
-    FatTree(fat_tree::FatTreeConfig),
-    /// Two tiers: every leaf to every spine.
-    LeafSpine(leaf_spine::LeafSpineConfig),
-    /// A chain of switches whose links are bottlenecks in series.
-    ParkingLot(parking_lot::ParkingLotConfig),
-    /// Hosts, switches and links given one by one.
-    Custom(custom::CustomConfig),
-}
-
-impl TopologyConfig {
-    /// Buffer of a host NIC, packets (`host_buffer_pkts` of every topology).
-    pub fn host_buffer_pkts(&self) -> u32 {
-        match self {
-            TopologyConfig::Dumbbell(c) => c.host_buffer_pkts,
-            TopologyConfig::FatTree(c) => c.host_buffer_pkts,
-            TopologyConfig::LeafSpine(c) => c.host_buffer_pkts,
-            TopologyConfig::ParkingLot(c) => c.host_buffer_pkts,
-            TopologyConfig::Custom(c) => c.host_buffer_pkts,
-        }
-    }
-
-    /// Checks every value; error keys are relative to `topology`.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        match self {
-            TopologyConfig::Dumbbell(c) => c.validate(),
-            TopologyConfig::FatTree(c) => c.validate(),
-            TopologyConfig::LeafSpine(c) => c.validate(),
-            TopologyConfig::ParkingLot(c) => c.validate(),
-            TopologyConfig::Custom(c) => c.validate(),
-        }
-    }
-
-    /// Names of the hosts, in the order of their node ids.
-    pub fn host_names(&self, with_udp_host: bool) -> Vec<String> {
-        match self {
-            TopologyConfig::Dumbbell(c) => c.host_names(with_udp_host),
-            TopologyConfig::FatTree(c) => (0..c.hosts()).map(|i| format!("h{i}")).collect(),
-            TopologyConfig::LeafSpine(c) => (0..c.leaves * c.hosts_per_leaf).map(|i| format!("h{i}")).collect(),
-            TopologyConfig::ParkingLot(c) => c.host_names(),
-            TopologyConfig::Custom(c) => c.hosts.clone(),
-        }
-    }
-
-    /// UDP end points when `[udp]` names none: the dumbbell's own `udp` host to `r0`.
-    pub fn default_udp_endpoints(&self) -> Option<(&'static str, &'static str)> {
-        match self {
-            TopologyConfig::Dumbbell(_) => Some((dumbbell::UDP_HOST, "r0")),
-            _ => None,
-        }
-    }
-
-    /// Flow end points when a flow group names none: the dumbbell's senders and receivers.
-    pub fn default_endpoints(&self) -> Option<(Vec<String>, Vec<String>)> {
-        match self {
-            TopologyConfig::Dumbbell(c) => Some(c.endpoints()),
-            _ => None,
-        }
-    }
-}
 
 /// A built topology.
 #[derive(Debug)]
@@ -119,37 +55,6 @@ pub struct Built {
 impl Built {
     pub fn host(&self, name: &str) -> Option<u32> {
         self.hosts.get(name).copied()
-    }
-}
-
-/// A port's own buffer and/or discipline: the value of `[ports."<port name>"]` in a scenario,
-/// and of the per-link and per-end keys of custom links (`docs/topologies.md`).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PortQueue {
-    /// Buffer in packets: `limit_pkts` of the port's discipline, whichever it is.
-    pub buffer_pkts: Option<u32>,
-    /// The discipline (a `[queue]` table). Without `limit_pkts` / `limit_bytes` the port keeps
-    /// the buffer it had.
-    pub queue: Option<QueueConfig>,
-}
-
-impl PortQueue {
-    pub fn is_empty(&self) -> bool {
-        self.buffer_pkts.is_none() && self.queue.is_none()
-    }
-
-    /// Checks what can be checked without the port (errors relative to this table).
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.buffer_pkts == Some(0) {
-            return Err(ConfigError::new("buffer_pkts", "must be at least 1 packet"));
-        }
-        if let (Some(_), Some(q)) = (self.buffer_pkts, &self.queue) {
-            if q.limit_pkts.is_some() || q.limit_bytes.is_some() {
-                return Err(ConfigError::new("buffer_pkts", "the queue table sets the buffer too: give buffer_pkts or queue.limit_pkts, not both"));
-            }
-        }
-        Ok(())
     }
 }
 
@@ -265,31 +170,6 @@ pub(crate) fn us(v: f64) -> SimDuration {
 /// `sim.tie_break = "float_clock"` orders ties by (computed as a float simulator would).
 pub(crate) fn link(rate_mbps: f64, delay_us: f64) -> LinkSpec {
     LinkSpec { rate: BitsPerSec::from_mbps_f64(rate_mbps), delay: us(delay_us), rate_f: rate_mbps * 1e6, delay_f: delay_us * 1e-6 }
-}
-
-pub(crate) fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
-    if !v.is_finite() || v <= 0.0 {
-        return Err(ConfigError::new(key, format!("must be a positive number, got {v}")));
-    }
-    Ok(())
-}
-
-pub(crate) fn non_negative(key: &str, v: f64) -> Result<(), ConfigError> {
-    if !v.is_finite() || v < 0.0 {
-        return Err(ConfigError::new(key, format!("must be zero or positive, got {v}")));
-    }
-    Ok(())
-}
-
-pub(crate) fn at_least_one(key: &str, v: u32) -> Result<(), ConfigError> {
-    if v == 0 {
-        return Err(ConfigError::new(key, "must be at least 1"));
-    }
-    Ok(())
-}
-
-pub(crate) fn default_host_buffer() -> u32 {
-    1000
 }
 
 /// Builds the network of `sc` and marks its measured ports.

@@ -5,39 +5,17 @@
 //! `link_delay_us` each way and are measured by default. The classic workload: one long flow
 //! `src0 -> dst<bottlenecks>` crossing every bottleneck, and one cross flow `src<i> -> dst<i+1>`
 //! per bottleneck (ExpressPass's figure 10).
+//!
+//! The builder only: the configuration ([`ParkingLotConfig`]: keys, checks, host names) is the
+//! config layer's (`scenario/topology.rs`).
 
-use super::{at_least_one, default_host_buffer, link, non_negative, positive, Kit};
+use super::{link, Kit};
 use crate::net::{Network, NodeKind};
-use dcfair_core::qdisc::ConfigError;
-use serde::Deserialize;
-
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ParkingLotConfig {
-    pub bottlenecks: u32,
-    pub host_rate_mbps: f64,
-    pub bottleneck_rate_mbps: f64,
-    pub link_delay_us: f64,
-    #[serde(default = "default_host_buffer")]
-    pub host_buffer_pkts: u32,
-}
+use crate::scenario::topology::ParkingLotConfig;
 
 impl ParkingLotConfig {
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        at_least_one("bottlenecks", self.bottlenecks)?;
-        if self.bottlenecks > 10_000 {
-            return Err(ConfigError::new("bottlenecks", "at most 10,000"));
-        }
-        positive("host_rate_mbps", self.host_rate_mbps)?;
-        positive("bottleneck_rate_mbps", self.bottleneck_rate_mbps)?;
-        non_negative("link_delay_us", self.link_delay_us)?;
-        at_least_one("host_buffer_pkts", self.host_buffer_pkts)
-    }
-
-    pub fn host_names(&self) -> Vec<String> {
-        (0..=self.bottlenecks).flat_map(|i| [format!("src{i}"), format!("dst{i}")]).collect()
-    }
-
+    /// Builds the network: returns it, its core switches (the waypoints of equal-length
+    /// routing) and its measured ports by default.
     pub(crate) fn build(&self, kit: &Kit) -> (Network, Vec<u32>, Vec<u32>) {
         let mut net = Network::default();
         let host_link = link(self.host_rate_mbps, self.link_delay_us);

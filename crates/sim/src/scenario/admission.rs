@@ -16,10 +16,13 @@
 //!   allocation of its size.
 //! - What the estimate misses and the machine cannot give is caught by the allocator
 //!   ([`crate::Allocator`]): a clear message and exit status 1, never a panic.
+//! - Part of the config layer: [`admit`] is the last step of loading a scenario (`load.rs`).
+//!   Imports nothing of this crate but the error type and the config layer's tables.
 
-use crate::scenario::Scenario;
-use crate::topo::TopologyConfig;
-use crate::Error;
+use super::poisson::PoissonConfig;
+use super::schema::Scenario;
+use super::topology::TopologyConfig;
+use crate::error::Error;
 
 /// What the engine keeps per flow (sender, receiver, observation, events), bytes.
 pub const FLOW_BYTES: u64 = 4 << 10;
@@ -70,7 +73,7 @@ pub fn estimate(sc: &Scenario) -> Estimate {
 }
 
 /// Poisson flows a run will draw: the offered bytes over the arrival window, over the mean size.
-fn poisson_flows(sc: &Scenario, p: &crate::poisson::PoissonConfig, hosts: u64) -> u64 {
+fn poisson_flows(sc: &Scenario, p: &PoissonConfig, hosts: u64) -> u64 {
     let Some(cdf) = &p.cdf else { return 0 };
     let mean = cdf.mean_size_bytes(p.unit_bytes(sc.tcp.mss_bytes), p.max_size_bytes);
     let host_bps = match &sc.topology {
@@ -174,7 +177,7 @@ mod tests {
 
     fn load(over: &[(&str, &str)]) -> Result<Scenario, Error> {
         let ov: Vec<(String, String)> = over.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        crate::scenario::load(DUMBBELL, "t.toml", &ov)
+        crate::scenario::load::load(DUMBBELL, "t.toml", &ov)
     }
 
     #[test]

@@ -1,0 +1,221 @@
+//! The workload tables of a scenario: the TCP flow groups (`[flows]`, `[groups.NAME]`), UDP
+//! background (`[udp]`) and TCP incast (`[incast]`), with the host lists they share.
+//!
+//! Rules:
+//! - Holds the tables' types, what follows from one table alone (sizes, end points by name)
+//!   and the checks that need nothing but the table (`FlowsConfig::validate`); the checks
+//!   against the rest of the scenario (host names, the run's length) are in `validate.rs`.
+//!   The flows themselves are built in `workload.rs` (at the crate root), which reads these.
+//! - Imports nothing of this crate but the config layer's value checks.
+
+use super::check::non_negative;
+use dcfair_core::qdisc::ConfigError;
+use dcfair_core::tcp::TcpConfig;
+use serde::Deserialize;
+
+/// One host name or a list of them.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Hosts {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Hosts {
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Hosts::One(s) => vec![s.clone()],
+            Hosts::Many(v) => v.clone(),
+        }
+    }
+}
+
+/// A group of TCP flows. Without `src`/`dst` (dumbbell only), global flow i runs from sender
+/// `i % senders` to receiver `i % receivers`; with them, the group's j-th flow runs from
+/// `src[j % len]` to `dst[j % len]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowsConfig {
+    pub count: u32,
+    /// Payload bytes per flow; absent (and no `size_pkts`) = long-lived (never ends).
+    pub size_bytes: Option<u64>,
+    /// Payload size in full segments (the group's `tcp.mss_bytes` each); exclusive with
+    /// `size_bytes`.
+    pub size_pkts: Option<u64>,
+    /// Sending hosts by name (one or a list).
+    pub src: Option<Hosts>,
+    /// Receiving hosts by name (one or a list).
+    pub dst: Option<Hosts>,
+    /// A switch that every packet of these flows, data and ACKs, passes through (a waypoint;
+    /// the route to it and from it on are shortest paths). Overrides `routing.equal_length`'s
+    /// core for these flows.
+    pub via: Option<String>,
+    /// Start times are uniform in `[start_min_s, start_max_s]`.
+    #[serde(default)]
+    pub start_min_s: f64,
+    #[serde(default)]
+    pub start_max_s: f64,
+    /// The group's TCP, both ends of each flow. After [`load`](super::load::load), the whole
+    /// configuration: the group's `tcp` table merged over the scenario's `[tcp]`. `None`: the
+    /// scenario's `[tcp]`.
+    pub tcp: Option<TcpConfig>,
+    /// The flows' transport: `"tcp"` (default, the group's `tcp` table) or `"xpass"`
+    /// (ExpressPass, `[xpass]`; segments of the group's `tcp.mss_bytes` + `tcp.header_bytes`).
+    #[serde(default)]
+    pub transport: Transport,
+}
+
+/// A flow group's transport.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    #[default]
+    Tcp,
+    Xpass,
+}
+
+impl FlowsConfig {
+    /// Payload bytes per flow (`None`: long-lived).
+    pub fn size(&self, mss: u32) -> Option<u64> {
+        self.size_bytes.or(self.size_pkts.map(|p| p * mss as u64))
+    }
+
+    pub(crate) fn validate(&self, duration_s: f64) -> Result<(), ConfigError> {
+        non_negative("start_min_s", self.start_min_s)?;
+        non_negative("start_max_s", self.start_max_s)?;
+        if self.start_max_s < self.start_min_s {
+            return Err(ConfigError::new("start_max_s", "must not be before start_min_s"));
+        }
+        if self.start_min_s >= duration_s {
+            return Err(ConfigError::new("start_min_s", "flows would start after the run ends"));
+        }
+        if self.size_bytes.is_some() && self.size_pkts.is_some() {
+            return Err(ConfigError::new("size_pkts", "give size_bytes or size_pkts, not both"));
+        }
+        if self.size_bytes == Some(0) || self.size_pkts == Some(0) {
+            return Err(ConfigError::new(
+                if self.size_bytes.is_some() { "size_bytes" } else { "size_pkts" },
+                "must be at least 1 (omit it for long-lived flows)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum UdpPattern {
+    /// Exponential inter-arrival times.
+    #[default]
+    Poisson,
+    /// Constant bit rate.
+    Cbr,
+}
+
+/// UDP background from its own sender host to receiver 0.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpConfig {
+    /// Mean rate as a fraction of the bottleneck rate.
+    pub rate_fraction: f64,
+    #[serde(default)]
+    pub pattern: UdpPattern,
+    /// Bytes per packet on the wire.
+    #[serde(default = "default_udp_size")]
+    pub packet_bytes: u32,
+    #[serde(default)]
+    pub start_s: f64,
+    /// Sending host (default: the dumbbell's `udp` host).
+    pub src: Option<String>,
+    /// Receiving host (default: the dumbbell's `r0`).
+    pub dst: Option<String>,
+}
+
+/// TCP incast: the clients request a block from `servers` servers at once; each answers on its
+/// own persistent connection; the next request leaves `gap_s` after the last answer is complete.
+/// Server i runs on `src[i % len(src)]` and answers `dst[(i / len(src)) % len(dst)]` (every
+/// source for the first client, then every source for the next, ...); on a dumbbell the
+/// defaults are senders `s0 .. s<servers-1>` and the client `r0`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IncastConfig {
+    /// Number of server connections.
+    pub servers: u32,
+    /// Hosts the servers run on (default, dumbbell only: `s0 .. s<servers-1>`).
+    pub src: Option<Hosts>,
+    /// The requesting clients (default, dumbbell only: `r0`).
+    pub dst: Option<Hosts>,
+    /// Bytes per request, split evenly over the servers (each sends `ceil(block / servers)`).
+    pub block_bytes: Option<u64>,
+    /// Or: a fixed number of bytes per server per request (the block grows with the servers).
+    pub server_bytes: Option<u64>,
+    /// Requests in the run (the run may end first: `sim.duration_s` bounds it).
+    pub rounds: u32,
+    /// Time of the first request, seconds; the servers open their connections one after
+    /// another before it, over `[0, start_s)`.
+    #[serde(default = "default_incast_start")]
+    pub start_s: f64,
+    /// Think time between the end of one request and the next, seconds.
+    #[serde(default)]
+    pub gap_s: f64,
+    /// Epochs of `rounds` requests each (default 1).
+    #[serde(default = "default_epochs")]
+    pub epochs: u32,
+    /// Epoch k's first request leaves at `start_s + k x epoch_interval_s`, or `gap_s` after the
+    /// previous epoch's last answer if that is later, seconds.
+    #[serde(default)]
+    pub epoch_interval_s: f64,
+    /// The servers' transport: `"tcp"` (default, `[tcp]`) or `"xpass"` (ExpressPass,
+    /// `[xpass]`: each request is a write that asks the client for credits again).
+    #[serde(default)]
+    pub transport: Transport,
+    /// How a server answers (TCP only): over one connection held for the whole run
+    /// (`"persistent"`, the default: opened before the first request, cwnd and RTO estimate
+    /// carried over), or over a new connection per request (`"per_request"`: a handshake, the
+    /// answer, a FIN, as a web client without keep-alive does; needs `tcp.handshake`).
+    #[serde(default)]
+    pub connection: IncastConnection,
+}
+
+/// `incast.connection`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum IncastConnection {
+    #[default]
+    Persistent,
+    PerRequest,
+}
+
+fn default_epochs() -> u32 {
+    1
+}
+
+fn default_incast_start() -> f64 {
+    0.01
+}
+
+impl IncastConfig {
+    /// Bytes each server sends per request.
+    pub fn per_server(&self) -> u64 {
+        match (self.block_bytes, self.server_bytes) {
+            (Some(b), _) => b.div_ceil(self.servers.max(1) as u64),
+            (None, Some(s)) => s,
+            (None, None) => 0,
+        }
+    }
+    /// The server hosts and the client hosts by name (the dumbbell's defaults filled in).
+    pub fn endpoints(&self) -> (Vec<String>, Vec<String>) {
+        let src = self.src.as_ref().map_or_else(|| (0..self.servers).map(|i| format!("s{i}")).collect(), Hosts::names);
+        let dst = self.dst.as_ref().map_or_else(|| vec!["r0".to_string()], Hosts::names);
+        (src, dst)
+    }
+
+    /// Bytes per request over all servers.
+    pub fn block(&self) -> u64 {
+        self.per_server() * self.servers as u64
+    }
+}
+
+fn default_udp_size() -> u32 {
+    1500
+}

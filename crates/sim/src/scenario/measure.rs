@@ -1,0 +1,82 @@
+//! The `[measure]` table: the measurement window, the measured ports, and the optional
+//! observations (time series, group windows, drop runs, a port's trace).
+//!
+//! Rules:
+//! - Holds the table's types and bounds; its checks are in `validate.rs`. What reads it at run
+//!   time: `series.rs`, `groups.rs` and `probe.rs` (at the crate root).
+//! - Imports nothing of this crate.
+
+use serde::Deserialize;
+
+/// The measurement window is `[duration_s - window_s, duration_s]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MeasureConfig {
+    /// Length of the measurement window, seconds (default: the whole run).
+    pub window_s: Option<f64>,
+    /// Ports to measure, by name (`"sw->r0"`); default: the topology's bottlenecks.
+    pub ports: Option<Vec<String>>,
+    /// Time series (`timeseries.csv`): sample queues and flows every this many seconds.
+    /// Default: off. See `series.rs`.
+    pub sample_interval_s: Option<f64>,
+    /// Sample every flow's delivered bytes (default true); `false` keeps only the queues,
+    /// which is what long runs of many flows want.
+    #[serde(default = "yes")]
+    pub sample_flows: bool,
+    /// Also sample every TCP sender's congestion window (needs `sample_interval_s`).
+    #[serde(default)]
+    pub cwnd: bool,
+    /// Average the groups' goodput over consecutive windows of this many seconds, a whole
+    /// multiple of `sample_interval_s` (`group_windows.csv`; `groups.rs`).
+    pub group_window_s: Option<f64>,
+    /// Count consecutive-drop runs at these ports (`drop_runs.csv`; `probe.rs`).
+    pub drop_runs_ports: Option<Vec<String>>,
+    /// Trace every packet event at one port (`trace.csv`; `probe.rs`).
+    pub trace: Option<TraceConfig>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for MeasureConfig {
+    fn default() -> Self {
+        MeasureConfig {
+            window_s: None,
+            ports: None,
+            sample_interval_s: None,
+            sample_flows: true,
+            cwnd: false,
+            group_window_s: None,
+            drop_runs_ports: None,
+            trace: None,
+        }
+    }
+}
+
+/// The most rows a run's time series may have (about 32 bytes each in memory): a finer
+/// `sample_interval_s` is invalid input (`series.rs`).
+pub const MAX_SERIES_ROWS: f64 = 50.0e6;
+
+/// The most trace rows a run may keep (`measure.trace.max_rows` at most).
+pub const MAX_TRACE_ROWS: u64 = 50_000_000;
+const DEFAULT_TRACE_ROWS: u64 = 1_000_000;
+
+/// `[measure.trace]`: the event trace of one port.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceConfig {
+    /// The output port, by name (`"e0_0->h0"`).
+    pub port: String,
+    /// The window of simulated time traced, seconds (default: the whole run).
+    #[serde(default)]
+    pub start_s: f64,
+    pub end_s: Option<f64>,
+    /// Rows kept at most; the trace stops there (`probe.rs`).
+    #[serde(default = "default_trace_rows")]
+    pub max_rows: u64,
+}
+
+fn default_trace_rows() -> u64 {
+    DEFAULT_TRACE_ROWS
+}

@@ -1,0 +1,99 @@
+//! The `[routing]` table: how switches choose among equal-cost next hops.
+//!
+//! Rules:
+//! - Holds the table's types only; the next-hop tables and the choice itself are in
+//!   `routing.rs` (at the crate root), which reads these.
+//! - Imports nothing of this crate.
+
+use serde::Deserialize;
+
+/// The `[routing]` table: how switches choose among equal-cost next hops (`routing.rs`).
+#[derive(Clone, Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RoutingConfig {
+    #[serde(default)]
+    pub mode: RoutingMode,
+    /// Every packet climbs to a core switch (fat-tree core, leaf-spine spine) before descending.
+    #[serde(default)]
+    pub equal_length: bool,
+    /// How the core is chosen with `equal_length`: per flow (`random`, `dst_bits`) or per
+    /// packet (`random_packet`).
+    #[serde(default)]
+    pub core: CoreChoice,
+    /// The seed of the `ecmp` and `symmetric` flow hash: a number (0, the default, is the hash
+    /// of every earlier release), or `"run"` to draw it from the run's seed, so that runs with
+    /// different seeds put the same flows on different paths.
+    #[serde(default)]
+    pub hash_seed: HashSeed,
+}
+
+/// How a switch picks among equal-cost next hops (`routing.mode`; the modes are described in
+/// `routing.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingMode {
+    #[default]
+    Ecmp,
+    Symmetric,
+    Spray,
+    DstBits,
+}
+
+/// `routing.hash_seed`: a fixed seed of the flow hash, or one drawn from the run's seed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HashSeed {
+    Fixed(u64),
+    Run,
+}
+
+impl Default for HashSeed {
+    fn default() -> Self {
+        HashSeed::Fixed(0)
+    }
+}
+
+impl HashSeed {
+    /// The largest fixed seed: the hash is salted by `seed << 8 | hop count`.
+    pub const MAX: u64 = (1 << 56) - 1;
+}
+
+impl<'de> Deserialize<'de> for HashSeed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = HashSeed;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "an integer from 0 to {} or the word \"run\"", HashSeed::MAX)
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<HashSeed, E> {
+                u64::try_from(v).map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self)).and_then(|v| self.visit_u64(v))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<HashSeed, E> {
+                match v {
+                    v if v <= HashSeed::MAX => Ok(HashSeed::Fixed(v)),
+                    v => Err(E::invalid_value(serde::de::Unexpected::Unsigned(v), &self)),
+                }
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<HashSeed, E> {
+                match v {
+                    "run" => Ok(HashSeed::Run),
+                    v => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum CoreChoice {
+    /// Uniformly at random per flow (stream `routing.core`).
+    #[default]
+    Random,
+    /// Uniformly at random per packet (stream `routing.core_packet`): the TCP Outcast paper's
+    /// words, "routing each packet to a core switch randomly".
+    RandomPacket,
+    /// By the destination host's number modulo the cores.
+    DstBits,
+}

@@ -1,0 +1,174 @@
+//! The scenario as a whole: [`Scenario`], the `[sim]` table, and what follows from several
+//! tables together (the flow groups in order, a group's TCP, the MTU, the measurement window).
+//!
+//! Rules:
+//! - [`Scenario`] is the deserialized TOML document after the overrides and the TCP merges of
+//!   `load.rs`; [`Scenario::validate`] (`validate.rs`) has checked it before anyone reads it.
+//! - Every table has its own file in this folder (`measure.rs`, `routing.rs`, `flows.rs`,
+//!   `poisson.rs`, `topology.rs`); the tables of the mechanisms (`[queue]`, `[tcp]`, `[fairq]`,
+//!   `[xpass]`) are `dcfair_core`'s.
+//! - Imports nothing of this crate but the config layer's tables.
+
+use super::flows::{FlowsConfig, IncastConfig, Transport, UdpConfig};
+use super::measure::MeasureConfig;
+use super::poisson::PoissonConfig;
+use super::routing::RoutingConfig;
+use super::topology::{PortQueue, TopologyConfig};
+use dcfair_core::qdisc::QueueConfig;
+use dcfair_core::tcp::TcpConfig;
+use serde::Deserialize;
+
+/// A whole scenario file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Name used in outputs and as the default output directory.
+    #[serde(default = "default_name")]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Master seed of every random stream of the run.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub sim: SimConfig,
+    #[serde(default)]
+    pub measure: MeasureConfig,
+    #[serde(default)]
+    pub routing: RoutingConfig,
+    pub topology: TopologyConfig,
+    /// Discipline of the measured (bottleneck) ports.
+    #[serde(default)]
+    pub queue: QueueConfig,
+    /// Discipline of every host NIC (`[host_queue]`, same keys as `[queue]`). Absent: a DropTail
+    /// FIFO of `topology.host_buffer_pkts`; without a limit it takes `host_buffer_pkts`.
+    /// pFabric and the FQ-CoDel paper schedule at the hosts too.
+    pub host_queue: Option<QueueConfig>,
+    /// Buffer and/or discipline of named ports (`[ports."sw->r0"]`), over the topology's.
+    #[serde(default)]
+    pub ports: std::collections::BTreeMap<String, PortQueue>,
+    #[serde(default)]
+    pub tcp: TcpConfig,
+    /// Long-lived (or fixed-size) TCP flows: the group named `flows`.
+    pub flows: Option<FlowsConfig>,
+    /// More named groups of TCP flows (`[groups.mice]`, ...), same keys as `[flows]`.
+    #[serde(default)]
+    pub groups: std::collections::BTreeMap<String, FlowsConfig>,
+    /// UDP background traffic.
+    pub udp: Option<UdpConfig>,
+    /// Synchronized requests answered by many servers (TCP incast).
+    pub incast: Option<IncastConfig>,
+    /// Poisson flow arrivals with an empirical size distribution (`poisson.rs`, the table in
+    /// `scenario/poisson.rs`).
+    pub poisson: Option<PoissonConfig>,
+    /// FairQ at the ports of some switches (`fairq.rs`): ACK windows rewritten to a fair share.
+    pub fairq: Option<dcfair_core::fairq::FairqConfig>,
+    /// ExpressPass parameters (`[xpass]`), endpoints and switch credit shapers; used when a
+    /// flow group has `transport = "xpass"` (defaults when the table is absent).
+    pub xpass: Option<dcfair_core::xpass::XpassConfig>,
+}
+
+/// The name of a scenario that gives none; [`load`](super::load::load) replaces it with the
+/// scenario file's stem.
+pub(crate) fn default_name() -> String {
+    "scenario".into()
+}
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Simulated time, seconds.
+    pub duration_s: f64,
+    /// How events at the very same picosecond are ordered (see [`TieBreak`]).
+    #[serde(default)]
+    pub tie_break: TieBreak,
+}
+
+/// Order of events at the same instant (`sim.tie_break`).
+///
+/// Times are exact integers here, and in a dumbbell with one packet size and fixed delays every
+/// event falls on a fine lattice: a retransmission timer (RTO 0.2 s x backoff, armed at an ACK
+/// arrival or at the previous expiry) often expires at exactly the instant another flow's ACK
+/// arrives, and the two senders' packets then reach the switch at the same picosecond, where
+/// the first one takes the last free buffer slot. Which one goes first changes starvation a
+/// lot (in the HCF long-flow scenario, "timer first" always: 19 % of the flows starved,
+/// "ACK first" always: 32 %).
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TieBreak {
+    /// Scheduling order. A timer, armed long before, runs before a packet event of its instant.
+    #[default]
+    Fifo,
+    /// A seeded coin (stream `"engine.timer_ties"`) per armed timer: before or after the other
+    /// events of its instant; everything else in scheduling order.
+    RandomTimers,
+    /// ns-2's clock: every event also carries the `f64` time a floating-point simulator would
+    /// give it (the `f64` time of the event that scheduled it plus the delay in `f64` seconds:
+    /// serialization `8 * bytes / rate_bps`, link delay `delay_us * 1e-6`, rate
+    /// `rate_mbps * 1e6`, timer `now + RTO`), and exact ties go to the smaller `f64` time, then
+    /// scheduling order. ns-2.35 computes its times this way (`Scheduler::schedule`,
+    /// `LinkDelay::recv`), and its rounding errors decide such ties: in the long-flow scenario
+    /// the timer loses every tie in some binades of simulated time ([1, 8) s, [16, 32) s,
+    /// [64, 128) s) and wins in the others, which makes ns-2's starvation rise and fall over a
+    /// run. This mode reproduces that; `validation/ns2/differences.md` has the evidence.
+    FloatClock,
+}
+
+impl Scenario {
+    /// The `[host_queue]` discipline with its limit filled in (`topology.host_buffer_pkts` when
+    /// the table sets none); `None` without the table.
+    pub fn host_queue(&self) -> Option<QueueConfig> {
+        let mut hq = self.host_queue.clone()?;
+        if hq.limit_pkts.is_none() && hq.limit_bytes.is_none() {
+            hq.limit_pkts = Some(self.topology.host_buffer_pkts());
+        }
+        Some(hq)
+    }
+
+    /// Seconds at which the measurement window opens.
+    pub fn window_start_s(&self) -> f64 {
+        self.sim.duration_s - self.window_s()
+    }
+    pub fn window_s(&self) -> f64 {
+        self.measure.window_s.unwrap_or(self.sim.duration_s)
+    }
+
+    /// The TCP flow groups in order: `[flows]` (named "flows") first, then `[groups.*]` by name.
+    pub fn flow_groups(&self) -> Vec<(&str, &FlowsConfig)> {
+        let mut v: Vec<(&str, &FlowsConfig)> = self.flows.iter().map(|f| ("flows", f)).collect();
+        v.extend(self.groups.iter().map(|(k, f)| (k.as_str(), f)));
+        v
+    }
+
+    /// The TCP of the flows of group `f`: its own (merged) table, or the scenario's `[tcp]`.
+    pub fn tcp_of<'a>(&'a self, f: &'a FlowsConfig) -> &'a TcpConfig {
+        f.tcp.as_ref().unwrap_or(&self.tcp)
+    }
+
+    /// Wire size of the largest full TCP segment of any group, which is the MTU of the run.
+    pub fn mtu(&self) -> u32 {
+        let seg = |t: &TcpConfig| t.mss_bytes.saturating_add(t.header_bytes);
+        self.flow_groups().into_iter().map(|(_, f)| seg(self.tcp_of(f))).fold(seg(&self.tcp), u32::max)
+    }
+
+    /// The files a run of this scenario reads besides the scenario itself (today the Poisson
+    /// CDF), as resolved when it was loaded. A cached run is valid only for the same contents.
+    pub fn input_files(&self) -> Vec<std::path::PathBuf> {
+        self.poisson.iter().filter_map(|p| p.cdf_path.clone()).collect()
+    }
+
+    /// Does any flow (group, incast server, Poisson flow) run ExpressPass? Then every port gets
+    /// the credit shaper.
+    pub fn uses_xpass(&self) -> bool {
+        self.flow_groups().into_iter().any(|(_, f)| f.transport == Transport::Xpass)
+            || self.incast.as_ref().is_some_and(|i| i.transport == Transport::Xpass)
+            || self.poisson.as_ref().is_some_and(|p| p.transport == Transport::Xpass)
+    }
+
+    /// The `[xpass]` table, or its defaults.
+    pub fn xpass_config(&self) -> dcfair_core::xpass::XpassConfig {
+        self.xpass.clone().unwrap_or_default()
+    }
+}
