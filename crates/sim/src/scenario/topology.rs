@@ -93,17 +93,22 @@ pub struct PortQueue {
     /// The discipline (a `[queue]` table). Without `limit_pkts` / `limit_bytes` the port keeps
     /// the buffer it had.
     pub queue: Option<QueueConfig>,
+    /// Random loss at the port's entry, a probability per packet (`qdisc/loss.rs` in the core).
+    pub loss_rate: Option<f64>,
 }
 
 impl PortQueue {
     pub fn is_empty(&self) -> bool {
-        self.buffer_pkts.is_none() && self.queue.is_none()
+        self.buffer_pkts.is_none() && self.queue.is_none() && self.loss_rate.is_none()
     }
 
     /// Checks what can be checked without the port (errors relative to this table).
     pub fn validate(&self) -> Result<(), ConfigError> {
         if self.buffer_pkts == Some(0) {
             return Err(ConfigError::new("buffer_pkts", "must be at least 1 packet"));
+        }
+        if let Some(r) = self.loss_rate {
+            dcfair_core::qdisc::loss::validate_rate("loss_rate", r)?;
         }
         if let (Some(_), Some(q)) = (self.buffer_pkts, &self.queue) {
             if q.limit_pkts.is_some() || q.limit_bytes.is_some() {
@@ -333,19 +338,27 @@ pub struct LinkConfig {
     pub buffer_pkts: Option<u32>,
     /// Discipline of both ports (a `[queue]` table).
     pub queue: Option<QueueConfig>,
-    /// Buffer and discipline of a's port (a -> b) only, over the two above.
+    /// Random loss of both ports of the link (a probability per packet).
+    pub loss_rate: Option<f64>,
+    /// Buffer, discipline and loss of a's port (a -> b) only, over the three above.
     pub a_buffer_pkts: Option<u32>,
     pub a_queue: Option<QueueConfig>,
-    /// Buffer and discipline of b's port (b -> a) only.
+    pub a_loss_rate: Option<f64>,
+    /// Buffer, discipline and loss of b's port (b -> a) only.
     pub b_buffer_pkts: Option<u32>,
     pub b_queue: Option<QueueConfig>,
+    pub b_loss_rate: Option<f64>,
 }
 
 impl LinkConfig {
     /// The settings of both ends, of a's end and of b's end.
     pub(crate) fn port_queues(&self) -> [PortQueue; 3] {
-        let pq = |buffer_pkts, queue: &Option<QueueConfig>| PortQueue { buffer_pkts, queue: queue.clone() };
-        [pq(self.buffer_pkts, &self.queue), pq(self.a_buffer_pkts, &self.a_queue), pq(self.b_buffer_pkts, &self.b_queue)]
+        let pq = |buffer_pkts, queue: &Option<QueueConfig>, loss_rate| PortQueue { buffer_pkts, queue: queue.clone(), loss_rate };
+        [
+            pq(self.buffer_pkts, &self.queue, self.loss_rate),
+            pq(self.a_buffer_pkts, &self.a_queue, self.a_loss_rate),
+            pq(self.b_buffer_pkts, &self.b_queue, self.b_loss_rate),
+        ]
     }
 }
 

@@ -79,7 +79,8 @@ pub(crate) struct Kit<'a> {
     pub sc: &'a Scenario,
     pub streams: Streams,
     pub host_buffer: u32,
-    /// What wraps every port's discipline in this run (the ExpressPass credit shaper).
+    /// What wraps every port's discipline in this run (the ExpressPass credit shaper); each
+    /// port adds its own loss rate.
     pub wrap: PortWrap,
     error: RefCell<Option<ConfigError>>,
 }
@@ -97,6 +98,7 @@ impl Kit<'_> {
         };
         let named = self.sc.ports.get(name).map(|pq| (pq, format!("ports.{name}.")));
         let mut last: Option<String> = None; // key of the last setting applied
+        let mut loss_rate = 0.0;
         for (pq, prefix) in layers.iter().map(|(p, k)| (*p, k.clone())).chain(named) {
             if let Err(e) = pq.validate() {
                 self.fail(e.within(prefix.trim_end_matches('.')));
@@ -113,6 +115,9 @@ impl Kit<'_> {
                 cfg.limit_pkts = Some(b);
                 last = Some(format!("{prefix}buffer_pkts"));
             }
+            if let Some(r) = pq.loss_rate {
+                loss_rate = r;
+            }
         }
         if let Some(key) = last {
             if let Err(e) = cfg.validate() {
@@ -122,7 +127,8 @@ impl Kit<'_> {
             }
         }
         let ctx = PortContext { rate, mtu: self.sc.mtu(), port_index, streams: self.streams };
-        Queue::new(cfg.build_port(&ctx, &self.wrap))
+        let wrap = PortWrap { loss_rate, ..self.wrap.clone() };
+        Queue::new(cfg.build_port(&ctx, &wrap))
     }
 
     fn fail(&self, e: ConfigError) {
