@@ -18,7 +18,7 @@
 //! - Before the first RTT sample there is no rate and nothing is paced (ns-3's
 //!   `PaceInitialWindow false`; Linux has no rate before its first sample either). With the
 //!   handshake the SYN's sample comes first, so the initial window is paced.
-//! - Which segments wait is the sender's decision (`sender.rs`): every data segment, first
+//! - Which segments wait is the sender's decision (`sender/mod.rs`): every data segment, first
 //!   copies and retransmissions alike, except the fast retransmit and the first segment after
 //!   a retransmission timeout, which leave at once but still advance the release time.
 //!   Pure ACKs, SYNs and a pure FIN are never paced.

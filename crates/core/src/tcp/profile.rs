@@ -5,7 +5,7 @@
 //!   the categories that apply (all by default). A setting fills its key only where the table
 //!   being read does not set it: keys written in the scenario (or by `--set`) always win.
 //! - The scenario loader applies profiles to the TOML tree before deserialization
-//!   (`crates/sim/src/scenario.rs`), to `[tcp]` and to every group's merged `tcp` table.
+//!   (`crates/sim/src/scenario/load.rs`), to `[tcp]` and to every group's merged `tcp` table.
 //! - A value may depend on the scenario: [`ProfileValue::QueueMinusOne`] is the buffer of
 //!   `[queue]` in packets minus one, but never below the initial window in force (the pFabric
 //!   scripts: `maxcwnd_ = queueSize - 1` if `queueSize > initWindow`, else `initWindow`).

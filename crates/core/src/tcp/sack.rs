@@ -23,7 +23,7 @@
 //! - Cost: every query is one pass over the ranges, O(ranges); nothing allocates.
 //!
 //! The recovery algorithm that uses these queries (`NextSeg()`, entering and leaving recovery)
-//! is in `sender.rs`; `docs/tcp.md` has the whole model.
+//! is in `sender/sack_recovery.rs`; `docs/tcp.md` has the whole model.
 
 /// SACKed ranges above the cumulative ACK.
 #[derive(Clone, Debug, Default)]

@@ -6,7 +6,7 @@
 //! above `target` for at least one `interval`, it enters a dropping state and drops (or, with
 //! `ecn`, CE-marks) one packet, then the next ones at `interval / sqrt(count)` apart, until the
 //! sojourn time falls below `target` again. The law is kept apart from the container
-//! ([`CodelVars`] + [`CodelParams`] over any [`CodelQueue`]) so FQ-CoDel (`fq_codel.rs`) runs one
+//! ([`CodelVars`] + [`CodelParams`] over any [`CodelQueue`]) so FQ-CoDel (`fq_codel/mod.rs`) runs one
 //! instance per flow queue.
 //!
 //! Rules of the law ([`CodelVars::dequeue`], called once per dequeue of the container):

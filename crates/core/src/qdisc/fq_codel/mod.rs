@@ -3,7 +3,7 @@
 //! Flows are hashed into `flows` queues served by deficit round robin with two lists: queues
 //! that just became active ("new") are served before the backlogged ones ("old"), so the
 //! packets of sparse flows (a query, an ACK stream, anything sending below its fair rate) skip
-//! the backlog. Each queue runs its own CoDel law (`codel.rs`) at dequeue; when the shared
+//! the backlog. Each queue runs its own CoDel law (`codel/mod.rs`) at dequeue; when the shared
 //! buffer overflows, packets are dropped from the head of the queue holding the most bytes
 //! (Hoeiland-Joergensen et al., RFC 8290, 2018; evaluated in the data center against DCTCP and
 //! pFabric by paper 003, "FQ-CoDel in the data center").
@@ -31,7 +31,7 @@
 //!   old list if the old list is not empty (so a flow cannot stay "new" forever and starve the
 //!   old ones), otherwise it leaves the lists; a queue from the old list leaves the lists;
 //!   repeat. If it gives a packet, subtract its size from the deficit and send it.
-//! - CoDel per queue (see `codel.rs`): sojourn from the packet's enqueue stamp; the backlog
+//! - CoDel per queue (see `codel/mod.rs`): sojourn from the packet's enqueue stamp; the backlog
 //!   compared with one MTU is the *whole* discipline's (as Linux passes `sch->qstats.backlog`).
 //!
 //! Parameters (`[queue.fq_codel]`; the buffer is `queue.limit_pkts` / `limit_bytes`):
@@ -43,13 +43,13 @@
 //! 4 packets per queue at 10 Gbps). dcfair keeps Linux's defaults and the paper's values are set
 //! in its scenarios (`[queue.fq_codel] target_us = 5.0, interval_us = 100.0`).
 //!
-//! `target_us >= interval_us` is accepted (see `codel.rs`). Differences from Linux: `ecn`
+//! `target_us >= interval_us` is accepted (see `codel/mod.rs`). Differences from Linux: `ecn`
 //! defaults to false here (Linux's fq_codel turns it on; dcfair's TCP never sets ECT unless a
 //! transport asks for it, so the default only matters for ECN transports); no GSO splitting
 //! (a packet is one MTU-sized frame at most); no `memory_limit` (Linux's 32 MB truesize cap:
 //! set `queue.limit_bytes`); Linux raises a quantum below 256 to 256, dcfair takes it as given;
 //! the fattest queue under a byte limit may be hit by several batches (Linux does one batch per
-//! enqueue and may overshoot its memory limit). CoDel's spacing is exact (see `codel.rs`).
+//! enqueue and may overshoot its memory limit). CoDel's spacing is exact (see `codel/mod.rs`).
 //! Cost: O(1) per enqueue and dequeue (plus O(1) per CoDel drop); an overflow scans the
 //! `flows` byte counters to find the fattest (O(flows), as Linux, amortized over up to
 //! `drop_batch` drops). Packets live in one slab grown to the peak occupancy; nothing is

@@ -20,8 +20,8 @@
 //! Parameters (`[tcp]`: `dctcp_g`, the gain g, and `dctcp_alpha_init`): `docs/mechanisms/dctcp.md`.
 //! `alpha` is an `f64` (Linux keeps it in 10-bit fixed point); its arithmetic is IEEE-754, the
 //! same on every platform.
-//! Tests: below (alpha's rule, convergence to F, the cut), `sender.rs` (once per window, CWR),
-//! `receiver.rs` (the echo), `crates/sim/tests/dctcp.rs` (the queue stays near K).
+//! Tests: below (alpha's rule, convergence to F, the cut), `sender/tests/ecn.rs` (once per window, CWR),
+//! `receiver/tests.rs` (the echo), `crates/sim/tests/dctcp.rs` (the queue stays near K).
 
 use super::{AckEvent, CongestionControl, Loss, NewReno, Window};
 use super::super::TcpConfig;

@@ -18,7 +18,7 @@
 //!   `on_ecn_ack` for *every* acceptable ACK (new data or not, in recovery or not; DCTCP
 //!   estimates its `alpha` there), and `on_ecn_echo` when the sender reacts to an ECN-Echo,
 //!   which the sender allows at most once per window of data and never during loss recovery
-//!   (RFC 3168 6.1.2; see `sender.rs`).
+//!   (RFC 3168 6.1.2; see `sender/ecn.rs`).
 //!   Two queries shape the sender's loss recovery: `fast_retransmit` (may duplicate ACKs start
 //!   a recovery; pFabric: no) and `probe_mode` (send only one-byte probes on the timer; pFabric
 //!   after repeated timeouts).
