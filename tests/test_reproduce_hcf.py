@@ -149,7 +149,7 @@ def test_fairq_spreads_the_long_flows_evenly(quick):
     FIFO with the same handshake (the control) and without (the paper's FIFO): far less
     variance and starvation, a higher Jain index, a full link."""
     t = {r["variant"]: r for r in quick["hcf-throughput"]["table"]}
-    assert set(t) == {"droptail", "hcf", "fairq", "droptail-handshake", "xpass"}, t
+    assert set(t) == {"droptail", "hcf", "fairq", "droptail-handshake", "xpass", "afd"}, t
     fq, ctl, dt = t["fairq"], t["droptail-handshake"], t["droptail"]
     assert fq["variance_pkts2"] < 0.4 * min(ctl["variance_pkts2"], dt["variance_pkts2"]), t
     assert fq["starved_fraction"] < 0.5 * min(ctl["starved_fraction"], dt["starved_fraction"]), t
@@ -169,6 +169,14 @@ def test_expresspass_incast_loses_nothing_within_the_buffer_and_answers_every_re
     # the same buffer overflows under FIFO + TCP at 4 servers already, so "no drops" is not void
     df = pd.read_csv(quick["hcf-incast-typical"]["_out"] / "results.csv")
     assert df[(df["qdisc"] == "droptail") & (df["servers"] == 4)]["drops"].min() > 0
+
+
+def test_afd_row_is_fairer_than_fifo(quick):
+    """Beyond the paper: AFD (docs/mechanisms/afd.md) on the 400 long flows."""
+    c = claim(quick["hcf-throughput"], "afd-fairer")
+    assert c["holds"] and c["scope"] == "beyond" and c["dcfair"]["n"] == 2, c
+    t = {r["variant"]: r for r in quick["hcf-throughput"]["table"]}
+    assert t["afd"]["starved_fraction"] < t["droptail"]["starved_fraction"], t
 
 
 def test_expresspass_long_flow_row_keeps_the_bottleneck_busy(quick):
