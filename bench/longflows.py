@@ -14,7 +14,7 @@ and measures wall clock, CPU and peak RSS of each child (``os.wait4``). Reports 
 ratio ns-2 / dcfair (wall and CPU), dcfair's events per second, and the cost per simulated
 second of each simulator, ``(t(Dmax) - t(Dmin)) / (Dmax - Dmin)``, which takes out start-up and
 network building. Writes ``bench/results/longflows.json`` and the table between the markers in
-``docs/performance.md``. Targets (issue 2): ratio >= 10 at 20 s, >= 3 at 180 s, dcfair peak
+``docs/performance.md``. Targets: ratio >= 10 at 20 s, >= 3 at 180 s, dcfair peak
 memory < 200 MB.
 """
 

@@ -1,4 +1,4 @@
-"""The `dcfair` command: arguments, exit status, messages, output files (CONTRACT.md)."""
+"""The `dcfair` command: arguments, exit status, messages, output files (docs/cli.md)."""
 
 from __future__ import annotations
 
