@@ -106,14 +106,15 @@ def run(
     return json.loads(summary)
 
 
+def queue_kind_summaries() -> List[Tuple[str, str]]:
+    """Each queue discipline with its one-line summary, in registry order, as ``dcfair kinds``
+    prints them."""
+    return list(_engine.queue_kinds())
+
+
 def queue_kinds() -> List[str]:
     """The queue disciplines (``queue.kind`` values) this engine knows, in registry order."""
-    return [name for name, _ in _engine.queue_kinds()]
-
-
-def queue_kind_summaries() -> List[Tuple[str, str]]:
-    """Each queue discipline with its one-line summary, as ``dcfair kinds`` prints them."""
-    return list(_engine.queue_kinds())
+    return [name for name, _ in queue_kind_summaries()]
 
 
 def _check_seed(seed: Optional[int]) -> None:

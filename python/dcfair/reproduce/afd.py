@@ -22,12 +22,15 @@ from typing import List
 
 from dcfair.data import PAPERS
 from dcfair.reproduce import Claim, Reading, Reproduction, Study, mean, pyplot, register, save_figure
+from dcfair.runner import Point
 
 PAPER = "AFD (Pan et al., SIGCOMM CCR 2003; text not in the repository)"
 LONG = str(PAPERS / "hcf/longflows.toml")
 QDISCS = ("droptail", "afd")
 NAMES = {"droptail": "DropTail", "afd": "AFD"}
 SETTINGS = {"long": [], "udp": [("flows.count", 20), ("udp.rate_fraction", 0.5)]}
+#: The bottleneck of ``longflows.toml`` (``topology.bottleneck_rate_mbps``), bits/s.
+BOTTLENECK_BPS = 100e6
 #: The UDP source's fair share in the ``udp`` setting: one of 21 flows.
 FAIR_UDP = 1 / 21
 QUOTE = "the design provides a reasonable degree of fairness in a wide variety of operating conditions"
@@ -42,18 +45,16 @@ READINGS = (
 )
 
 
-def plan(quick: bool):
-    from dcfair.runner import Point
-
+def plan(quick: bool) -> List[Point]:
     dur = 20.0 if quick else 60.0
     seeds = range(1, 3) if quick else range(1, 6)
     return [Point.make(LONG, [("queue.kind", q), ("sim.duration_s", dur)] + SETTINGS[s], seed, qdisc=q, setting=s)
             for s in SETTINGS for q in QDISCS for seed in seeds]
 
 
-def udp_share(st: Study, qdisc: str) -> List[float]:
-    """Per seed: the UDP source's goodput over the bottleneck rate (100 Mbit/s)."""
-    return [x / 100e6 for x in st.metric("throughput_bps_udp", qdisc=qdisc, setting="udp")]
+def udp_share(st: Study, qdisc: str, setting: str = "udp") -> List[float]:
+    """Per seed: the UDP source's goodput as a fraction of the bottleneck rate."""
+    return [x / BOTTLENECK_BPS for x in st.metric("throughput_bps_udp", qdisc=qdisc, setting=setting)]
 
 
 def analyze(st: Study) -> List[Claim]:
@@ -71,7 +72,7 @@ def analyze(st: Study) -> List[Claim]:
     save_figure(fig, st)
     st.table = [{"qdisc": q, "setting": s, "jain_index": round(mean(st.metric("jain_index", qdisc=q, setting=s)), 4),
                  "starved_fraction": round(mean(st.metric("starved_fraction", qdisc=q, setting=s)), 4),
-                 "udp_share": round(mean([x / 100e6 for x in st.metric("throughput_bps_udp", qdisc=q, setting=s)]), 4),
+                 "udp_share": round(mean(udp_share(st, q, s)), 4),
                  "utilization": round(mean(st.metric("utilization", qdisc=q, setting=s)), 4),
                  "seeds": len(st.metric("jain_index", qdisc=q, setting=s))}
                 for s in SETTINGS for q in QDISCS]
