@@ -81,11 +81,12 @@ def analyze(st: Study) -> List[Claim]:
     gain = [x - y for x, y in zip(ja, jd)]
     ud, ua = udp_share(st, "droptail"), udp_share(st, "afd")
     return [
-        Claim("long-fairer", "AFD is fairer than DropTail among the HCF paper's 400 long TCP flows", "fairer than FIFO",
+        Claim("long-fairer", "AFD is fairer than DropTail among the HCF paper's 400 long TCP flows",
+              "a reasonable degree of fairness (read: fairer than FIFO)",
               gain, bool(gain) and min(gain) > 0, "AFD's Jain index minus DropTail's, same seed: above 0 in every seed",
               "Jain index", quote=QUOTE),
         Claim("udp-held", "AFD holds an unresponsive UDP source at ten times its fair share to at most twice that share",
-              "near the fair share", ua, bool(ua) and mean(ua) <= 2 * FAIR_UDP,
+              "a reasonable degree of fairness (read: within twice the fair share)", ua, bool(ua) and mean(ua) <= 2 * FAIR_UDP,
               f"mean UDP share of the link <= {2 * FAIR_UDP:.3f} (twice 1/21)", "fraction of the link", quote=QUOTE),
         Claim("droptail-udp-unfair", "DropTail lets the UDP source keep more than three times its fair share", "-",
               ud, bool(ud) and mean(ud) > 3 * FAIR_UDP, f"mean UDP share of the link > {3 * FAIR_UDP:.3f}",
