@@ -27,6 +27,7 @@
 //!   at time 0 and roll over at the first arrival after their end.
 //! - Service is FIFO; a flow is never reordered.
 
+use super::codel::us;
 use super::droptail::DropTail;
 use super::framework::{Discipline, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::config::{ConfigError, Limit};
@@ -135,10 +136,6 @@ pub struct Afd<P = Packet> {
     age: SimDuration,
     age_end: SimTime,
     rng: Rng,
-}
-
-fn us(v: f64) -> SimDuration {
-    SimDuration((v * 1e6).round().max(1.0) as u64)
 }
 
 impl<P: QPacket> Afd<P> {

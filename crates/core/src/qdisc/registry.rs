@@ -21,6 +21,12 @@ use crate::packet::Packet;
 use crate::time::SimTime;
 use crate::xpass::XpassConfig;
 use serde::Deserialize;
+use std::borrow::Cow;
+
+/// A `[queue.<kind>]` table as written, or its defaults when absent.
+fn table<T: Clone + Default>(t: &Option<T>) -> Cow<'_, T> {
+    t.as_ref().map_or_else(|| Cow::Owned(T::default()), Cow::Borrowed)
+}
 
 /// One registered discipline, as `dcfair kinds` lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +89,7 @@ macro_rules! disciplines {
                 let limit = self.limit();
                 $(
                     if self.$field.is_some() || self.kind == QdiscKind::$kind {
-                        let cfg = self.$field.clone().unwrap_or_default();
+                        let cfg = table(&self.$field);
                         <$($ty)::+ as Discipline>::validate(&cfg, limit).map_err(|e| e.within(stringify!($field)))?;
                     }
                 )+
@@ -95,7 +101,7 @@ macro_rules! disciplines {
                 let limit = self.limit();
                 match self.kind {
                     $( QdiscKind::$kind => {
-                        let cfg = self.$field.clone().unwrap_or_default();
+                        let cfg = table(&self.$field);
                         AnyQdisc::$variant(<$($ty)::+<P> as Discipline>::build(&cfg, limit, ctx))
                     } )+
                 }
@@ -106,7 +112,7 @@ macro_rules! disciplines {
             pub fn wire<P: QPacket>(&self, ports: &mut dyn Ports<AnyQdisc<P>>) -> Result<(), ConfigError> {
                 match self.kind {
                     $( QdiscKind::$kind => {
-                        let cfg = self.$field.clone().unwrap_or_default();
+                        let cfg = table(&self.$field);
                         <$($ty)::+<P> as Discipline>::wire(&cfg, ports).map_err(|e| e.within(stringify!($field)))
                     } )+
                 }
