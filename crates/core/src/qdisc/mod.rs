@@ -17,29 +17,35 @@
 //!   discipline reads). It reads and marks them only through [`QPacket`]. Every built-in
 //!   discipline is generic over it with `Packet` as the default, so `DropTail`, `AnyQdisc` and
 //!   `Queue<AnyQdisc>` still mean the packet-holding ones (the real-packet switch, the tests).
-//! - Dispatch is static: [`AnyQdisc`] is an enum over the disciplines, generated with the rest of
-//!   `queue.kind` from one line per discipline in [`registry`] (`docs/extending.md` walks through
-//!   adding one). The [`Qdisc`] trait stays public so users can write their own and test it
-//!   with the same harness.
+//! - The registry is this file: one line per discipline in the `disciplines!` call below, and
+//!   everything `queue.kind` needs follows from it (`docs/extending.md` walks through adding
+//!   one). Adding a discipline is one file (its type, its `[queue.<kind>]` table and an
+//!   `impl Discipline`) plus one line: the variant of [`QdiscKind`], the kind's name (the file's
+//!   name, and the snake case of the variant), the variant of [`AnyQdisc`], the type, its table
+//!   and a one-line summary.
+//! - From that line come the module declaration of the discipline's file, [`QdiscKind`] (and the
+//!   names `queue.kind` accepts, in line order), the optional table `[queue.<kind>]` in
+//!   [`QueueConfig`], [`QueueConfig::validate`] (every table present, plus the defaults of the
+//!   active kind; first error in line order), [`QueueConfig::build`], [`QueueConfig::wire`], the
+//!   dispatch enum [`AnyQdisc`] and [`KINDS`], the list `dcfair kinds` prints.
+//! - Dispatch is static: [`AnyQdisc`] is an enum, one variant per line plus the port wrappers.
+//!   The [`Qdisc`] trait stays public so users can write their own and test it with the same
+//!   harness.
+//! - Port wrappers are decided per run and per port, not by `queue.kind`: [`PortWrap`] says
+//!   which wrap a port's discipline (the ExpressPass credit shaper when a run has ExpressPass
+//!   flows; a loss device on a port with a loss rate), and [`QueueConfig::build_port`] applies
+//!   them.
 //! - Layers: [`framework`] (the trait, events, accounting) knows no discipline; each discipline
-//!   imports it; [`registry`] imports the disciplines. Nothing imports upward.
+//!   imports it (and the shared storage or the CoDel law it builds on); this file imports the
+//!   disciplines. Nothing imports upward.
 //! - Configuration structs deserialize with unknown keys rejected and validate to a
 //!   [`ConfigError`] naming the key (relative to the `queue` table) and the reason.
 
-pub mod afd;
-pub mod blackout;
 mod bucket_fifos;
-pub mod codel;
-pub mod droptail;
-pub mod drr;
-pub mod fq_codel;
 pub mod framework;
-pub mod hcf;
 pub mod loss;
-pub mod pfabric;
-pub mod red;
-pub mod registry;
-pub mod sfq;
+#[cfg(test)]
+pub(crate) mod testkit;
 pub mod xpass;
 
 pub use crate::config::{ConfigError, Limit};
@@ -47,72 +53,277 @@ pub use framework::{
     Discipline, DropReason, Dropped, MarkReason, PortContext, Ports, QPacket, Qdisc, QdiscEvents, QdiscStats, Queue,
     Variant,
 };
-pub use registry::{AnyQdisc, KindInfo, PortWrap, QdiscKind, QueueConfig, KINDS};
 
-/// Test support shared by every discipline's tests: a random workload that checks the
-/// accounting identities and conservation after every call.
+use crate::packet::Packet;
+use crate::time::SimTime;
+use crate::xpass::XpassConfig;
+use serde::Deserialize;
+use std::borrow::Cow;
+
+/// A `[queue.<kind>]` table as written, or its defaults when absent.
+fn table<T: Clone + Default>(t: &Option<T>) -> Cow<'_, T> {
+    t.as_ref().map_or_else(|| Cow::Owned(T::default()), Cow::Borrowed)
+}
+
+/// One registered discipline, as `dcfair kinds` lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KindInfo {
+    /// The name `queue.kind` takes, and the name of its `[queue.<kind>]` table.
+    pub name: &'static str,
+    /// One line: what the discipline does.
+    pub summary: &'static str,
+}
+
+macro_rules! disciplines {
+    ($( $kind:ident $field:ident => $variant:ident ($($ty:ident)::+, $cfg:ty) : $summary:literal ; )+) => {
+        $( pub mod $field; )+
+
+        /// Which discipline a port runs (`queue.kind`).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+        #[serde(rename_all = "snake_case")]
+        pub enum QdiscKind {
+            #[default]
+            $( $kind, )+
+        }
+
+        impl QdiscKind {
+            /// Every kind, in registry order.
+            pub const ALL: &'static [QdiscKind] = &[$(QdiscKind::$kind),+];
+            pub fn as_str(self) -> &'static str {
+                match self { $(QdiscKind::$kind => stringify!($field)),+ }
+            }
+        }
+
+        /// Every registered discipline, in registry order.
+        pub const KINDS: &[KindInfo] = &[$(KindInfo { name: stringify!($field), summary: $summary }),+];
+
+        /// The `[queue]` table: the discipline, the shared buffer limit, and one optional
+        /// sub-table of parameters per discipline (`[queue.red]`, `[queue.hcf]`, ...). Only the
+        /// sub-table of `kind` is used (its defaults when absent), so one file can carry the
+        /// parameters of every discipline and `--set queue.kind=...` switches between them.
+        /// Every sub-table present is validated, used or not: a wrong value in a file is an
+        /// error whichever discipline runs.
+        #[derive(Clone, Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct QueueConfig {
+            #[serde(default)]
+            pub kind: QdiscKind,
+            /// Buffer limit in packets (the total over all internal queues).
+            pub limit_pkts: Option<u32>,
+            /// Buffer limit in bytes; with both set, a packet must fit both.
+            pub limit_bytes: Option<u64>,
+            $( pub $field: Option<$cfg>, )+
+        }
+
+        impl Default for QueueConfig {
+            fn default() -> Self {
+                QueueConfig { kind: QdiscKind::default(), limit_pkts: Some(100), limit_bytes: None, $($field: None),+ }
+            }
+        }
+
+        impl QueueConfig {
+            /// Checks every parameter; the error key is relative to the `queue` table.
+            pub fn validate(&self) -> Result<(), ConfigError> {
+                self.validate_limit()?;
+                let limit = self.limit();
+                $(
+                    if self.$field.is_some() || self.kind == QdiscKind::$kind {
+                        let cfg = table(&self.$field);
+                        <$($ty)::+ as Discipline>::validate(&cfg, limit).map_err(|e| e.within(stringify!($field)))?;
+                    }
+                )+
+                Ok(())
+            }
+
+            /// Builds the discipline of `kind` for one port. Call `validate` first.
+            pub fn build<P: QPacket>(&self, ctx: &PortContext) -> AnyQdisc<P> {
+                let limit = self.limit();
+                match self.kind {
+                    $( QdiscKind::$kind => {
+                        let cfg = table(&self.$field);
+                        AnyQdisc::$variant(<$($ty)::+<P> as Discipline>::build(&cfg, limit, ctx))
+                    } )+
+                }
+            }
+
+            /// After the whole network is built: lets the active discipline resolve what its
+            /// table names in it (see [`Discipline::wire`]). Error keys are relative to `queue`.
+            pub fn wire<P: QPacket>(&self, ports: &mut dyn Ports<AnyQdisc<P>>) -> Result<(), ConfigError> {
+                match self.kind {
+                    $( QdiscKind::$kind => {
+                        let cfg = table(&self.$field);
+                        <$($ty)::+<P> as Discipline>::wire(&cfg, ports).map_err(|e| e.within(stringify!($field)))
+                    } )+
+                }
+            }
+        }
+
+        /// Static dispatch over every registered discipline and the port wrappers. One per
+        /// port, so its size (that of the largest discipline) does not matter; boxing would add
+        /// an indirection per packet.
+        #[derive(Debug)]
+        #[allow(clippy::large_enum_variant)]
+        pub enum AnyQdisc<P = Packet> {
+            $( $variant($($ty)::+<P>), )+
+            /// The ExpressPass credit shaper around another discipline (see [`PortWrap`]).
+            Xpass(Box<xpass::CreditShaper<P, AnyQdisc<P>>>),
+            /// A loss device in front of the port's discipline (see [`PortWrap`]).
+            Lossy(Box<loss::LossyPort<P, AnyQdisc<P>>>),
+        }
+
+        $(
+            impl<P> Variant<AnyQdisc<P>> for $($ty)::+<P> {
+                #[inline]
+                fn of_mut(q: &mut AnyQdisc<P>) -> Option<&mut Self> {
+                    match q {
+                        AnyQdisc::$variant(d) => Some(d),
+                        _ => None,
+                    }
+                }
+            }
+        )+
+
+        macro_rules! dispatch {
+            ($self:ident, $q:ident => $e:expr) => {
+                match $self {
+                    $( AnyQdisc::$variant($q) => $e, )+
+                    AnyQdisc::Xpass($q) => $e,
+                    AnyQdisc::Lossy($q) => $e,
+                }
+            };
+        }
+    };
+}
+
+disciplines! {
+    Droptail droptail => DropTail(droptail::DropTail, droptail::DropTailConfig):
+        "FIFO tail drop; with a marking threshold, the switch side of DCTCP";
+    Red red => Red(red::Red, red::RedConfig):
+        "Random Early Detection: early drop or ECN mark on the average queue (Floyd and Jacobson)";
+    Sfq sfq => Sfq(sfq::Sfq, sfq::SfqConfig):
+        "Stochastic Fair Queueing: hashed per-flow FIFOs served round robin";
+    Drr drr => Drr(drr::Drr, drr::DrrConfig):
+        "Deficit Round Robin over hashed flow queues, drop from the longest";
+    Hcf hcf => Hcf(hcf::Hcf, hcf::HcfConfig):
+        "Hashed Credits Fair: credit bins, high and low priority queues (the HCF paper)";
+    Blackout blackout => Blackout(blackout::Blackout, blackout::BlackoutConfig):
+        "the TCP Outcast paper's port-blackout model: ON periods drop one input's packets";
+    Pfabric pfabric => Pfabric(pfabric::PFabric, pfabric::PfabricConfig):
+        "pFabric's priority buffer: serve the smallest remaining size, evict the largest";
+    Codel codel => Codel(codel::Codel, codel::CodelConfig):
+        "CoDel over one FIFO: drop or mark on sojourn time (RFC 8289)";
+    FqCodel fq_codel => FqCodel(fq_codel::FqCodel, fq_codel::FqCodelConfig):
+        "FQ-CoDel: per-flow queues, DRR with new-flow priority, CoDel per queue (RFC 8290)";
+    Afd afd => Afd(afd::Afd, afd::AfdConfig):
+        "Approximate Fair Dropping: one FIFO, early drops above a fair share estimated from a shadow buffer";
+}
+
+impl QueueConfig {
+    pub fn limit(&self) -> Limit {
+        Limit {
+            pkts: self.limit_pkts,
+            bytes: self.limit_bytes,
+        }
+    }
+
+    fn validate_limit(&self) -> Result<(), ConfigError> {
+        if self.limit_pkts.is_none() && self.limit_bytes.is_none() {
+            return Err(ConfigError::new(
+                "limit_pkts",
+                "set limit_pkts or limit_bytes",
+            ));
+        }
+        if self.limit_pkts == Some(0) {
+            return Err(ConfigError::new("limit_pkts", "must be at least 1 packet"));
+        }
+        if self.limit_bytes == Some(0) {
+            return Err(ConfigError::new("limit_bytes", "must be at least 1 byte"));
+        }
+        Ok(())
+    }
+
+    /// The discipline of a switch port with the run's wrappers around it.
+    pub fn build_port<P: QPacket>(&self, ctx: &PortContext, wrap: &PortWrap) -> AnyQdisc<P> {
+        let mut q = self.build(ctx);
+        if let Some(x) = &wrap.xpass {
+            q = AnyQdisc::Xpass(Box::new(xpass::CreditShaper::new(x, q, ctx)));
+        }
+        if wrap.loss_rate > 0.0 {
+            q = AnyQdisc::Lossy(Box::new(loss::LossyPort::new(wrap.loss_rate, q, ctx)));
+        }
+        q
+    }
+}
+
+/// What wraps every switch port's discipline in one run.
+#[derive(Clone, Debug, Default)]
+pub struct PortWrap {
+    /// The ExpressPass credit shaper (rate-limits credits beside the data discipline), when the
+    /// run has ExpressPass flows.
+    pub xpass: Option<XpassConfig>,
+    /// The port's random loss (a loss device at its entry, `loss.rs`); 0: none.
+    pub loss_rate: f64,
+}
+
+impl<P: QPacket> Qdisc for AnyQdisc<P> {
+    type Pkt = P;
+    #[inline(always)]
+    fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
+        dispatch!(self, q => q.enqueue(pkt, now, ev))
+    }
+    #[inline]
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<P>) -> Option<P> {
+        dispatch!(self, q => q.dequeue(now, ev))
+    }
+    #[inline]
+    fn len_pkts(&self) -> usize {
+        dispatch!(self, q => q.len_pkts())
+    }
+    #[inline]
+    fn len_bytes(&self) -> u64 {
+        dispatch!(self, q => q.len_bytes())
+    }
+    fn name(&self) -> &'static str {
+        dispatch!(self, q => q.name())
+    }
+    #[inline]
+    fn ready_at(&self) -> Option<SimTime> {
+        dispatch!(self, q => q.ready_at())
+    }
+}
+
 #[cfg(test)]
-pub(crate) mod testkit {
+mod tests {
     use super::*;
-    use crate::packet::{Packet, Proto};
-    use crate::rng::Streams;
-    use crate::time::{BitsPerSec, SimTime};
+    use crate::qdisc::testkit::ctx;
+    use serde::de::{value::Error as DeError, IntoDeserializer};
 
-    /// A packet of flow `flow` with per-flow sequence number `seq` and `size` bytes.
-    pub fn pkt(flow: u32, seq: u64, size: u32) -> Packet {
-        Packet {
-            uid: flow as u64 * 1_000_000_000 + seq,
-            flow,
-            src: flow,
-            dst: 1_000_000,
-            sport: (flow % 60_000) as u16,
-            dport: 80,
-            proto: Proto::Tcp,
-            size,
-            payload: size.saturating_sub(40),
-            seq,
-            ..Default::default()
+    #[test]
+    fn each_kind_is_named_by_its_table_and_builds_its_own_discipline() {
+        assert_eq!(QdiscKind::ALL.len(), KINDS.len());
+        for (&kind, info) in QdiscKind::ALL.iter().zip(KINDS) {
+            assert_eq!(kind.as_str(), info.name);
+            let parsed = QdiscKind::deserialize(info.name.into_deserializer());
+            assert_eq!(parsed, Ok::<_, DeError>(kind));
+            let cfg = QueueConfig { kind, ..QueueConfig::default() };
+            if kind == QdiscKind::Blackout {
+                continue; // needs drop_pkts (its validation says so)
+            }
+            cfg.validate().unwrap();
+            let q: AnyQdisc = cfg.build(&ctx(1));
+            assert_eq!(q.name(), info.name);
+            assert!(!info.summary.is_empty());
         }
     }
 
-    pub fn ctx(seed: u64) -> PortContext {
-        PortContext { rate: BitsPerSec(100_000_000), mtu: 1500, port_index: 0, streams: Streams::new(seed) }
-    }
-
-    /// Drives `q` with `ops` (true = arrival of a packet of flow `flows[i]`, false = departure)
-    /// and checks, after every call, both identities, conservation of every packet, and that
-    /// stored packets match `len_pkts` / `len_bytes`. Returns the departed packets in order.
-    pub fn check_accounting<Q: Qdisc<Pkt = Packet>>(q: Q, arrivals: &[(bool, u32, u32)]) -> Vec<Packet> {
-        let mut queue = Queue::new(q);
-        let mut seqs = std::collections::HashMap::<u32, u64>::new();
-        let mut now = SimTime::ZERO;
-        let mut out = Vec::new();
-        let mut dropped = 0u64;
-        let mut in_bytes = 0u64;
-        let mut out_bytes = 0u64;
-        let mut drop_bytes = 0u64;
-        for &(arrive, flow, size) in arrivals {
-            now += crate::time::SimDuration::from_us(1);
-            if arrive {
-                let s = seqs.entry(flow).or_insert(0);
-                *s += 1;
-                in_bytes += size as u64;
-                queue.enqueue(pkt(flow, *s, size), now);
-            } else if let Some(p) = queue.dequeue(now) {
-                out_bytes += p.size as u64;
-                out.push(p);
-            }
-            for d in queue.ev.dropped.drain(..) {
-                dropped += 1;
-                drop_bytes += d.pkt.size as u64;
-            }
-            let st = &queue.stats;
-            assert_eq!(st.received_pkts, st.enqueued_pkts + st.dropped_before_pkts());
-            assert_eq!(st.queued_pkts(), queue.qdisc.len_pkts() as u64);
-            assert_eq!(st.queued_bytes(), queue.qdisc.len_bytes());
-            assert_eq!(st.received_pkts, out.len() as u64 + dropped + queue.qdisc.len_pkts() as u64);
-            assert_eq!(in_bytes, out_bytes + drop_bytes + queue.qdisc.len_bytes());
-        }
-        out
+    #[test]
+    fn wrappers_go_around_the_kind() {
+        let cfg = QueueConfig::default();
+        let wrapped: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap { xpass: Some(XpassConfig::default()), loss_rate: 0.0 });
+        assert_eq!(wrapped.name(), "xpass");
+        let lossy: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap { xpass: None, loss_rate: 0.5 });
+        assert!(matches!(lossy, AnyQdisc::Lossy(_)));
+        let bare: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap::default());
+        assert_eq!(bare.name(), "droptail");
     }
 }

@@ -23,7 +23,7 @@
 //! The builder only: the configuration ([`CustomConfig`]: keys, checks, host names) is the config
 //! layer's (`scenario/topology.rs`).
 
-use super::{link, switch_to_host_ports, Kit};
+use super::kit::{link, switch_to_host_ports, Kit};
 use crate::net::{Network, NodeKind};
 use crate::scenario::topology::CustomConfig;
 use std::collections::HashMap;

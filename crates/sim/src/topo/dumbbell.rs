@@ -11,7 +11,7 @@
 //! The builder only: the configuration ([`DumbbellConfig`]: keys, checks, host names) is the config
 //! layer's (`scenario/topology.rs`).
 
-use super::{link, Kit, QueueKind};
+use super::kit::{link, Kit, QueueKind};
 use crate::net::{Network, NodeKind};
 use crate::scenario::topology::{DumbbellConfig, UDP_HOST};
 

@@ -13,7 +13,7 @@
 //! The builder only: the configuration ([`FatTreeConfig`]: keys, checks, host names) is the config
 //! layer's (`scenario/topology.rs`).
 
-use super::{link, switch_to_host_ports, Kit};
+use super::kit::{link, switch_to_host_ports, Kit};
 use crate::net::{Network, NodeKind};
 use crate::scenario::topology::FatTreeConfig;
 

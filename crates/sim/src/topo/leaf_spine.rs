@@ -12,7 +12,7 @@
 //! The builder only: the configuration ([`LeafSpineConfig`]: keys, checks, host names) is the
 //! config layer's (`scenario/topology.rs`).
 
-use super::{link, switch_to_host_ports, Kit};
+use super::kit::{link, switch_to_host_ports, Kit};
 use crate::net::{Network, NodeKind};
 use crate::scenario::topology::LeafSpineConfig;
 

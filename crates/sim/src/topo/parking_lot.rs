@@ -9,7 +9,7 @@
 //! The builder only: the configuration ([`ParkingLotConfig`]: keys, checks, host names) is the
 //! config layer's (`scenario/topology.rs`).
 
-use super::{link, Kit};
+use super::kit::{link, Kit};
 use crate::net::{Network, NodeKind};
 use crate::scenario::topology::ParkingLotConfig;
 
