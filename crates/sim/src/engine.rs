@@ -30,9 +30,12 @@
 //!   and its discipline's state).
 //!   A hint only (`dcfair_core::hint`): nothing depends on it, and the peek behind it
 //!   (`EventQueue::peek_hint`) changes no state.
-//! - A port with a probe (`probe.rs`: drop runs, `[measure.trace]`) hands its queue calls to
-//!   the probe, which makes the very same call and records what happened; any other port
-//!   pays one comparison per packet for the feature.
+//! - Every packet meets what a port runs in one pipeline: `port_in` (FairQ's rewrite at a
+//!   switch, then the discipline's enqueue, made by the port's probe when it has one) and
+//!   `port_out` (the discipline's dequeue, then the probe's record); each ends by freeing the
+//!   packets the discipline dropped. A probe (`probe.rs`: drop runs, `[measure.trace]`) makes the
+//!   very same call and records what happened; any other port pays one comparison per packet for
+//!   the feature.
 //! - The engine owns the dispatch of every event: the observers and mechanisms it carries (the
 //!   probes, the time series sampler, FairQ) are plain state with functions the engine calls,
 //!   and none of them imports the engine.
@@ -47,13 +50,14 @@ use crate::fairq::FairqNet;
 use crate::metrics::FlowObs;
 use crate::net::{Network, NO_PROBE};
 use crate::pktref::{PktRef, Slab};
+use crate::poisson::Plan;
 use crate::probe::Probe;
 use crate::routing::Routes;
 use crate::series::Series;
 use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
 use std::ops::ControlFlow;
 use dcfair_core::hint::prefetch;
-use dcfair_core::packet::{Packet, Proto, NO_VIA};
+use dcfair_core::packet::{Packet, Proto};
 use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
 use rand::Rng as _;
@@ -70,6 +74,9 @@ pub struct Progress {
     pub events: u64,
     pub wall_time_s: f64,
 }
+
+/// The `from` of a packet a host's transport emits: it crosses no switch.
+const FROM_HOST: u32 = u32::MAX;
 
 /// `Sim::via` of a flow whose every packet climbs to a core drawn for it alone
 /// (`routing.core = "random_packet"`).
@@ -108,6 +115,8 @@ pub struct Sim {
     /// `group_names`: the groups of `flows.csv`.
     pub flow_group: Vec<u16>,
     pub group_names: Vec<String>,
+    /// The rates and window the `[poisson]` flows were drawn from, for the Poisson metrics.
+    pub poisson_plan: Option<Plan>,
     slab: Slab,
     scratch: Vec<Packet>,
     next_uid: u64,
@@ -123,6 +132,33 @@ pub struct Sim {
     /// Event log (feature `trace`); see [`trace`].
     #[cfg(feature = "trace")]
     pub trace: String,
+}
+
+/// Everything a [`Sim`] is made of, as the builder (`assemble.rs`) decides it; [`Sim::new`]
+/// adds the clock, the packet slab and the per-flow observations.
+pub struct Parts {
+    pub net: Network,
+    pub routes: Routes,
+    /// The stream of `spray` routing's per-packet choices.
+    pub route_rng: Rng,
+    pub tcp: Vec<TcpFlow>,
+    pub udp: Vec<UdpSource>,
+    pub incast: Option<Incast>,
+    /// The waypoint of every flow, by flow id (see [`Sim::via`]).
+    pub via: Vec<u32>,
+    pub packet_cores: Vec<u32>,
+    pub core_rng: Option<Rng>,
+    pub window_start: SimTime,
+    pub end: SimTime,
+    pub measured_rate_bps: f64,
+    pub probes: Vec<Probe>,
+    pub flow_group: Vec<u16>,
+    pub group_names: Vec<String>,
+    pub fairq: Option<FairqNet>,
+    pub series: Option<Series>,
+    pub poisson_plan: Option<Plan>,
+    pub timer_coin: Option<Rng>,
+    pub float_clock: bool,
 }
 
 /// The `trace` feature's line formats. Times are seconds with 9 decimals (ns resolution);
@@ -165,19 +201,17 @@ pub mod trace {
 }
 
 impl Sim {
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        net: Network,
-        routes: Routes,
-        route_rng: Rng,
-        tcp: Vec<TcpFlow>,
-        udp: Vec<UdpSource>,
-        incast: Option<Incast>,
-        window_start: SimTime,
-        end: SimTime,
-    ) -> Sim {
+    /// The world of `parts`, with its first events scheduled: FairQ's first sample and tick,
+    /// every source's start, the window opening, the incast's first request, then the time
+    /// series' first tick (events of one instant run in this order).
+    pub fn new(parts: Parts) -> Sim {
+        let Parts {
+            net, routes, route_rng, tcp, udp, incast, via, packet_cores, core_rng, window_start, end, measured_rate_bps,
+            probes, flow_group, group_names, fairq, series, poisson_plan, timer_coin, float_clock,
+        } = parts;
         let n = tcp.len() + udp.len();
-        Sim {
+        debug_assert_eq!(via.len(), n);
+        let mut sim = Sim {
             q: EventQueue::new(),
             net,
             routes,
@@ -185,28 +219,37 @@ impl Sim {
             tcp,
             udp,
             incast,
-            via: vec![NO_VIA; n],
-            packet_cores: Vec::new(),
-            core_rng: None,
+            via,
+            packet_cores,
+            core_rng,
             obs: vec![FlowObs::default(); n],
             window_start,
             drops_at_window: Vec::new(),
             end,
-            measured_rate_bps: 0.0,
+            measured_rate_bps,
             series: None,
-            probes: Vec::new(),
-            flow_group: Vec::new(),
-            group_names: Vec::new(),
+            probes,
+            flow_group,
+            group_names,
+            poisson_plan,
             slab: Slab::default(),
             scratch: Vec::with_capacity(64),
             next_uid: 1,
-            timer_coin: None,
-            float_clock: false,
+            timer_coin,
+            float_clock,
             fairq: None,
             fnow: 0.0,
             #[cfg(feature = "trace")]
             trace: String::new(),
+        };
+        if let Some(fq) = fairq {
+            sim.attach_fairq(fq);
         }
+        sim.schedule_starts();
+        if let Some(series) = series {
+            sim.attach_series(series);
+        }
+        sim
     }
 
     /// Packets in the slab: emitted and neither delivered nor dropped yet.
@@ -216,7 +259,7 @@ impl Sim {
     }
 
     /// Schedules the starts of every source and the window opening.
-    pub fn schedule_starts(&mut self) {
+    fn schedule_starts(&mut self) {
         for i in 0..self.tcp.len() {
             // a server that answers each request on a new connection opens it at the request
             if self.incast.as_ref().is_some_and(|ic| ic.per_request.is_some() && ic.server_of(i as u32).is_some()) {
@@ -363,13 +406,44 @@ impl Sim {
                 p.via = self.packet_cores[rng.gen_range(0..self.packet_cores.len())];
             }
             let r = self.slab.insert(p);
-            self.offer(nic, r, now);
+            self.offer(nic, r, FROM_HOST, now);
         }
     }
 
-    /// Offers a packet to a port's discipline and starts serialization if the port is idle.
+    /// Offers a packet that came in through port `from` (global id, or [`FROM_HOST`]) to port
+    /// `pid`: it goes through the port's pipeline ([`Sim::port_in`]), then serialization starts
+    /// if the port is idle.
     #[inline]
-    fn offer(&mut self, pid: u32, pkt: PktRef, now: SimTime) {
+    fn offer(&mut self, pid: u32, pkt: PktRef, from: u32, now: SimTime) {
+        self.port_in(pid, pkt, from, now);
+        let port = &mut self.net.ports[pid as usize];
+        if port.txdone_pending {
+            return;
+        }
+        if now >= port.busy_until {
+            self.start_tx(pid, now);
+        } else if !port.queue.is_empty() {
+            port.txdone_pending = true;
+            let (at, f) = (port.busy_until, port.busy_until_f);
+            self.at(at, f, Event::TxDone { port: pid });
+        }
+    }
+
+    /// The way in of a port's pipeline, the one place where a packet meets what a port runs,
+    /// in this order:
+    /// 1. FairQ, when the run has it and the packet crosses a switch (`from` is a port): the
+    ///    switch may rewrite the window of an ACK, in the packet's slab slot (no field of the
+    ///    [`PktRef`] changes);
+    /// 2. the port's probe, which makes the discipline's call itself and records what
+    ///    happened, or else the discipline's `enqueue`;
+    /// 3. every packet the discipline dropped leaves the slab (its stats have counted it).
+    #[inline]
+    fn port_in(&mut self, pid: u32, pkt: PktRef, from: u32, now: SimTime) {
+        if from != FROM_HOST {
+            if let Some(fq) = self.fairq.as_deref_mut() {
+                fq.on_switch(now, from, pid, &mut self.slab.items[pkt.handle as usize].pkt);
+            }
+        }
         let port = &mut self.net.ports[pid as usize];
         #[cfg(feature = "trace")]
         let (tflow, tseq, tsize) = {
@@ -394,29 +468,27 @@ impl Sim {
                 let _ = writeln!(self.trace, "+ {} {pid} {tflow} {tseq} {tsize}", trace::t(now));
             }
         }
-        // Dropped packets leave the slab here; the queue's stats have counted them.
         self.slab.free_dropped(&mut port.queue.ev);
-        if port.txdone_pending {
-            return;
-        }
-        if now >= port.busy_until {
-            self.start_tx(pid, now);
-        } else if !port.queue.is_empty() {
-            port.txdone_pending = true;
-            let (at, f) = (port.busy_until, port.busy_until_f);
-            self.at(at, f, Event::TxDone { port: pid });
-        }
     }
 
-    /// Takes the next packet from the port's discipline and puts it on the wire.
+    /// The way out of a port's pipeline: the discipline's `dequeue`, then the port's probe
+    /// records it, then every packet the discipline dropped on the way leaves the slab.
     #[inline]
-    fn start_tx(&mut self, pid: u32, now: SimTime) {
+    fn port_out(&mut self, pid: u32, now: SimTime) -> Option<PktRef> {
         let port = &mut self.net.ports[pid as usize];
         let next = port.queue.dequeue(now);
         if port.probe != NO_PROBE {
             self.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.flow_group, &self.slab);
         }
         self.slab.free_dropped(&mut port.queue.ev);
+        next
+    }
+
+    /// Takes the next packet out of the port's pipeline and puts it on the wire.
+    #[inline]
+    fn start_tx(&mut self, pid: u32, now: SimTime) {
+        let next = self.port_out(pid, now);
+        let port = &mut self.net.ports[pid as usize];
         let Some(pkt) = next else {
             // A shaper (ExpressPass credits) may hold packets back: try again when it says.
             if !port.queue.is_empty() {
@@ -477,11 +549,9 @@ impl Sim {
                 self.slab.free(h);
                 return;
             };
-            if let Some(fq) = self.fairq.as_deref_mut() {
-                fq.on_switch(now, self.net.nodes[node as usize].ports[port as usize], out, pkt);
-            }
             let r = PktRef::of(h, pkt);
-            self.offer(out, r, now);
+            let from = self.net.nodes[node as usize].ports[port as usize];
+            self.offer(out, r, from, now);
         } else {
             self.deliver(now, node, h);
         }
@@ -663,7 +733,7 @@ impl Sim {
     }
 
     /// Attaches a time series sampler (`series.rs`) and schedules its first tick.
-    pub fn attach_series(&mut self, series: Series) {
+    fn attach_series(&mut self, series: Series) {
         let at = series.next_time();
         self.series = Some(series);
         self.q.schedule(at, Event::SeriesTick);
@@ -680,7 +750,7 @@ impl Sim {
     }
 
     /// Attaches FairQ (`fairq.rs`) and schedules its first sample and controller tick.
-    pub fn attach_fairq(&mut self, fq: FairqNet) {
+    fn attach_fairq(&mut self, fq: FairqNet) {
         let now = self.q.now();
         let (sample_dt, tick_dt) = (fq.sample_interval(), fq.tick_interval());
         self.fairq = Some(Box::new(fq));

@@ -13,6 +13,7 @@
 //!   defines the [`Allocator`]; no module of the crate imports it. The config layer
 //!   (`scenario/`) imports nothing of the runtime (its rules say more).
 
+pub mod assemble;
 pub mod calendar;
 pub mod columns;
 pub mod engine;
@@ -25,6 +26,7 @@ pub mod net;
 pub mod poisson;
 pub mod pktref;
 pub mod probe;
+pub mod render;
 pub mod results;
 pub mod routing;
 pub mod run;

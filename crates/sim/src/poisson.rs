@@ -104,11 +104,11 @@ struct Arrival {
     size: u64,
 }
 
-/// The Poisson flows of `[poisson]` (none without it), with ids from `first`; the CDF flows in
-/// group `group`, the one-packet flows in `group + 1`. Ordered (and numbered) by start time.
-pub fn flows(sc: &Scenario, streams: Streams, built: &Built, first: u32, group: u16) -> Result<Vec<TcpFlow>, Error> {
-    let Some(p) = &sc.poisson else { return Ok(Vec::new()) };
-    let plan = plan(sc, p, &built.net);
+/// The Poisson flows of `[poisson]`, drawn by `plan` (its [`plan`]), with ids from `first`; the
+/// CDF flows in group `group`, the one-packet flows in `group + 1`. Ordered (and numbered) by
+/// start time.
+pub fn flows(sc: &Scenario, streams: Streams, built: &Built, plan: &Plan, first: u32, group: u16) -> Result<Vec<TcpFlow>, Error> {
+    let p = sc.poisson.as_ref().expect("a plan comes from [poisson]");
     let cdf = p.cdf.as_ref().expect("PoissonConfig::prepare read the CDF");
     let (src_names, dst_names) = p.ends(&sc.topology);
     let id = |n: &String| built.host(n).expect("validated host");
@@ -333,7 +333,7 @@ mod tests {
         let streams = Streams::new(seed);
         let built = crate::topo::build(sc, streams).unwrap();
         let plan = plan(sc, sc.poisson.as_ref().unwrap(), &built.net);
-        (flows(sc, streams, &built, 7, 3).unwrap(), plan)
+        (flows(sc, streams, &built, &plan, 7, 3).unwrap(), plan)
     }
 
     fn key_of(r: Result<Scenario, Error>) -> String {
@@ -505,7 +505,8 @@ mod tests {
         let sc = scenario(&[("poisson.one_packet_fraction", "0.9"), ("poisson.load", "1")]).unwrap();
         let streams = Streams::new(1);
         let built = crate::topo::build(&sc, streams).unwrap();
-        match flows(&sc, streams, &built, 0, 0) {
+        let plan = plan(&sc, sc.poisson.as_ref().unwrap(), &built.net);
+        match flows(&sc, streams, &built, &plan, 0, 0) {
             Err(Error::Invalid { key, reason }) => assert!(key == "poisson.load" && reason.contains("max_flows"), "{reason}"),
             other => panic!("{:?}", other.map(|v| v.len())),
         }

@@ -6,7 +6,7 @@
 //! - Output files are written to temporary names and renamed into place, so a failure never
 //!   leaves a half-written or mixed set of results; an optional file left from an earlier run is
 //!   removed when this run has none.
-//! - Imports nothing of this crate but the tables (`columns.rs`) and the error type; `run.rs`
+//! - Imports nothing of this crate but the tables (`columns.rs`) and the error type; `render/`
 //!   fills a [`Results`], the crate root hands it on.
 
 use crate::columns::Table;

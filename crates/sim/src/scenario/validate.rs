@@ -7,7 +7,7 @@
 //!   of the errors a scenario with several faults gets, and is kept.
 //! - Checks that need the built network (a port name that exists only once the topology is
 //!   built, hosts that cannot reach each other, a FairQ switch name) are not here: the build
-//!   step makes them (`run.rs`, `topo/`, `probe.rs`, `fairq.rs`). A check that the build step
+//!   step makes them (`assemble.rs`, `topo/`, `probe.rs`, `fairq.rs`). A check that the build step
 //!   repeats with what it learned ([`check_series_rows`] with the real number of measured
 //!   ports) is defined here and called from there.
 //! - Imports nothing of this crate but the config layer.

@@ -1,0 +1,167 @@
+//! The builder: a scenario and a seed in, a complete [`Sim`] out, ready to run.
+//!
+//! Rules:
+//! - [`build`] is the only place a simulation is put together, in this order: the topology
+//!   (`topo/`) and the discipline's post-build wiring; the workloads (flow groups, incast,
+//!   Poisson, UDP), which number the flows; the routes, with every flow's ends checked for a
+//!   path and the tables for loops; the waypoints; the flow groups; the probes, FairQ and the
+//!   time series. [`Sim::new`] then takes every part at once and schedules the first events.
+//! - Everything random comes from the run's seed through named streams (`routing.hash`,
+//!   `routing.spray`, `routing.core`, `routing.core_packet`, `engine.timer_ties`, and those of
+//!   the topology and workloads). Building twice from one seed gives the same `Sim`.
+//! - A scenario the config layer accepted can still be refused here, as invalid input naming
+//!   its key, for what only the built network shows: hosts that cannot reach each other, a
+//!   waypoint that is not a switch or not on a path, equal-length routing without a core tier,
+//!   an unknown port of `[measure]` or `[ports]`.
+
+use crate::engine::{Parts, Sim, VIA_PER_PACKET};
+use crate::error::Error;
+use crate::fairq::FairqNet;
+use crate::net::NodeKind;
+use crate::routing::Routes;
+use crate::scenario::{CoreChoice, HashSeed, Scenario, TieBreak};
+use crate::series::Series;
+use crate::topo::Built;
+use crate::workload::{TcpFlow, UdpSource};
+use crate::{poisson, probe, topo, workload};
+use dcfair_core::packet::NO_VIA;
+use dcfair_core::rng::Streams;
+use dcfair_core::time::SimTime;
+use rand::Rng as _;
+
+/// The network, the workloads and the first events of `sc` run with `seed`, ready to run.
+pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
+    let streams = Streams::new(seed);
+
+    let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
+    sc.queue.wire(&mut built.net).map_err(|e| Error::invalid(format!("queue.{}", e.key), e.reason))?;
+    let mut tcp = workload::tcp_flows(sc, streams, &built);
+    let (servers, incast) = workload::incast(sc, streams, tcp.len() as u32, sc.flow_groups().len() as u16, &built);
+    tcp.extend(servers);
+    let poisson_plan = sc.poisson.as_ref().map(|p| poisson::plan(sc, p, &built.net));
+    if let Some(plan) = &poisson_plan {
+        tcp.extend(poisson::flows(sc, streams, &built, plan, tcp.len() as u32, poisson_group(sc))?);
+    }
+    let udp_flow = tcp.len() as u32;
+    // UDP's rate is a fraction of the first measured port's rate (the dumbbell: one bottleneck).
+    let first_measured = built.net.ports.iter().find(|p| p.measured).map_or(built.measured_rate, |p| p.rate);
+    let udp: Vec<_> = workload::udp_source(sc, streams, udp_flow, &built, first_measured).into_iter().collect();
+
+    let hash_seed = match sc.routing.hash_seed {
+        HashSeed::Fixed(s) => s,
+        HashSeed::Run => streams.stream("routing.hash", 0).gen::<u64>() & HashSeed::MAX,
+    };
+    let routes = Routes::build(&built.net, sc.routing.mode).with_hash_seed(hash_seed);
+    let pairs = tcp.iter().flat_map(|f| [(f.ids.src, f.ids.dst), (f.ids.dst, f.ids.src)]).chain(udp.iter().map(|u| (u.src, u.dst)));
+    let name = |x: u32| &built.net.nodes[x as usize].name;
+    if let Some((a, b)) = routes.first_unreachable(&built.net, pairs) {
+        return Err(Error::invalid("topology", format!("host {} cannot reach host {}: the topology is not connected", name(a), name(b))));
+    }
+    if let Some((sw, dst)) = routes.first_loop(&built.net) {
+        return Err(Error::invalid("routing", format!("the routes towards {} loop through switch {}", name(dst), name(sw))));
+    }
+    let via = waypoints(sc, streams, &built, &routes, &tcp, &udp)?;
+    let (packet_cores, core_rng) = if sc.routing.equal_length && sc.routing.core == CoreChoice::RandomPacket {
+        (built.cores.clone(), Some(streams.stream("routing.core_packet", 0)))
+    } else {
+        (Vec::new(), None)
+    };
+
+    let mut group_names: Vec<String> = group_names(sc).into_iter().map(String::from).collect();
+    let mut flow_group: Vec<u16> = tcp.iter().map(|f| f.group).collect();
+    if !udp.is_empty() {
+        flow_group.extend(std::iter::repeat_n(group_names.len() as u16, udp.len()));
+        group_names.push("udp".into());
+    }
+    let mut net = built.net;
+    let probes = probe::attach(sc, &mut net, flow_group.len(), group_names.len())?;
+    let fairq = FairqNet::new(sc, &net)?;
+    let series = Series::new(sc, &net, &group_names, &flow_group)?;
+    let (timer_coin, float_clock) = match sc.sim.tie_break {
+        TieBreak::Fifo => (None, false),
+        TieBreak::RandomTimers => (Some(streams.stream("engine.timer_ties", 0)), false),
+        TieBreak::FloatClock => (None, true),
+    };
+    Ok(Sim::new(Parts {
+        net,
+        routes,
+        route_rng: streams.stream("routing.spray", 0),
+        tcp,
+        udp,
+        incast,
+        via,
+        packet_cores,
+        core_rng,
+        window_start: SimTime::from_secs_f64(sc.window_start_s()),
+        end: SimTime::from_secs_f64(sc.sim.duration_s),
+        measured_rate_bps: built.measured_rate.as_f64(),
+        probes,
+        flow_group,
+        group_names,
+        fairq,
+        series,
+        poisson_plan,
+        timer_coin,
+        float_clock,
+    }))
+}
+
+/// The waypoint each flow's packets (both directions) pass through, by flow id: the group's
+/// `via` switch if it names one, else with equal-length routing the core the flow climbs to,
+/// else none.
+fn waypoints(sc: &Scenario, streams: Streams, built: &Built, routes: &Routes, tcp: &[TcpFlow], udp: &[UdpSource]) -> Result<Vec<u32>, Error> {
+    let n = tcp.len() + udp.len();
+    let mut via = vec![NO_VIA; n];
+    if sc.routing.equal_length {
+        if built.cores.is_empty() {
+            return Err(Error::invalid("routing.equal_length", "this topology has no core tier to climb to (use fat_tree or leaf_spine)"));
+        }
+        let host_no = |h: u32| built.net.nodes[..h as usize].iter().filter(|x| x.kind == NodeKind::Host).count() as u64;
+        let ends = tcp.iter().map(|f| (f.ids.flow, f.ids.dst)).chain(udp.iter().map(|u| (u.flow, u.dst)));
+        let cores = built.cores.len() as u64;
+        for (flow, dst) in ends {
+            via[flow as usize] = match sc.routing.core {
+                CoreChoice::Random => built.cores[streams.stream("routing.core", flow as u64).gen_range(0..cores) as usize],
+                CoreChoice::DstBits => built.cores[(host_no(dst) % cores) as usize],
+                CoreChoice::RandomPacket => VIA_PER_PACKET,
+            };
+        }
+    }
+    let groups = sc.flow_groups();
+    for f in tcp {
+        let Some((gname, g)) = groups.get(f.group as usize) else { continue };
+        let Some(name) = &g.via else { continue };
+        let key = if *gname == "flows" { "flows.via".to_string() } else { format!("groups.{gname}.via") };
+        let node = built.net.nodes.iter().position(|x| &x.name == name);
+        let sw = match node {
+            Some(i) if built.net.nodes[i].kind == NodeKind::Switch => i as u32,
+            Some(_) => return Err(Error::invalid(&key, format!("{name} is a host; a waypoint must be a switch"))),
+            None => return Err(Error::invalid(&key, format!("no switch named {name}"))),
+        };
+        let nm = |x: u32| built.net.nodes[x as usize].name.clone();
+        for (a, b) in [(f.ids.src, f.ids.dst), (f.ids.dst, f.ids.src)] {
+            if !routes.reachable(&built.net, a, sw) || routes.choices(sw, b).is_empty() {
+                return Err(Error::invalid(&key, format!("no path from {} through {name} to {}", nm(a), nm(b))));
+            }
+        }
+        via[f.ids.flow as usize] = sw;
+    }
+    Ok(via)
+}
+
+/// Names of the flow groups by index: `Scenario::flow_groups()`, then `incast` if any, then
+/// the `[poisson]` groups.
+pub(crate) fn group_names(sc: &Scenario) -> Vec<&str> {
+    let mut v: Vec<&str> = sc.flow_groups().into_iter().map(|(n, _)| n).collect();
+    if sc.incast.is_some() {
+        v.push("incast");
+    }
+    v.extend(crate::poisson::group_names(sc));
+    v
+}
+
+/// Index of the first `[poisson]` group (see [`group_names`]).
+pub(crate) fn poisson_group(sc: &Scenario) -> u16 {
+    (sc.flow_groups().len() + sc.incast.is_some() as usize) as u16
+}
+
