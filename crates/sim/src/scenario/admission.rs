@@ -8,12 +8,14 @@
 //!   [`HOST_BYTES`] per host, [`PORT_BYTES`] per port, plus [`BASE_BYTES`]. It is rough by
 //!   design: it catches the scenario that needs gigabytes more than there are, not a few percent.
 //! - [`admit`] compares the estimate with the bound: `DCFAIR_MAX_MEMORY_MB` when set (`--max-memory`
-//!   of the command line sets it), else the memory the kernel says is available
-//!   (`MemAvailable` of `/proc/meminfo`; no bound where that file does not exist). A value of
-//!   `DCFAIR_MAX_MEMORY_MB` that is not a positive number is invalid input naming it. Over it, the
-//!   scenario is invalid input naming the key that drives the size (the largest flow count, the
-//!   topology's size key, or the Poisson load), with both figures: exit status 2, before any
-//!   allocation of its size.
+//!   of the command line sets it), else the smallest of what this process can still get: the
+//!   memory the kernel says is available (`MemAvailable` of `/proc/meminfo`), what is left under
+//!   its address-space limit (`ulimit -v`: the soft limit of `/proc/self/limits` less its
+//!   `VmSize`), and what is left under its cgroup's `memory.max` (cgroup v2); no bound where none
+//!   of these can be read. A value of `DCFAIR_MAX_MEMORY_MB` that is not a positive number is
+//!   invalid input naming it. Over the bound, the scenario is invalid input naming the key that
+//!   drives the size (the largest flow count, the topology's size key, or the Poisson load), with
+//!   both figures and which bound it is: exit status 2, before any allocation of its size.
 //! - What the estimate misses and the machine cannot give is caught by the allocator
 //!   ([`crate::Allocator`]): a clear message and exit status 1, never a panic.
 //! - Part of the config layer: [`admit`] is the last step of loading a scenario (`load.rs`).
@@ -107,17 +109,45 @@ fn topology_size(t: &TopologyConfig) -> (u64, u64, String) {
     }
 }
 
-/// The memory bound of this process, bytes (module rules), and where it comes from.
+/// The memory bound of this process, bytes (module rules), and where it comes from: a phrase
+/// that completes "more than the <size> ...".
 pub fn bound() -> Result<Option<(u64, &'static str)>, Error> {
     if let Ok(v) = std::env::var("DCFAIR_MAX_MEMORY_MB") {
         return match v.trim().parse::<f64>() {
-            Ok(mb) if mb > 0.0 && mb.is_finite() => Ok(Some(((mb * 1048576.0) as u64, "--max-memory (DCFAIR_MAX_MEMORY_MB)"))),
+            Ok(mb) if mb > 0.0 && mb.is_finite() => Ok(Some(((mb * 1048576.0) as u64, "allowed by --max-memory (DCFAIR_MAX_MEMORY_MB)"))),
             _ => Err(Error::invalid("DCFAIR_MAX_MEMORY_MB", format!("must be a positive number of MB, got {v:?}"))),
         };
     }
-    let Ok(text) = std::fs::read_to_string("/proc/meminfo") else { return Ok(None) };
-    let kb = text.lines().find_map(|l| l.strip_prefix("MemAvailable:")).and_then(|l| l.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
-    Ok(kb.map(|kb| (kb * 1024, "available")))
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let mut limits: Vec<(u64, &'static str)> = Vec::new();
+    if let Some(kb) = read("/proc/meminfo").as_deref().and_then(|t| proc_field(t, "MemAvailable:")) {
+        limits.push((kb * 1024, "this machine has available"));
+    }
+    // ulimit -v: what is left of the address space, after what this process maps already
+    let cap = read("/proc/self/limits").as_deref().and_then(address_space_limit);
+    if let (Some(cap), Some(kb)) = (cap, read("/proc/self/status").as_deref().and_then(|t| proc_field(t, "VmSize:"))) {
+        limits.push((cap.saturating_sub(kb * 1024), "left under this process's address-space limit (ulimit -v)"));
+    }
+    // a cgroup v2 memory.max: what is left of it
+    if let Some(dir) = read("/proc/self/cgroup").as_deref().and_then(|t| t.lines().find_map(|l| l.strip_prefix("0::"))) {
+        let dir = format!("/sys/fs/cgroup{}", dir.trim());
+        let num = |f: &str| read(&format!("{dir}/{f}")).and_then(|v| v.trim().parse::<u64>().ok());
+        if let (Some(max), Some(cur)) = (num("memory.max"), num("memory.current")) {
+            limits.push((max.saturating_sub(cur), "left under this cgroup's memory.max"));
+        }
+    }
+    Ok(limits.into_iter().min_by_key(|(b, _)| *b))
+}
+
+/// A `Name:   1234 kB` field of a /proc file, in kB.
+fn proc_field(text: &str, name: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.strip_prefix(name)).and_then(|l| l.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+/// The soft address-space limit of /proc/self/limits, bytes (`None`: unlimited).
+fn address_space_limit(limits: &str) -> Option<u64> {
+    let line = limits.lines().find(|l| l.starts_with("Max address space"))?;
+    line["Max address space".len()..].split_whitespace().next()?.parse().ok()
 }
 
 /// Refuses `sc` when its estimate exceeds the bound (module rules).
@@ -133,14 +163,12 @@ pub fn admit_within(sc: &Scenario, bound: Option<(u64, &str)>) -> Result<Estimat
             return Err(Error::invalid(
                 &e.key,
                 format!(
-                    "the scenario needs about {} of memory ({} flows, {} hosts, {} ports), more than the {} {}{}",
+                    "the scenario needs about {} of memory ({} flows, {} hosts, {} ports), more than the {} {what}",
                     size(e.bytes),
                     e.flows,
                     e.hosts,
                     e.ports,
                     size(limit),
-                    if what == "available" { "this machine has available" } else { "allowed by " },
-                    if what == "available" { "" } else { what }
                 ),
             ));
         }
@@ -193,7 +221,7 @@ mod tests {
 
     #[test]
     fn a_scenario_over_the_bound_is_invalid_input_naming_its_key() {
-        let bound = Some((64 << 20, "--max-memory"));
+        let bound = Some((64 << 20, "allowed by --max-memory"));
         let err = admit_within(&load(&[("flows.count", "100000")]).unwrap(), bound).unwrap_err();
         assert!(admit_within(&load(&[]).unwrap(), bound).is_ok());
         match err {
@@ -203,5 +231,15 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_address_space_limit_is_read_from_proc_limits() {
+        let capped = "Limit                     Soft Limit           Hard Limit           Units\n\
+                      Max cpu time              unlimited            unlimited            seconds\n\
+                      Max address space         1024000000           unlimited            bytes\n";
+        assert_eq!(address_space_limit(capped), Some(1_024_000_000));
+        assert_eq!(address_space_limit(&capped.replace("1024000000", "unlimited")), None);
+        assert_eq!(proc_field("MemTotal:  100 kB\nMemAvailable:   2048 kB\n", "MemAvailable:"), Some(2048));
     }
 }
