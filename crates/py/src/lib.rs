@@ -102,9 +102,10 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 /// `overrides` are `--set`-style `(dotted.key, value)` pairs; values are TOML literals and
 /// bare words are strings. With `build`, also builds its network and workloads as a run
 /// would (`dcfair validate`: unreachable hosts, unknown port names). Returns `{"name", "seed",
-/// "duration_s", "inputs", "sample_interval_s"}`, `inputs` the paths of the other files a run
-/// reads (CDF files); with `build`, also `"flows"` and `"measured_ports"` (the rows of
-/// flows.csv and ports.csv to come).
+/// "duration_s", "inputs", "sample_interval_s", "memory_bytes"}`, `inputs` the paths of the
+/// other files a run reads (CDF files), `memory_bytes` the memory a run of it needs by the
+/// engine's admission estimate (`dcfair_sim::admission::estimate`); with `build`, also
+/// `"flows"` and `"measured_ports"` (the rows of flows.csv and ports.csv to come).
 #[pyfunction]
 #[pyo3(signature = (text, origin, overrides = Vec::new(), build = false))]
 fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(String, String)>, build: bool) -> PyResult<PyObject> {
@@ -131,6 +132,7 @@ fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(S
     let inputs: Vec<String> = sc.input_files().iter().map(|p| p.to_string_lossy().into_owned()).collect();
     d.set_item("inputs", inputs)?;
     d.set_item("sample_interval_s", sc.measure.sample_interval_s)?;
+    d.set_item("memory_bytes", dcfair_sim::admission::estimate(&sc).bytes)?;
     if let Some(c) = checked {
         d.set_item("flows", c.flows)?;
         d.set_item("measured_ports", c.measured_ports)?;
