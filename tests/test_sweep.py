@@ -165,6 +165,57 @@ def test_api_sweep_and_rerun_reuses_everything(tmp_path):
 # ---------------------------------------------------------------- a killed sweep resumes
 
 
+# ---------------------------------------------------------------- parallelism bounded by memory
+
+
+def test_memory_workers_caps_the_pool_so_that_every_run_fits():
+    from dcfair.runner import memory_workers
+
+    gib = 2**30
+    assert memory_workers(8, 3 * gib, 16 * gib) == 5  # 5 x 3 GiB fit in 16 GiB, 6 do not
+    assert memory_workers(8, 1 * gib, 16 * gib) == 8  # all fit: no cap
+    assert memory_workers(2, 1 * gib, 16 * gib) == 2  # never more than asked
+    assert memory_workers(8, 20 * gib, 16 * gib) == 1  # a point that fits nowhere still runs, alone
+    assert memory_workers(8, 3 * gib, None) == 8  # no bound known
+    assert memory_workers(8, 0, 16 * gib) == 8  # no estimate
+
+
+def test_memory_bound_is_the_max_memory_variable_or_what_is_available(monkeypatch):
+    from dcfair.runner import memory_bound
+
+    monkeypatch.setenv("DCFAIR_MAX_MEMORY_MB", "512")
+    assert memory_bound() == (512 * 2**20, "allowed by --max-memory (DCFAIR_MAX_MEMORY_MB)")
+    monkeypatch.delenv("DCFAIR_MAX_MEMORY_MB")
+    avail = memory_bound()
+    if os.path.exists("/proc/meminfo"):
+        assert avail is not None and avail[0] > 0, avail
+
+
+SCALE = REPO / "scenarios" / "scale" / "permutation.toml"
+
+
+def test_a_sweep_runs_fewer_points_at_once_when_memory_holds_fewer(tmp_path, monkeypatch, caplog):
+    # The engine's estimate is read per point: k = 4 is 32 MiB and a little, k = 8 more.
+    from dcfair import api
+
+    small = api.load_scenario(SCALE, overrides={"topology.k": 4})["memory_bytes"]
+    large = api.load_scenario(SCALE, overrides={"topology.k": 8})["memory_bytes"]
+    assert 32 * 2**20 < small < large < 48 * 2**20
+    # 60 MiB hold one such run, not two: one worker instead of two, one line saying why
+    monkeypatch.setenv("DCFAIR_MAX_MEMORY_MB", "60")
+    with caplog.at_level("WARNING", logger="dcfair.runner"):
+        df = dcfair.sweep(SCALE, {"topology.k": [4, 8]}, out=tmp_path / "s", jobs=2, progress=False)
+    assert len(df) == 2
+    lines = [r.getMessage() for r in caplog.records if r.name == "dcfair.runner"]
+    assert len(lines) == 1 and "1 parallel run(s) instead of 2" in lines[0] and "--max-memory" in lines[0], lines
+    # room for both: no cap, no line
+    caplog.clear()
+    monkeypatch.setenv("DCFAIR_MAX_MEMORY_MB", "1000")
+    with caplog.at_level("WARNING", logger="dcfair.runner"):
+        dcfair.sweep(SCALE, {"topology.k": [4, 8]}, seeds=[2], out=tmp_path / "t", jobs=2, progress=False)
+    assert not [r for r in caplog.records if r.name == "dcfair.runner"]
+
+
 def test_killed_sweep_loses_nothing_and_resumes(tmp_path):
     out = tmp_path / "killed"
     args = [sys.executable, "-m", "dcfair", "sweep", str(LONGFLOWS), "--vary", "queue.kind=droptail,red,sfq,drr,hcf",

@@ -35,6 +35,15 @@ Rules:
 - Fault injection, for the tests only: ``DCFAIR_FAULT_RAISE=TEXT`` makes every point whose
   directory name contains TEXT fail with an exception in its worker, and the engine's
   ``DCFAIR_FAULT_STOP_AFTER_FILES=N`` ends a worker after the N-th result file of its run.
+- **Parallelism bounded by memory.** Local workers are at most ``jobs`` (default: every core),
+  and at most as many as fit in memory: workers x the largest memory estimate of the points to
+  run (the engine's admission estimate, ``memory_bytes`` of :func:`dcfair.api.load_scenario`)
+  stays within the engine's admission bound (:func:`memory_bound`: ``DCFAIR_MAX_MEMORY_MB``
+  when set, ``--max-memory``; else the least of the memory available, what is left under
+  ``ulimit -v`` and under the cgroup's ``memory.max``); never below one worker, and no cap where
+  no bound is known (:func:`memory_workers`). When the cap lowers the parallelism, one line
+  says so on the ``dcfair.runner`` logger (a warning: on stderr unless logging is configured
+  otherwise).
 - Two backends, one contract: local worker processes (default, ``jobs`` of them), or a Ray
   cluster (``ray=ADDRESS``; ``"local"`` starts a private Ray instance on this machine, and a Ray
   already initialised in this process is used as it is). On Ray, a worker sends the result
@@ -46,6 +55,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -57,6 +67,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 from dcfair.outdir import atomic_write
 
 Override = Tuple[str, str]
+log = logging.getLogger(__name__)
 
 #: What ``point.json`` says of its format; entries without it are stale.
 POINT_FORMAT = 2
@@ -156,6 +167,28 @@ def available_cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
+
+
+def memory_bound() -> Optional[Tuple[int, str]]:
+    """The memory all local workers may use together, bytes, and a phrase saying which bound it
+    is: the engine's admission bound (``--max-memory``, else the least of what the machine has
+    available, what is left under ``ulimit -v`` and under the cgroup's ``memory.max``); ``None``
+    where none is known."""
+    from dcfair import _engine
+
+    return _engine.memory_bound()
+
+
+def memory_workers(workers: int, largest_bytes: int, bound_bytes: Optional[int]) -> int:
+    """``workers`` lowered so that ``workers x largest_bytes <= bound_bytes``, at least 1 (a
+    point that fits alone runs alone); unchanged without a bound or an estimate."""
+    if not bound_bytes or largest_bytes <= 0:
+        return workers
+    return max(1, min(workers, bound_bytes // largest_bytes))
+
+
+def _size(b: int) -> str:
+    return f"{b / 2**30:.1f} GiB" if b >= 2**30 else f"{-(-b // 2**20)} MiB"
 
 
 # --- the cache: checking an entry, moving a damaged one aside -----------------------------------
@@ -340,13 +373,18 @@ def _write_point(d: Path, files: Dict[str, bytes], meta: Dict[str, Any], wall_s:
     _finish_point(d, meta, wall_s)
 
 
-def input_digests(points: Sequence[Point], texts: Dict[str, str]) -> Dict[Tuple[str, Tuple[Override, ...]], Dict[str, str]]:
+PointKey = Tuple[str, Tuple[Override, ...]]
+
+
+def check_points(points: Sequence[Point], texts: Dict[str, str]) -> Tuple[Dict[PointKey, Dict[str, str]], Dict[PointKey, int]]:
     """Validates every distinct (scenario, overrides) with its network built (what ``dcfair
     validate`` checks: bad input stops here, before anything runs) and returns, for each, the
-    SHA-256 of every input file it reads (CDF files), by path."""
+    SHA-256 of every input file it reads (CDF files), by path, and the engine's estimate of the
+    memory a run of it needs, bytes."""
     from dcfair import api
 
-    out: Dict[Tuple[str, Tuple[Override, ...]], Dict[str, str]] = {}
+    out: Dict[PointKey, Dict[str, str]] = {}
+    memory: Dict[PointKey, int] = {}
     digests: Dict[str, str] = {}
     for p in points:
         k = (p.scenario, p.overrides)
@@ -360,7 +398,13 @@ def input_digests(points: Sequence[Point], texts: Dict[str, str]) -> Dict[Tuple[
                 digests[path] = sha256_file(path)
             ins[path] = digests[path]
         out[k] = ins
-    return out
+        memory[k] = int(info.get("memory_bytes") or 0)
+    return out, memory
+
+
+def input_digests(points: Sequence[Point], texts: Dict[str, str]) -> Dict[PointKey, Dict[str, str]]:
+    """The input digests of :func:`check_points` (which validates every point)."""
+    return check_points(points, texts)[0]
 
 
 @dataclass
@@ -400,7 +444,7 @@ def run_points(
     for p in points:
         if p.scenario not in texts:
             texts[p.scenario] = api.read_scenario(p.scenario)
-    inputs = input_digests(points, texts)
+    inputs, memory = check_points(points, texts)
     build = engine_build()
 
     records: List[Optional[Dict[str, Any]]] = [None] * len(points)
@@ -465,7 +509,8 @@ def run_points(
                 if ray is not None:
                     _run_on_ray(ray, jobs, todo, texts, finish)
                 else:
-                    _run_local(jobs, todo, texts, finish)
+                    largest = max(memory[(j.point.scenario, j.point.overrides)] for j in todo)
+                    _run_local(jobs, todo, texts, finish, largest)
             finally:
                 for j in todo:
                     j.lock.release()
@@ -479,11 +524,18 @@ def _record(job: _Job, r: Dict[str, Any]) -> Dict[str, Any]:
     return {"point": job.point, "dir": job.dir, "cached": False, **job.extra, **r}
 
 
-def _run_local(jobs: Optional[int], todo: List[_Job], texts: Dict[str, str], finish) -> None:
-    """Runs ``todo`` on a pool of local worker processes, at most ``jobs`` at a time. A worker
-    that dies fails the point it ran; the others go on in a new pool."""
+def _run_local(jobs: Optional[int], todo: List[_Job], texts: Dict[str, str], finish, largest: int = 0) -> None:
+    """Runs ``todo`` on a pool of local worker processes, at most ``jobs`` at a time and at most
+    as many as memory holds at ``largest`` bytes each (module rules). A worker that dies fails
+    the point it ran; the others go on in a new pool."""
     queue = list(todo)
     workers = min(jobs or available_cores(), len(queue))
+    bound = memory_bound()
+    capped = memory_workers(workers, largest, bound[0] if bound else None)
+    if capped < workers and bound is not None:
+        log.warning(f"dcfair: {capped} parallel run(s) instead of {workers}: a run may need about {_size(largest)} "
+                    f"of memory, against the {_size(bound[0])} {bound[1]}")
+        workers = capped
     while queue:
         ex = ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(os.getpid(),))
         broken = False

@@ -102,9 +102,10 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 /// `overrides` are `--set`-style `(dotted.key, value)` pairs; values are TOML literals and
 /// bare words are strings. With `build`, also builds its network and workloads as a run
 /// would (`dcfair validate`: unreachable hosts, unknown port names). Returns `{"name", "seed",
-/// "duration_s", "inputs", "sample_interval_s"}`, `inputs` the paths of the other files a run
-/// reads (CDF files); with `build`, also `"flows"` and `"measured_ports"` (the rows of
-/// flows.csv and ports.csv to come).
+/// "duration_s", "inputs", "sample_interval_s", "memory_bytes"}`, `inputs` the paths of the
+/// other files a run reads (CDF files), `memory_bytes` the memory a run of it needs by the
+/// engine's admission estimate (`dcfair_sim::admission::estimate`); with `build`, also
+/// `"flows"` and `"measured_ports"` (the rows of flows.csv and ports.csv to come).
 #[pyfunction]
 #[pyo3(signature = (text, origin, overrides = Vec::new(), build = false))]
 fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(String, String)>, build: bool) -> PyResult<PyObject> {
@@ -131,6 +132,7 @@ fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(S
     let inputs: Vec<String> = sc.input_files().iter().map(|p| p.to_string_lossy().into_owned()).collect();
     d.set_item("inputs", inputs)?;
     d.set_item("sample_interval_s", sc.measure.sample_interval_s)?;
+    d.set_item("memory_bytes", dcfair_sim::admission::estimate(&sc).bytes)?;
     if let Some(c) = checked {
         d.set_item("flows", c.flows)?;
         d.set_item("measured_ports", c.measured_ports)?;
@@ -296,6 +298,14 @@ fn queue_kinds() -> Vec<(&'static str, &'static str)> {
     dcfair_core::qdisc::KINDS.iter().map(|k| (k.name, k.summary)).collect()
 }
 
+/// The memory bound runs of this process must fit in, bytes, and a phrase saying which bound
+/// it is (`dcfair_sim::admission::bound`); `None` where none can be read. A bad
+/// `DCFAIR_MAX_MEMORY_MB` is invalid input naming it.
+#[pyfunction]
+fn memory_bound(py: Python<'_>) -> PyResult<Option<(u64, &'static str)>> {
+    dcfair_sim::admission::bound().map_err(|e| to_pyerr(py, e))
+}
+
 #[pyfunction]
 fn build() -> &'static str {
     dcfair_sim::ENGINE_BUILD
@@ -317,6 +327,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(build, m)?)?;
     m.add_function(wrap_pyfunction!(queue_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_bound, m)?)?;
     #[cfg(target_os = "linux")]
     m.add_function(wrap_pyfunction!(switch_main, m)?)?;
     m.add("__version__", dcfair_sim::ENGINE_VERSION)?;

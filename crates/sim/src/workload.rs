@@ -10,8 +10,10 @@
 //! - Flow ids are dense: TCP flows first (`0..n_tcp`), then UDP sources.
 //! - Random start times come from the stream `("flow.start", flow_id)`, so changing one group's
 //!   size never shifts another group's draws.
+//! - A group's `pattern` ([`pattern_pairs`]) draws its random pairs from the stream
+//!   `("flows.pattern", group index)`: the same seed gives the same pairs, each group its own.
 
-use crate::scenario::{IncastConnection, Scenario, UdpPattern};
+use crate::scenario::{IncastConnection, Pattern, Scenario, UdpPattern};
 use crate::topo::Built;
 use dcfair_core::packet::{Packet, Proto};
 use dcfair_core::rng::{Rng, Streams};
@@ -238,7 +240,8 @@ impl UdpSource {
 
 /// Creates the TCP flows of every group, numbered across groups in `Scenario::flow_groups()`
 /// order. A group with `src`/`dst` places its j-th flow on `src[j % len]` -> `dst[j % len]`;
-/// without them (dumbbell), global flow i goes from sender `i % S` to receiver `i % R`.
+/// without them (dumbbell), global flow i goes from sender `i % S` to receiver `i % R`; a group
+/// with a `pattern` places its flows as [`pattern_pairs`] says.
 pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow> {
     let mut flows = Vec::new();
     let (def_src, def_dst) = sc.topology.default_endpoints().unwrap_or_default();
@@ -249,7 +252,13 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow>
         let size = f.size(tcp.mss_bytes);
         let src = f.src.as_ref().map(|h| ids_of(&h.names()));
         let dst = f.dst.as_ref().map(|h| ids_of(&h.names()));
-        for j in 0..f.count as usize {
+        let pairs = f.pattern.map(|p| {
+            let end = f.pattern_end().map(|e| ids_of(&[e])[0]);
+            pattern_pairs(p, &ids_of(&sc.pattern_hosts(f)), end, f.stride.unwrap_or(0), &mut streams.stream("flows.pattern", g as u64))
+        });
+        let count = pairs.as_ref().map_or(f.count.unwrap_or(0) as usize, Vec::len);
+        flows.reserve(count);
+        for j in 0..count {
             let i = flows.len() as u32;
             let pick = |list: &Option<Vec<u32>>, def: &[u32]| match list {
                 Some(l) => l[j % l.len()],
@@ -257,10 +266,14 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow>
             };
             let mut rng = streams.stream("flow.start", i as u64);
             let start_s = if f.start_max_s > f.start_min_s { rng.gen_range(f.start_min_s..f.start_max_s) } else { f.start_min_s };
+            let (s, d) = match &pairs {
+                Some(p) => p[j],
+                None => (pick(&src, &def_src), pick(&dst, &def_dst)),
+            };
             let ids = FlowIds {
                 flow: i,
-                src: pick(&src, &def_src),
-                dst: pick(&dst, &def_dst),
+                src: s,
+                dst: d,
                 sport: 1024 + (i % 60_000) as u16,
                 dport: 80 + (i / 60_000) as u16,
             };
@@ -273,6 +286,47 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow>
         }
     }
     flows
+}
+
+/// The (source, destination) of every flow of a `pattern` group over `hosts` (host ids, in the
+/// group's host order), in flow order: by source host, then (all_to_all) by destination host.
+/// `end`: the named receiver of `incast` (sender of `outcast`), else the first host; `stride`
+/// as validated. `permutation` is a uniform random derangement (shuffles drawn from `rng` until
+/// one leaves no host in place) and `random` draws each host's receiver uniformly among the
+/// others, both from `rng` (the stream `("flows.pattern", group index)`).
+pub fn pattern_pairs(p: Pattern, hosts: &[u32], end: Option<u32>, stride: u64, rng: &mut Rng) -> Vec<(u32, u32)> {
+    let n = hosts.len();
+    match p {
+        Pattern::Permutation => {
+            let mut to: Vec<usize> = (0..n).collect();
+            loop {
+                for i in (1..n).rev() {
+                    to.swap(i, rng.gen_range(0..=i));
+                }
+                if to.iter().enumerate().all(|(i, &t)| i != t) {
+                    break;
+                }
+            }
+            (0..n).map(|i| (hosts[i], hosts[to[i]])).collect()
+        }
+        Pattern::Random => (0..n)
+            .map(|i| {
+                let j = rng.gen_range(0..n - 1);
+                (hosts[i], hosts[if j >= i { j + 1 } else { j }])
+            })
+            .collect(),
+        Pattern::AllToAll => (0..n).flat_map(|i| (0..n).filter(move |&j| j != i).map(move |j| (hosts[i], hosts[j]))).collect(),
+        Pattern::Stride => (0..n).map(|i| (hosts[i], hosts[((i as u64 + stride) % n as u64) as usize])).collect(),
+        Pattern::Incast | Pattern::Outcast => {
+            let one = end.unwrap_or(hosts[0]);
+            let others = hosts.iter().copied().filter(|&h| h != one);
+            if p == Pattern::Incast {
+                others.map(|h| (h, one)).collect()
+            } else {
+                others.map(|h| (one, h)).collect()
+            }
+        }
+    }
 }
 
 /// The ExpressPass ends of flow `ids` (segments of `tcp`'s MSS and headers): a sender of `size`
@@ -538,6 +592,108 @@ mod tests {
         let st = state.unwrap();
         assert!(st.ends_run, "the incast is the only workload");
         assert_eq!((st.epochs, st.rounds), (1, 2));
+    }
+
+    // --- traffic patterns ----------------------------------------------------------------------
+    fn pairs(p: Pattern, n: u32, end: Option<u32>, stride: u64, seed: u64) -> Vec<(u32, u32)> {
+        // ids that are not 0..n, to catch an index taken for an id
+        let hosts: Vec<u32> = (0..n).map(|i| 100 + 3 * i).collect();
+        pattern_pairs(p, &hosts, end, stride, &mut Streams::new(seed).stream("flows.pattern", 0))
+    }
+
+    #[test]
+    fn a_permutation_is_a_derangement_drawn_from_the_seed() {
+        for n in [2, 3, 16, 1000] {
+            for seed in 1..=5 {
+                let p = pairs(Pattern::Permutation, n, None, 0, seed);
+                assert_eq!(p.len(), n as usize);
+                let srcs: std::collections::BTreeSet<u32> = p.iter().map(|x| x.0).collect();
+                let dsts: std::collections::BTreeSet<u32> = p.iter().map(|x| x.1).collect();
+                let all: std::collections::BTreeSet<u32> = (0..n).map(|i| 100 + 3 * i).collect();
+                assert_eq!((&srcs, &dsts), (&all, &all), "n {n}: every host sends once and receives once");
+                assert!(p.iter().all(|(s, d)| s != d), "n {n} seed {seed}: no host sends to itself");
+                assert_eq!(p, pairs(Pattern::Permutation, n, None, 0, seed), "the same seed, the same pairs");
+            }
+        }
+        assert_eq!(pairs(Pattern::Permutation, 2, None, 0, 1), [(100, 103), (103, 100)]);
+        let by_seed: std::collections::BTreeSet<_> = (1..=5).map(|seed| pairs(Pattern::Permutation, 16, None, 0, seed)).collect();
+        assert_eq!(by_seed.len(), 5, "five seeds, five permutations");
+    }
+
+    #[test]
+    fn random_sends_each_host_to_another_host_receivers_may_repeat() {
+        let p = pairs(Pattern::Random, 64, None, 0, 1);
+        assert_eq!(p.len(), 64);
+        assert!(p.iter().enumerate().all(|(i, &(s, d))| s == 100 + 3 * i as u32 && d != s && (d - 100) % 3 == 0 && d < 100 + 3 * 64));
+        let dsts: std::collections::BTreeSet<u32> = p.iter().map(|x| x.1).collect();
+        assert!(dsts.len() < 64, "64 uniform draws among 63 hosts repeat (all distinct: p < 1e-25)");
+        assert_eq!(p, pairs(Pattern::Random, 64, None, 0, 1));
+        assert_ne!(p, pairs(Pattern::Random, 64, None, 0, 2));
+        assert_eq!(pairs(Pattern::Random, 2, None, 0, 9), [(100, 103), (103, 100)], "two hosts: each has one other");
+    }
+
+    #[test]
+    fn all_to_all_stride_incast_and_outcast_have_their_shapes() {
+        let h = |i: u32| 100 + 3 * i;
+        for n in [2u32, 5, 16] {
+            let a = pairs(Pattern::AllToAll, n, None, 0, 1);
+            assert_eq!(a.len() as u32, n * (n - 1));
+            let set: std::collections::BTreeSet<_> = a.iter().copied().collect();
+            assert_eq!(set.len(), a.len(), "each ordered pair once");
+            assert!(a.iter().all(|(s, d)| s != d));
+        }
+        assert_eq!(pairs(Pattern::AllToAll, 3, None, 0, 1), [(h(0), h(1)), (h(0), h(2)), (h(1), h(0)), (h(1), h(2)), (h(2), h(0)), (h(2), h(1))]);
+        for (n, stride) in [(16u32, 1u64), (16, 4), (16, 15), (16, 17), (7, 3)] {
+            let s = pairs(Pattern::Stride, n, None, stride, 1);
+            let want: Vec<_> = (0..n).map(|i| (h(i), h(((i as u64 + stride) % n as u64) as u32))).collect();
+            assert_eq!(s, want, "n {n} stride {stride}");
+        }
+        let inc = pairs(Pattern::Incast, 5, None, 0, 1);
+        assert_eq!(inc, [(h(1), h(0)), (h(2), h(0)), (h(3), h(0)), (h(4), h(0))], "to the first host by default");
+        let inc = pairs(Pattern::Incast, 5, Some(h(3)), 0, 1);
+        assert_eq!(inc, [(h(0), h(3)), (h(1), h(3)), (h(2), h(3)), (h(4), h(3))], "to the named receiver");
+        assert_eq!(pairs(Pattern::Incast, 3, Some(999), 0, 1), [(h(0), 999), (h(1), 999), (h(2), 999)], "a receiver outside the hosts");
+        let out = pairs(Pattern::Outcast, 4, Some(h(2)), 0, 1);
+        assert_eq!(out, [(h(2), h(0)), (h(2), h(1)), (h(2), h(3))]);
+        assert_eq!(pairs(Pattern::Outcast, 3, None, 0, 1), [(h(0), h(1)), (h(0), h(2))]);
+    }
+
+    #[test]
+    fn a_pattern_group_places_its_flows_and_groups_draw_apart() {
+        let text = r#"
+            [sim]
+            duration_s = 1.0
+            [topology]
+            kind = "leaf_spine"
+            leaves = 4
+            spines = 2
+            hosts_per_leaf = 4
+            host_rate_mbps = 1000.0
+            fabric_rate_mbps = 1000.0
+            link_delay_us = 1.0
+            [flows]
+            pattern = "permutation"
+            [groups.again]
+            pattern = "permutation"
+            [groups.into_h3]
+            pattern = "incast"
+            hosts = ["h0", "h1", "h2", "h3"]
+            dst = "h3"
+        "#;
+        let sc = crate::scenario::load(text, "p.toml", &[]).unwrap();
+        let built = crate::topo::build(&sc, Streams::new(1)).unwrap();
+        let flows = tcp_flows(&sc, Streams::new(1), &built);
+        let name = |h: u32| built.net.nodes[h as usize].name.clone();
+        let group = |g: u16| flows.iter().filter(|f| f.group == g).map(|f| (name(f.ids.src), name(f.ids.dst))).collect::<Vec<_>>();
+        // groups by name after [flows]: again (1), into_h3 (2)
+        let (first, again, incast) = (group(0), group(1), group(2));
+        assert_eq!((first.len(), again.len()), (16, 16));
+        assert_eq!(first.iter().map(|p| p.0.clone()).collect::<Vec<_>>(), (0..16).map(|i| format!("h{i}")).collect::<Vec<_>>(), "in host order");
+        assert_ne!(first, again, "each group its own stream");
+        assert_eq!(incast, [("h0".into(), "h3".into()), ("h1".into(), "h3".into()), ("h2".into(), "h3".into())]);
+        let ids: Vec<u32> = flows.iter().map(|f| f.ids.flow).collect();
+        assert_eq!(ids, (0..35).collect::<Vec<u32>>(), "numbered across groups");
+        assert_eq!(sc.flow_groups().iter().map(|(_, f)| sc.group_flows(f)).sum::<u64>(), 35, "the config layer counts what is built");
     }
 
     fn incast(servers: u32, rounds: u32) -> Incast {

@@ -77,6 +77,31 @@ fn a_permutation_of_long_flows_fills_the_fabric_without_loss_of_accounting() {
     }
 }
 
+#[test]
+fn the_scale_scenario_runs_a_permutation_on_a_k4_fat_tree_end_to_end() {
+    // scenarios/scale/permutation.toml (flows.pattern = "permutation") at k = 4: 16 hosts
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/scale/permutation.toml")).unwrap();
+    let pairs = |seed: u64| {
+        let r = common::go_seeded(&text, &[("topology.k", "4")], seed);
+        let mut lines = r.flows_csv.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+        let (src, dst, got) = (col("src"), col("dst"), col("bytes_delivered"));
+        let rows: Vec<Vec<String>> = lines.map(|l| l.split(',').map(String::from).collect()).collect();
+        assert_eq!(rows.len(), 16, "seed {seed}: one flow per host");
+        assert!(rows.iter().all(|r| r[got].parse::<u64>().unwrap() > 0), "seed {seed}: every flow delivers");
+        (rows.iter().map(|r| (r[src].clone(), r[dst].clone())).collect::<Vec<_>>(), r.flows_csv)
+    };
+    let (one, csv) = pairs(1);
+    let hosts: std::collections::BTreeSet<String> = (0..16).map(|i| format!("h{i}")).collect();
+    assert_eq!(one.iter().map(|p| p.0.clone()).collect::<std::collections::BTreeSet<_>>(), hosts, "each host sends once");
+    assert_eq!(one.iter().map(|p| p.1.clone()).collect::<std::collections::BTreeSet<_>>(), hosts, "each host receives once");
+    assert!(one.iter().all(|(s, d)| s != d), "no host sends to itself: {one:?}");
+    let (again, csv_again) = pairs(1);
+    assert_eq!((&again, &csv_again), (&one, &csv), "the same seed: the same pairs and the same bytes");
+    assert_ne!(pairs(2).0, one, "another seed: another permutation");
+}
+
 /// The core ports that carried packets when eight flows cross the k = 4 fat-tree's core.
 fn core_ports_used(extra: &[(&str, &str)], seed: u64) -> Vec<String> {
     let sc = load_scenario(FAT_TREE, "t.toml", &[]).unwrap();

@@ -2,8 +2,9 @@
 //!
 //! Rules:
 //! - [`estimate`] sizes a scenario from its configuration alone (nothing is built): hosts and
-//!   ports of its topology, and its flows (flow groups, incast servers, and the Poisson flows its
-//!   load, arrival window and mean flow size imply). Each costs what the engine keeps for it,
+//!   ports of its topology, and its flows (flow groups, the flows a group's `pattern` makes over
+//!   its hosts, incast servers, and the Poisson flows its load, arrival window and mean flow
+//!   size imply). Each costs what the engine keeps for it,
 //!   measured on a dumbbell (about 7 KiB per sender host and flow): [`FLOW_BYTES`] per flow,
 //!   [`HOST_BYTES`] per host, [`PORT_BYTES`] per port, plus [`BASE_BYTES`]. It is rough by
 //!   design: it catches the scenario that needs gigabytes more than there are, not a few percent.
@@ -14,7 +15,7 @@
 //!   `VmSize`), and what is left under its cgroup's `memory.max` (cgroup v2); no bound where none
 //!   of these can be read. A value of `DCFAIR_MAX_MEMORY_MB` that is not a positive number is
 //!   invalid input naming it. Over the bound, the scenario is invalid input naming the key that
-//!   drives the size (the largest flow count, the topology's size key, or the Poisson load), with
+//!   drives the size (the largest flow count or pattern, the topology's size key, or the Poisson load), with
 //!   both figures and which bound it is: exit status 2, before any allocation of its size.
 //! - What the estimate misses and the machine cannot give is caught by the allocator
 //!   ([`crate::Allocator`]): a clear message and exit status 1, never a panic.
@@ -55,7 +56,10 @@ pub fn estimate(sc: &Scenario) -> Estimate {
     let mut sources: Vec<(u64, String)> = sc
         .flow_groups()
         .into_iter()
-        .map(|(name, f)| (f.count as u64, if name == "flows" { "flows.count".into() } else { format!("groups.{name}.count") }))
+        .map(|(name, f)| {
+            let table = if name == "flows" { "flows".to_string() } else { format!("groups.{name}") };
+            (sc.group_flows(f), format!("{table}.{}", if f.pattern.is_some() { "pattern" } else { "count" }))
+        })
         .collect();
     if let Some(ic) = &sc.incast {
         sources.push((ic.servers as u64, "incast.servers".into()));
@@ -217,6 +221,22 @@ mod tests {
         assert_eq!(many_flows.bytes - small.bytes, (1_000_000 - 4) * FLOW_BYTES);
         let many_hosts = estimate(&load(&[("topology.senders", "1000000")]).unwrap());
         assert_eq!(many_hosts.key, "topology.senders");
+    }
+
+    #[test]
+    fn the_estimate_counts_the_flows_a_pattern_makes() {
+        // 8,192 senders, 1 receiver: all_to_all over 8,193 hosts is 67 M flows, about 256 GiB
+        let sc = load(&[("topology.senders", "8192"), ("groups.x.pattern", "all_to_all")]);
+        // without a bound (the load itself may refuse it already, naming the same key)
+        let e = match sc {
+            Ok(sc) => estimate(&sc),
+            Err(Error::Invalid { key, .. }) => return assert_eq!(key, "groups.x.pattern"),
+            Err(other) => panic!("{other:?}"),
+        };
+        assert_eq!((e.flows, e.key.as_str()), (4 + 8193 * 8192, "groups.x.pattern"));
+        assert!(admit_within(&load(&[("groups.x.pattern", "all_to_all")]).unwrap(), Some((64 << 20, "--max-memory"))).is_ok());
+        let perm = estimate(&load(&[("groups.x.pattern", "permutation")]).unwrap());
+        assert_eq!(perm.flows, 4 + 5, "[flows] and one flow per host");
     }
 
     #[test]

@@ -6,6 +6,13 @@
 //!   and the checks that need nothing but the table (`FlowsConfig::validate`); the checks
 //!   against the rest of the scenario (host names, the run's length) are in `validate.rs`.
 //!   The flows themselves are built in `workload.rs` (at the crate root), which reads these.
+//! - A flow group gives its flows either by `count` with `src`/`dst` lists, or by a `pattern`
+//!   (a standard traffic matrix, [`Pattern`]) over `hosts` (default: every host of the
+//!   topology, [`Scenario::pattern_hosts`](super::schema::Scenario::pattern_hosts)); the pattern
+//!   then fixes the number of flows ([`FlowsConfig::pattern_flows`]), so it excludes `count`, and
+//!   it chooses the end points, so it excludes `src` and `dst` (but for the one receiver of
+//!   `incast` and the one sender of `outcast`). The pairs themselves, drawn from the run's
+//!   seed where the pattern is random, are made by `workload.rs`.
 //! - Imports nothing of this crate but the config layer's value checks.
 
 use super::check::non_negative;
@@ -32,11 +39,18 @@ impl Hosts {
 
 /// A group of TCP flows. Without `src`/`dst` (dumbbell only), global flow i runs from sender
 /// `i % senders` to receiver `i % receivers`; with them, the group's j-th flow runs from
-/// `src[j % len]` to `dst[j % len]`.
+/// `src[j % len]` to `dst[j % len]`; with `pattern`, the pattern places them (module rules).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowsConfig {
-    pub count: u32,
+    /// Number of flows; required without `pattern`, not allowed with it.
+    pub count: Option<u32>,
+    /// A standard traffic matrix over `hosts` instead of `count`, `src` and `dst`.
+    pub pattern: Option<Pattern>,
+    /// The hosts `pattern` ranges over, in this order (default: every host of the topology).
+    pub hosts: Option<Hosts>,
+    /// `pattern = "stride"`: host i sends to host `(i + stride) mod N`.
+    pub stride: Option<u64>,
     /// Payload bytes per flow; absent (and no `size_pkts`) = long-lived (never ends).
     pub size_bytes: Option<u64>,
     /// Payload size in full segments (the group's `tcp.mss_bytes` each); exclusive with
@@ -65,6 +79,32 @@ pub struct FlowsConfig {
     pub transport: Transport,
 }
 
+/// `flows.pattern`: which host of the pattern's N hosts (`hosts`, in order) sends to which.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Pattern {
+    /// A random derangement: each host sends to one other host and receives from one (N flows).
+    Permutation,
+    /// Each host sends to a uniformly random other host; receivers may repeat (N flows).
+    Random,
+    /// Every ordered pair of distinct hosts (N (N - 1) flows).
+    AllToAll,
+    /// Host i sends to host `(i + stride) mod N` (N flows).
+    Stride,
+    /// Every host but the receiver (`dst`, or the first host) sends to it.
+    Incast,
+    /// The sender (`src`, or the first host) sends to every other host.
+    Outcast,
+}
+
+impl Pattern {
+    pub const NAMES: [&'static str; 6] = ["permutation", "random", "all_to_all", "stride", "incast", "outcast"];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
 /// A flow group's transport.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
@@ -80,7 +120,66 @@ impl FlowsConfig {
         self.size_bytes.or(self.size_pkts.map(|p| p * mss as u64))
     }
 
+    /// The flows `pattern` makes over `n` hosts, `end_in_hosts` telling whether the one
+    /// receiver of `incast` (sender of `outcast`) is among them; `None` without a pattern.
+    pub fn pattern_flows(&self, n: u64, end_in_hosts: bool) -> Option<u64> {
+        Some(match self.pattern? {
+            Pattern::Permutation | Pattern::Random | Pattern::Stride => n,
+            Pattern::AllToAll => n.saturating_mul(n.saturating_sub(1)),
+            Pattern::Incast | Pattern::Outcast => n - end_in_hosts as u64,
+        })
+    }
+
+    /// The one host named as the pattern's fixed end: `dst` of `incast`, `src` of `outcast`.
+    pub fn pattern_end(&self) -> Option<String> {
+        let list = match self.pattern? {
+            Pattern::Incast => &self.dst,
+            Pattern::Outcast => &self.src,
+            _ => return None,
+        };
+        list.as_ref().and_then(|h| h.names().into_iter().next())
+    }
+
     pub(crate) fn validate(&self, duration_s: f64) -> Result<(), ConfigError> {
+        match self.pattern {
+            None => {
+                if self.count.is_none() {
+                    return Err(ConfigError::new("count", "required, and missing (or give a pattern)"));
+                }
+                if self.hosts.is_some() {
+                    return Err(ConfigError::new("hosts", "names the hosts of a pattern: set pattern too, or use src and dst"));
+                }
+                if self.stride.is_some() {
+                    return Err(ConfigError::new("stride", "only with pattern = \"stride\""));
+                }
+            }
+            Some(p) => {
+                let name = p.name();
+                if self.count.is_some() {
+                    return Err(ConfigError::new("pattern", format!("{name} sets the number of flows: leave out count")));
+                }
+                for (end, list, allowed) in [("src", &self.src, p == Pattern::Outcast), ("dst", &self.dst, p == Pattern::Incast)] {
+                    match list {
+                        Some(_) if !allowed => {
+                            return Err(ConfigError::new(
+                                "pattern",
+                                format!("{name} chooses the end points: leave out {end} (give the hosts it ranges over in hosts)"),
+                            ))
+                        }
+                        Some(h) if h.names().len() != 1 => {
+                            return Err(ConfigError::new(end, format!("the {name} pattern has one {}: name one host", if end == "src" { "sender" } else { "receiver" })))
+                        }
+                        _ => {}
+                    }
+                }
+                match (p, self.stride) {
+                    (Pattern::Stride, None) => return Err(ConfigError::new("stride", "required with pattern = \"stride\"")),
+                    (Pattern::Stride, Some(0)) => return Err(ConfigError::new("stride", "must be at least 1")),
+                    (Pattern::Stride, Some(_)) | (_, None) => {}
+                    (_, Some(_)) => return Err(ConfigError::new("stride", "only with pattern = \"stride\"")),
+                }
+            }
+        }
         non_negative("start_min_s", self.start_min_s)?;
         non_negative("start_max_s", self.start_max_s)?;
         if self.start_max_s < self.start_min_s {

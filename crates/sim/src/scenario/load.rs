@@ -503,6 +503,84 @@ mod tests {
         assert_eq!(into, parse("a = 1\nb = 3\n[sub]\nx = 1\ny = 4\nz = 5\n"));
     }
 
+    // --- traffic patterns ------------------------------------------------------------------
+    #[test]
+    fn a_pattern_replaces_count_src_and_dst_and_bad_values_name_their_key() {
+        // MINI's dumbbell: hosts s0, s1, r0 (the UDP host is not one of them)
+        let pat = |p: &str, more: &[(&str, &str)]| {
+            let mut o = vec![ov("groups.p.pattern", p)];
+            o.extend(more.iter().map(|(k, v)| ov(k, v)));
+            load(MINI, "m.toml", &o)
+        };
+        let flows = |r: Result<Scenario, Error>| {
+            let sc = r.unwrap();
+            sc.group_flows(&sc.groups["p"])
+        };
+        assert_eq!(flows(pat("permutation", &[])), 3);
+        assert_eq!(flows(pat("random", &[])), 3);
+        assert_eq!(flows(pat("all_to_all", &[])), 6);
+        assert_eq!(flows(pat("stride", &[("groups.p.stride", "2")])), 3);
+        assert_eq!(flows(pat("incast", &[])), 2);
+        assert_eq!(flows(pat("incast", &[("groups.p.dst", "r0"), ("groups.p.hosts", r#"["s0", "s1"]"#)])), 2, "receiver outside the hosts");
+        assert_eq!(flows(pat("outcast", &[("groups.p.src", "s1")])), 2);
+        assert_eq!(flows(pat("all_to_all", &[("groups.p.hosts", r#"["s1", "r0"]"#)])), 2);
+        // unknown value: the key, with the values it takes
+        match pat("ring", &[]) {
+            Err(Error::Invalid { key, reason }) => {
+                assert_eq!(key, "groups.p.pattern");
+                assert!(reason.contains("permutation") && reason.contains("all_to_all") && reason.contains("outcast"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        // what a pattern excludes, and what it needs
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("flows.pattern", "permutation")])), "flows.pattern", "MINI has flows.count");
+        assert_eq!(err_key(pat("permutation", &[("groups.p.src", "s0")])), "groups.p.pattern");
+        assert_eq!(err_key(pat("incast", &[("groups.p.src", "s0")])), "groups.p.pattern");
+        assert_eq!(err_key(pat("outcast", &[("groups.p.dst", "s0")])), "groups.p.pattern");
+        assert_eq!(err_key(pat("incast", &[("groups.p.dst", r#"["s0", "s1"]"#)])), "groups.p.dst");
+        assert_eq!(err_key(pat("incast", &[("groups.p.dst", "h9")])), "groups.p.dst");
+        assert_eq!(err_key(pat("stride", &[])), "groups.p.stride");
+        assert_eq!(err_key(pat("stride", &[("groups.p.stride", "0")])), "groups.p.stride");
+        assert_eq!(err_key(pat("stride", &[("groups.p.stride", "3")])), "groups.p.stride", "a multiple of the 3 hosts");
+        assert_eq!(err_key(pat("stride", &[("groups.p.stride", "-1")])), "groups.p.stride");
+        assert_eq!(err_key(pat("random", &[("groups.p.stride", "1")])), "groups.p.stride");
+        assert_eq!(err_key(pat("random", &[("groups.p.hosts", r#"["s0", "h9"]"#)])), "groups.p.hosts");
+        assert_eq!(err_key(pat("random", &[("groups.p.hosts", r#"["s0", "s0"]"#)])), "groups.p.hosts");
+        assert_eq!(err_key(pat("random", &[("groups.p.hosts", "[]")])), "groups.p.hosts");
+        assert_eq!(err_key(pat("permutation", &[("groups.p.hosts", "s0")])), "groups.p.hosts", "one host has no derangement");
+        assert_eq!(err_key(pat("incast", &[("groups.p.hosts", "r0"), ("groups.p.dst", "r0")])), "groups.p.hosts");
+        // the keys of a pattern without one
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.q.count", "1"), ov("groups.q.stride", "1")])), "groups.q.stride");
+        assert_eq!(err_key(load(MINI, "m.toml", &[ov("groups.q.count", "1"), ov("groups.q.hosts", "s0")])), "groups.q.hosts");
+    }
+
+    #[test]
+    fn a_pattern_too_large_to_number_or_to_hold_is_refused_naming_it() {
+        let big = |hosts: &str, p: &str| {
+            let o = [ov("topology.senders", hosts), ov("groups.p.pattern", p)];
+            load(MINI, "m.toml", &o)
+        };
+        // all_to_all over 70,001 hosts: 4.9e9 flows, more than flow ids can number
+        assert_eq!(err_key(big("70000", "all_to_all")), "groups.p.pattern");
+        // over 8,194 hosts: 67 M flows, about 256 GiB: refused by admission (when the machine
+        // says how much it has; an explicit bound here)
+        let sc = crate::scenario::load::load(
+            MINI,
+            "m.toml",
+            &[ov("topology.senders", "8192"), ov("groups.p.pattern", "all_to_all"), ov("flows.count", "1")],
+        );
+        match sc {
+            Err(Error::Invalid { key, .. }) => assert_eq!(key, "groups.p.pattern"),
+            Ok(sc) => {
+                let e = crate::scenario::admission::admit_within(&sc, Some((64 << 30, "--max-memory"))).unwrap_err();
+                assert!(matches!(e, Error::Invalid { ref key, .. } if key == "groups.p.pattern"), "{e:?}");
+            }
+            Err(other) => panic!("{other:?}"),
+        }
+        let ok = big("8192", "permutation").unwrap();
+        assert_eq!(ok.group_flows(&ok.groups["p"]), 8193);
+    }
+
     #[test]
     fn incast_is_validated() {
         let ok = [ov("incast.servers", "2"), ov("incast.block_bytes", "1000"), ov("incast.rounds", "3")];

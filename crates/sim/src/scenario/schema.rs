@@ -142,6 +142,24 @@ impl Scenario {
         v
     }
 
+    /// The hosts the pattern of group `f` ranges over, in order: its `hosts`, or every host of
+    /// the topology in the topology's order (`h0`, `h1`, ... on a fat-tree or leaf-spine; the
+    /// dumbbell's senders, then its receivers, never its UDP host).
+    pub fn pattern_hosts(&self, f: &FlowsConfig) -> Vec<String> {
+        f.hosts.as_ref().map_or_else(|| self.topology.host_names(false), |h| h.names())
+    }
+
+    /// The number of flows of group `f`: its `count`, or what its pattern makes over its hosts.
+    pub fn group_flows(&self, f: &FlowsConfig) -> u64 {
+        if f.pattern.is_none() {
+            return f.count.unwrap_or(0) as u64;
+        }
+        let hosts = self.pattern_hosts(f);
+        let end = f.pattern_end().or_else(|| hosts.first().cloned());
+        let end_in_hosts = end.is_some_and(|e| hosts.contains(&e));
+        f.pattern_flows(hosts.len() as u64, end_in_hosts).unwrap_or(0)
+    }
+
     /// The TCP of the flows of group `f`: its own (merged) table, or the scenario's `[tcp]`.
     pub fn tcp_of<'a>(&'a self, f: &'a FlowsConfig) -> &'a TcpConfig {
         f.tcp.as_ref().unwrap_or(&self.tcp)

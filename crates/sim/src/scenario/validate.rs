@@ -13,7 +13,7 @@
 //! - Imports nothing of this crate but the config layer.
 
 use super::check::{non_negative, positive};
-use super::flows::{IncastConnection, Transport};
+use super::flows::{FlowsConfig, IncastConnection, Pattern, Transport};
 use super::measure::{MAX_SERIES_ROWS, MAX_TRACE_ROWS};
 use super::poisson::{GROUP, GROUP_1PKT, MAX_FLOWS};
 use super::schema::Scenario;
@@ -70,6 +70,10 @@ impl Scenario {
                 t.validate().map_err(|e| e.within(&format!("{key}.tcp")))?;
             }
             let hosts = self.topology.host_names(self.udp.is_some());
+            if f.pattern.is_some() {
+                validate_pattern(self, f, &hosts).map_err(|e| e.within(&key))?;
+                continue;
+            }
             for (end, list) in [("src", &f.src), ("dst", &f.dst)] {
                 match list {
                     Some(h) => {
@@ -192,12 +196,66 @@ impl Scenario {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Traffic patterns (`flows.pattern`, built in `workload.rs`)
+// ---------------------------------------------------------------------------------------------
+
+/// Checks the hosts, the fixed end and the size of the pattern of group `f` (keys relative to
+/// the group; `FlowsConfig::validate` has checked the keys it excludes and needs). `known`: the
+/// topology's host names.
+fn validate_pattern(sc: &Scenario, f: &FlowsConfig, known: &[String]) -> Result<(), ConfigError> {
+    let Some(p) = f.pattern else { return Ok(()) };
+    let known: std::collections::HashSet<&str> = known.iter().map(String::as_str).collect();
+    if let Some(h) = &f.hosts {
+        let names = h.names();
+        if names.is_empty() {
+            return Err(ConfigError::new("hosts", "name at least one host"));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for n in &names {
+            if !known.contains(n.as_str()) {
+                return Err(ConfigError::new("hosts", format!("no host named {n:?} in this topology")));
+            }
+            if !seen.insert(n) {
+                return Err(ConfigError::new("hosts", format!("{n:?} is named twice")));
+            }
+        }
+    }
+    let end_key = if p == Pattern::Outcast { "src" } else { "dst" };
+    if let Some(e) = f.pattern_end() {
+        if !known.contains(e.as_str()) {
+            return Err(ConfigError::new(end_key, format!("no host named {e:?} in this topology")));
+        }
+    }
+    let hosts = sc.pattern_hosts(f);
+    let n = hosts.len() as u64;
+    let flows = sc.group_flows(f);
+    let what = if f.hosts.is_some() { "hosts" } else { "pattern" };
+    match p {
+        Pattern::Incast | Pattern::Outcast if flows == 0 => {
+            let role = if p == Pattern::Incast { "receiver" } else { "sender" };
+            return Err(ConfigError::new(what, format!("{} needs at least one host besides its {role}, got {n} host(s)", p.name())));
+        }
+        _ if n < 2 => return Err(ConfigError::new(what, format!("{} needs at least 2 hosts, got {n}", p.name()))),
+        _ => {}
+    }
+    if let (Pattern::Stride, Some(s)) = (p, f.stride) {
+        if s % n == 0 {
+            return Err(ConfigError::new("stride", format!("{s} is a multiple of the {n} hosts: every host would send to itself")));
+        }
+    }
+    if flows > u32::MAX as u64 {
+        return Err(ConfigError::new("pattern", format!("{} over {n} hosts makes {flows} flows, more than the {} a run can number", p.name(), u32::MAX)));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
 // The time series (`[measure] sample_interval_s`, `series.rs`)
 // ---------------------------------------------------------------------------------------------
 
 /// Rows one sample adds, and the number of samples, for a scenario with `ports` measured ports.
 pub fn series_size(sc: &Scenario, interval_s: f64, ports: f64) -> (f64, f64) {
-    let tcp: f64 = sc.flow_groups().iter().map(|(_, f)| f.count as f64).sum::<f64>()
+    let tcp: f64 = sc.flow_groups().iter().map(|(_, f)| sc.group_flows(f) as f64).sum::<f64>()
         + sc.incast.as_ref().map_or(0.0, |i| i.servers as f64);
     let udp = if sc.udp.is_some() { 1.0 } else { 0.0 };
     let flows = if sc.measure.sample_flows { tcp + udp } else { 0.0 };
