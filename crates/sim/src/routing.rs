@@ -344,18 +344,6 @@ impl Routes {
         Some(self.global[g.start as usize + i as usize])
     }
 
-    /// The `i`-th next hop (global id) of a `table` entry, if it has that many.
-    fn nth(&self, e: u32, i: usize) -> Option<u32> {
-        match e {
-            NO_ROUTE => None,
-            e if e & GROUP == 0 => (i == 0).then_some(e),
-            e => {
-                let g = self.groups[(e & !GROUP) as usize];
-                (i < g.len as usize).then(|| self.global[g.start as usize + i])
-            }
-        }
-    }
-
     /// The first (switch, destination) from which some sequence of next hops comes back to a
     /// switch it has passed (a routing loop), or `None`. Checked for every destination, over
     /// every equal-cost choice, so no flow hash, spray draw or waypoint can find a loop: a
@@ -368,44 +356,59 @@ impl Routes {
         const OPEN: u8 = 1;
         const DONE: u8 = 2;
         let switches = self.table.len().checked_div(self.cols).unwrap_or(0);
+        // the row of the switch each port leads to (u32::MAX: a host, which delivers)
+        let to: Vec<u32> = net.ports.iter().map(|p| self.slot[p.peer_node as usize]).collect();
         let mut state = vec![NEW; switches];
-        let mut stack: Vec<(u32, usize)> = Vec::new();
+        // (row, its one next hop or NO_ROUTE, then global[next..end])
+        let mut stack: Vec<(u32, u32, u32, u32)> = Vec::new();
         // the looping switch of each column checked so far
         let mut seen: Vec<Option<Option<u32>>> = vec![None; self.cols];
         for dst in 0..self.dest.len() {
             let col = self.dest[dst].col as usize;
             let target = match self.dest[dst].attach {
-                NO_NODE => dst as u32,
-                at => at,
+                NO_NODE => dst,
+                at => at as usize,
+            };
+            let target_row = self.slot[target];
+            let frame = |row: u32| match self.table[row as usize * self.cols + col] {
+                e if e & GROUP == 0 => (row, e, 0, 0),
+                NO_ROUTE => (row, NO_ROUTE, 0, 0),
+                e => {
+                    let g = self.groups[(e & !GROUP) as usize];
+                    (row, NO_ROUTE, g.start, g.start + g.len)
+                }
             };
             let found = *seen[col].get_or_insert_with(|| {
                 state.iter_mut().for_each(|s| *s = NEW);
-                for root in 0..switches {
-                    if state[root] != NEW || self.slot[target as usize] == root as u32 {
+                for root in 0..switches as u32 {
+                    if state[root as usize] != NEW || root == target_row {
                         continue;
                     }
-                    state[root] = OPEN;
-                    stack.push((root as u32, 0));
-                    while let Some(&mut (row, ref mut next)) = stack.last_mut() {
-                        let Some(p) = self.nth(self.table[row as usize * self.cols + col], *next) else {
-                            state[row as usize] = DONE;
+                    state[root as usize] = OPEN;
+                    stack.push(frame(root));
+                    while let Some(top) = stack.last_mut() {
+                        let p = if top.1 != NO_ROUTE {
+                            std::mem::replace(&mut top.1, NO_ROUTE)
+                        } else if top.2 < top.3 {
+                            top.2 += 1;
+                            self.global[top.2 as usize - 1]
+                        } else {
+                            state[top.0 as usize] = DONE;
                             stack.pop();
                             continue;
                         };
-                        *next += 1;
-                        let peer = net.ports[p as usize].peer_node;
-                        let peer_row = self.slot[peer as usize];
-                        if peer == target || peer_row == u32::MAX {
+                        let peer = to[p as usize];
+                        if peer == u32::MAX || peer == target_row {
                             continue; // delivered: hosts never forward
                         }
-                        match state[peer_row as usize] {
+                        match state[peer as usize] {
                             OPEN => {
                                 stack.clear();
-                                return Some(peer);
+                                return Some(net.ports[p as usize].peer_node);
                             }
                             NEW => {
-                                state[peer_row as usize] = OPEN;
-                                stack.push((peer_row, 0));
+                                state[peer as usize] = OPEN;
+                                stack.push(frame(peer));
                             }
                             _ => {}
                         }
