@@ -18,6 +18,7 @@ use super::measure::{MAX_SERIES_ROWS, MAX_TRACE_ROWS};
 use super::poisson::{GROUP, GROUP_1PKT, MAX_FLOWS};
 use super::schema::Scenario;
 use super::topology::TopologyConfig;
+use std::collections::HashSet;
 use dcfair_core::qdisc::ConfigError;
 
 impl Scenario {
@@ -69,7 +70,8 @@ impl Scenario {
             if let Some(t) = &f.tcp {
                 t.validate().map_err(|e| e.within(&format!("{key}.tcp")))?;
             }
-            let hosts = self.topology.host_names(self.udp.is_some());
+            let host_names = self.topology.host_names(self.udp.is_some());
+            let hosts: HashSet<&str> = host_names.iter().map(String::as_str).collect(); // 65,536 in a k = 64 fat-tree
             for (end, list) in [("src", &f.src), ("dst", &f.dst)] {
                 match list {
                     Some(h) => {
@@ -77,7 +79,7 @@ impl Scenario {
                         if names.is_empty() {
                             return Err(ConfigError::new(format!("{key}.{end}"), "name at least one host"));
                         }
-                        if let Some(bad) = names.iter().find(|n| !hosts.contains(n)) {
+                        if let Some(bad) = names.iter().find(|n| !hosts.contains(n.as_str())) {
                             return Err(ConfigError::new(format!("{key}.{end}"), format!("no host named {bad:?} in this topology")));
                         }
                     }
@@ -104,7 +106,8 @@ impl Scenario {
             if ic.servers == 0 {
                 return Err(ConfigError::new("incast.servers", "must be at least 1"));
             }
-            let hosts = self.topology.host_names(self.udp.is_some());
+            let host_names = self.topology.host_names(self.udp.is_some());
+            let hosts: HashSet<&str> = host_names.iter().map(String::as_str).collect();
             for (end, list) in [("src", &ic.src), ("dst", &ic.dst)] {
                 match list {
                     Some(h) => {
@@ -112,7 +115,7 @@ impl Scenario {
                         if names.is_empty() {
                             return Err(ConfigError::new(format!("incast.{end}"), "name at least one host"));
                         }
-                        if let Some(bad) = names.iter().find(|n| !hosts.contains(n)) {
+                        if let Some(bad) = names.iter().find(|n| !hosts.contains(n.as_str())) {
                             return Err(ConfigError::new(format!("incast.{end}"), format!("no host named {bad:?} in this topology")));
                         }
                     }
