@@ -362,7 +362,8 @@ impl Sim {
                 let rng = self.core_rng.as_mut().expect("a core stream with per-packet cores");
                 p.via = self.packet_cores[rng.gen_range(0..self.packet_cores.len())];
             }
-            let r = self.slab.insert(p);
+            let col = self.routes.column(p.dst);
+            let r = self.slab.insert(p, col);
             self.offer(nic, r, now);
         }
     }
@@ -466,13 +467,13 @@ impl Sim {
     /// and only its [`PktRef`] goes to the output port's discipline (no copy of the packet).
     fn arrive(&mut self, now: SimTime, h: u32) {
         let f = &mut self.slab.items[h as usize];
-        let (node, port) = (f.node, f.port);
+        let (node, port, col) = (f.node, f.port, f.col);
         if f.switch {
             let pkt = &mut f.pkt;
             pkt.ingress = port;
             pkt.hops = pkt.hops.saturating_add(1);
             // Routes were checked for every flow when the network was built.
-            let Some(out) = self.routes.next_global_port(node, pkt, &mut self.route_rng) else {
+            let Some(out) = self.routes.next_global_port_in(node, col, pkt, &mut self.route_rng) else {
                 debug_assert!(false, "no route to {} at {}", pkt.dst, self.net.nodes[node as usize].name);
                 self.slab.free(h);
                 return;

@@ -13,8 +13,10 @@
 //!   *switch* over the switch-to-switch links, and one over all links per other host (none in
 //!   the fabrics: a host with several links or linked to a host). Their results form a table
 //!   of one `u32` per (switch, column), a column per switch and per such host: the global id of
-//!   the port when there is one choice, else a choice set interned once per switch (`groups`;
-//!   a fat-tree edge switch has one, "any up port").
+//!   the port when there is one choice, else where a choice set interned once per switch
+//!   starts (a fat-tree edge switch has one, "any up port"). Under `dst_bits` the index of a
+//!   destination in a set of one of the first three lengths met is stored with the destination,
+//!   so a hop costs no division (a fat-tree's sets all have `k/2` ports).
 //! - When a switch has several next hops, [`RoutingMode`] picks one:
 //!   - `ecmp`: a hash of the directed 5-tuple, salted by the hop count (so successive tiers of a
 //!     fabric choose independently and no flow polarises onto one core) and by the hash seed
@@ -53,12 +55,13 @@ pub struct Routes {
     /// attachment.
     cols: usize,
     /// Per (switch row, column), indexed `row * cols + column`: the global id of the only next
-    /// hop, or [`GROUP`] | an index into `groups`, or [`NO_ROUTE`].
+    /// hop, or a choice set of several ports: [`GROUP`] | the index of its length among the
+    /// first three lengths met (3: another) << [`LEN_SHIFT`] | where it starts in `ports`; or [`NO_ROUTE`].
     table: Vec<u32>,
-    /// The choice sets of more than one port, each interned once per switch.
-    groups: Vec<Group>,
-    /// The groups' local ports, one group after another.
+    /// The choice sets of several ports (each interned once per switch), one after another.
     ports: Vec<u16>,
+    /// The length of the choice set that starts at each index of `ports` (0 elsewhere).
+    group_len: Vec<u32>,
     /// The same ports by global id.
     global: Vec<u32>,
     /// Global port id -> its index among its node's ports (the one-port choice sets).
@@ -79,28 +82,15 @@ struct Dest {
     last_port: u32,
     /// Host number (index among hosts, in id order) for `dst_bits`; `u32::MAX` for a switch.
     host_no: u32,
+    /// `host_no` modulo each of the first three lengths of choice sets met: the `dst_bits`
+    /// index in a choice set of that length.
+    mods: [u16; 3],
 }
 
-/// A choice set of more than one port: `ports[start..start + len]`, and the constant that
-/// computes `x % len` with two multiplications (Lemire's fastmod) for `dst_bits`.
-#[derive(Clone, Copy, Debug)]
-struct Group {
-    start: u32,
-    len: u32,
-    fastmod: u64,
-}
-
-impl Group {
-    /// `x % self.len`.
-    #[inline]
-    fn modulo(&self, x: u32) -> usize {
-        let low = self.fastmod.wrapping_mul(x as u64);
-        ((low as u128 * self.len as u128) >> 64) as usize
-    }
-}
-
-/// A `table` entry that names a group (the rest of its bits are the group's index).
+/// A `table` entry of several choices (see `Routes::table`).
 const GROUP: u32 = 1 << 31;
+const LEN_SHIFT: u32 = 29;
+const START_MASK: u32 = (1 << LEN_SHIFT) - 1;
 /// A `table` entry of a switch that cannot reach the column (or is it).
 const NO_ROUTE: u32 = u32::MAX;
 const NO_NODE: u32 = u32::MAX;
@@ -130,7 +120,7 @@ impl Routes {
         let mut hosts = 0u32;
         for (i, node) in net.nodes.iter().enumerate() {
             let d = match node.kind {
-                NodeKind::Switch => Dest { col: slot[i], attach: NO_NODE, last_port: 0, host_no: u32::MAX },
+                NodeKind::Switch => Dest { col: slot[i], attach: NO_NODE, last_port: 0, host_no: u32::MAX, mods: [0; 3] },
                 NodeKind::Host => {
                     hosts += 1;
                     let peer = match node.ports[..] {
@@ -141,11 +131,12 @@ impl Routes {
                         Some(p) => {
                             let at = p.peer_node;
                             let last_port = net.nodes[at as usize].ports[p.peer_port as usize];
-                            Dest { col: slot[at as usize], attach: at, last_port, host_no: hosts - 1 }
+                            Dest { col: slot[at as usize], attach: at, last_port, host_no: hosts - 1, mods: [0; 3] }
                         }
                         None => {
                             lone_hosts.push(i as u32);
-                            Dest { col: (switches + lone_hosts.len() - 1) as u32, attach: NO_NODE, last_port: 0, host_no: hosts - 1 }
+                            let col = (switches + lone_hosts.len() - 1) as u32;
+                            Dest { col, attach: NO_NODE, last_port: 0, host_no: hosts - 1, mods: [0; 3] }
                         }
                     }
                 }
@@ -156,11 +147,12 @@ impl Routes {
         let mut b = Builder {
             table: vec![NO_ROUTE; switches * cols],
             cols,
-            groups: Vec::new(),
+            lens: Vec::new(),
             ports: Vec::new(),
+            group_len: Vec::new(),
             global: Vec::new(),
             interned: vec![HashMap::new(); switches],
-            last: vec![u32::MAX; switches],
+            last: vec![NO_ROUTE; switches],
             local: &local,
         };
         // Switch-to-switch links of every switch, in port order: (global port, peer row).
@@ -240,8 +232,13 @@ impl Routes {
                 b.set(row, switches + k, &choice);
             }
         }
-        let Builder { table, groups, ports, global, .. } = b;
-        Routes { slot, dest, cols, table, groups, ports, global, local, mode, hash_base: 0 }
+        let Builder { table, lens, ports, group_len, global, .. } = b;
+        for d in &mut dest {
+            for (m, &len) in d.mods.iter_mut().zip(&lens) {
+                *m = (d.host_no % len) as u16;
+            }
+        }
+        Routes { slot, dest, cols, table, ports, group_len, global, local, mode, hash_base: 0 }
     }
 
     /// The same tables with the flow hash of `ecmp` and `symmetric` seeded by `seed` (at most
@@ -279,8 +276,8 @@ impl Routes {
             NO_ROUTE => &[],
             e if e & GROUP == 0 => std::slice::from_ref(&self.local[e as usize]),
             e => {
-                let g = self.groups[(e & !GROUP) as usize];
-                &self.ports[g.start as usize..(g.start + g.len) as usize]
+                let (start, len) = self.group(e);
+                &self.ports[start..start + len]
             }
         }
     }
@@ -293,23 +290,46 @@ impl Routes {
     }
 
     /// Like [`Routes::next_port`], but the port's global id (what the engine needs: no look-up
-    /// in the node's port list). The same choice; a packet without waypoint whose choice does
-    /// not depend on the packet (one choice, or any number under `dst_bits`) takes a short cut.
+    /// in the node's port list).
     #[inline]
     pub fn next_global_port(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
+        self.next_global_port_in(sw, self.column(pkt.dst), pkt, rng)
+    }
+
+    /// The column of `dst` in the tables, which the engine keeps with a packet from its emission
+    /// on: [`Routes::next_global_port_in`] then reads a next hop in one load.
+    #[inline]
+    pub fn column(&self, dst: u32) -> u32 {
+        self.dest[dst as usize].col
+    }
+
+    /// [`Routes::next_global_port`] of a packet whose destination has column `col`. The same
+    /// choice; a packet without waypoint whose choice does not depend on the packet (one
+    /// choice, or any number under `dst_bits`) takes a short cut.
+    #[inline]
+    pub fn next_global_port_in(&self, sw: u32, col: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
+        debug_assert_eq!(col, self.column(pkt.dst));
         if pkt.via == NO_VIA {
             let row = self.slot[sw as usize];
             if row == u32::MAX {
                 return None;
             }
-            let d = &self.dest[pkt.dst as usize];
-            let e = if d.attach == sw { d.last_port } else { self.table[row as usize * self.cols + d.col as usize] };
+            let e = self.table[row as usize * self.cols + col as usize];
             if e & GROUP == 0 {
                 return Some(e);
             }
+            // the attachment's own entry is NO_ROUTE: a host's last hop is in its `Dest`
+            let d = &self.dest[pkt.dst as usize];
+            if d.attach == sw {
+                return Some(d.last_port);
+            }
             if e != NO_ROUTE && self.mode == RoutingMode::DstBits {
-                let g = &self.groups[(e & !GROUP) as usize];
-                return Some(self.global[g.start as usize + g.modulo(d.host_no)]);
+                let start = (e & START_MASK) as usize;
+                let i = match (e & !GROUP) >> LEN_SHIFT {
+                    3 => d.host_no as usize % self.group_len[start] as usize,
+                    l => d.mods[l as usize] as usize,
+                };
+                return Some(self.global[start + i]);
             }
         }
         self.pick(sw, pkt, rng)
@@ -333,15 +353,22 @@ impl Routes {
         if e == NO_ROUTE {
             return None;
         }
-        let g = self.groups[(e & !GROUP) as usize];
-        let n = g.len as u64;
+        let (start, n) = self.group(e);
+        let n = n as u64;
         let i = match self.mode {
             RoutingMode::Ecmp => hash_flow(pkt.flow_key(), self.hash_base | pkt.hops as u64) % n,
             RoutingMode::Symmetric => hash_flow(unordered_key(pkt), self.hash_base | pkt.hops as u64) % n,
             RoutingMode::Spray => rng.gen_range(0..n),
             RoutingMode::DstBits => self.dest[pkt.dst as usize].host_no as u64 % n,
         };
-        Some(self.global[g.start as usize + i as usize])
+        Some(self.global[start + i as usize])
+    }
+
+    /// Where the choice set of a `table` entry of several choices starts, and its length.
+    #[inline]
+    fn group(&self, e: u32) -> (usize, usize) {
+        let start = (e & START_MASK) as usize;
+        (start, self.group_len[start] as usize)
     }
 
     /// The first (switch, destination) from which some sequence of next hops comes back to a
@@ -374,8 +401,8 @@ impl Routes {
                 e if e & GROUP == 0 => (row, e, 0, 0),
                 NO_ROUTE => (row, NO_ROUTE, 0, 0),
                 e => {
-                    let g = self.groups[(e & !GROUP) as usize];
-                    (row, NO_ROUTE, g.start, g.start + g.len)
+                    let (start, len) = self.group(e);
+                    (row, NO_ROUTE, start as u32, (start + len) as u32)
                 }
             };
             let found = *seen[col].get_or_insert_with(|| {
@@ -441,12 +468,13 @@ impl Routes {
 struct Builder<'a> {
     table: Vec<u32>,
     cols: usize,
-    groups: Vec<Group>,
+    lens: Vec<u32>,
     ports: Vec<u16>,
+    group_len: Vec<u32>,
     global: Vec<u32>,
-    /// Per switch row: its groups by their global ports.
+    /// Per switch row: the entries of its choice sets by their global ports.
     interned: Vec<HashMap<Box<[u32]>, u32>>,
-    /// Per switch row: the group it was given last (most columns of a row share a few).
+    /// Per switch row: the choice set it was given last (most columns of a row share a few).
     last: Vec<u32>,
     local: &'a [u16],
 }
@@ -459,25 +487,35 @@ impl Builder<'_> {
             &[p] => p,
             _ => {
                 let last = self.last[row];
-                let same = |g: &Group| self.global[g.start as usize..(g.start + g.len) as usize] == *choice;
-                let g = if last != u32::MAX && same(&self.groups[last as usize]) {
+                let start = (last & START_MASK) as usize;
+                if last != NO_ROUTE && self.global[start..start + self.group_len[start] as usize] == *choice {
                     last
-                } else if let Some(&g) = self.interned[row].get(choice) {
-                    g
+                } else if let Some(&e) = self.interned[row].get(choice) {
+                    e
                 } else {
-                    let g = self.groups.len() as u32;
-                    assert!(g < GROUP - 1, "routing: too many choice sets");
-                    let len = choice.len() as u32;
-                    self.groups.push(Group { start: self.global.len() as u32, len, fastmod: (u64::MAX / len as u64).wrapping_add(1) });
+                    let (start, len) = (self.global.len() as u32, choice.len() as u32);
+                    assert!(start + len < START_MASK, "routing: too many choice sets");
+                    let l = match self.lens.iter().position(|&l| l == len) {
+                        Some(l) => l as u32,
+                        None if self.lens.len() < 3 => {
+                            self.lens.push(len);
+                            self.lens.len() as u32 - 1
+                        }
+                        None => 3,
+                    };
+                    let e = GROUP | l << LEN_SHIFT | start;
                     self.global.extend_from_slice(choice);
                     self.ports.extend(choice.iter().map(|&p| self.local[p as usize]));
-                    self.interned[row].insert(choice.into(), g);
-                    g
-                };
-                self.last[row] = g;
-                GROUP | g
+                    self.group_len.push(len);
+                    self.group_len.extend(std::iter::repeat_n(0, choice.len() - 1));
+                    self.interned[row].insert(choice.into(), e);
+                    e
+                }
             }
         };
+        if e & GROUP != 0 && e != NO_ROUTE {
+            self.last[row] = e;
+        }
         self.table[row * self.cols + col] = e;
     }
 }
@@ -761,6 +799,19 @@ mod tests {
         net.connect(pair, twice, link(), link(), q(), q());
         net.connect(s[0], s[2], link(), link(), q(), q());
         net.connect(far, behind, link(), link(), q(), q());
+        same_as_reference(&net);
+        // choice sets of 2, 3, 4 and 5 parallel links: more lengths than `Dest::mods` holds
+        let mut net = Network::default();
+        let s: Vec<u32> = (0..5).map(|i| net.add_node(NodeKind::Switch, format!("s{i}"))).collect();
+        for (i, &sw) in s.iter().enumerate() {
+            let h = net.add_node(NodeKind::Host, format!("h{i}"));
+            net.connect(sw, h, link(), link(), q(), q());
+            for _ in 0..i + 1 {
+                if i > 0 {
+                    net.connect(s[0], sw, link(), link(), q(), q());
+                }
+            }
+        }
         same_as_reference(&net);
         // a random mesh of switches with hosts behind them
         let mut rng = dcfair_core::rng::Streams::new(7).stream("mesh", 0);
