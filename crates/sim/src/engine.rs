@@ -48,7 +48,7 @@ use crate::metrics::FlowObs;
 use crate::net::{Network, NO_PROBE};
 use crate::pktref::{PktRef, Slab};
 use crate::probe::Probe;
-use crate::routing::Routes;
+use crate::routing::{Routes, NO_ROW};
 use crate::series::Series;
 use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
 use std::ops::ControlFlow;
@@ -451,12 +451,12 @@ impl Sim {
         if done >= self.window_start && done <= self.end {
             port.window_bytes_out += pkt.size as u64;
         }
-        let (node, local, switch, at) = (port.peer_node, port.peer_port, port.peer_switch, done + port.delay);
+        let (node, local, at) = (port.peer_node, port.peer_port, done + port.delay);
         let pending = !port.queue.is_empty();
         if pending {
             port.txdone_pending = true;
         }
-        self.slab.launch(&pkt, node, local, switch);
+        self.slab.launch(&pkt, node, local);
         if pending {
             self.at(done, done_f, Event::TxDone { port: pid });
         }
@@ -468,12 +468,13 @@ impl Sim {
     fn arrive(&mut self, now: SimTime, h: u32) {
         let f = &mut self.slab.items[h as usize];
         let (node, port, col) = (f.node, f.port, f.col);
-        if f.switch {
+        let row = self.routes.row(node);
+        if row != NO_ROW {
             let pkt = &mut f.pkt;
             pkt.ingress = port;
             pkt.hops = pkt.hops.saturating_add(1);
             // Routes were checked for every flow when the network was built.
-            let Some(out) = self.routes.next_global_port_in(node, col, pkt, &mut self.route_rng) else {
+            let Some(out) = self.routes.next_global_port_in(node, row, col, pkt, &mut self.route_rng) else {
                 debug_assert!(false, "no route to {} at {}", pkt.dst, self.net.nodes[node as usize].name);
                 self.slab.free(h);
                 return;

@@ -114,12 +114,12 @@ impl QPacket for PktRef {
     }
 }
 
-/// A packet in the slab, with the node and local port it arrives at next and whether that
-/// node is a switch (set when a port puts it on the wire, so that an arrival needs no look-up
-/// in the node arena), and the routing column of its destination (set when it is emitted, so
-/// that a switch reads its next hop in one load: `Routes::column`).
+/// A packet in the slab, with the node and local port it arrives at next (set when a port puts
+/// it on the wire, so that an arrival needs no look-up in the node arena) and the routing
+/// column of its destination (set when it is emitted, so that a switch reads its next hop in
+/// one load: `Routes::column`).
 ///
-/// Aligned to a cache line, with these four fields first: together with the packet's hop
+/// Aligned to a cache line, with these three fields first (8 bytes, the packet's alignment): together with the packet's hop
 /// fields (the first 40 bytes of [`Packet`]) they make everything a hop through a switch
 /// touches (arrival, routing, the [`PktRef`] taken for the discipline, [`Slab::launch`]) one
 /// line. Unaligned, one record in two would split that line.
@@ -128,8 +128,7 @@ impl QPacket for PktRef {
 pub(crate) struct InFlight {
     pub node: u32,
     pub port: u16,
-    pub switch: bool,
-    pub col: u32,
+    pub col: u16,
     pub pkt: Packet,
 }
 
@@ -144,7 +143,7 @@ impl Slab {
     /// Stores a packet just emitted by a host, with the routing column of its destination;
     /// returns its stand-in.
     #[inline]
-    pub fn insert(&mut self, pkt: Packet, col: u32) -> PktRef {
+    pub fn insert(&mut self, pkt: Packet, col: u16) -> PktRef {
         match self.free.pop() {
             Some(h) => {
                 let f = &mut self.items[h as usize];
@@ -155,7 +154,7 @@ impl Slab {
             None => {
                 let h = self.items.len() as u32;
                 let r = PktRef::of(h, &pkt);
-                self.items.push(InFlight { pkt, node: 0, port: 0, switch: false, col });
+                self.items.push(InFlight { pkt, node: 0, port: 0, col });
                 r
             }
         }
@@ -167,14 +166,13 @@ impl Slab {
     }
     /// A port dequeued `r`: write back its CE mark and where it arrives.
     #[inline]
-    pub fn launch(&mut self, r: &PktRef, node: u32, port: u16, switch: bool) {
+    pub fn launch(&mut self, r: &PktRef, node: u32, port: u16) {
         let f = &mut self.items[r.handle as usize];
         if r.ecn() == Ecn::Ce {
             f.pkt.ecn = Ecn::Ce;
         }
         f.node = node;
         f.port = port;
-        f.switch = switch;
     }
     /// Frees slot `h` (the packet was dropped or delivered).
     #[inline]
@@ -229,11 +227,14 @@ mod tests {
         assert_eq!(align_of::<InFlight>(), 64);
         assert_eq!(size_of::<InFlight>() % 64, 0);
         let pkt = offset_of!(InFlight, pkt);
+        // the record's own fields fit the packet's alignment: its other lines start where a
+        // bare packet's would (a transport reads the first two of its three)
+        assert_eq!(pkt, 8);
         // every packet field a switch hop reads or writes, and the record's own
         let ends = [
             offset_of!(InFlight, node) + 4,
             offset_of!(InFlight, port) + 2,
-            offset_of!(InFlight, switch) + 1,
+            offset_of!(InFlight, col) + 2,
             pkt + offset_of!(Packet, dst) + 4,
             pkt + offset_of!(Packet, src) + 4,
             pkt + offset_of!(Packet, sport) + 2,
@@ -256,12 +257,11 @@ mod tests {
         let mut a = s.insert(pkt(1, 1), 0);
         let b = s.insert(pkt(2, 2), 0);
         a.set_ecn(Ecn::Ce);
-        s.launch(&a, 5, 6, true);
-        s.launch(&b, 7, 8, false);
+        s.launch(&a, 5, 6);
+        s.launch(&b, 7, 8);
         assert_eq!(s.pkt(a.handle).ecn, Ecn::Ce);
         assert_eq!(s.pkt(b.handle).ecn, Ecn::Ect0);
         assert_eq!((s.items[a.handle as usize].node, s.items[a.handle as usize].port), (5, 6));
-        assert!(s.items[a.handle as usize].switch && !s.items[b.handle as usize].switch);
         assert_eq!(s.live(), 2);
         s.free(a.handle);
         assert_eq!(s.pkt(b.handle).src, 2);

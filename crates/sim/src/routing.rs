@@ -94,6 +94,10 @@ const START_MASK: u32 = (1 << LEN_SHIFT) - 1;
 /// A `table` entry of a switch that cannot reach the column (or is it).
 const NO_ROUTE: u32 = u32::MAX;
 const NO_NODE: u32 = u32::MAX;
+/// [`Routes::row`] of a host.
+pub const NO_ROW: u32 = u32::MAX;
+/// [`Routes::column`] of a destination whose column does not fit 16 bits.
+pub const NO_COL: u16 = u16::MAX;
 
 impl Routes {
     /// Shortest-path next hops of every switch towards every node.
@@ -293,28 +297,37 @@ impl Routes {
     /// in the node's port list).
     #[inline]
     pub fn next_global_port(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
-        self.next_global_port_in(sw, self.column(pkt.dst), pkt, rng)
+        self.next_global_port_in(sw, self.row(sw), self.column(pkt.dst), pkt, rng)
     }
 
-    /// The column of `dst` in the tables, which the engine keeps with a packet from its emission
-    /// on: [`Routes::next_global_port_in`] then reads a next hop in one load.
+    /// The row of node `node` in the tables: a switch's number among switches, [`NO_ROW`] for
+    /// a host (which the engine reads as "deliver, do not route").
     #[inline]
-    pub fn column(&self, dst: u32) -> u32 {
-        self.dest[dst as usize].col
+    pub fn row(&self, node: u32) -> u32 {
+        self.slot[node as usize]
     }
 
-    /// [`Routes::next_global_port`] of a packet whose destination has column `col`. The same
-    /// choice; a packet without waypoint whose choice does not depend on the packet (one
-    /// choice, or any number under `dst_bits`) takes a short cut.
+    /// The column of `dst` in the tables ([`NO_COL`] beyond `u16::MAX - 1` columns), which
+    /// the engine keeps with a packet from its emission on, so that
+    /// [`Routes::next_global_port_in`] reads a next hop in one load.
     #[inline]
-    pub fn next_global_port_in(&self, sw: u32, col: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
-        debug_assert_eq!(col, self.column(pkt.dst));
+    pub fn column(&self, dst: u32) -> u16 {
+        u16::try_from(self.dest[dst as usize].col).map_or(NO_COL, |c| c.min(NO_COL))
+    }
+
+    /// [`Routes::next_global_port`] at switch `sw` of row `row` for a packet whose destination
+    /// has column `col` ([`Routes::row`], [`Routes::column`]). The same choice; a packet without
+    /// waypoint whose choice does not depend on the packet (one choice, or any number under
+    /// `dst_bits`) takes a short cut.
+    #[inline]
+    pub fn next_global_port_in(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
+        debug_assert_eq!((row, col), (self.row(sw), self.column(pkt.dst)));
         if pkt.via == NO_VIA {
-            let row = self.slot[sw as usize];
-            if row == u32::MAX {
+            if row == NO_ROW {
                 return None;
             }
-            let e = self.table[row as usize * self.cols + col as usize];
+            let col = if col != NO_COL { col as usize } else { self.dest[pkt.dst as usize].col as usize };
+            let e = self.table[row as usize * self.cols + col];
             if e & GROUP == 0 {
                 return Some(e);
             }
