@@ -52,7 +52,7 @@ use crate::net::{Network, NO_PROBE};
 use crate::pktref::{PktRef, Slab};
 use crate::poisson::Plan;
 use crate::probe::Probe;
-use crate::routing::Routes;
+use crate::routing::{Routes, NO_ROW};
 use crate::series::Series;
 use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
 use std::ops::ControlFlow;
@@ -405,7 +405,8 @@ impl Sim {
                 let rng = self.core_rng.as_mut().expect("a core stream with per-packet cores");
                 p.via = self.packet_cores[rng.gen_range(0..self.packet_cores.len())];
             }
-            let r = self.slab.insert(p);
+            let col = self.routes.column(p.dst);
+            let r = self.slab.insert(p, col);
             self.offer(nic, r, FROM_HOST, now);
         }
     }
@@ -522,12 +523,12 @@ impl Sim {
         if done >= self.window_start && done <= self.end {
             port.window_bytes_out += pkt.size as u64;
         }
-        let (node, local, switch, at) = (port.peer_node, port.peer_port, port.peer_switch, done + port.delay);
+        let (node, local, at) = (port.peer_node, port.peer_port, done + port.delay);
         let pending = !port.queue.is_empty();
         if pending {
             port.txdone_pending = true;
         }
-        self.slab.launch(&pkt, node, local, switch);
+        self.slab.launch(&pkt, node, local);
         if pending {
             self.at(done, done_f, Event::TxDone { port: pid });
         }
@@ -538,13 +539,14 @@ impl Sim {
     /// and only its [`PktRef`] goes to the output port's discipline (no copy of the packet).
     fn arrive(&mut self, now: SimTime, h: u32) {
         let f = &mut self.slab.items[h as usize];
-        let (node, port) = (f.node, f.port);
-        if f.switch {
+        let (node, port, col) = (f.node, f.port, f.col);
+        let row = self.routes.row(node);
+        if row != NO_ROW {
             let pkt = &mut f.pkt;
             pkt.ingress = port;
             pkt.hops = pkt.hops.saturating_add(1);
             // Routes were checked for every flow when the network was built.
-            let Some(out) = self.routes.next_global_port(node, pkt, &mut self.route_rng) else {
+            let Some(out) = self.routes.next_global_port_in(node, row, col, pkt, &mut self.route_rng) else {
                 debug_assert!(false, "no route to {} at {}", pkt.dst, self.net.nodes[node as usize].name);
                 self.slab.free(h);
                 return;

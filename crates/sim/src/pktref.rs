@@ -114,11 +114,12 @@ impl QPacket for PktRef {
     }
 }
 
-/// A packet in the slab, with the node and local port it arrives at next and whether that
-/// node is a switch (set when a port puts it on the wire, so that an arrival needs no look-up
-/// in the node arena).
+/// A packet in the slab, with the node and local port it arrives at next (set when a port puts
+/// it on the wire, so that an arrival needs no look-up in the node arena) and the routing
+/// column of its destination (set when it is emitted, so that a switch reads its next hop in
+/// one load: `Routes::column`).
 ///
-/// Aligned to a cache line, with these three fields first: together with the packet's hop
+/// Aligned to a cache line, with these three fields first (8 bytes, the packet's alignment): together with the packet's hop
 /// fields (the first 40 bytes of [`Packet`]) they make everything a hop through a switch
 /// touches (arrival, routing, the [`PktRef`] taken for the discipline, [`Slab::launch`]) one
 /// line. Unaligned, one record in two would split that line.
@@ -127,7 +128,7 @@ impl QPacket for PktRef {
 pub(crate) struct InFlight {
     pub node: u32,
     pub port: u16,
-    pub switch: bool,
+    pub col: u16,
     pub pkt: Packet,
 }
 
@@ -139,19 +140,21 @@ pub(crate) struct Slab {
 }
 
 impl Slab {
-    /// Stores a packet just emitted by a host; returns its stand-in.
+    /// Stores a packet just emitted by a host, with the routing column of its destination;
+    /// returns its stand-in.
     #[inline]
-    pub fn insert(&mut self, pkt: Packet) -> PktRef {
+    pub fn insert(&mut self, pkt: Packet, col: u16) -> PktRef {
         match self.free.pop() {
             Some(h) => {
                 let f = &mut self.items[h as usize];
                 f.pkt = pkt;
+                f.col = col;
                 PktRef::of(h, &f.pkt)
             }
             None => {
                 let h = self.items.len() as u32;
                 let r = PktRef::of(h, &pkt);
-                self.items.push(InFlight { pkt, node: 0, port: 0, switch: false });
+                self.items.push(InFlight { pkt, node: 0, port: 0, col });
                 r
             }
         }
@@ -163,14 +166,13 @@ impl Slab {
     }
     /// A port dequeued `r`: write back its CE mark and where it arrives.
     #[inline]
-    pub fn launch(&mut self, r: &PktRef, node: u32, port: u16, switch: bool) {
+    pub fn launch(&mut self, r: &PktRef, node: u32, port: u16) {
         let f = &mut self.items[r.handle as usize];
         if r.ecn() == Ecn::Ce {
             f.pkt.ecn = Ecn::Ce;
         }
         f.node = node;
         f.port = port;
-        f.switch = switch;
     }
     /// Frees slot `h` (the packet was dropped or delivered).
     #[inline]
@@ -205,7 +207,7 @@ mod tests {
         let mut s = Slab::default();
         for (src, sport, proto) in [(1, 10, Proto::Tcp), (2, 10, Proto::Udp), (1, 11, Proto::Credit), (u32::MAX, u16::MAX, Proto::Tcp)] {
             let p = Packet { proto, dport: u16::MAX - sport, ..pkt(src, sport) };
-            let r = s.insert(p.clone());
+            let r = s.insert(p.clone(), 0);
             assert_eq!(QPacket::flow_key(&r), QPacket::flow_key(&p));
             assert_eq!((r.size(), r.priority(), r.ingress(), r.src(), r.dst()), (1500, 77, 3, src, 9));
             assert_eq!((r.proto(), r.ecn()), (p.proto, Ecn::Ect0));
@@ -225,11 +227,14 @@ mod tests {
         assert_eq!(align_of::<InFlight>(), 64);
         assert_eq!(size_of::<InFlight>() % 64, 0);
         let pkt = offset_of!(InFlight, pkt);
+        // the record's own fields fit the packet's alignment: its other lines start where a
+        // bare packet's would (a transport reads the first two of its three)
+        assert_eq!(pkt, 8);
         // every packet field a switch hop reads or writes, and the record's own
         let ends = [
             offset_of!(InFlight, node) + 4,
             offset_of!(InFlight, port) + 2,
-            offset_of!(InFlight, switch) + 1,
+            offset_of!(InFlight, col) + 2,
             pkt + offset_of!(Packet, dst) + 4,
             pkt + offset_of!(Packet, src) + 4,
             pkt + offset_of!(Packet, sport) + 2,
@@ -249,21 +254,20 @@ mod tests {
     #[test]
     fn a_mark_on_the_ref_reaches_the_packet_at_launch_and_slots_are_reused() {
         let mut s = Slab::default();
-        let mut a = s.insert(pkt(1, 1));
-        let b = s.insert(pkt(2, 2));
+        let mut a = s.insert(pkt(1, 1), 0);
+        let b = s.insert(pkt(2, 2), 0);
         a.set_ecn(Ecn::Ce);
-        s.launch(&a, 5, 6, true);
-        s.launch(&b, 7, 8, false);
+        s.launch(&a, 5, 6);
+        s.launch(&b, 7, 8);
         assert_eq!(s.pkt(a.handle).ecn, Ecn::Ce);
         assert_eq!(s.pkt(b.handle).ecn, Ecn::Ect0);
         assert_eq!((s.items[a.handle as usize].node, s.items[a.handle as usize].port), (5, 6));
-        assert!(s.items[a.handle as usize].switch && !s.items[b.handle as usize].switch);
         assert_eq!(s.live(), 2);
         s.free(a.handle);
         assert_eq!(s.pkt(b.handle).src, 2);
         s.free(b.handle);
         assert_eq!(s.live(), 0);
-        let c = s.insert(pkt(3, 3));
+        let c = s.insert(pkt(3, 3), 0);
         assert!(c.handle == a.handle || c.handle == b.handle);
         assert_eq!(s.items.len(), 2);
     }

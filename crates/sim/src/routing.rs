@@ -1,12 +1,22 @@
 //! Routing: shortest-path next hops per switch and destination, and how a switch picks one.
 //!
 //! Rules:
-//! - [`Routes::build`] runs one breadth-first search per destination node over the links
-//!   (hop count is the metric) and keeps, for every switch and destination, *every* neighbour
-//!   port on a shortest path, in the switch's port order. The tables are flat arrays: a
-//!   `(start, len)` pair per (switch, destination) into one `Vec<u16>` of local ports.
+//! - Hop count is the metric, and a switch keeps, for every destination, *every* neighbour port
+//!   on a shortest path, in the switch's port order (its choice set).
 //! - Hosts never forward: a packet that reaches a host is delivered to it. Paths through hosts
 //!   are not considered (a host is only an end point).
+//! - The tables do not grow with switches x hosts. A host with one link, to a switch (its
+//!   *attachment*; every host of the built-in fabrics), is reached from every other switch the
+//!   way its attachment is: hosts do not relay, so every path to it ends attachment -> host and
+//!   the shortest ones are the shortest to the attachment plus that link. Its own entry is only
+//!   the attachment's port to it. So [`Routes::build`] runs one breadth-first search per
+//!   *switch* over the switch-to-switch links, and one over all links per other host (none in
+//!   the fabrics: a host with several links or linked to a host). Their results form a table
+//!   of one `u32` per (switch, column), a column per switch and per such host: the global id of
+//!   the port when there is one choice, else where a choice set interned once per switch
+//!   starts (a fat-tree edge switch has one, "any up port"). Under `dst_bits` the index of a
+//!   destination in a set of one of the first three lengths met is stored with the destination,
+//!   so a hop costs no division (a fat-tree's sets all have `k/2` ports).
 //! - When a switch has several next hops, [`RoutingMode`] picks one:
 //!   - `ecmp`: a hash of the directed 5-tuple, salted by the hop count (so successive tiers of a
 //!     fabric choose independently and no flow polarises onto one core) and by the hash seed
@@ -29,7 +39,7 @@ use crate::net::{Network, NodeKind};
 use dcfair_core::packet::{hash_flow, Packet, Proto, NO_VIA};
 use dcfair_core::rng::{mix64, Rng};
 use rand::Rng as _;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// How a switch picks among equal-cost next hops: the `routing.mode` of the config layer.
 pub use crate::scenario::RoutingMode;
@@ -37,60 +47,168 @@ pub use crate::scenario::RoutingMode;
 /// Next-hop tables of every switch.
 #[derive(Debug, Default)]
 pub struct Routes {
-    nodes: usize,
-    /// Per (switch, destination): (start, len) into `ports`; indexed `switch_slot * nodes + dst`.
-    span: Vec<(u32, u16)>,
+    /// Node id -> row of `table` (switches only; `u32::MAX` for hosts).
+    slot: Vec<u32>,
+    /// Per node, how a packet heads for it (its column, its attachment, its host number).
+    dest: Vec<Dest>,
+    /// Columns of `table`: one per switch (its row number), then one per host without an
+    /// attachment.
+    cols: usize,
+    /// Per (switch row, column), indexed `row * cols + column`: the global id of the only next
+    /// hop, or a choice set of several ports: [`GROUP`] | the index of its length among the
+    /// first three lengths met (3: another) << [`LEN_SHIFT`] | where it starts in `ports`; or [`NO_ROUTE`].
+    table: Vec<u32>,
+    /// The choice sets of several ports (each interned once per switch), one after another.
     ports: Vec<u16>,
+    /// The length of the choice set that starts at each index of `ports` (0 elsewhere).
+    group_len: Vec<u32>,
     /// The same ports by global id.
     global: Vec<u32>,
-    /// Node id -> row in `span` (switches only; `u32::MAX` for hosts).
-    slot: Vec<u32>,
-    /// Host number of each host node (its index among hosts, in id order), for `dst_bits`.
-    host_no: Vec<u32>,
-    /// Per (switch, destination), indexed like `span`: the global id of the next hop of a
-    /// packet without waypoint when it does not depend on the packet (one choice, or any
-    /// number under `dst_bits`), else [`NO_PORT`]: one load instead of four and a division.
-    direct: Vec<u32>,
+    /// Global port id -> its index among its node's ports (the one-port choice sets).
+    local: Vec<u16>,
     mode: RoutingMode,
     /// `hash seed << 8`: the hop count fills the low byte of the flow hash's salt.
     hash_base: u64,
 }
 
-/// A `direct` entry that leaves the choice to [`Routes::next_global_port`]'s full path.
-const NO_PORT: u32 = u32::MAX;
+/// How a packet heads for one node.
+#[derive(Clone, Copy, Debug)]
+struct Dest {
+    /// Column of `table`.
+    col: u32,
+    /// The switch a host hangs off (then `col` is that switch's column), else [`NO_NODE`].
+    attach: u32,
+    /// The attachment's port to the host (global id).
+    last_port: u32,
+    /// Host number (index among hosts, in id order) for `dst_bits`; `u32::MAX` for a switch.
+    host_no: u32,
+    /// `host_no` modulo each of the first three lengths of choice sets met: the `dst_bits`
+    /// index in a choice set of that length.
+    mods: [u16; 3],
+}
+
+/// A `table` entry of several choices (see `Routes::table`).
+const GROUP: u32 = 1 << 31;
+const LEN_SHIFT: u32 = 29;
+const START_MASK: u32 = (1 << LEN_SHIFT) - 1;
+/// A `table` entry of a switch that cannot reach the column (or is it).
+const NO_ROUTE: u32 = u32::MAX;
+const NO_NODE: u32 = u32::MAX;
+/// [`Routes::row`] of a host.
+pub const NO_ROW: u32 = u32::MAX;
+/// [`Routes::column`] of a destination whose column does not fit 16 bits.
+pub const NO_COL: u16 = u16::MAX;
 
 impl Routes {
     /// Shortest-path next hops of every switch towards every node.
     pub fn build(net: &Network, mode: RoutingMode) -> Routes {
         let n = net.nodes.len();
         let mut slot = vec![u32::MAX; n];
-        let mut switches = 0u32;
-        let mut host_no = vec![u32::MAX; n];
+        let mut switch_ids = Vec::new();
+        for (i, node) in net.nodes.iter().enumerate() {
+            if node.kind == NodeKind::Switch {
+                slot[i] = switch_ids.len() as u32;
+                switch_ids.push(i as u32);
+            }
+        }
+        let switches = switch_ids.len();
+        let mut local = vec![0u16; net.ports.len()];
+        for node in &net.nodes {
+            for (i, &p) in node.ports.iter().enumerate() {
+                local[p as usize] = i as u16;
+            }
+        }
+        // Columns: switches first (row = column), then the hosts without an attachment.
+        let mut dest = Vec::with_capacity(n);
+        let mut lone_hosts = Vec::new();
         let mut hosts = 0u32;
         for (i, node) in net.nodes.iter().enumerate() {
-            match node.kind {
-                NodeKind::Switch => {
-                    slot[i] = switches;
-                    switches += 1;
-                }
+            let d = match node.kind {
+                NodeKind::Switch => Dest { col: slot[i], attach: NO_NODE, last_port: 0, host_no: u32::MAX, mods: [0; 3] },
                 NodeKind::Host => {
-                    host_no[i] = hosts;
                     hosts += 1;
+                    let peer = match node.ports[..] {
+                        [nic] => Some(&net.ports[nic as usize]).filter(|p| p.peer_switch),
+                        _ => None,
+                    };
+                    match peer {
+                        Some(p) => {
+                            let at = p.peer_node;
+                            let last_port = net.nodes[at as usize].ports[p.peer_port as usize];
+                            Dest { col: slot[at as usize], attach: at, last_port, host_no: hosts - 1, mods: [0; 3] }
+                        }
+                        None => {
+                            lone_hosts.push(i as u32);
+                            let col = (switches + lone_hosts.len() - 1) as u32;
+                            Dest { col, attach: NO_NODE, last_port: 0, host_no: hosts - 1, mods: [0; 3] }
+                        }
+                    }
+                }
+            };
+            dest.push(d);
+        }
+        let cols = switches + lone_hosts.len();
+        let mut b = Builder {
+            table: vec![NO_ROUTE; switches * cols],
+            cols,
+            lens: Vec::new(),
+            ports: Vec::new(),
+            group_len: Vec::new(),
+            global: Vec::new(),
+            interned: vec![HashMap::new(); switches],
+            last: vec![NO_ROUTE; switches],
+            local: &local,
+        };
+        // Switch-to-switch links of every switch, in port order: (global port, peer row).
+        let mut adj_start = Vec::with_capacity(switches + 1);
+        let mut adj = Vec::new();
+        for &sw in &switch_ids {
+            adj_start.push(adj.len() as u32);
+            for &p in &net.nodes[sw as usize].ports {
+                let peer = slot[net.ports[p as usize].peer_node as usize];
+                if peer != u32::MAX {
+                    adj.push((p, peer));
                 }
             }
         }
-        let mut span = vec![(0u32, 0u16); switches as usize * n];
-        let mut ports = Vec::new();
-        let mut global = Vec::new();
-        let mut dist = vec![u32::MAX; n];
+        adj_start.push(adj.len() as u32);
+        // One BFS per switch over the switch links. A switch's next hops are its neighbours one
+        // closer; when it is dequeued at distance d, every node at d - 1 has its distance.
+        let mut dist = vec![u32::MAX; switches];
         let mut queue = VecDeque::new();
-        for dst in 0..n {
-            // BFS from dst over reversed links; only switches relay.
+        let mut choice = Vec::new();
+        for col in 0..switches {
+            dist.iter_mut().for_each(|d| *d = u32::MAX);
+            dist[col] = 0;
+            queue.clear();
+            queue.push_back(col as u32);
+            while let Some(u) = queue.pop_front() {
+                let du = dist[u as usize];
+                choice.clear();
+                for &(p, v) in &adj[adj_start[u as usize] as usize..adj_start[u as usize + 1] as usize] {
+                    let dv = dist[v as usize];
+                    if dv == u32::MAX {
+                        dist[v as usize] = du + 1;
+                        queue.push_back(v);
+                    } else if dv + 1 == du {
+                        choice.push(p);
+                    }
+                }
+                if u as usize != col {
+                    b.set(u as usize, col, &choice);
+                }
+            }
+        }
+        // The hosts without an attachment: a BFS over every link, as hosts relay nothing.
+        let mut dist = vec![u32::MAX; n];
+        for (k, &dst) in lone_hosts.iter().enumerate() {
+            let dst = dst as usize;
             dist.iter_mut().for_each(|d| *d = u32::MAX);
             dist[dst] = 0;
             queue.clear();
-            queue.push_back(dst);
+            queue.push_back(dst as u32);
             while let Some(u) = queue.pop_front() {
+                let u = u as usize;
                 if u != dst && net.nodes[u].kind == NodeKind::Host {
                     continue;
                 }
@@ -98,40 +216,33 @@ impl Routes {
                     let v = net.ports[p as usize].peer_node as usize;
                     if dist[v] == u32::MAX {
                         dist[v] = dist[u] + 1;
-                        queue.push_back(v);
+                        queue.push_back(v as u32);
                     }
                 }
             }
-            for (s, node) in net.nodes.iter().enumerate() {
-                if node.kind != NodeKind::Switch || dist[s] == u32::MAX || s == dst {
+            for (row, &s) in switch_ids.iter().enumerate() {
+                let s = s as usize;
+                if dist[s] == u32::MAX {
                     continue;
                 }
-                let start = ports.len() as u32;
-                for (local, &p) in node.ports.iter().enumerate() {
+                choice.clear();
+                for &p in &net.nodes[s].ports {
                     let v = net.ports[p as usize].peer_node as usize;
                     let relays = v == dst || net.nodes[v].kind == NodeKind::Switch;
                     if relays && dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
-                        ports.push(local as u16);
-                        global.push(p);
+                        choice.push(p);
                     }
                 }
-                span[slot[s] as usize * n + dst] = (start, (ports.len() as u32 - start) as u16);
+                b.set(row, switches + k, &choice);
             }
         }
-        let direct = span
-            .iter()
-            .enumerate()
-            .map(|(i, &(start, len))| match (len, mode) {
-                (0, _) => NO_PORT,
-                (1, _) => global[start as usize],
-                (len, RoutingMode::DstBits) => {
-                    let no = host_no.get(i % n).copied().unwrap_or(0);
-                    global[start as usize + (no as u64 % len as u64) as usize]
-                }
-                _ => NO_PORT,
-            })
-            .collect();
-        Routes { nodes: n, span, ports, global, slot, host_no, direct, mode, hash_base: 0 }
+        let Builder { table, lens, ports, group_len, global, .. } = b;
+        for d in &mut dest {
+            for (m, &len) in d.mods.iter_mut().zip(&lens) {
+                *m = (d.host_no % len) as u16;
+            }
+        }
+        Routes { slot, dest, cols, table, ports, group_len, global, local, mode, hash_base: 0 }
     }
 
     /// The same tables with the flow hash of `ecmp` and `symmetric` seeded by `seed` (at most
@@ -147,64 +258,130 @@ impl Routes {
         self.mode
     }
 
+    /// The `table` entry of switch `sw` (row `row`) towards node `target`.
+    #[inline]
+    fn entry(&self, row: u32, sw: u32, target: u32) -> u32 {
+        let d = &self.dest[target as usize];
+        if d.attach == sw {
+            d.last_port
+        } else {
+            self.table[row as usize * self.cols + d.col as usize]
+        }
+    }
+
     /// The equal-cost next hops (local port indices) of switch `sw` towards `dst`.
     #[inline]
     pub fn choices(&self, sw: u32, dst: u32) -> &[u16] {
-        let s = self.slot[sw as usize];
-        if s == u32::MAX {
+        let row = self.slot[sw as usize];
+        if row == u32::MAX {
             return &[];
         }
-        let (start, len) = self.span[s as usize * self.nodes + dst as usize];
-        &self.ports[start as usize..start as usize + len as usize]
+        match self.entry(row, sw, dst) {
+            NO_ROUTE => &[],
+            e if e & GROUP == 0 => std::slice::from_ref(&self.local[e as usize]),
+            e => {
+                let (start, len) = self.group(e);
+                &self.ports[start..start + len]
+            }
+        }
     }
 
     /// The local port switch `sw` sends `pkt` out of, or `None` if `dst` is unreachable.
     /// Clears `pkt.via` when `sw` is the waypoint.
     #[inline]
     pub fn next_port(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u16> {
-        self.pick(sw, pkt, rng).map(|i| self.ports[i])
+        self.pick(sw, pkt, rng).map(|p| self.local[p as usize])
     }
 
     /// Like [`Routes::next_port`], but the port's global id (what the engine needs: no look-up
-    /// in the node's port list). The same choice, read from `direct` when it can be.
+    /// in the node's port list).
     #[inline]
     pub fn next_global_port(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
-        if pkt.via == NO_VIA {
-            let s = self.slot[sw as usize];
-            if s == u32::MAX {
-                return None;
-            }
-            let d = self.direct[s as usize * self.nodes + pkt.dst as usize];
-            if d != NO_PORT {
-                return Some(d);
-            }
-        }
-        self.pick(sw, pkt, rng).map(|i| self.global[i])
+        self.next_global_port_in(sw, self.row(sw), self.column(pkt.dst), pkt, rng)
     }
 
-    /// The index in `ports` / `global` of the chosen next hop.
+    /// The row of node `node` in the tables: a switch's number among switches, [`NO_ROW`] for
+    /// a host (which the engine reads as "deliver, do not route").
     #[inline]
-    fn pick(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<usize> {
+    pub fn row(&self, node: u32) -> u32 {
+        self.slot[node as usize]
+    }
+
+    /// The column of `dst` in the tables ([`NO_COL`] beyond `u16::MAX - 1` columns), which
+    /// the engine keeps with a packet from its emission on, so that
+    /// [`Routes::next_global_port_in`] reads a next hop in one load.
+    #[inline]
+    pub fn column(&self, dst: u32) -> u16 {
+        u16::try_from(self.dest[dst as usize].col).map_or(NO_COL, |c| c.min(NO_COL))
+    }
+
+    /// [`Routes::next_global_port`] at switch `sw` of row `row` for a packet whose destination
+    /// has column `col` ([`Routes::row`], [`Routes::column`]). The same choice; a packet without
+    /// waypoint whose choice does not depend on the packet (one choice, or any number under
+    /// `dst_bits`) takes a short cut.
+    #[inline]
+    pub fn next_global_port_in(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
+        debug_assert!(row == self.row(sw) && (col == self.column(pkt.dst) || col == NO_COL));
+        if pkt.via == NO_VIA {
+            if row == NO_ROW {
+                return None;
+            }
+            let col = if col != NO_COL { col as usize } else { self.dest[pkt.dst as usize].col as usize };
+            let e = self.table[row as usize * self.cols + col];
+            if e & GROUP == 0 {
+                return Some(e);
+            }
+            // the attachment's own entry is NO_ROUTE: a host's last hop is in its `Dest`
+            let d = &self.dest[pkt.dst as usize];
+            if d.attach == sw {
+                return Some(d.last_port);
+            }
+            if e != NO_ROUTE && self.mode == RoutingMode::DstBits {
+                let start = (e & START_MASK) as usize;
+                let i = match (e & !GROUP) >> LEN_SHIFT {
+                    3 => d.host_no as usize % self.group_len[start] as usize,
+                    l => d.mods[l as usize] as usize,
+                };
+                return Some(self.global[start + i]);
+            }
+        }
+        self.pick(sw, pkt, rng)
+    }
+
+    /// The global id of the chosen next hop.
+    #[inline]
+    fn pick(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
         if pkt.via == sw {
             pkt.via = NO_VIA;
         }
         let target = if pkt.via != NO_VIA { pkt.via } else { pkt.dst };
-        let s = self.slot[sw as usize];
-        if s == u32::MAX {
+        let row = self.slot[sw as usize];
+        if row == u32::MAX {
             return None;
         }
-        let (start, len) = self.span[s as usize * self.nodes + target as usize];
-        let i = match len {
-            0 => return None,
-            1 => 0,
-            n => match self.mode {
-                RoutingMode::Ecmp => hash_flow(pkt.flow_key(), self.hash_base | pkt.hops as u64) % n as u64,
-                RoutingMode::Symmetric => hash_flow(unordered_key(pkt), self.hash_base | pkt.hops as u64) % n as u64,
-                RoutingMode::Spray => rng.gen_range(0..n as u64),
-                RoutingMode::DstBits => self.host_no.get(pkt.dst as usize).copied().unwrap_or(0) as u64 % n as u64,
-            },
+        let e = self.entry(row, sw, target);
+        if e & GROUP == 0 {
+            return Some(e);
+        }
+        if e == NO_ROUTE {
+            return None;
+        }
+        let (start, n) = self.group(e);
+        let n = n as u64;
+        let i = match self.mode {
+            RoutingMode::Ecmp => hash_flow(pkt.flow_key(), self.hash_base | pkt.hops as u64) % n,
+            RoutingMode::Symmetric => hash_flow(unordered_key(pkt), self.hash_base | pkt.hops as u64) % n,
+            RoutingMode::Spray => rng.gen_range(0..n),
+            RoutingMode::DstBits => self.dest[pkt.dst as usize].host_no as u64 % n,
         };
-        Some(start as usize + i as usize)
+        Some(self.global[start + i as usize])
+    }
+
+    /// Where the choice set of a `table` entry of several choices starts, and its length.
+    #[inline]
+    fn group(&self, e: u32) -> (usize, usize) {
+        let start = (e & START_MASK) as usize;
+        (start, self.group_len[start] as usize)
     }
 
     /// The first (switch, destination) from which some sequence of next hops comes back to a
@@ -212,43 +389,75 @@ impl Routes {
     /// every equal-cost choice, so no flow hash, spray draw or waypoint can find a loop: a
     /// waypoint's two legs are each loop-free and the waypoint is cleared on arrival.
     /// Shortest-path tables cannot loop (each hop is one closer); this verifies the tables
-    /// as built rather than trusting that argument (one depth-first pass per destination).
+    /// as built rather than trusting that argument (one depth-first pass per column: a host's
+    /// routes are its attachment's but for the last hop, which delivers).
     pub fn first_loop(&self, net: &Network) -> Option<(u32, u32)> {
         const NEW: u8 = 0;
         const OPEN: u8 = 1;
         const DONE: u8 = 2;
-        let n = self.nodes;
-        let mut state = vec![NEW; n];
-        let mut stack: Vec<(u32, usize)> = Vec::new();
-        for dst in 0..n {
-            state.iter_mut().for_each(|s| *s = NEW);
-            for root in 0..n {
-                if self.slot[root] == u32::MAX || state[root] != NEW || root == dst {
-                    continue;
+        let switches = self.table.len().checked_div(self.cols).unwrap_or(0);
+        // the row of the switch each port leads to (u32::MAX: a host, which delivers)
+        let to: Vec<u32> = net.ports.iter().map(|p| self.slot[p.peer_node as usize]).collect();
+        let mut state = vec![NEW; switches];
+        // (row, its one next hop or NO_ROUTE, then global[next..end])
+        let mut stack: Vec<(u32, u32, u32, u32)> = Vec::new();
+        // the looping switch of each column checked so far
+        let mut seen: Vec<Option<Option<u32>>> = vec![None; self.cols];
+        for dst in 0..self.dest.len() {
+            let col = self.dest[dst].col as usize;
+            let target = match self.dest[dst].attach {
+                NO_NODE => dst,
+                at => at as usize,
+            };
+            let target_row = self.slot[target];
+            let frame = |row: u32| match self.table[row as usize * self.cols + col] {
+                e if e & GROUP == 0 => (row, e, 0, 0),
+                NO_ROUTE => (row, NO_ROUTE, 0, 0),
+                e => {
+                    let (start, len) = self.group(e);
+                    (row, NO_ROUTE, start as u32, (start + len) as u32)
                 }
-                state[root] = OPEN;
-                stack.push((root as u32, 0));
-                while let Some(&mut (sw, ref mut next)) = stack.last_mut() {
-                    let (start, len) = self.span[self.slot[sw as usize] as usize * n + dst];
-                    if *next == len as usize {
-                        state[sw as usize] = DONE;
-                        stack.pop();
+            };
+            let found = *seen[col].get_or_insert_with(|| {
+                state.iter_mut().for_each(|s| *s = NEW);
+                for root in 0..switches as u32 {
+                    if state[root as usize] != NEW || root == target_row {
                         continue;
                     }
-                    let peer = net.ports[self.global[start as usize + *next] as usize].peer_node;
-                    *next += 1;
-                    if peer as usize == dst || self.slot[peer as usize] == u32::MAX {
-                        continue; // delivered: hosts never forward
-                    }
-                    match state[peer as usize] {
-                        OPEN => return Some((peer, dst as u32)),
-                        NEW => {
-                            state[peer as usize] = OPEN;
-                            stack.push((peer, 0));
+                    state[root as usize] = OPEN;
+                    stack.push(frame(root));
+                    while let Some(top) = stack.last_mut() {
+                        let p = if top.1 != NO_ROUTE {
+                            std::mem::replace(&mut top.1, NO_ROUTE)
+                        } else if top.2 < top.3 {
+                            top.2 += 1;
+                            self.global[top.2 as usize - 1]
+                        } else {
+                            state[top.0 as usize] = DONE;
+                            stack.pop();
+                            continue;
+                        };
+                        let peer = to[p as usize];
+                        if peer == u32::MAX || peer == target_row {
+                            continue; // delivered: hosts never forward
                         }
-                        _ => {}
+                        match state[peer as usize] {
+                            OPEN => {
+                                stack.clear();
+                                return Some(net.ports[p as usize].peer_node);
+                            }
+                            NEW => {
+                                state[peer as usize] = OPEN;
+                                stack.push(frame(peer));
+                            }
+                            _ => {}
+                        }
                     }
                 }
+                None
+            });
+            if let Some(sw) = found {
+                return Some((sw, dst as u32));
             }
         }
         None
@@ -265,6 +474,62 @@ impl Routes {
         let Some(&nic) = net.nodes[host as usize].ports.first() else { return false };
         let first = net.ports[nic as usize].peer_node;
         first == dst || !self.choices(first, dst).is_empty()
+    }
+}
+
+/// The tables while [`Routes::build`] fills them.
+struct Builder<'a> {
+    table: Vec<u32>,
+    cols: usize,
+    lens: Vec<u32>,
+    ports: Vec<u16>,
+    group_len: Vec<u32>,
+    global: Vec<u32>,
+    /// Per switch row: the entries of its choice sets by their global ports.
+    interned: Vec<HashMap<Box<[u32]>, u32>>,
+    /// Per switch row: the choice set it was given last (most columns of a row share a few).
+    last: Vec<u32>,
+    local: &'a [u16],
+}
+
+impl Builder<'_> {
+    /// Records the next hops (global ids, in port order) of switch `row` towards column `col`.
+    fn set(&mut self, row: usize, col: usize, choice: &[u32]) {
+        let e = match choice {
+            [] => NO_ROUTE,
+            &[p] => p,
+            _ => {
+                let last = self.last[row];
+                let start = (last & START_MASK) as usize;
+                if last != NO_ROUTE && self.global[start..start + self.group_len[start] as usize] == *choice {
+                    last
+                } else if let Some(&e) = self.interned[row].get(choice) {
+                    e
+                } else {
+                    let (start, len) = (self.global.len() as u32, choice.len() as u32);
+                    assert!(start + len < START_MASK, "routing: too many choice sets");
+                    let l = match self.lens.iter().position(|&l| l == len) {
+                        Some(l) => l as u32,
+                        None if self.lens.len() < 3 => {
+                            self.lens.push(len);
+                            self.lens.len() as u32 - 1
+                        }
+                        None => 3,
+                    };
+                    let e = GROUP | l << LEN_SHIFT | start;
+                    self.global.extend_from_slice(choice);
+                    self.ports.extend(choice.iter().map(|&p| self.local[p as usize]));
+                    self.group_len.push(len);
+                    self.group_len.extend(std::iter::repeat_n(0, choice.len() - 1));
+                    self.interned[row].insert(choice.into(), e);
+                    e
+                }
+            }
+        };
+        if e & GROUP != 0 && e != NO_ROUTE {
+            self.last[row] = e;
+        }
+        self.table[row * self.cols + col] = e;
     }
 }
 
@@ -347,11 +612,11 @@ mod tests {
         }
         // s1 (node 3) towards h1 (node 1) goes back to s0 (node 2), which may send to s1 again
         let mut r = Routes::build(&net, RoutingMode::Ecmp);
-        let (start, len) = r.span[r.slot[3] as usize * r.nodes + 1];
-        assert_eq!(len, 1);
+        // (h1's routes are those of its attachment s3, node 5, but for the last hop)
+        let at = r.slot[3] as usize * r.cols + r.dest[1].col as usize;
+        assert_eq!(r.choices(3, 1).len(), 1);
         let back = net.nodes[3].ports.iter().position(|&p| net.ports[p as usize].peer_node == 2).unwrap();
-        r.ports[start as usize] = back as u16;
-        r.global[start as usize] = net.nodes[3].ports[back];
+        r.table[at] = net.nodes[3].ports[back];
         let (sw, dst) = r.first_loop(&net).expect("a loop");
         assert_eq!(dst, 1);
         assert!(sw == 2 || sw == 3, "found at {sw}");
@@ -456,15 +721,143 @@ mod tests {
                             let p = Packet { via, hops, ..pkt(1 - dst.min(1), dst, sport) };
                             let (mut p1, mut p2) = (p.clone(), p);
                             let got = r.next_global_port(sw, &mut p1, &mut a);
-                            let want = r.pick(sw, &mut p2, &mut b).map(|i| r.global[i]);
+                            let want = r.pick(sw, &mut p2, &mut b);
                             assert_eq!(got, want, "{mode:?} at {sw} to {dst} via {via}");
                             assert_eq!(p1, p2);
-                            direct += (via == NO_VIA && r.direct[r.slot[sw as usize] as usize * r.nodes + dst as usize] != NO_PORT) as u32;
+                            if mode != RoutingMode::Spray {
+                                // a column too wide for the packet's record: read from its `Dest`
+                                let mut p3 = Packet { via, hops, ..pkt(1 - dst.min(1), dst, sport) };
+                                assert_eq!(r.next_global_port_in(sw, r.row(sw), NO_COL, &mut p3, &mut b), want);
+                            }
+                            let e = r.entry(r.slot[sw as usize], sw, dst);
+                            direct += (via == NO_VIA && (e & GROUP == 0 || mode == RoutingMode::DstBits && e != NO_ROUTE)) as u32;
                         }
                     }
                 }
             }
             assert!(direct > 0, "{mode:?}: some choices are direct");
+        }
+    }
+
+    // --- the compact tables hold what one search per destination finds -------------------------
+    /// The choice sets of every (switch, node) as the straightforward algorithm finds them: one
+    /// breadth-first search per destination over every link, hosts relaying nothing.
+    fn reference(net: &Network) -> Vec<Vec<Vec<u16>>> {
+        let n = net.nodes.len();
+        let mut out = vec![vec![Vec::new(); n]; n];
+        for dst in 0..n {
+            let mut dist = vec![u32::MAX; n];
+            dist[dst] = 0;
+            let mut queue = VecDeque::from([dst]);
+            while let Some(u) = queue.pop_front() {
+                if u != dst && net.nodes[u].kind == NodeKind::Host {
+                    continue;
+                }
+                for &p in &net.nodes[u].ports {
+                    let v = net.ports[p as usize].peer_node as usize;
+                    if dist[v] == u32::MAX {
+                        dist[v] = dist[u] + 1;
+                        queue.push_back(v);
+                    }
+                }
+            }
+            for (s, node) in net.nodes.iter().enumerate() {
+                if node.kind != NodeKind::Switch || dist[s] == u32::MAX || s == dst {
+                    continue;
+                }
+                for (local, &p) in node.ports.iter().enumerate() {
+                    let v = net.ports[p as usize].peer_node as usize;
+                    let relays = v == dst || net.nodes[v].kind == NodeKind::Switch;
+                    if relays && dist[v] != u32::MAX && dist[v] + 1 == dist[s] {
+                        out[s][dst].push(local as u16);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Every choice set equals the reference's, in the same order, and `dst_bits` picks the
+    /// reference's port by host number; no loop is found.
+    fn same_as_reference(net: &Network) {
+        let want = reference(net);
+        let host_no: Vec<u64> = {
+            let mut h = 0;
+            net.nodes.iter().map(|nd| if nd.kind == NodeKind::Host { h += 1; h - 1 } else { u32::MAX as u64 }).collect()
+        };
+        let r = Routes::build(net, RoutingMode::DstBits);
+        let mut rng = dcfair_core::rng::Streams::new(1).stream("t", 0);
+        for sw in 0..net.nodes.len() as u32 {
+            for dst in 0..net.nodes.len() as u32 {
+                let w = &want[sw as usize][dst as usize];
+                assert_eq!(r.choices(sw, dst), &w[..], "{sw} -> {dst}");
+                if net.nodes[sw as usize].kind == NodeKind::Switch {
+                    let got = r.next_global_port(sw, &mut pkt(0, dst, 1), &mut rng);
+                    let pick = (!w.is_empty()).then(|| net.nodes[sw as usize].ports[w[(host_no[dst as usize] % w.len() as u64) as usize] as usize]);
+                    assert_eq!(got, pick, "dst_bits {sw} -> {dst}");
+                }
+            }
+        }
+        assert_eq!(r.first_loop(net), None);
+    }
+
+    #[test]
+    fn the_tables_match_one_search_per_destination() {
+        same_as_reference(&diamond());
+        // hosts linked to a host, to nothing, to two switches; parallel links; a part cut off
+        let mut net = diamond();
+        let s: Vec<u32> = (2..6).collect();
+        let twice = net.add_node(NodeKind::Host, "twice".into());
+        let pair = net.add_node(NodeKind::Host, "pair".into());
+        net.add_node(NodeKind::Host, "alone".into());
+        let far = net.add_node(NodeKind::Switch, "far".into());
+        let behind = net.add_node(NodeKind::Host, "behind".into());
+        net.connect(twice, s[1], link(), link(), q(), q());
+        net.connect(twice, s[3], link(), link(), q(), q());
+        net.connect(pair, twice, link(), link(), q(), q());
+        net.connect(s[0], s[2], link(), link(), q(), q());
+        net.connect(far, behind, link(), link(), q(), q());
+        same_as_reference(&net);
+        // choice sets of 2, 3, 4 and 5 parallel links: more lengths than `Dest::mods` holds
+        let mut net = Network::default();
+        let s: Vec<u32> = (0..5).map(|i| net.add_node(NodeKind::Switch, format!("s{i}"))).collect();
+        for (i, &sw) in s.iter().enumerate() {
+            let h = net.add_node(NodeKind::Host, format!("h{i}"));
+            net.connect(sw, h, link(), link(), q(), q());
+            for _ in 0..i + 1 {
+                if i > 0 {
+                    net.connect(s[0], sw, link(), link(), q(), q());
+                }
+            }
+        }
+        same_as_reference(&net);
+        // a random mesh of switches with hosts behind them
+        let mut rng = dcfair_core::rng::Streams::new(7).stream("mesh", 0);
+        for _ in 0..20 {
+            let mut net = Network::default();
+            let sw: Vec<u32> = (0..8).map(|i| net.add_node(NodeKind::Switch, format!("s{i}"))).collect();
+            for i in 0..12 {
+                let h = net.add_node(NodeKind::Host, format!("h{i}"));
+                net.connect(sw[rng.gen_range(0..8)], h, link(), link(), q(), q());
+            }
+            for _ in 0..12 {
+                let (a, b) = (rng.gen_range(0..8), rng.gen_range(0..8));
+                if a != b {
+                    net.connect(sw[a], sw[b], link(), link(), q(), q());
+                }
+            }
+            same_as_reference(&net);
+        }
+    }
+
+    #[test]
+    fn the_fabric_tables_match_one_search_per_destination() {
+        let rates = "host_rate_mbps = 1000.0\nfabric_rate_mbps = 1000.0\nlink_delay_us = 1.0\n";
+        for topo in ["kind = \"fat_tree\"\nk = 6", "kind = \"leaf_spine\"\nleaves = 5\nspines = 3\nhosts_per_leaf = 4"] {
+            let text = format!("name = \"t\"\n[sim]\nduration_s = 1.0\n[flows]\ncount = 1\nsrc = \"h0\"\ndst = \"h1\"\n[topology]\n{topo}\n{rates}");
+            let sc = crate::scenario::load(&text, "t.toml", &[]).unwrap();
+            let built = crate::topo::build(&sc, dcfair_core::rng::Streams::new(1)).unwrap();
+            same_as_reference(&built.net);
         }
     }
 }

@@ -83,10 +83,9 @@ pub struct DropTail<P = Packet> {
 
 impl<P: QPacket> DropTail<P> {
     pub fn new(limit: Limit) -> Self {
-        // Room for a typical switch buffer up front; deep host buffers grow on demand (a
-        // thousand-host topology must not reserve a thousand full buffers it never fills).
-        let cap = limit.pkts.unwrap_or(32).min(32) as usize;
-        DropTail { q: VecDeque::with_capacity(cap), bytes: 0, limit, mark_pkts: usize::MAX, mark_bytes: u64::MAX }
+        // No room reserved: the buffer grows on demand, a few times per port at most (a k = 32
+        // fat-tree has 49,152 ports, and reserving 32 packets each took 48 MiB, most never used).
+        DropTail { q: VecDeque::new(), bytes: 0, limit, mark_pkts: usize::MAX, mark_bytes: u64::MAX }
     }
 
     /// A DropTail queue that marks as `c` says (no marking if `c` sets no threshold).

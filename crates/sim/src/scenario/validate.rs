@@ -18,6 +18,7 @@ use super::measure::{MAX_SERIES_ROWS, MAX_TRACE_ROWS};
 use super::poisson::{GROUP, GROUP_1PKT, MAX_FLOWS};
 use super::schema::Scenario;
 use super::topology::TopologyConfig;
+use std::collections::HashSet;
 use dcfair_core::qdisc::ConfigError;
 
 impl Scenario {
@@ -69,7 +70,8 @@ impl Scenario {
             if let Some(t) = &f.tcp {
                 t.validate().map_err(|e| e.within(&format!("{key}.tcp")))?;
             }
-            let hosts = self.topology.host_names(self.udp.is_some());
+            let host_names = self.topology.host_names(self.udp.is_some());
+            let hosts: HashSet<&str> = host_names.iter().map(String::as_str).collect(); // 65,536 in a k = 64 fat-tree
             if f.pattern.is_some() {
                 validate_pattern(self, f, &hosts).map_err(|e| e.within(&key))?;
                 continue;
@@ -81,7 +83,7 @@ impl Scenario {
                         if names.is_empty() {
                             return Err(ConfigError::new(format!("{key}.{end}"), "name at least one host"));
                         }
-                        if let Some(bad) = names.iter().find(|n| !hosts.contains(n)) {
+                        if let Some(bad) = names.iter().find(|n| !hosts.contains(n.as_str())) {
                             return Err(ConfigError::new(format!("{key}.{end}"), format!("no host named {bad:?} in this topology")));
                         }
                     }
@@ -108,7 +110,8 @@ impl Scenario {
             if ic.servers == 0 {
                 return Err(ConfigError::new("incast.servers", "must be at least 1"));
             }
-            let hosts = self.topology.host_names(self.udp.is_some());
+            let host_names = self.topology.host_names(self.udp.is_some());
+            let hosts: HashSet<&str> = host_names.iter().map(String::as_str).collect();
             for (end, list) in [("src", &ic.src), ("dst", &ic.dst)] {
                 match list {
                     Some(h) => {
@@ -116,7 +119,7 @@ impl Scenario {
                         if names.is_empty() {
                             return Err(ConfigError::new(format!("incast.{end}"), "name at least one host"));
                         }
-                        if let Some(bad) = names.iter().find(|n| !hosts.contains(n)) {
+                        if let Some(bad) = names.iter().find(|n| !hosts.contains(n.as_str())) {
                             return Err(ConfigError::new(format!("incast.{end}"), format!("no host named {bad:?} in this topology")));
                         }
                     }
@@ -202,15 +205,14 @@ impl Scenario {
 /// Checks the hosts, the fixed end and the size of the pattern of group `f` (keys relative to
 /// the group; `FlowsConfig::validate` has checked the keys it excludes and needs). `known`: the
 /// topology's host names.
-fn validate_pattern(sc: &Scenario, f: &FlowsConfig, known: &[String]) -> Result<(), ConfigError> {
+fn validate_pattern(sc: &Scenario, f: &FlowsConfig, known: &HashSet<&str>) -> Result<(), ConfigError> {
     let Some(p) = f.pattern else { return Ok(()) };
-    let known: std::collections::HashSet<&str> = known.iter().map(String::as_str).collect();
     if let Some(h) = &f.hosts {
         let names = h.names();
         if names.is_empty() {
             return Err(ConfigError::new("hosts", "name at least one host"));
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::new();
         for n in &names {
             if !known.contains(n.as_str()) {
                 return Err(ConfigError::new("hosts", format!("no host named {n:?} in this topology")));
@@ -420,7 +422,7 @@ fn validate_poisson(sc: &Scenario) -> Result<(), ConfigError> {
         if names.is_empty() {
             return Err(within(ConfigError::new(key, "name at least one host")));
         }
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = HashSet::new();
         for n in &names {
             if !known.contains(n) {
                 return Err(within(ConfigError::new(key, format!("no host named {n:?} in this topology"))));

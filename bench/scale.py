@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""Scale: building time, memory and CPU per packet of a k-ary fat-tree, k = 4 to 64.
+
+    python bench/scale.py [--ks 4,8,16,32] [--duration 0.005] [--reps 3] [--scenario FILE]
+                          [--section scale-bench] [--no-doc]
+
+The workload is ``bench/fattree_k8.toml``'s (one long-lived TCP NewReno flow per host along a
+random permutation, every link 10 Gbit/s and 1 us, DropTail ports of 100 packets,
+``routing.mode = "dst_bits"``) on a fat-tree of each ``k``: the script writes the scenario of
+each ``k`` into a temporary TOML, with the permutation (seed ``--perm-seed``, as
+``bench/fattree.py`` draws it) spelled out as ``[flows] src = [...] dst = [...]``.
+``--scenario FILE`` runs a scenario file instead, with ``topology.k=K`` set on the command line
+(a file whose flows follow ``k``, such as a permutation pattern).
+
+For every ``k``, with ``target/release/examples/simrun``:
+
+1. a counting run (untimed, deterministic): ``duration`` simulated with every port measured;
+   *hops* are the packets serialized onto any link, *delivered* packets those serialized onto a
+   switch -> host link (data and ACKs), *events* those the engine popped (``summary.json``);
+2. timed runs, ``reps`` times, interleaved: a *build* run (``sim.duration_s`` of 1 ns: loading,
+   building, routing and checking the scenario, one event) and a *traffic* run (``duration``),
+   each one's CPU time (user + sys) and peak resident memory (GNU time's ``%M``).
+
+CPU per delivered packet and per hop, and events per CPU second, are those of the traffic run
+less the build run (medians); the last column compares CPU per delivered packet with k = 8's
+(when k = 8 is among ``--ks``). Writes ``bench/results/<section>.json`` and the section
+``<section>`` of ``docs/performance.md`` (not with ``--no-doc``). k = 64 (65,536 hosts, 19
+million hops in the first simulated millisecond) is for a separate, shorter run:
+``--ks 64 --duration 0.001 --reps 1 --section scale-bench-k64``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "bench/ns2"))
+sys.path.insert(0, str(REPO / "validation"))
+import docsection  # noqa: E402
+from fattree import all_ports, permutation, timed  # noqa: E402
+from time_ns2 import describe, machine  # noqa: E402
+
+BASE = REPO / "bench/fattree_k8.toml"
+SIMRUN = REPO / "target/release/examples/simrun"
+DOC = REPO / "docs/performance.md"
+BUILD_ONLY = ["sim.duration_s=1e-9"]
+
+
+def generated(k: int, seed: int) -> str:
+    """``bench/fattree_k8.toml`` on a fat-tree of ``k``, with its own permutation of hosts."""
+    n = k ** 3 // 4
+    p = permutation(n, seed)
+    text = BASE.read_text()
+    text = re.sub(r"^name = .*$", f'name = "fattree-k{k}-permutation"', text, count=1, flags=re.M)
+    text = re.sub(r"^k = \d+", f"k = {k}", text, count=1, flags=re.M)
+    text = re.sub(r"^count = \d+", f"count = {n}", text, count=1, flags=re.M)
+    text = re.sub(r"^src = \[.*?\]", lambda _: "src = [" + ", ".join(f'"h{i}"' for i in range(n)) + "]", text, flags=re.M | re.S)
+    text = re.sub(r"^dst = \[.*?\]", lambda _: "dst = [" + ", ".join(f'"h{x}"' for x in p) + "]", text, flags=re.M | re.S)
+    return text
+
+
+def every_port_measured(text: str, k: int) -> str:
+    """The scenario with ``measure.ports`` = every port (too long for a command line at k = 64)."""
+    ports = "ports = [" + ", ".join(f'"{p}"' for p in all_ports(k)) + "]"
+    if "measure" in tomllib.loads(text):
+        return re.sub(r"^\[measure\][^\n]*\n", lambda m: m.group(0) + ports + "\n", text, count=1, flags=re.M)
+    return text.rstrip("\n") + "\n\n[measure]\n" + ports + "\n"
+
+
+def count(scenario: Path, k_args: list[str], duration: float, tmp: Path) -> dict:
+    out = tmp / "count"
+    shutil.rmtree(out, ignore_errors=True)
+    subprocess.run([str(SIMRUN), str(scenario), *k_args, f"sim.duration_s={duration!r}", "--out", str(out)],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(out / "ports.csv") as fh:
+        rows = [(r["port"], int(r["packets_out"])) for r in csv.DictReader(fh)]
+    summary = json.loads((out / "summary.json").read_text())
+    to_host = re.compile(r"->h\d+$")
+    return {"events": summary["events"], "hops": sum(n for _, n in rows),
+            "delivered": sum(n for p, n in rows if to_host.search(p))}
+
+
+def cpu(s: dict) -> float:
+    return s["user_s"] + s["sys_s"]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ks", default="4,8,16,32", help="fat-tree sizes (even; default 4,8,16,32)")
+    ap.add_argument("--duration", type=float, default=0.005, help="simulated seconds of the traffic run")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--perm-seed", type=int, default=1)
+    ap.add_argument("--scenario", type=Path, help="a scenario file to run with topology.k=K instead")
+    ap.add_argument("--section", default="scale-bench", help="the section of docs/performance.md to write")
+    ap.add_argument("--no-doc", action="store_true")
+    a = ap.parse_args(argv)
+    ks = [int(x) for x in a.ks.split(",")]
+    if any(k < 2 or k % 2 for k in ks):
+        ap.error("--ks takes even numbers of at least 2")
+    if not SIMRUN.exists():
+        sys.exit(f"{SIMRUN.relative_to(REPO)} not found: cargo build --release -p dcfair-sim --example simrun")
+    log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
+    tmp = Path(tempfile.mkdtemp(prefix="dcfair-scale-"))
+    rows = []
+    try:
+        for k in ks:
+            if a.scenario:
+                text, k_args = a.scenario.read_text(), [f"topology.k={k}"]
+            else:
+                text, k_args = generated(k, a.perm_seed), []
+            # the build run's 1 ns must hold the scenario's measurement window, if it sets one
+            build_only = BUILD_ONLY + (["measure.window_s=1e-9"] if "window_s" in tomllib.loads(text).get("measure", {}) else [])
+            scenario, counting = tmp / f"k{k}.toml", tmp / f"k{k}-every-port.toml"
+            scenario.write_text(text)
+            counting.write_text(every_port_measured(text, k))
+            log(f"k = {k}: counting run, {a.duration:g} s simulated, every port measured")
+            c = count(counting, k_args, a.duration, tmp)
+            build, traffic = [], []
+            for rep in range(a.reps):
+                for name, dur, into in (("build", build_only, build), ("traffic", [f"sim.duration_s={a.duration!r}"], traffic)):
+                    s = timed([str(SIMRUN), str(scenario), *k_args, *dur], str(tmp))
+                    into.append(s)
+                    log(f"  rep {rep + 1}/{a.reps} {name:7s}: wall {s['wall_s']:.2f} s cpu {cpu(s):.2f} s "
+                        f"rss {s['peak_rss_kib'] / 1024:.0f} MiB load {s['loadavg_1min_before']}")
+            med = lambda ss, f: statistics.median(f(s) for s in ss)  # noqa: E731
+            b_cpu, t_cpu = med(build, cpu), med(traffic, cpu)
+            work = t_cpu - b_cpu
+            rows.append({
+                "k": k, "hosts": k ** 3 // 4, "switches": 5 * k * k // 4,
+                "build_wall_s": med(build, lambda s: s["wall_s"]), "build_cpu_s": b_cpu,
+                "build_peak_rss_mib": med(build, lambda s: s["peak_rss_kib"]) / 1024,
+                "traffic_cpu_s": t_cpu, "traffic_peak_rss_mib": med(traffic, lambda s: s["peak_rss_kib"]) / 1024,
+                **c,
+                # None where the traffic run took no more CPU than building (too short a run)
+                "cpu_ns_per_delivered": work / c["delivered"] * 1e9 if c["delivered"] and work > 0 else None,
+                "cpu_ns_per_hop": work / c["hops"] * 1e9 if c["hops"] and work > 0 else None,
+                "events_per_cpu_s": c["events"] / work if work > 0 else None,
+                "loads": [s["loadavg_1min_before"] for s in build + traffic],
+                "samples": {"build": build, "traffic": traffic},
+            })
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    command = "python bench/scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    doc = {
+        "benchmark": "k-ary fat-tree, permutation of long TCP flows: building, memory, CPU per packet",
+        "scenario": str(a.scenario) if a.scenario else f"{BASE.relative_to(REPO)} at each k, permutation seed {a.perm_seed}",
+        "duration_s": a.duration, "reps": a.reps, "command": command.strip(), "machine": machine(),
+        "generated_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "rows": rows,
+    }
+    out = REPO / f"bench/results/{a.section}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+
+    m = doc["machine"]
+    loads = [x for r in rows for x in r["loads"]]
+    ref = next((r for r in rows if r["k"] == 8 and r["cpu_ns_per_delivered"]), None)
+    t = [f"Machine: {describe(m)}, {m['logical_cpus']} logical CPUs, shared (1-minute load average "
+         f"{min(loads):.1f} to {max(loads):.1f} during the runs); {a.reps} interleaved repetitions, medians; "
+         f"{a.duration * 1e3:g} ms simulated; `{doc['command']}` on {doc['generated_utc']}.", "",
+         "| k | hosts | switches | build wall | build CPU | build peak RSS | traffic peak RSS | delivered packets "
+         "| hops | events | CPU per delivered packet | CPU per hop | events per CPU s | per packet vs k = 8 |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    f = lambda x, fmt, unit="": "n/a" if x is None else format(x, fmt) + unit  # noqa: E731
+    for r in rows:
+        rel = r["cpu_ns_per_delivered"] / ref["cpu_ns_per_delivered"] if ref and r["cpu_ns_per_delivered"] else None
+        t.append(f"| {r['k']} | {r['hosts']:,} | {r['switches']:,} | {r['build_wall_s']:.2f} s | {r['build_cpu_s']:.2f} s "
+                 f"| {r['build_peak_rss_mib']:.0f} MiB | {r['traffic_peak_rss_mib']:.0f} MiB | {r['delivered'] / 1e6:.2f} M "
+                 f"| {r['hops'] / 1e6:.2f} M | {r['events'] / 1e6:.2f} M | {f(r['cpu_ns_per_delivered'], '.0f', ' ns')} "
+                 f"| {f(r['cpu_ns_per_hop'], '.0f', ' ns')} | {f(r['events_per_cpu_s'] and r['events_per_cpu_s'] / 1e6, '.1f', ' M')} "
+                 f"| {f(rel, '.2f', 'x')} |")
+    text = "\n".join(t)
+    print(text)
+    if not a.no_doc:
+        docsection.replace(DOC, a.section, text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
