@@ -17,6 +17,10 @@
 //!   starts (a fat-tree edge switch has one, "any up port"). Under `dst_bits` the index of a
 //!   destination in a set of one of the first three lengths met is stored with the destination,
 //!   so a hop costs no division (a fat-tree's sets all have `k/2` ports).
+//! - A fabric of at most 2^22 (switch, node) pairs (a k = 16 fat-tree has 430,080) also keeps,
+//!   per pair, the next hop whenever it does not depend on the packet: one load per hop where
+//!   the compact table takes three. It is derived from the compact table, so the choices are
+//!   the same.
 //! - When a switch has several next hops, [`RoutingMode`] picks one:
 //!   - `ecmp`: a hash of the directed 5-tuple, salted by the hop count (so successive tiers of a
 //!     fabric choose independently and no flow polarises onto one core) and by the hash seed
@@ -69,7 +73,18 @@ pub struct Routes {
     mode: RoutingMode,
     /// `hash seed << 8`: the hop count fills the low byte of the flow hash's salt.
     hash_base: u64,
+    /// On a fabric of at most [`DIRECT_MAX`] (switch, node) pairs, per pair (indexed
+    /// `row * nodes + node`): the global id of the next hop of a packet without waypoint when
+    /// it does not depend on the packet (one choice, or any number under `dst_bits`), else
+    /// [`NO_PORT`]: one load per hop. Empty on larger fabrics.
+    direct: Vec<u32>,
 }
+
+/// Most (switch, node) pairs that get a [`Routes::direct`] table (16 MiB of it).
+const DIRECT_MAX: usize = 1 << 22;
+
+/// A `direct` entry that leaves the choice to the packet.
+const NO_PORT: u32 = u32::MAX;
 
 /// How a packet heads for one node.
 #[derive(Clone, Copy, Debug)]
@@ -242,7 +257,33 @@ impl Routes {
                 *m = (d.host_no % len) as u16;
             }
         }
-        Routes { slot, dest, cols, table, ports, group_len, global, local, mode, hash_base: 0 }
+        let mut r = Routes { slot, dest, cols, table, ports, group_len, global, local, mode, hash_base: 0, direct: Vec::new() };
+        r.direct = r.direct_table();
+        r
+    }
+
+    /// The [`Routes::direct`] table of a small fabric (empty past [`DIRECT_MAX`] pairs).
+    fn direct_table(&self) -> Vec<u32> {
+        let n = self.dest.len();
+        let switches: Vec<(usize, u32)> = (0..n).filter(|&i| self.slot[i] != u32::MAX).map(|i| (i, self.slot[i])).collect();
+        if switches.len().saturating_mul(n) > DIRECT_MAX {
+            return Vec::new();
+        }
+        let mut direct = vec![NO_PORT; switches.len() * n];
+        for &(sw, row) in &switches {
+            for dst in 0..n {
+                let e = self.entry(row, sw as u32, dst as u32);
+                direct[row as usize * n + dst] = if e & GROUP == 0 {
+                    e
+                } else if e != NO_ROUTE && self.mode == RoutingMode::DstBits {
+                    let start = (e & START_MASK) as usize;
+                    self.global[start + self.dest[dst].host_no as usize % self.group_len[start] as usize]
+                } else {
+                    NO_PORT
+                };
+            }
+        }
+        direct
     }
 
     /// The same tables with the flow hash of `ecmp` and `symmetric` seeded by `seed` (at most
@@ -326,6 +367,12 @@ impl Routes {
             if row == NO_ROW {
                 return None;
             }
+            if !self.direct.is_empty() {
+                let p = self.direct[row as usize * self.dest.len() + pkt.dst as usize];
+                if p != NO_PORT {
+                    return Some(p);
+                }
+            }
             let col = if col != NO_COL { col as usize } else { self.dest[pkt.dst as usize].col as usize };
             let e = self.table[row as usize * self.cols + col];
             if e & GROUP == 0 {
@@ -336,19 +383,15 @@ impl Routes {
             if d.attach == sw {
                 return Some(d.last_port);
             }
-            if e != NO_ROUTE && self.mode == RoutingMode::DstBits {
-                let start = (e & START_MASK) as usize;
-                let i = match (e & !GROUP) >> LEN_SHIFT {
-                    3 => d.host_no as usize % self.group_len[start] as usize,
-                    l => d.mods[l as usize] as usize,
-                };
-                return Some(self.global[start + i]);
+            if e == NO_ROUTE {
+                return None;
             }
+            return Some(self.choose(e, d, pkt, rng));
         }
         self.pick(sw, pkt, rng)
     }
 
-    /// The global id of the chosen next hop.
+    /// The global id of the chosen next hop (a packet with a waypoint).
     #[inline]
     fn pick(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
         if pkt.via == sw {
@@ -366,15 +409,25 @@ impl Routes {
         if e == NO_ROUTE {
             return None;
         }
-        let (start, n) = self.group(e);
-        let n = n as u64;
+        Some(self.choose(e, &self.dest[pkt.dst as usize], pkt, rng))
+    }
+
+    /// The next hop among the choice set of entry `e` (several choices) for `pkt`, whose
+    /// destination is `d`, by the routing mode.
+    #[inline(always)]
+    fn choose(&self, e: u32, d: &Dest, pkt: &Packet, rng: &mut Rng) -> u32 {
+        let start = (e & START_MASK) as usize;
         let i = match self.mode {
-            RoutingMode::Ecmp => hash_flow(pkt.flow_key(), self.hash_base | pkt.hops as u64) % n,
-            RoutingMode::Symmetric => hash_flow(unordered_key(pkt), self.hash_base | pkt.hops as u64) % n,
-            RoutingMode::Spray => rng.gen_range(0..n),
-            RoutingMode::DstBits => self.dest[pkt.dst as usize].host_no as u64 % n,
+            // the host's index in sets of the first three lengths, else a division
+            RoutingMode::DstBits => match (e & !GROUP) >> LEN_SHIFT {
+                3 => d.host_no as usize % self.group_len[start] as usize,
+                l => d.mods[l as usize] as usize,
+            },
+            RoutingMode::Ecmp => (hash_flow(pkt.flow_key(), self.hash_base | pkt.hops as u64) % self.group_len[start] as u64) as usize,
+            RoutingMode::Symmetric => (hash_flow(unordered_key(pkt), self.hash_base | pkt.hops as u64) % self.group_len[start] as u64) as usize,
+            RoutingMode::Spray => rng.gen_range(0..self.group_len[start] as u64) as usize,
         };
-        Some(self.global[start + i as usize])
+        self.global[start + i]
     }
 
     /// Where the choice set of a `table` entry of several choices starts, and its length.
