@@ -289,12 +289,39 @@ impl Window {
         if self.cwnd < self.ssthresh {
             self.cwnd += acked.min(self.mss);
         } else {
-            self.ca_credit += self.mss * self.mss;
-            if self.ca_credit >= self.cwnd {
-                let inc = self.ca_credit / self.cwnd;
-                self.ca_credit -= inc * self.cwnd;
-                self.cwnd += inc;
-            }
+            self.avoid_by_credit(self.mss * self.mss);
+        }
+    }
+
+    /// Congestion avoidance by `credit` bytes squared: `cwnd += credit / cwnd`, the remainder
+    /// carried in `ca_credit` (RFC 5681 equation 3 is `credit = SMSS^2`; a coupled increase
+    /// of `x` bytes is `credit = x * cwnd`, `coupled.rs`).
+    pub fn avoid_by_credit(&mut self, credit: u64) {
+        self.ca_credit = self.ca_credit.saturating_add(credit);
+        if self.ca_credit >= self.cwnd {
+            let inc = self.ca_credit / self.cwnd;
+            self.ca_credit -= inc * self.cwnd;
+            self.cwnd += inc;
+        }
+    }
+
+    /// The opposite of [`Window::avoid_by_credit`]: `cwnd -= debit / cwnd`, the carried credit
+    /// spent first, the fraction left over kept as credit; never below one SMSS (where the
+    /// floor binds, the credit is dropped). OLIA's negative increase (`coupled.rs`).
+    pub fn shrink_by_credit(&mut self, debit: u64) {
+        if debit <= self.ca_credit {
+            self.ca_credit -= debit;
+            return;
+        }
+        let deficit = debit - self.ca_credit;
+        let dec = deficit.div_ceil(self.cwnd);
+        if self.cwnd.saturating_sub(dec) < self.mss {
+            self.cwnd = self.cwnd.min(self.mss);
+            self.ca_credit = 0;
+        } else {
+            // borrow `dec` whole bytes of window: `dec * cwnd` bytes squared, less the deficit
+            self.ca_credit = (self.cwnd - deficit % self.cwnd) % self.cwnd;
+            self.cwnd -= dec;
         }
     }
 
@@ -501,6 +528,27 @@ mod tests {
         }
         assert_eq!(w.cwnd, 3908);
         assert_eq!(w.ca_credit, 1_001_100 - 275 * 3633);
+    }
+
+    #[test]
+    fn credit_helpers_carry_fractions_both_ways() {
+        // +2.5 bytes at cwnd 10 000 is 25 000 bytes squared: 2 bytes now, 5 000 carried
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: 0, ..Window::new(MSS, 1) };
+        w.avoid_by_credit(25_000);
+        assert_eq!((w.cwnd, w.ca_credit), (10_002, 5_000));
+        // -0.4 bytes (4 000.8 -> 4 001 at 10 002) comes out of the credit
+        w.shrink_by_credit(4_001);
+        assert_eq!((w.cwnd, w.ca_credit), (10_002, 999));
+        // -3 bytes (30 006): 999 of credit, 29 007 short: 3 whole bytes borrowed
+        // (ceil(29 007 / 10 002) = 3), 3 * 10 002 - 29 007 = 999 back as credit
+        w.shrink_by_credit(30_006);
+        assert_eq!((w.cwnd, w.ca_credit), (9_999, 999));
+        // the floor: one segment, the credit dropped
+        w.shrink_by_credit(u64::MAX);
+        assert_eq!((w.cwnd, w.ca_credit), (MSS, 0));
+        // SMSS^2 is RFC 5681's increase: 1000 bytes at cwnd 1000
+        w.avoid_by_credit(MSS * MSS);
+        assert_eq!(w.cwnd, 2 * MSS);
     }
 
     #[test]
