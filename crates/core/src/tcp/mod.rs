@@ -34,9 +34,12 @@
 //! ACKs, out-of-order buffer, delayed ACKs, SACK blocks, ECN echo), [`rtt`] (RFC 6298 estimator),
 //! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC, DCTCP, pFabric),
 //! [`profile`] (named settings such as pFabric's Table II), [`sack`]
-//! (the sender's RFC 6675 scoreboard), [`pacing`] (release times at `ratio * cwnd / srtt`).
+//! (the sender's RFC 6675 scoreboard), [`pacing`] (release times at `ratio * cwnd / srtt`),
+//! [`mptcp`] (the host side of Multipath TCP: data level, scheduler, coupled increase; its
+//! `tcp.mptcp` table is validated but not yet used by the simulator).
 
 pub mod congestion;
+pub mod mptcp;
 pub mod pacing;
 pub mod profile;
 pub mod receiver;
