@@ -23,7 +23,9 @@
 //!   a recovery; pFabric: no) and `probe_mode` (send only one-byte probes on the timer; pFabric
 //!   after repeated timeouts).
 //! - [`AnyCc`] dispatches statically over the built-in algorithms (no virtual calls on the
-//!   per-packet path): Reno, NewReno, CUBIC, DCTCP.
+//!   per-packet path): Reno, NewReno, CUBIC, DCTCP, pFabric, and [`Coupled`] (NewReno with the
+//!   congestion-avoidance increase set by an MPTCP connection; not a [`CcKind`]: the
+//!   connection installs it on its subflows).
 //! - The ECN reaction of the loss-based algorithms is their fast-retransmit decrease without
 //!   the retransmission and without inflation ([`Window::ecn_reduce_by`]): RFC 3168 6.1.2 for
 //!   Reno and NewReno (one half), RFC 9438 4.6 for CUBIC (`beta_cubic`). DCTCP cuts by
@@ -46,12 +48,14 @@
 //!   `srtt`, `min_rtt`); the loss hooks take none, since the algorithms here only reset
 //!   their epoch there.
 
+pub mod coupled;
 pub mod cubic;
 pub mod dctcp;
 pub mod newreno;
 pub mod pfabric;
 pub mod reno;
 
+pub use coupled::Coupled;
 pub use cubic::{Cubic, CubicParams};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use newreno::NewReno;
@@ -404,6 +408,8 @@ pub enum AnyCc {
     Cubic(Cubic),
     PFabric(PFabricCc),
     Dctcp(Dctcp),
+    /// An MPTCP subflow's coupled increase (`coupled.rs`); never built from a [`CcKind`].
+    Coupled(Coupled),
 }
 
 impl AnyCc {
@@ -436,6 +442,7 @@ macro_rules! dispatch {
             AnyCc::Cubic($c) => $e,
             AnyCc::PFabric($c) => $e,
             AnyCc::Dctcp($c) => $e,
+            AnyCc::Coupled($c) => $e,
         }
     };
 }

@@ -542,6 +542,16 @@ impl TcpSender {
     pub fn cc(&self) -> &AnyCc {
         &self.cc
     }
+    /// The congestion control, to change: an MPTCP connection installs
+    /// [`super::congestion::Coupled`] on its subflows and sets its increase before each ACK
+    /// (`tcp/mptcp`). Replacing the algorithm of a running sender keeps the window as it is.
+    pub fn cc_mut(&mut self) -> &mut AnyCc {
+        &mut self.cc
+    }
+    /// cwnd without its fast-recovery inflation (what the coupled increase reads).
+    pub fn base_cwnd_bytes(&self) -> u64 {
+        self.win.base_cwnd()
+    }
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()
     }
