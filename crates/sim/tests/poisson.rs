@@ -68,8 +68,8 @@ fn poisson_flows_run_finish_and_get_size_class_metrics() {
     assert!(group.iter().all(|g| g == "poisson") && size.iter().all(|b| b.parse::<u64>().is_ok()), "{}", lines[1]);
 }
 
-/// Column `name` of a CSV text (CONTRACT.md fixes the names of flows.csv's columns, not their
-/// places).
+/// Column `name` of a CSV text (`docs/metrics.md` fixes the names of flows.csv's columns, not
+/// their places).
 fn column(csv: &str, name: &str) -> Vec<String> {
     let mut lines = csv.lines();
     let head: Vec<&str> = lines.next().unwrap().split(',').collect();

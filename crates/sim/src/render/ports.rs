@@ -1,6 +1,6 @@
 //! The ports family: the measured ports' utilization, drops by reason and marks, FairQ's window
-//! rewrites, and `ports.csv` (one row per measured port: CONTRACT.md's columns first, in its
-//! order, then dcfair's additions).
+//! rewrites, and `ports.csv` (one row per measured port, columns as `docs/metrics.md` lists
+//! them).
 
 use super::num;
 use crate::columns::{CatBuilder, Column, Table};
