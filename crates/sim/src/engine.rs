@@ -48,6 +48,7 @@
 use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
 use crate::metrics::FlowObs;
+use crate::mptcp::Connection;
 use crate::net::{Network, NO_PROBE};
 use crate::pktref::{PktRef, Slab};
 use crate::poisson::Plan;
@@ -90,6 +91,8 @@ pub struct Sim {
     /// Per-packet choices of `spray` routing.
     route_rng: Rng,
     pub tcp: Vec<TcpFlow>,
+    /// The MPTCP connections (`mptcp.rs`), indexed by `TcpFlow::conn` of their subflows.
+    pub conns: Vec<Connection>,
     pub udp: Vec<UdpSource>,
     pub incast: Option<Incast>,
     /// Equal-length routing: the waypoint of every flow's packets, by flow id (`NO_VIA`: none;
@@ -142,6 +145,8 @@ pub struct Parts {
     /// The stream of `spray` routing's per-packet choices.
     pub route_rng: Rng,
     pub tcp: Vec<TcpFlow>,
+    /// The MPTCP connections; their subflows are flows of `tcp`.
+    pub conns: Vec<Connection>,
     pub udp: Vec<UdpSource>,
     pub incast: Option<Incast>,
     /// The waypoint of every flow, by flow id (see [`Sim::via`]).
@@ -206,7 +211,7 @@ impl Sim {
     /// series' first tick (events of one instant run in this order).
     pub fn new(parts: Parts) -> Sim {
         let Parts {
-            net, routes, route_rng, tcp, udp, incast, via, packet_cores, core_rng, window_start, end, measured_rate_bps,
+            net, routes, route_rng, tcp, conns, udp, incast, via, packet_cores, core_rng, window_start, end, measured_rate_bps,
             probes, flow_group, group_names, fairq, series, poisson_plan, timer_coin, float_clock,
         } = parts;
         let n = tcp.len() + udp.len();
@@ -217,6 +222,7 @@ impl Sim {
             routes,
             route_rng,
             tcp,
+            conns,
             udp,
             incast,
             via,

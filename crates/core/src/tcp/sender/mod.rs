@@ -486,6 +486,12 @@ impl TcpSender {
     pub fn flight_bytes(&self) -> u64 {
         self.snd_nxt.min(self.data_end).saturating_sub(self.snd_una.max(self.data_start))
     }
+    /// Payload bytes written and not yet acknowledged, sent or still waiting in the send
+    /// buffer: what an MPTCP connection counts against a subflow's window before it hands the
+    /// subflow more data (`tcp/mptcp`).
+    pub fn unacked_bytes(&self) -> u64 {
+        self.data_end.saturating_sub(self.snd_una.max(self.data_start))
+    }
     /// Payload octets presumed in the network. Without SACK, `flight_bytes()`. With SACK, in
     /// recovery: RFC 6675's `SetPipe()` (unSACKed octets not lost, plus those retransmitted);
     /// otherwise the unSACKed octets in `[snd_una, snd_nxt)`.
