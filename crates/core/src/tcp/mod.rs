@@ -36,7 +36,7 @@
 //! [`profile`] (named settings such as pFabric's Table II), [`sack`]
 //! (the sender's RFC 6675 scoreboard), [`pacing`] (release times at `ratio * cwnd / srtt`),
 //! [`mptcp`] (the host side of Multipath TCP: data level, scheduler, coupled increase; its
-//! `tcp.mptcp` table is validated but not yet used by the simulator).
+//! `tcp.mptcp` table makes a flow group's flows MPTCP connections in the simulator).
 
 pub mod congestion;
 pub mod mptcp;
@@ -207,8 +207,9 @@ pub struct TcpConfig {
     pub dctcp_g: f64,
     /// DCTCP's initial alpha, in [0, 1] (Linux's `dctcp_alpha_on_init` = 1024/1024).
     pub dctcp_alpha_init: f64,
-    /// Multipath TCP (`tcp.mptcp`: `subflows`, `coupling`; see `mptcp/mod.rs`). Validated
-    /// only: the simulator does not run MPTCP connections yet, whatever it says.
+    /// Multipath TCP (`tcp.mptcp`: `subflows`, `coupling`; see `mptcp/mod.rs`): the
+    /// simulator makes each flow of a group with `subflows > 1` an MPTCP connection
+    /// (`crates/sim/src/mptcp.rs`).
     pub mptcp: mptcp::MptcpConfig,
 }
 

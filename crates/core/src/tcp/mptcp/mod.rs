@@ -48,8 +48,9 @@
 //! and robustness with multipath TCP", ACM SIGCOMM 2011 (MPTCP in data-center fabrics, the
 //! use this model serves).
 //!
-//! Configuration: [`MptcpConfig`] is the `tcp.mptcp` table (`subflows`, `coupling`); the
-//! simulator does not read it yet (issue 24, second part), so for now it only validates.
+//! Configuration: [`MptcpConfig`] is the `tcp.mptcp` table (`subflows`, `coupling`), per flow
+//! group; the simulator (`crates/sim/src/mptcp.rs`) makes each flow of a group with
+//! `subflows > 1` a connection of that many subflows and makes the calls above.
 
 pub mod coupling;
 pub mod data;
