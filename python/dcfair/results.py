@@ -12,6 +12,7 @@
     res.drop_runs                                   # drop_runs.csv (port blackout)
     res.drop_run_histogram(by="input")              # wide: run_length x input port
     res.trace                                       # trace.csv (packet events at one port)
+    res.subflows                                    # subflows.csv (MPTCP subflows)
 
 Rules:
 
@@ -44,6 +45,7 @@ CATEGORICAL = {
     "group_windows": ("group",),
     "drop_runs": ("port", "by", "key"),
     "trace": ("event", "input", "group", "reason"),
+    "subflows": ("src", "dst", "path"),
 }
 #: Columns that are floats even when every value in a file happens to be whole.
 FLOATS = {
@@ -63,6 +65,8 @@ OPTIONAL_TABLES = {
     "group_windows": ("start_s", "end_s", "group", "flows", "delivered_bytes", "goodput_bps", "goodput_bps_per_flow"),
     "drop_runs": ("port", "by", "key", "flows", "run_length", "episodes", "share"),
     "trace": ("time_s", "event", "input", "flow_id", "group", "seq", "size_bytes", "reason", "queue_pkts", "queue_bytes"),
+    "subflows": ("connection_id", "subflow", "flow_id", "src", "dst", "sport", "path", "bytes_sent", "bytes_delivered",
+                 "retransmits", "timeouts"),
 }
 #: Their file names: written when a run has the table, removed from its directory when not.
 OPTIONAL_FILES = tuple(f"{name}.csv" for name in OPTIONAL_TABLES)
@@ -167,6 +171,8 @@ class Result:
         self.drop_runs = tables.get("drop_runs", None)
         #: trace.csv: packet events at ``measure.trace.port``.
         self.trace = tables.get("trace", None)
+        #: subflows.csv: the subflows of the MPTCP connections (``tcp.mptcp.subflows > 1``).
+        self.subflows = tables.get("subflows", None)
         for name in OPTIONAL_TABLES:
             if getattr(self, name) is None:
                 setattr(self, name, empty_table(name))

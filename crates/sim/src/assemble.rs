@@ -3,7 +3,8 @@
 //! Rules:
 //! - [`build`] is the only place a simulation is put together, in this order: the topology
 //!   (`topo/`) and the discipline's post-build wiring; the workloads (flow groups, incast,
-//!   Poisson, UDP), which number the flows; the routes, with every flow's ends checked for a
+//!   Poisson, UDP), which number the flows (an MPTCP flow of a group: one flow per subflow and
+//!   one `mptcp::Connection`); the routes, with every flow's ends checked for a
 //!   path and the tables for loops; the waypoints; the flow groups; the probes, FairQ and the
 //!   time series. [`Sim::new`] then takes every part at once and schedules the first events.
 //! - Everything random comes from the run's seed through named streams (`routing.hash`,
@@ -35,7 +36,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
 
     let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
     sc.queue.wire(&mut built.net).map_err(|e| Error::invalid(format!("queue.{}", e.key), e.reason))?;
-    let mut tcp = workload::tcp_flows(sc, streams, &built);
+    let (mut tcp, conns) = workload::tcp_flows(sc, streams, &built);
     let (servers, incast) = workload::incast(sc, streams, tcp.len() as u32, sc.flow_groups().len() as u16, &built);
     tcp.extend(servers);
     let poisson_plan = sc.poisson.as_ref().map(|p| poisson::plan(sc, p, &built.net));
@@ -87,6 +88,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
         routes,
         route_rng: streams.stream("routing.spray", 0),
         tcp,
+        conns,
         udp,
         incast,
         via,

@@ -48,6 +48,7 @@
 use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
 use crate::metrics::FlowObs;
+use crate::mptcp::{Connection, NO_CONN};
 use crate::net::{Network, NO_PROBE};
 use crate::pktref::{PktRef, Slab};
 use crate::poisson::Plan;
@@ -90,6 +91,8 @@ pub struct Sim {
     /// Per-packet choices of `spray` routing.
     route_rng: Rng,
     pub tcp: Vec<TcpFlow>,
+    /// The MPTCP connections (`mptcp.rs`), indexed by `TcpFlow::conn` of their subflows.
+    pub conns: Vec<Connection>,
     pub udp: Vec<UdpSource>,
     pub incast: Option<Incast>,
     /// Equal-length routing: the waypoint of every flow's packets, by flow id (`NO_VIA`: none;
@@ -142,6 +145,8 @@ pub struct Parts {
     /// The stream of `spray` routing's per-packet choices.
     pub route_rng: Rng,
     pub tcp: Vec<TcpFlow>,
+    /// The MPTCP connections; their subflows are flows of `tcp`.
+    pub conns: Vec<Connection>,
     pub udp: Vec<UdpSource>,
     pub incast: Option<Incast>,
     /// The waypoint of every flow, by flow id (see [`Sim::via`]).
@@ -206,7 +211,7 @@ impl Sim {
     /// series' first tick (events of one instant run in this order).
     pub fn new(parts: Parts) -> Sim {
         let Parts {
-            net, routes, route_rng, tcp, udp, incast, via, packet_cores, core_rng, window_start, end, measured_rate_bps,
+            net, routes, route_rng, tcp, conns, udp, incast, via, packet_cores, core_rng, window_start, end, measured_rate_bps,
             probes, flow_group, group_names, fairq, series, poisson_plan, timer_coin, float_clock,
         } = parts;
         let n = tcp.len() + udp.len();
@@ -217,6 +222,7 @@ impl Sim {
             routes,
             route_rng,
             tcp,
+            conns,
             udp,
             incast,
             via,
@@ -263,6 +269,11 @@ impl Sim {
         for i in 0..self.tcp.len() {
             // a server that answers each request on a new connection opens it at the request
             if self.incast.as_ref().is_some_and(|ic| ic.per_request.is_some() && ic.server_of(i as u32).is_some()) {
+                continue;
+            }
+            // the subflows of an MPTCP connection after the first open when it says (mptcp.rs)
+            let c = self.tcp[i].conn;
+            if c != NO_CONN && self.conns[c as usize].first != i as u32 {
                 continue;
             }
             let at = self.tcp[i].start;
@@ -370,12 +381,17 @@ impl Sim {
             Event::Start { flow } => {
                 let mut out = std::mem::take(&mut self.scratch);
                 self.tcp[flow as usize].start(now, &mut out);
+                let c = self.tcp[flow as usize].conn;
+                let opened = if c != NO_CONN { self.conn_send(c, now, &mut out) } else { 0 };
                 self.note_deadline(flow as usize, 0, now);
                 #[cfg(feature = "trace")]
                 self.trace.push_str(&trace::sender(now, flow as usize, "start", &self.tcp[flow as usize].sender));
                 self.emit(now, self.tcp[flow as usize].ids.src, &mut out);
                 self.scratch = out;
                 self.rearm(flow as usize, 0);
+                if opened != 0 {
+                    self.rearm_subflows(c, opened, now);
+                }
             }
             Event::UdpSend { source } => self.udp_send(now, source as usize),
             Event::Request => self.request(now),
@@ -583,12 +599,18 @@ impl Sim {
         }
         let mut out = std::mem::take(&mut self.scratch);
         let flow = &mut self.tcp[f];
+        // a run without MPTCP reads no flow's `conn` (one predictable branch per packet)
+        let c = if self.conns.is_empty() { NO_CONN } else { flow.conn };
         if host == flow.ids.dst {
             if pkt.is_data() {
                 self.obs[f].arrival(now, flow.start, pkt.size, in_window);
             }
             flow.to_receiver(pkt, now, &mut out);
             self.slab.free(h);
+            if c != NO_CONN {
+                let conn = &mut self.conns[c as usize];
+                conn.on_delivered(f - conn.first as usize, flow.receiver.delivered_bytes(), now, in_window);
+            }
             if let Some(fq) = self.fairq.as_deref() {
                 fq.tag(&mut out, flow.receiver.wscale_shift());
             }
@@ -614,15 +636,45 @@ impl Sim {
             self.scratch = out;
             self.rearm(f, 1);
         } else {
+            if c != NO_CONN {
+                let conn = &mut self.conns[c as usize];
+                let first = conn.first as usize;
+                conn.before_ack(&mut self.tcp[first..first + conn.n as usize], f - first);
+            }
+            let flow = &mut self.tcp[f];
             flow.to_sender(pkt, now, &mut out);
             self.slab.free(h);
             #[cfg(feature = "trace")]
             self.trace.push_str(&trace::sender(now, f, "ack", &flow.sender));
             let src = flow.ids.src;
+            let opened = if c != NO_CONN { self.conn_send(c, now, &mut out) } else { 0 };
             self.note_deadline(f, 0, now);
             self.emit(now, src, &mut out);
             self.scratch = out;
             self.rearm(f, 0);
+            if opened != 0 {
+                self.rearm_subflows(c, opened, now);
+            }
+        }
+    }
+
+    /// After an ACK reached a subflow sender of connection `c` (or its first subflow opened):
+    /// the connection hands out data and opens its other subflows when due
+    /// ([`Connection::after_ack`]); returns the subflows that sent or opened (bit k).
+    fn conn_send(&mut self, c: u32, now: SimTime, out: &mut Vec<Packet>) -> u32 {
+        let conn = &mut self.conns[c as usize];
+        let first = conn.first as usize;
+        conn.after_ack(&mut self.tcp[first..first + conn.n as usize], now, out)
+    }
+
+    /// The sender timers of the subflows of connection `c` in the mask (bit k: subflow k).
+    fn rearm_subflows(&mut self, c: u32, mut mask: u32, now: SimTime) {
+        let first = self.conns[c as usize].first as usize;
+        while mask != 0 {
+            let k = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            self.note_deadline(first + k, 0, now);
+            self.rearm(first + k, 0);
         }
     }
 
@@ -785,6 +837,9 @@ impl Sim {
         for f in &mut self.tcp {
             f.delivered_at_window = f.delivered_bytes();
             f.sent_at_window = f.data_pkts_sent();
+        }
+        for c in &mut self.conns {
+            c.delivered_at_window = c.delivered_bytes();
         }
         for u in &mut self.udp {
             u.bytes_received_at_window = u.bytes_received;

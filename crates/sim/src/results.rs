@@ -27,7 +27,8 @@ pub const ENGINE_BUILD: &str = env!("DCFAIR_ENGINE_BUILD");
 /// the two forms always agree). The optional tables are present only when the scenario asks
 /// for them, and are rendered to their files ([`OPTIONAL_FILES`]) only when written:
 /// `timeseries` and `groups` with `[measure] sample_interval_s`, `group_windows` with
-/// `group_window_s`, `drop_runs` with `drop_runs_ports`, `trace` with `[measure.trace]`.
+/// `group_window_s`, `drop_runs` with `drop_runs_ports`, `trace` with `[measure.trace]`,
+/// `subflows` when the run has MPTCP connections (`tcp.mptcp.subflows > 1`).
 #[derive(Clone, Debug)]
 pub struct Results {
     pub summary_json: String,
@@ -40,6 +41,7 @@ pub struct Results {
     pub group_windows: Option<Table>,
     pub drop_runs: Option<Table>,
     pub trace: Option<Table>,
+    pub subflows: Option<Table>,
 }
 
 /// Exit status of a process stopped by the fault-injection hook [`fault_stop_after`].
@@ -56,7 +58,7 @@ fn fault_stop_after() -> Option<usize> {
 /// The files a run writes only when its scenario asks for them (`docs/metrics.md`). A run
 /// that has none of one removes that file from its output directory, so a directory never
 /// mixes two runs.
-pub const OPTIONAL_FILES: [&str; 5] = ["timeseries.csv", "groups.csv", "group_windows.csv", "drop_runs.csv", "trace.csv"];
+pub const OPTIONAL_FILES: [&str; 6] = ["timeseries.csv", "groups.csv", "group_windows.csv", "drop_runs.csv", "trace.csv", "subflows.csv"];
 
 /// The body of one result file.
 enum Body<'a> {
@@ -77,13 +79,14 @@ fn write_body(path: &std::path::Path, body: &Body<'_>) -> std::io::Result<()> {
 
 impl Results {
     /// The optional tables by file name, in [`OPTIONAL_FILES`] order.
-    pub fn optional_tables(&self) -> [(&'static str, Option<&Table>); 5] {
+    pub fn optional_tables(&self) -> [(&'static str, Option<&Table>); 6] {
         [
             (OPTIONAL_FILES[0], self.timeseries.as_ref()),
             (OPTIONAL_FILES[1], self.groups.as_ref()),
             (OPTIONAL_FILES[2], self.group_windows.as_ref()),
             (OPTIONAL_FILES[3], self.drop_runs.as_ref()),
             (OPTIONAL_FILES[4], self.trace.as_ref()),
+            (OPTIONAL_FILES[5], self.subflows.as_ref()),
         ]
     }
 

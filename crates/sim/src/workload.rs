@@ -13,6 +13,7 @@
 //! - A group's `pattern` ([`pattern_pairs`]) draws its random pairs from the stream
 //!   `("flows.pattern", group index)`: the same seed gives the same pairs, each group its own.
 
+use crate::mptcp::{Connection, NO_CONN};
 use crate::scenario::{IncastConnection, Pattern, Scenario, UdpPattern};
 use crate::topo::Built;
 use dcfair_core::packet::{Packet, Proto};
@@ -48,6 +49,9 @@ pub struct TcpFlow {
     /// What the flow's earlier connections did, when it opens one per request
     /// (`incast.connection = "per_request"`): their counts add to the current connection's.
     pub carried: Option<Box<Carried>>,
+    /// The MPTCP connection this flow is a subflow of (an index into `Sim::conns`), or
+    /// [`NO_CONN`]: a plain flow.
+    pub conn: u32,
 }
 
 /// The counters of a flow's finished connections ([`TcpFlow::reconnect`]).
@@ -187,6 +191,7 @@ impl TcpFlow {
             sent_at_window: 0,
             xpass: None,
             carried: None,
+            conn: NO_CONN,
         }
     }
 }
@@ -241,9 +246,12 @@ impl UdpSource {
 /// Creates the TCP flows of every group, numbered across groups in `Scenario::flow_groups()`
 /// order. A group with `src`/`dst` places its j-th flow on `src[j % len]` -> `dst[j % len]`;
 /// without them (dumbbell), global flow i goes from sender `i % S` to receiver `i % R`; a group
-/// with a `pattern` places its flows as [`pattern_pairs`] says.
-pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow> {
+/// with a `pattern` places its flows as [`pattern_pairs`] says. A flow of a group with
+/// `tcp.mptcp.subflows = N > 1` is N subflows with consecutive flow ids and one [`Connection`]
+/// (`mptcp.rs`); the placement counts it once (j), the numbering N times (i).
+pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> (Vec<TcpFlow>, Vec<Connection>) {
     let mut flows = Vec::new();
+    let mut conns = Vec::new();
     let (def_src, def_dst) = sc.topology.default_endpoints().unwrap_or_default();
     let ids_of = |names: &[String]| -> Vec<u32> { names.iter().map(|n| built.host(n).expect("validated host name")).collect() };
     let (def_src, def_dst) = (ids_of(&def_src), ids_of(&def_dst));
@@ -257,7 +265,7 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow>
             pattern_pairs(p, &ids_of(&sc.pattern_hosts(f)), end, f.stride.unwrap_or(0), &mut streams.stream("flows.pattern", g as u64))
         });
         let count = pairs.as_ref().map_or(f.count.unwrap_or(0) as usize, Vec::len);
-        flows.reserve(count);
+        flows.reserve(count * tcp.mptcp.subflows as usize);
         for j in 0..count {
             let i = flows.len() as u32;
             let pick = |list: &Option<Vec<u32>>, def: &[u32]| match list {
@@ -277,15 +285,30 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> Vec<TcpFlow>
                 sport: 1024 + (i % 60_000) as u16,
                 dport: 80 + (i / 60_000) as u16,
             };
+            let start = SimTime::from_secs_f64(start_s);
+            let n = tcp.mptcp.subflows;
+            if n > 1 {
+                let conn = Connection::new(tcp, i, n, size, start);
+                for k in 0..n {
+                    let id = i + k;
+                    let ids = FlowIds { flow: id, sport: 1024 + (id % 60_000) as u16, ..ids };
+                    let mut sub = TcpFlow::new(tcp, ids, g as u16, None, start, TcpSender::new_persistent(tcp, ids));
+                    sub.conn = conns.len() as u32;
+                    flows.push(sub);
+                }
+                conn.install(&mut flows[i as usize..], tcp);
+                conns.push(conn);
+                continue;
+            }
             let sender = TcpSender::new(tcp, ids, size);
-            let mut flow = TcpFlow::new(tcp, ids, g as u16, size, SimTime::from_secs_f64(start_s), sender);
+            let mut flow = TcpFlow::new(tcp, ids, g as u16, size, start, sender);
             if f.transport == Transport::Xpass {
                 flow.xpass = Some(xpass_ends(sc, streams, built, tcp, ids, size));
             }
             flows.push(flow);
         }
     }
-    flows
+    (flows, conns)
 }
 
 /// The (source, destination) of every flow of a `pattern` group over `hosts` (host ids, in the
@@ -534,7 +557,7 @@ mod tests {
         let sc = crate::scenario::load(text, "mixed.toml", &[]).unwrap();
         let streams = Streams::new(1);
         let built = crate::topo::build(&sc, streams).unwrap();
-        let flows = tcp_flows(&sc, streams, &built);
+        let (flows, _) = tcp_flows(&sc, streams, &built);
         let (servers, _) = super::incast(&sc, streams, flows.len() as u32, 2, &built);
         let got: Vec<_> = flows
             .iter()
@@ -682,7 +705,7 @@ mod tests {
         "#;
         let sc = crate::scenario::load(text, "p.toml", &[]).unwrap();
         let built = crate::topo::build(&sc, Streams::new(1)).unwrap();
-        let flows = tcp_flows(&sc, Streams::new(1), &built);
+        let (flows, _) = tcp_flows(&sc, Streams::new(1), &built);
         let name = |h: u32| built.net.nodes[h as usize].name.clone();
         let group = |g: u16| flows.iter().filter(|f| f.group == g).map(|f| (name(f.ids.src), name(f.ids.dst))).collect::<Vec<_>>();
         // groups by name after [flows]: again (1), into_h3 (2)

@@ -321,7 +321,18 @@ fn bad_blackout_keys_name_their_path() {
 fn optional_files_are_written_and_stale_ones_removed() {
     let dir = std::env::temp_dir().join(format!("dcfair-measure-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let full = go(OUTCAST, &[("measure.drop_runs_ports", r#"["e0_0->h0"]"#), ("measure.trace.port", "e0_0->h0"), ("measure.sample_interval_s", "0.1"), ("measure.group_window_s", "0.2")]);
+    // the 2-hop flow as an MPTCP connection of 2 subflows: subflows.csv
+    let full = go(
+        OUTCAST,
+        &[
+            ("measure.drop_runs_ports", r#"["e0_0->h0"]"#),
+            ("measure.trace.port", "e0_0->h0"),
+            ("measure.sample_interval_s", "0.1"),
+            ("measure.group_window_s", "0.2"),
+            ("groups.hop2.tcp.mptcp.subflows", "2"),
+            ("groups.hop2.tcp.mptcp.coupling", "\"uncoupled\""),
+        ],
+    );
     full.write_to(&dir).unwrap();
     for name in dcfair_sim::OPTIONAL_FILES {
         assert!(dir.join(name).exists(), "{name}");

@@ -34,9 +34,12 @@
 //! ACKs, out-of-order buffer, delayed ACKs, SACK blocks, ECN echo), [`rtt`] (RFC 6298 estimator),
 //! [`congestion`] (the [`congestion::CongestionControl`] trait, Reno, NewReno, CUBIC, DCTCP, pFabric),
 //! [`profile`] (named settings such as pFabric's Table II), [`sack`]
-//! (the sender's RFC 6675 scoreboard), [`pacing`] (release times at `ratio * cwnd / srtt`).
+//! (the sender's RFC 6675 scoreboard), [`pacing`] (release times at `ratio * cwnd / srtt`),
+//! [`mptcp`] (the host side of Multipath TCP: data level, scheduler, coupled increase; its
+//! `tcp.mptcp` table makes a flow group's flows MPTCP connections in the simulator).
 
 pub mod congestion;
+pub mod mptcp;
 pub mod pacing;
 pub mod profile;
 pub mod receiver;
@@ -204,6 +207,10 @@ pub struct TcpConfig {
     pub dctcp_g: f64,
     /// DCTCP's initial alpha, in [0, 1] (Linux's `dctcp_alpha_on_init` = 1024/1024).
     pub dctcp_alpha_init: f64,
+    /// Multipath TCP (`tcp.mptcp`: `subflows`, `coupling`; see `mptcp/mod.rs`): the
+    /// simulator makes each flow of a group with `subflows > 1` an MPTCP connection
+    /// (`crates/sim/src/mptcp.rs`).
+    pub mptcp: mptcp::MptcpConfig,
 }
 
 impl Default for TcpConfig {
@@ -251,6 +258,7 @@ impl Default for TcpConfig {
             ecn: false,
             dctcp_g: 1.0 / 16.0,
             dctcp_alpha_init: 1.0,
+            mptcp: mptcp::MptcpConfig::default(),
         }
     }
 }
@@ -379,6 +387,7 @@ impl TcpConfig {
         if !(0.0..=1.0).contains(&self.dctcp_alpha_init) {
             return Err(ConfigError::new("dctcp_alpha_init", format!("must be in [0, 1], got {}", self.dctcp_alpha_init)));
         }
+        self.mptcp.validate(self.cc).map_err(|e| e.within("mptcp"))?;
         if self.max_rto_s * 1000.0 < self.min_rto_ms {
             return Err(ConfigError::new(
                 "max_rto_s",
@@ -875,6 +884,8 @@ mod tests {
             rejects(|c| c.dctcp_alpha_init = bad, "dctcp_alpha_init");
         }
         TcpConfig { dctcp_g: 1.0, dctcp_alpha_init: 0.0, ..Default::default() }.validate().unwrap();
+        rejects(|c| c.mptcp.subflows = 0, "mptcp.subflows");
+        rejects(|c| (c.cc, c.mptcp.subflows) = (CcKind::Cubic, 2), "mptcp.coupling");
     }
     #[test]
     fn unscaled_large_buffers_are_allowed_and_capped() {

@@ -7,7 +7,8 @@
 //!   figures, UDP, `flows.csv`), [`ports`] (the measured ports, drops by reason, FairQ's
 //!   rewrites, `ports.csv`), [`groups`] (the per-group figures), [`incast`] (rounds and
 //!   answers), [`xpass`] (ExpressPass credits) and the Poisson figures of `poisson.rs`. The
-//!   optional tables (time series, drop runs, the packet trace) come from their observers.
+//!   optional tables (time series, drop runs, the packet trace) come from their observers,
+//!   but `subflows.csv` (the MPTCP subflows), which the flows family renders.
 //! - The run is a pure function of (scenario, seed): JSON keys are sorted and floats use Rust's
 //!   shortest round-trip formatting, so the files are byte-identical for the same inputs. The
 //!   single exception is `wall_time_s` in `summary.json`, the run's own wall-clock time.
@@ -50,7 +51,7 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
     let mut m = Map::new();
     flows::summary(sim, &figures, window, &mut m);
     ports::summary(sim, window, &mut m);
-    groups::summary(sc, sim, &figures, &mut m);
+    groups::summary(sc, &figures, &mut m);
     if let Some(ic) = &sim.incast {
         incast::summary(ic, &mut m);
     }
@@ -78,7 +79,8 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
     let mut summary_json = serde_json::to_string_pretty(&summary).expect("JSON of plain values");
     summary_json.push('\n');
 
-    let (flows, ports) = (flows::table(sim), ports::table(sim, window));
+    let (flows, ports) = (flows::table(sim, &figures.rows), ports::table(sim, window));
+    let subflows = flows::subflows_table(sim);
     let (timeseries, groups, group_windows) = match series {
         Some((ts, groups, windows)) => (Some(ts), Some(groups), windows),
         None => (None, None, None),
@@ -94,6 +96,7 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
         group_windows,
         drop_runs,
         trace: trace.map(|(t, _, _)| t),
+        subflows,
     }
 }
 

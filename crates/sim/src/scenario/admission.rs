@@ -58,7 +58,8 @@ pub fn estimate(sc: &Scenario) -> Estimate {
         .into_iter()
         .map(|(name, f)| {
             let table = if name == "flows" { "flows".to_string() } else { format!("groups.{name}") };
-            (sc.group_flows(f), format!("{table}.{}", if f.pattern.is_some() { "pattern" } else { "count" }))
+            // an MPTCP flow is one flow per subflow
+            (sc.group_flows(f).saturating_mul(sc.tcp_of(f).mptcp.subflows as u64), format!("{table}.{}", if f.pattern.is_some() { "pattern" } else { "count" }))
         })
         .collect();
     if let Some(ic) = &sc.incast {

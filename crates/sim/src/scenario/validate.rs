@@ -49,6 +49,12 @@ impl Scenario {
             pq.validate().map_err(|e| e.within(&format!("ports.{name}")))?;
         }
         self.tcp.validate().map_err(|e| e.within("tcp"))?;
+        if self.tcp.mptcp.subflows > 1 && (self.incast.is_some() || self.poisson.is_some()) {
+            return Err(ConfigError::new(
+                "tcp.mptcp.subflows",
+                "incast servers and [poisson] flows are single-path TCP: give MPTCP to the flow groups in their own tcp tables ([flows.tcp], [groups.<name>.tcp])",
+            ));
+        }
         if let Some(fq) = &self.fairq {
             fq.validate().map_err(|e| e.within("fairq"))?;
         }
@@ -69,6 +75,9 @@ impl Scenario {
             f.validate(self.sim.duration_s).map_err(|e| e.within(&key))?;
             if let Some(t) = &f.tcp {
                 t.validate().map_err(|e| e.within(&format!("{key}.tcp")))?;
+            }
+            if f.transport == Transport::Xpass && self.tcp_of(f).mptcp.subflows > 1 {
+                return Err(ConfigError::new(format!("{key}.transport"), "ExpressPass flows are single-path: tcp.mptcp.subflows must be 1"));
             }
             let host_names = self.topology.host_names(self.udp.is_some());
             let hosts: HashSet<&str> = host_names.iter().map(String::as_str).collect(); // 65,536 in a k = 64 fat-tree
@@ -257,7 +266,7 @@ fn validate_pattern(sc: &Scenario, f: &FlowsConfig, known: &HashSet<&str>) -> Re
 
 /// Rows one sample adds, and the number of samples, for a scenario with `ports` measured ports.
 pub fn series_size(sc: &Scenario, interval_s: f64, ports: f64) -> (f64, f64) {
-    let tcp: f64 = sc.flow_groups().iter().map(|(_, f)| sc.group_flows(f) as f64).sum::<f64>()
+    let tcp: f64 = sc.flow_groups().iter().map(|(_, f)| (sc.group_flows(f) * sc.tcp_of(f).mptcp.subflows as u64) as f64).sum::<f64>()
         + sc.incast.as_ref().map_or(0.0, |i| i.servers as f64);
     let udp = if sc.udp.is_some() { 1.0 } else { 0.0 };
     let flows = if sc.measure.sample_flows { tcp + udp } else { 0.0 };

@@ -23,7 +23,9 @@
 //!   a recovery; pFabric: no) and `probe_mode` (send only one-byte probes on the timer; pFabric
 //!   after repeated timeouts).
 //! - [`AnyCc`] dispatches statically over the built-in algorithms (no virtual calls on the
-//!   per-packet path): Reno, NewReno, CUBIC, DCTCP.
+//!   per-packet path): Reno, NewReno, CUBIC, DCTCP, pFabric, and [`Coupled`] (NewReno with the
+//!   congestion-avoidance increase set by an MPTCP connection; not a [`CcKind`]: the
+//!   connection installs it on its subflows).
 //! - The ECN reaction of the loss-based algorithms is their fast-retransmit decrease without
 //!   the retransmission and without inflation ([`Window::ecn_reduce_by`]): RFC 3168 6.1.2 for
 //!   Reno and NewReno (one half), RFC 9438 4.6 for CUBIC (`beta_cubic`). DCTCP cuts by
@@ -46,12 +48,14 @@
 //!   `srtt`, `min_rtt`); the loss hooks take none, since the algorithms here only reset
 //!   their epoch there.
 
+pub mod coupled;
 pub mod cubic;
 pub mod dctcp;
 pub mod newreno;
 pub mod pfabric;
 pub mod reno;
 
+pub use coupled::Coupled;
 pub use cubic::{Cubic, CubicParams};
 pub use dctcp::{Dctcp, DctcpParams};
 pub use newreno::NewReno;
@@ -289,12 +293,39 @@ impl Window {
         if self.cwnd < self.ssthresh {
             self.cwnd += acked.min(self.mss);
         } else {
-            self.ca_credit += self.mss * self.mss;
-            if self.ca_credit >= self.cwnd {
-                let inc = self.ca_credit / self.cwnd;
-                self.ca_credit -= inc * self.cwnd;
-                self.cwnd += inc;
-            }
+            self.avoid_by_credit(self.mss * self.mss);
+        }
+    }
+
+    /// Congestion avoidance by `credit` bytes squared: `cwnd += credit / cwnd`, the remainder
+    /// carried in `ca_credit` (RFC 5681 equation 3 is `credit = SMSS^2`; a coupled increase
+    /// of `x` bytes is `credit = x * cwnd`, `coupled.rs`).
+    pub fn avoid_by_credit(&mut self, credit: u64) {
+        self.ca_credit = self.ca_credit.saturating_add(credit);
+        if self.ca_credit >= self.cwnd {
+            let inc = self.ca_credit / self.cwnd;
+            self.ca_credit -= inc * self.cwnd;
+            self.cwnd += inc;
+        }
+    }
+
+    /// The opposite of [`Window::avoid_by_credit`]: `cwnd -= debit / cwnd`, the carried credit
+    /// spent first, the fraction left over kept as credit; never below one SMSS (where the
+    /// floor binds, the credit is dropped). OLIA's negative increase (`coupled.rs`).
+    pub fn shrink_by_credit(&mut self, debit: u64) {
+        if debit <= self.ca_credit {
+            self.ca_credit -= debit;
+            return;
+        }
+        let deficit = debit - self.ca_credit;
+        let dec = deficit.div_ceil(self.cwnd);
+        if self.cwnd.saturating_sub(dec) < self.mss {
+            self.cwnd = self.cwnd.min(self.mss);
+            self.ca_credit = 0;
+        } else {
+            // borrow `dec` whole bytes of window: `dec * cwnd` bytes squared, less the deficit
+            self.ca_credit = (self.cwnd - deficit % self.cwnd) % self.cwnd;
+            self.cwnd -= dec;
         }
     }
 
@@ -377,6 +408,8 @@ pub enum AnyCc {
     Cubic(Cubic),
     PFabric(PFabricCc),
     Dctcp(Dctcp),
+    /// An MPTCP subflow's coupled increase (`coupled.rs`); never built from a [`CcKind`].
+    Coupled(Coupled),
 }
 
 impl AnyCc {
@@ -409,6 +442,7 @@ macro_rules! dispatch {
             AnyCc::Cubic($c) => $e,
             AnyCc::PFabric($c) => $e,
             AnyCc::Dctcp($c) => $e,
+            AnyCc::Coupled($c) => $e,
         }
     };
 }
@@ -501,6 +535,27 @@ mod tests {
         }
         assert_eq!(w.cwnd, 3908);
         assert_eq!(w.ca_credit, 1_001_100 - 275 * 3633);
+    }
+
+    #[test]
+    fn credit_helpers_carry_fractions_both_ways() {
+        // +2.5 bytes at cwnd 10 000 is 25 000 bytes squared: 2 bytes now, 5 000 carried
+        let mut w = Window { cwnd: 10 * MSS, ssthresh: 0, ..Window::new(MSS, 1) };
+        w.avoid_by_credit(25_000);
+        assert_eq!((w.cwnd, w.ca_credit), (10_002, 5_000));
+        // -0.4 bytes (4 000.8 -> 4 001 at 10 002) comes out of the credit
+        w.shrink_by_credit(4_001);
+        assert_eq!((w.cwnd, w.ca_credit), (10_002, 999));
+        // -3 bytes (30 006): 999 of credit, 29 007 short: 3 whole bytes borrowed
+        // (ceil(29 007 / 10 002) = 3), 3 * 10 002 - 29 007 = 999 back as credit
+        w.shrink_by_credit(30_006);
+        assert_eq!((w.cwnd, w.ca_credit), (9_999, 999));
+        // the floor: one segment, the credit dropped
+        w.shrink_by_credit(u64::MAX);
+        assert_eq!((w.cwnd, w.ca_credit), (MSS, 0));
+        // SMSS^2 is RFC 5681's increase: 1000 bytes at cwnd 1000
+        w.avoid_by_credit(MSS * MSS);
+        assert_eq!(w.cwnd, 2 * MSS);
     }
 
     #[test]

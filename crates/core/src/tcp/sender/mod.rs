@@ -486,6 +486,12 @@ impl TcpSender {
     pub fn flight_bytes(&self) -> u64 {
         self.snd_nxt.min(self.data_end).saturating_sub(self.snd_una.max(self.data_start))
     }
+    /// Payload bytes written and not yet acknowledged, sent or still waiting in the send
+    /// buffer: what an MPTCP connection counts against a subflow's window before it hands the
+    /// subflow more data (`tcp/mptcp`).
+    pub fn unacked_bytes(&self) -> u64 {
+        self.data_end.saturating_sub(self.snd_una.max(self.data_start))
+    }
     /// Payload octets presumed in the network. Without SACK, `flight_bytes()`. With SACK, in
     /// recovery: RFC 6675's `SetPipe()` (unSACKed octets not lost, plus those retransmitted);
     /// otherwise the unSACKed octets in `[snd_una, snd_nxt)`.
@@ -541,6 +547,16 @@ impl TcpSender {
     /// The congestion control (DCTCP's `alpha`, CUBIC's state, for traces and tests).
     pub fn cc(&self) -> &AnyCc {
         &self.cc
+    }
+    /// The congestion control, to change: an MPTCP connection installs
+    /// [`super::congestion::Coupled`] on its subflows and sets its increase before each ACK
+    /// (`tcp/mptcp`). Replacing the algorithm of a running sender keeps the window as it is.
+    pub fn cc_mut(&mut self) -> &mut AnyCc {
+        &mut self.cc
+    }
+    /// cwnd without its fast-recovery inflation (what the coupled increase reads).
+    pub fn base_cwnd_bytes(&self) -> u64 {
+        self.win.base_cwnd()
     }
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()

@@ -38,6 +38,8 @@ fn a_persistent_sender_sends_each_write_and_never_a_fin() {
             assert_eq!(sent, 2920, "two segments in the initial window");
         }
         assert_eq!(snd.bytes_written(), 3000);
+        // written and unacknowledged: what was sent and what waits for the window alike
+        assert_eq!(snd.unacked_bytes(), 3000);
         assert!(!snd.is_done());
     }
 }
