@@ -24,7 +24,7 @@ use crate::scenario::{CoreChoice, HashSeed, Scenario, TieBreak};
 use crate::series::Series;
 use crate::topo::Built;
 use crate::workload::{TcpFlow, UdpSource};
-use crate::{poisson, probe, topo, workload};
+use crate::{mptcp, poisson, probe, topo, workload};
 use dcfair_core::packet::NO_VIA;
 use dcfair_core::rng::Streams;
 use dcfair_core::time::SimTime;
@@ -36,7 +36,8 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
 
     let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
     sc.queue.wire(&mut built.net).map_err(|e| Error::invalid(format!("queue.{}", e.key), e.reason))?;
-    let (mut tcp, conns) = workload::tcp_flows(sc, streams, &built);
+    let (mut tcp, specs) = workload::tcp_flows(sc, streams, &built);
+    let conns = mptcp::connections(&mut tcp, &specs);
     let (servers, incast) = workload::incast(sc, streams, tcp.len() as u32, sc.flow_groups().len() as u16, &built);
     tcp.extend(servers);
     let poisson_plan = sc.poisson.as_ref().map(|p| poisson::plan(sc, p, &built.net));

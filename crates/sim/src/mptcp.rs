@@ -35,7 +35,8 @@
 //! - Nothing here draws a random number; the order of every call is the engine's event order.
 
 use crate::metrics::FlowObs;
-use crate::workload::TcpFlow;
+pub use crate::workload::NO_CONN;
+use crate::workload::{ConnSpec, TcpFlow};
 use dcfair_core::packet::Packet;
 use dcfair_core::tcp::congestion::{AnyCc, Coupled};
 use dcfair_core::tcp::mptcp::{coupling, scheduler, Coupling, DataReceiver, DataSender, Mapping, PathView, SubflowView};
@@ -43,8 +44,18 @@ use dcfair_core::tcp::sender::SenderState;
 use dcfair_core::tcp::TcpConfig;
 use dcfair_core::time::SimTime;
 
-/// `TcpFlow::conn` of a flow that is not a subflow of an MPTCP connection.
-pub const NO_CONN: u32 = u32::MAX;
+/// The connections of `specs`, their congestion control installed on their subflows in `tcp`.
+pub fn connections(tcp: &mut [TcpFlow], specs: &[ConnSpec]) -> Vec<Connection> {
+    specs
+        .iter()
+        .map(|s| {
+            let c = Connection::new(&s.tcp, s.first, s.tcp.mptcp.subflows, s.size, s.start);
+            let first = s.first as usize;
+            c.install(&mut tcp[first..first + s.tcp.mptcp.subflows as usize], &s.tcp);
+            c
+        })
+        .collect()
+}
 
 /// One MPTCP connection: its subflows (by flow id), its data level and its observation.
 #[derive(Debug)]

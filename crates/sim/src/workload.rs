@@ -13,7 +13,6 @@
 //! - A group's `pattern` ([`pattern_pairs`]) draws its random pairs from the stream
 //!   `("flows.pattern", group index)`: the same seed gives the same pairs, each group its own.
 
-use crate::mptcp::{Connection, NO_CONN};
 use crate::scenario::{IncastConnection, Pattern, Scenario, UdpPattern};
 use crate::topo::Built;
 use dcfair_core::packet::{Packet, Proto};
@@ -247,9 +246,10 @@ impl UdpSource {
 /// order. A group with `src`/`dst` places its j-th flow on `src[j % len]` -> `dst[j % len]`;
 /// without them (dumbbell), global flow i goes from sender `i % S` to receiver `i % R`; a group
 /// with a `pattern` places its flows as [`pattern_pairs`] says. A flow of a group with
-/// `tcp.mptcp.subflows = N > 1` is N subflows with consecutive flow ids and one [`Connection`]
-/// (`mptcp.rs`); the placement counts it once (j), the numbering N times (i).
-pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> (Vec<TcpFlow>, Vec<Connection>) {
+/// `tcp.mptcp.subflows = N > 1` is N subflows with consecutive flow ids (persistent senders, each
+/// with `conn` set to its connection's index) and one [`ConnSpec`], from which `mptcp.rs` makes
+/// the connection; the placement counts it once (j), the numbering N times (i).
+pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> (Vec<TcpFlow>, Vec<ConnSpec>) {
     let mut flows = Vec::new();
     let mut conns = Vec::new();
     let (def_src, def_dst) = sc.topology.default_endpoints().unwrap_or_default();
@@ -288,7 +288,6 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> (Vec<TcpFlow
             let start = SimTime::from_secs_f64(start_s);
             let n = tcp.mptcp.subflows;
             if n > 1 {
-                let conn = Connection::new(tcp, i, n, size, start);
                 for k in 0..n {
                     let id = i + k;
                     let ids = FlowIds { flow: id, sport: 1024 + (id % 60_000) as u16, ..ids };
@@ -296,8 +295,7 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> (Vec<TcpFlow
                     sub.conn = conns.len() as u32;
                     flows.push(sub);
                 }
-                conn.install(&mut flows[i as usize..], tcp);
-                conns.push(conn);
+                conns.push(ConnSpec { tcp: tcp.clone(), first: i, size, start });
                 continue;
             }
             let sender = TcpSender::new(tcp, ids, size);
@@ -309,6 +307,20 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> (Vec<TcpFlow
         }
     }
     (flows, conns)
+}
+
+/// `TcpFlow::conn` of a flow that is not a subflow of an MPTCP connection.
+pub const NO_CONN: u32 = u32::MAX;
+
+/// An MPTCP connection as [`tcp_flows`] lays it out: its TCP settings (`tcp.mptcp` among them),
+/// the flow id of its first subflow (the others follow), its size (`None`: long-lived) and its
+/// start.
+#[derive(Clone, Debug)]
+pub struct ConnSpec {
+    pub tcp: TcpConfig,
+    pub first: u32,
+    pub size: Option<u64>,
+    pub start: SimTime,
 }
 
 /// The (source, destination) of every flow of a `pattern` group over `hosts` (host ids, in the
