@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """MPTCP's cost: CPU per delivered packet of a k = 8 fat-tree permutation, 1 against 8 subflows.
 
-    python bench/mptcp.py [--subflows 1,8] [--duration 0.01] [--reps 3] [--no-doc]
+    python bench/mptcp.py [--subflows 1,8] [--duration 0.01] [--reps 3] [--no-doc] [--results FILE]
 
 The workload is ``scenarios/papers/mptcp/permutation.toml`` (k = 8 fat-tree, 10 Gbit/s links
 of 1 us, ECMP, one long-lived connection per host along a permutation, LIA), with
@@ -45,6 +45,7 @@ def main(argv=None) -> int:
     ap.add_argument("--duration", type=float, default=0.01, help="simulated seconds of the traffic run")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--results", type=Path, help="where to write the JSON results (default bench/results/<section>.json)")
     a = ap.parse_args(argv)
     counts = [int(x) for x in a.subflows.split(",")]
     if any(n < 1 for n in counts):
@@ -87,7 +88,7 @@ def main(argv=None) -> int:
            "scenario": str(SCENARIO.relative_to(REPO)), "duration_s": a.duration, "reps": a.reps, "command": command,
            "machine": machine(),
            "generated_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "rows": rows}
-    out = REPO / "bench/results/mptcp-bench.json"
+    out = a.results or REPO / "bench/results/mptcp-bench.json"
     out.write_text(json.dumps(doc, indent=1) + "\n")
     m = doc["machine"]
     loads = [x for r in rows for x in r["loads"]]

@@ -2,7 +2,7 @@
 """Scale: building time, memory and CPU per packet of a k-ary fat-tree, k = 4 to 64.
 
     python bench/scale.py [--ks 4,8,16,32] [--duration 0.005] [--reps 3] [--scenario FILE]
-                          [--section scale-bench] [--no-doc]
+                          [--section scale-bench] [--no-doc] [--results FILE]
 
 The workload is ``bench/fattree_k8.toml``'s (one long-lived TCP NewReno flow per host along a
 random permutation, every link 10 Gbit/s and 1 us, DropTail ports of 100 packets,
@@ -106,6 +106,7 @@ def main(argv=None) -> int:
     ap.add_argument("--scenario", type=Path, help="a scenario file to run with topology.k=K instead")
     ap.add_argument("--section", default="scale-bench", help="the section of docs/performance.md to write")
     ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--results", type=Path, help="where to write the JSON results (default bench/results/<section>.json)")
     a = ap.parse_args(argv)
     ks = [int(x) for x in a.ks.split(",")]
     if any(k < 2 or k % 2 for k in ks):
@@ -162,7 +163,7 @@ def main(argv=None) -> int:
         "generated_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "rows": rows,
     }
-    out = REPO / f"bench/results/{a.section}.json"
+    out = a.results or REPO / f"bench/results/{a.section}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1) + "\n")
 

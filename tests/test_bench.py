@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 import shutil
 import tomllib
@@ -222,3 +223,31 @@ def test_the_machine_record_tells_processors_apart(tmp_path):
     # records written before these fields existed still render
     assert time_ns2.describe({"cpu_model": "AMD EPYC"}) == "AMD EPYC"
     assert time_ns2.machine()["logical_cpus"] >= 1
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", REPO / "bench" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(REPO / "bench"))
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_scale_and_mptcp_benchmarks_measure_what_they_say(tmp_path, capsys):
+    """A tiny run of each: the counts come from the runs (more packets with more hosts, every
+    delivered packet also a hop), the results file goes where it is told, the doc is untouched."""
+    scale, mptcp = _load("scale"), _load("mptcp")
+    if not scale.SIMRUN.exists():
+        pytest.skip("target/release/examples/simrun not built")
+    doc = scale.DOC.read_text()
+    out = tmp_path / "scale.json"
+    assert scale.main(["--ks", "4,8", "--duration", "0.0005", "--reps", "1", "--no-doc", "--results", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["k"] for r in rows] == [4, 8] and rows[1]["hosts"] == 128
+    assert 0 < rows[0]["delivered"] < rows[1]["delivered"] and all(r["delivered"] <= r["hops"] for r in rows)
+    out = tmp_path / "mptcp.json"
+    assert mptcp.main(["--subflows", "1,2", "--duration", "0.0005", "--reps", "1", "--no-doc", "--results", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["subflows"] for r in rows] == [1, 2] and all(0 < r["delivered"] <= r["hops"] for r in rows)
+    assert "| subflows |" in capsys.readouterr().out
+    assert scale.DOC.read_text() == doc
