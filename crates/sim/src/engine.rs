@@ -638,8 +638,7 @@ impl Sim {
         } else {
             if c != NO_CONN {
                 let conn = &mut self.conns[c as usize];
-                let first = conn.first as usize;
-                conn.before_ack(&mut self.tcp[first..first + conn.n as usize], f - first);
+                conn.before_ack(&mut self.tcp[conn.range()], f - conn.first as usize);
             }
             let flow = &mut self.tcp[f];
             flow.to_sender(pkt, now, &mut out);
@@ -663,8 +662,7 @@ impl Sim {
     /// ([`Connection::after_ack`]); returns the subflows that sent or opened (bit k).
     fn conn_send(&mut self, c: u32, now: SimTime, out: &mut Vec<Packet>) -> u32 {
         let conn = &mut self.conns[c as usize];
-        let first = conn.first as usize;
-        conn.after_ack(&mut self.tcp[first..first + conn.n as usize], now, out)
+        conn.after_ack(&mut self.tcp[conn.range()], now, out)
     }
 
     /// The sender timers of the subflows of connection `c` in the mask (bit k: subflow k).

@@ -37,6 +37,7 @@
 use crate::metrics::FlowObs;
 pub use crate::workload::NO_CONN;
 use crate::workload::{ConnSpec, TcpFlow};
+use std::ops::Range;
 use dcfair_core::packet::Packet;
 use dcfair_core::tcp::congestion::{AnyCc, Coupled};
 use dcfair_core::tcp::mptcp::{coupling, scheduler, Coupling, DataReceiver, DataSender, Mapping, PathView, SubflowView};
@@ -49,9 +50,8 @@ pub fn connections(tcp: &mut [TcpFlow], specs: &[ConnSpec]) -> Vec<Connection> {
     specs
         .iter()
         .map(|s| {
-            let c = Connection::new(&s.tcp, s.first, s.tcp.mptcp.subflows, s.size, s.start);
-            let first = s.first as usize;
-            c.install(&mut tcp[first..first + s.tcp.mptcp.subflows as usize], &s.tcp);
+            let c = Connection::new(s.tcp, s.first, s.tcp.mptcp.subflows, s.size, s.start);
+            c.install(&mut tcp[c.range()], s.tcp);
             c
         })
         .collect()
@@ -105,10 +105,16 @@ impl Connection {
         }
     }
 
+    /// The flow ids of the connection's subflows.
+    #[inline]
+    pub fn range(&self) -> Range<usize> {
+        self.first as usize..(self.first + self.n) as usize
+    }
+
     /// The connection's subflows in `tcp` (all flows, by flow id).
     #[inline]
     pub fn subflows<'a>(&self, tcp: &'a [TcpFlow]) -> &'a [TcpFlow] {
-        &tcp[self.first as usize..(self.first + self.n) as usize]
+        &tcp[self.range()]
     }
 
     /// The data ACK at the receiver: bytes delivered in order at the data level.

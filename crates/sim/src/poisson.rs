@@ -39,6 +39,7 @@
 use crate::error::Error;
 use crate::metrics::{mean, percentile, FlowObs};
 use crate::net::{Network, NodeKind};
+use crate::results::num;
 use crate::routing::Routes;
 use crate::scenario::poisson::{PoissonConfig, GROUP, GROUP_1PKT, MAX_FLOWS};
 use crate::scenario::{Scenario, Transport};
@@ -235,10 +236,6 @@ pub struct Done {
 /// The workload's keys in `summary.json` (`docs/metrics.md`): its plan, the realized load and
 /// the per-class FCT statistics.
 pub fn insert_metrics(m: &mut Map<String, Value>, sc: &Scenario, plan: &Plan, flows: &[Done], bytes_1pkt: u64) {
-    let num = |x: Option<f64>| match x {
-        Some(v) if v.is_finite() => json!(v),
-        _ => Value::Null,
-    };
     let span = plan.stop_s - plan.start_s;
     let bytes: u64 = flows.iter().map(|f| f.size).sum();
     m.insert("poisson_flows".into(), json!(flows.len()));

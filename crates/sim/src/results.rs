@@ -133,3 +133,12 @@ impl Results {
         Ok(())
     }
 }
+
+/// A finite number, or null (JSON has no NaN or infinity): how `summary.json` writes a figure
+/// that may be missing.
+pub fn num(x: Option<f64>) -> serde_json::Value {
+    match x {
+        Some(v) if v.is_finite() => serde_json::json!(v),
+        _ => serde_json::Value::Null,
+    }
+}

@@ -249,7 +249,7 @@ impl UdpSource {
 /// `tcp.mptcp.subflows = N > 1` is N subflows with consecutive flow ids (persistent senders, each
 /// with `conn` set to its connection's index) and one [`ConnSpec`], from which `mptcp.rs` makes
 /// the connection; the placement counts it once (j), the numbering N times (i).
-pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> (Vec<TcpFlow>, Vec<ConnSpec>) {
+pub fn tcp_flows<'a>(sc: &'a Scenario, streams: Streams, built: &Built) -> (Vec<TcpFlow>, Vec<ConnSpec<'a>>) {
     let mut flows = Vec::new();
     let mut conns = Vec::new();
     let (def_src, def_dst) = sc.topology.default_endpoints().unwrap_or_default();
@@ -295,7 +295,7 @@ pub fn tcp_flows(sc: &Scenario, streams: Streams, built: &Built) -> (Vec<TcpFlow
                     sub.conn = conns.len() as u32;
                     flows.push(sub);
                 }
-                conns.push(ConnSpec { tcp: tcp.clone(), first: i, size, start });
+                conns.push(ConnSpec { tcp, first: i, size, start });
                 continue;
             }
             let sender = TcpSender::new(tcp, ids, size);
@@ -316,8 +316,8 @@ pub const NO_CONN: u32 = u32::MAX;
 /// the flow id of its first subflow (the others follow), its size (`None`: long-lived) and its
 /// start.
 #[derive(Clone, Debug)]
-pub struct ConnSpec {
-    pub tcp: TcpConfig,
+pub struct ConnSpec<'a> {
+    pub tcp: &'a TcpConfig,
     pub first: u32,
     pub size: Option<u64>,
     pub start: SimTime,

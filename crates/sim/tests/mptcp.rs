@@ -149,7 +149,7 @@ fn share(coupling: &str) -> f64 {
 
 #[test]
 fn lia_takes_about_one_tcp_share_at_a_shared_bottleneck_and_uncoupled_takes_more() {
-    // RFC 6356's goal 3 ("do no harm"): at a bottleneck all subflows share, the connection
+    // RFC 6356's goal 2 ("do no harm"): at a bottleneck all subflows share, the connection
     // takes no more than one TCP flow would. LIA's equilibrium (RFC 6356 section 3) gives it
     // one TCP's rate with equal RTTs; drop-tail's synchronised losses let it run somewhat above
     // (measured: 1.31 here), within the 0.6 to 1.5 band the issue sets.

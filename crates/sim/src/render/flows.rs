@@ -54,8 +54,7 @@ pub(super) fn rows(sim: &Sim) -> Vec<Row<'_>> {
         if c.first as usize != i {
             continue;
         }
-        let first = c.first as usize;
-        let subs = first..first + c.n as usize;
+        let subs = c.range();
         let mut stats = SenderStats::default();
         for s in &sim.tcp[subs.clone()] {
             stats.add(s.sender.stats());

@@ -100,13 +100,7 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
     }
 }
 
-/// A finite number, or null (JSON has no NaN or infinity).
-pub(crate) fn num(x: Option<f64>) -> Value {
-    match x {
-        Some(v) if v.is_finite() => json!(v),
-        _ => Value::Null,
-    }
-}
+pub(crate) use crate::results::num;
 
 /// The FCT statistics of `fcts` under keys `fct_<stat>_s<suffix>`, if any flow finished.
 fn insert_fct(m: &mut Map<String, Value>, suffix: &str, fcts: &[f64]) {
