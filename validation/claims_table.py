@@ -45,6 +45,7 @@ PAGES: Dict[str, Tuple[str, str]] = {
     "FQ-CoDel in the data center (paper 003)": ("docs/mechanisms/fq_codel.md", "FQ-CoDel in the data center"),
     "TCP Outcast (paper 004)": ("docs/mechanisms/outcast.md", "TCP Outcast"),
     "AFD (Pan et al., SIGCOMM CCR 2003; text not in the repository)": ("docs/mechanisms/afd.md", "AFD"),
+    "MPTCP (Raiciu et al., SIGCOMM 2011, and RFC 6356; texts not in the repository)": ("docs/mechanisms/mptcp.md", "MPTCP"),
 }
 CLAIMS_PAGE = "docs/claims.md"
 
