@@ -151,7 +151,7 @@ impl<P: QPacket> Afd<P> {
             salt: rng.gen(),
             bins: c.bins as u64,
             count: vec![0; c.bins as usize],
-            shadow: Vec::with_capacity(c.shadow_pkts as usize),
+            shadow: Vec::new(),
             shadow_cap: c.shadow_pkts as usize,
             sample_every: c.sample_every,
             target,

@@ -7,16 +7,15 @@
 //!   order and linked again elsewhere (SFQ's perturbation).
 //! - The totals over all FIFOs (packets, bytes) follow every link and unlink; a detached cell
 //!   counts in no FIFO and in neither total until it is linked again or freed.
-//! - Free cells form a list through `next`, the last freed reused first. The slab starts with
-//!   room for `cap` packets (SFQ and DRR pass [`slab_capacity`] of their buffer limit) and grows
-//!   only when every cell is in use, so after warm-up nothing is allocated per packet.
+//! - Free cells form a list through `next`, the last freed reused first. The slab starts empty
+//!   and grows only when every cell is in use (to the most packets the port ever held), so a
+//!   port that never queues holds no cell, and after warm-up nothing is allocated per packet.
 //! - [`NIL`] (`u32::MAX`) is "no cell"; the disciplines use it for "no bucket" too.
 //!
 //! FQ-CoDel keeps a store of its own (`fq_codel/mod.rs`): singly linked cells that carry the
 //! enqueue time, with each queue's FIFO ends in its one-cache-line slot beside its CoDel state.
 
 use super::framework::QPacket;
-use crate::config::Limit;
 use crate::packet::Packet;
 
 /// "No cell" / "no bucket".
@@ -46,29 +45,39 @@ const EMPTY_FIFO: Fifo = Fifo { head: NIL, tail: NIL, len: 0, bytes: 0 };
 pub(crate) struct BucketFifos<P = Packet> {
     cells: Vec<Cell<P>>,
     free: u32,
+    /// The `n` FIFOs, allocated when the first packet is linked (empty until then: a port that
+    /// never queues holds none); read through [`BucketFifos::fifo`].
     fifos: Vec<Fifo>,
+    n: u32,
     total_pkts: usize,
     total_bytes: u64,
 }
 
 impl<P: QPacket> BucketFifos<P> {
-    /// `n` empty FIFOs; room for `cap` packets before the slab grows.
-    pub(crate) fn new(n: u32, cap: usize) -> Self {
+    /// `n` empty FIFOs and an empty slab.
+    pub(crate) fn new(n: u32) -> Self {
         BucketFifos {
-            cells: Vec::with_capacity(cap),
+            cells: Vec::new(),
             free: NIL,
-            fifos: vec![EMPTY_FIFO; n as usize],
+            fifos: Vec::new(),
+            n,
             total_pkts: 0,
             total_bytes: 0,
         }
     }
+    /// FIFO `b` (an empty one before the first packet).
+    #[inline]
+    fn fifo(&self, b: u32) -> &Fifo {
+        debug_assert!(b < self.n, "FIFO {b} of {}", self.n);
+        self.fifos.get(b as usize).unwrap_or(&EMPTY_FIFO)
+    }
     #[inline]
     pub(crate) fn len(&self, b: u32) -> u32 {
-        self.fifos[b as usize].len
+        self.fifo(b).len
     }
     #[inline]
     pub(crate) fn bytes(&self, b: u32) -> u64 {
-        self.fifos[b as usize].bytes
+        self.fifo(b).bytes
     }
     #[inline]
     pub(crate) fn total_pkts(&self) -> usize {
@@ -80,7 +89,7 @@ impl<P: QPacket> BucketFifos<P> {
     }
     #[inline]
     pub(crate) fn front(&self, b: u32) -> Option<&P> {
-        let h = self.fifos[b as usize].head;
+        let h = self.fifo(b).head;
         (h != NIL).then(|| &self.cells[h as usize].pkt)
     }
     /// The packet in cell `c` (a cell detached by [`BucketFifos::detach_all`]).
@@ -113,6 +122,9 @@ impl<P: QPacket> BucketFifos<P> {
 
     /// Links detached cell `c` at the tail of FIFO `b`.
     pub(crate) fn link_back(&mut self, b: u32, c: u32) {
+        if self.fifos.is_empty() {
+            self.allocate();
+        }
         let size = self.cells[c as usize].pkt.size() as u64;
         let f = &mut self.fifos[b as usize];
         let old_tail = f.tail;
@@ -130,6 +142,12 @@ impl<P: QPacket> BucketFifos<P> {
         if old_tail != NIL {
             self.cells[old_tail as usize].next = c;
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn allocate(&mut self) {
+        self.fifos = vec![EMPTY_FIFO; self.n as usize];
     }
 
     pub(crate) fn push_back(&mut self, b: u32, pkt: P) {
@@ -163,7 +181,7 @@ impl<P: QPacket> BucketFifos<P> {
     }
 
     pub(crate) fn pop_front(&mut self, b: u32) -> Option<P> {
-        let c = self.fifos[b as usize].head;
+        let c = self.fifo(b).head;
         if c == NIL {
             return None;
         }
@@ -172,7 +190,7 @@ impl<P: QPacket> BucketFifos<P> {
     }
 
     pub(crate) fn pop_back(&mut self, b: u32) -> Option<P> {
-        let c = self.fifos[b as usize].tail;
+        let c = self.fifo(b).tail;
         if c == NIL {
             return None;
         }
@@ -183,6 +201,9 @@ impl<P: QPacket> BucketFifos<P> {
     /// Detaches every cell of FIFO `b`, appending their indices in order to `out`; the FIFO is
     /// left empty and the cells stay allocated (relink them with `link_back` or free them).
     pub(crate) fn detach_all(&mut self, b: u32, out: &mut Vec<u32>) {
+        if self.fifos.is_empty() {
+            return;
+        }
         let f = std::mem::replace(&mut self.fifos[b as usize], EMPTY_FIFO);
         let mut c = f.head;
         while c != NIL {
@@ -192,9 +213,4 @@ impl<P: QPacket> BucketFifos<P> {
         self.total_pkts -= f.len as usize;
         self.total_bytes -= f.bytes;
     }
-}
-
-/// Initial slab capacity for a buffer limit: the packet limit, or a modest guess.
-pub(crate) fn slab_capacity(limit: Limit) -> usize {
-    limit.pkts.map_or(256, |p| p as usize + 1).min(1 << 16)
 }

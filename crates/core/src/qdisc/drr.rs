@@ -44,7 +44,7 @@
 //! Validation of the configuration: [`DrrConfig::validate`]. Validation of the model against
 //! ns-2: `docs/validation.md`.
 
-use super::bucket_fifos::{slab_capacity, BucketFifos, NIL};
+use super::bucket_fifos::{BucketFifos, NIL};
 use super::framework::{Discipline, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use super::sfq::MAX_BUCKETS;
 use crate::config::{ConfigError, Limit};
@@ -105,7 +105,7 @@ impl<P: QPacket> Drr<P> {
         let n = buckets as usize;
         let hasher = FlowHasher::new(ctx.streams.stream("qdisc.drr", ctx.port_index).gen());
         Drr {
-            fifos: BucketFifos::new(buckets, slab_capacity(limit)),
+            fifos: BucketFifos::new(buckets),
             limit,
             buckets,
             quantum: c.quantum_bytes.max(1) as u64,

@@ -26,9 +26,8 @@
 //! - **Cost.** Stored packets sit in one flat array with their arrival number; enqueue and
 //!   dequeue scan it linearly, O(n) per packet, as the hardware's parallel compare does in one
 //!   step (pFabric buffers hold a couple of BDPs: tens of packets). Removal swaps the last
-//!   entry in. The array is reserved for `limit_pkts` packets at construction (64 with a byte
-//!   limit alone, then it grows to the deepest occupancy once), so the packet path allocates
-//!   nothing.
+//!   entry in. The array starts empty and grows to the deepest occupancy the port reaches, a
+//!   few times per port at most; after that the packet path allocates nothing.
 //!
 //! Parameters: only the shared `[queue]` limits; `queue.kind = "pfabric"` has no sub-table.
 //! Validation: the rule tests below and the scenario test in `crates/sim/tests/pfabric.rs`;
@@ -65,8 +64,7 @@ pub struct PFabric<P = Packet> {
 
 impl<P: QPacket> PFabric<P> {
     pub fn new(limit: Limit) -> Self {
-        let cap = limit.pkts.map_or(64, |p| p as usize).min(1 << 16);
-        PFabric { q: Vec::with_capacity(cap), bytes: 0, limit, next_arrival: 0 }
+        PFabric { q: Vec::new(), bytes: 0, limit, next_arrival: 0 }
     }
 
     /// Index of the least urgent stored packet: largest priority value, latest arrival on ties.

@@ -169,9 +169,8 @@ pub struct Red<P = Packet> {
 impl<P: QPacket> Red<P> {
     pub fn new(c: &RedConfig, limit: Limit, ctx: &PortContext) -> Self {
         let diff = c.max_thresh_pkts - c.min_thresh_pkts;
-        let cap = limit.pkts.unwrap_or(64).min(4096) as usize;
         Red {
-            q: VecDeque::with_capacity(cap),
+            q: VecDeque::new(),
             bytes: 0,
             limit,
             min_th: c.min_thresh_pkts,

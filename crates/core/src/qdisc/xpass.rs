@@ -66,7 +66,7 @@ impl<P: QPacket, Q: Qdisc<Pkt = P>> CreditShaper<P, Q> {
             }
         };
         CreditShaper {
-            credits: VecDeque::with_capacity(cfg.credit_queue_pkts as usize),
+            credits: VecDeque::new(),
             credit_bytes: 0,
             limit: cfg.credit_queue_pkts as usize,
             interval_ps,

@@ -365,9 +365,8 @@ impl<P: QPacket> CodelQueue for Fifo<P> {
 
 impl<P: QPacket> Codel<P> {
     pub fn new(c: &CodelConfig, limit: Limit, ctx: &PortContext) -> Self {
-        let cap = limit.pkts.map_or(256, |p| p as usize).min(1 << 16);
         Codel {
-            fifo: Fifo { q: VecDeque::with_capacity(cap), bytes: 0 },
+            fifo: Fifo { q: VecDeque::new(), bytes: 0 },
             limit,
             params: CodelParams::new(c.target_us, c.interval_us, c.ecn, c.ce_threshold_us, ctx.mtu).with_invsqrt(c.invsqrt),
             vars: CodelVars::default(),

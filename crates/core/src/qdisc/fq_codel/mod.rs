@@ -59,7 +59,7 @@
 //! below, the scenario test `crates/sim/tests/fq_codel.rs`, and `docs/mechanisms/fq_codel.md`.
 
 use super::codel::{validate_law, CodelParams, CodelQueue, CodelVars, InvSqrt};
-use super::bucket_fifos::{slab_capacity, NIL};
+use super::bucket_fifos::NIL;
 use super::framework::{Discipline, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::config::{ConfigError, Limit};
 use crate::packet::{FlowHasher, Packet};
@@ -243,23 +243,41 @@ impl<P: QPacket> Cells<P> {
 #[derive(Debug)]
 struct Store<P = Packet> {
     cells: Cells<P>,
+    /// The `n` slots, allocated at the first packet (empty until then: a port that never
+    /// queues holds none).
     slots: Vec<Slot>,
+    n: u32,
 }
 
 impl<P: QPacket> Store<P> {
-    fn new(n: u32, cap: usize) -> Self {
-        let cells = Cells { cells: Vec::with_capacity(cap), free: NIL, total_pkts: 0, total_bytes: 0 };
-        Store { cells, slots: vec![EMPTY_SLOT; n as usize] }
+    fn new(n: u32) -> Self {
+        let cells = Cells { cells: Vec::new(), free: NIL, total_pkts: 0, total_bytes: 0 };
+        Store { cells, slots: Vec::new(), n }
     }
 
     #[inline]
     fn push_back(&mut self, q: u32, pkt: P, enq: SimTime) {
+        if self.slots.is_empty() {
+            self.allocate();
+        }
         self.cells.push_back(&mut self.slots[q as usize].fifo, pkt, enq)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn allocate(&mut self) {
+        self.slots = vec![EMPTY_SLOT; self.n as usize];
     }
 
     #[inline]
     fn pop_front(&mut self, q: u32) -> Option<(P, SimTime)> {
         self.cells.pop_front(&mut self.slots[q as usize].fifo)
+    }
+
+    /// Queue `q`'s backlog in bytes (0 before the first packet).
+    #[cfg(test)]
+    fn backlog(&self, q: u32) -> u64 {
+        self.slots.get(q as usize).map_or(0, |s| s.fifo.backlog)
     }
 
     #[inline]
@@ -349,7 +367,7 @@ impl<P: QPacket> FqCodel<P> {
         let mut rng = ctx.streams.stream("qdisc.fq_codel", ctx.port_index);
         let salt: u64 = rng.gen();
         FqCodel {
-            store: Store::new(n, slab_capacity(limit)),
+            store: Store::new(n),
             new_flows: EMPTY_LIST,
             old_flows: EMPTY_LIST,
             limit,
@@ -437,7 +455,8 @@ impl<P: QPacket> FqCodel<P> {
 
     /// The CoDel state of queue `q` (tests, traces).
     pub fn codel_vars(&self, q: u32) -> &CodelVars {
-        &self.store.slots[q as usize].vars
+        debug_assert!(q < self.n, "queue {q} of {}", self.n);
+        self.store.slots.get(q as usize).map_or(&EMPTY_SLOT.vars, |s| &s.vars)
     }
 }
 

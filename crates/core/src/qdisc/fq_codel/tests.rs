@@ -65,10 +65,11 @@ fn visiting_an_empty_queue_does_what_the_law_does_with_one() {
     for dropping in [false, true] {
         let v0 = CodelVars { first_above_time: SimTime(7), drop_next: SimTime(9), count: 3, lastcount: 2, rec_inv_sqrt: 0, dropping };
         let mut v = v0;
-        let mut store: Store<Packet> = Store::new(4, 8);
+        let mut store: Store<Packet> = Store::new(4);
         let mut ev = QdiscEvents::default();
-        let Store { cells, slots } = &mut store;
-        assert!(v.dequeue(&p, &mut QueueView { cells, fifo: &mut slots[1].fifo }, SimTime(100), &mut ev).is_none());
+        let Store { cells, .. } = &mut store;
+        let mut fifo = EMPTY_SLOT.fifo;
+        assert!(v.dequeue(&p, &mut QueueView { cells, fifo: &mut fifo }, SimTime(100), &mut ev).is_none());
         assert_eq!(v, CodelVars { dropping: false, ..v0 });
         assert!(ev.dropped.is_empty());
     }
@@ -161,7 +162,7 @@ fn a_flow_that_refills_as_soon_as_it_empties_gets_no_more_than_its_share() {
     let mut share = 0;
     for k in 0..3000 {
         for (i, &fl) in [a, b].iter().enumerate() {
-            while q.store.slots[q.queue_of(&pkt(fl, 0, 0)) as usize].fifo.backlog < 15_000 {
+            while q.store.backlog(q.queue_of(&pkt(fl, 0, 0))) < 15_000 {
                 seq[i] += 1;
                 q.enqueue(pkt(fl, seq[i], 1500), T0, &mut ev);
             }
@@ -191,7 +192,7 @@ fn a_flow_sending_below_its_fair_rate_never_waits_behind_the_backlog() {
     let mut waiting: Option<u32> = None;
     for step in 0..5000 {
         for i in 0..4 {
-            if q.store.slots[q.queue_of(&pkt(f[i], 0, 0)) as usize].fifo.backlog < 15_000 {
+            if q.store.backlog(q.queue_of(&pkt(f[i], 0, 0))) < 15_000 {
                 seq[i] += 1;
                 q.enqueue(pkt(f[i], seq[i], 1500), T0, &mut ev);
             }

@@ -329,10 +329,8 @@ impl<P: QPacket> Hcf<P> {
             PeriodKind::Dynamic => 0,
             PeriodKind::Fixed => c.fixed_period_ps().unwrap_or(1_000_000),
         };
-        // Either queue may hold up to the larger role limit after a swap.
-        let cap = limit.pkts.unwrap_or(64).min(4096) as usize;
         let mut h = Hcf {
-            q: [VecDeque::with_capacity(cap), VecDeque::with_capacity(cap)],
+            q: [VecDeque::new(), VecDeque::new()],
             bytes: [0, 0],
             hp: 0,
             role_limit: [split.hp, split.lp],

@@ -56,7 +56,7 @@
 //! Validation of the configuration: [`SfqConfig::validate`]. Validation of the model:
 //! `docs/validation.md`.
 
-use super::bucket_fifos::{slab_capacity, BucketFifos, NIL};
+use super::bucket_fifos::{BucketFifos, NIL};
 use super::framework::{Discipline, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::config::{ConfigError, Limit};
 use crate::packet::{FlowHasher, Packet};
@@ -190,7 +190,7 @@ impl<P: QPacket> Sfq<P> {
         let hasher = FlowHasher::new(rng.gen());
         let perturb = (c.perturb_s > 0.0).then(|| SimDuration::from_secs_f64(c.perturb_s)).filter(|d| d.0 > 0);
         Sfq {
-            fifos: BucketFifos::new(buckets, slab_capacity(limit)),
+            fifos: BucketFifos::new(buckets),
             limit,
             buckets,
             depth,
