@@ -49,9 +49,7 @@ pub struct Estimate {
 
 /// Sizes `sc` (module rules).
 pub fn estimate(sc: &Scenario) -> Estimate {
-    let (hosts, switches, topo_key) = topology_size(&sc.topology);
-    // each host has a NIC and a switch port towards it; switches' other ports: about 4 each
-    let ports = 2 * hosts + 4 * switches;
+    let (hosts, ports, topo_key) = topology_size(&sc.topology);
     // the largest contributor among the flow sources, and all flows together
     let mut sources: Vec<(u64, String)> = sc
         .flow_groups()
@@ -97,20 +95,29 @@ fn poisson_flows(sc: &Scenario, p: &PoissonConfig, hosts: u64) -> u64 {
     (p.load * host_bps / 8.0 * hosts as f64 * window / mean).ceil().min(u64::MAX as f64) as u64
 }
 
-/// (hosts, switches, the key that sizes them) of a topology.
+/// (hosts, ports, the key that sizes them) of a topology: two ports per link (one each way).
 fn topology_size(t: &TopologyConfig) -> (u64, u64, String) {
     match t {
-        TopologyConfig::Dumbbell(c) => (c.senders as u64 + c.receivers as u64 + 1, 2, "topology.senders".into()),
+        TopologyConfig::Dumbbell(c) => {
+            // the senders, the receivers and a UDP host, each on one link to the one switch
+            let hosts = c.senders as u64 + c.receivers as u64 + 1;
+            (hosts, 2 * hosts, "topology.senders".into())
+        }
         TopologyConfig::FatTree(c) => {
             let k = c.k as u64;
-            (k * k * k / 4, 5 * k * k / 4, "topology.k".into())
+            // k^3 / 4 host links, k^3 / 4 edge-aggregation and k^3 / 4 aggregation-core links
+            (k * k * k / 4, 2 * (3 * k * k * k / 4), "topology.k".into())
         }
         TopologyConfig::LeafSpine(c) => {
             let key = if c.hosts_per_leaf >= c.leaves { "topology.hosts_per_leaf" } else { "topology.leaves" };
-            (c.leaves as u64 * c.hosts_per_leaf as u64, (c.leaves + c.spines) as u64, key.into())
+            let hosts = c.leaves as u64 * c.hosts_per_leaf as u64;
+            (hosts, 2 * (hosts + c.leaves as u64 * c.spines as u64), key.into())
         }
-        TopologyConfig::ParkingLot(c) => (2 * c.bottlenecks as u64 + 2, c.bottlenecks as u64 + 1, "topology.bottlenecks".into()),
-        TopologyConfig::Custom(c) => (c.hosts.len() as u64, c.switches.len() as u64, "topology.hosts".into()),
+        TopologyConfig::ParkingLot(c) => {
+            let hosts = 2 * c.bottlenecks as u64 + 2;
+            (hosts, 2 * (hosts + c.bottlenecks as u64), "topology.bottlenecks".into())
+        }
+        TopologyConfig::Custom(c) => (c.hosts.len() as u64, 2 * c.links.len() as u64, "topology.hosts".into()),
     }
 }
 
