@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Scale: building time, memory and CPU per packet of a k-ary fat-tree, k = 4 to 64.
 
-    python bench/scale.py [--ks 4,8,16,32] [--duration 0.005] [--reps 3] [--scenario FILE]
-                          [--section scale-bench] [--no-doc] [--results FILE]
+    python bench/scale.py [--ks 4,8,16,32] [--ns2-ks 4,8,16] [--duration 0.005] [--reps 3]
+                          [--scenario FILE] [--section scale-bench] [--no-doc] [--results FILE]
 
 The workload is ``bench/fattree_k8.toml``'s (one long-lived TCP NewReno flow per host along a
 random permutation, every link 10 Gbit/s and 1 us, DropTail ports of 100 packets,
@@ -22,8 +22,14 @@ For every ``k``, with ``target/release/examples/simrun``:
    each one's CPU time (user + sys) and peak resident memory (GNU time's ``%M``).
 
 CPU per delivered packet and per hop, and events per CPU second, are those of the traffic run
-less the build run (medians); the last column compares CPU per delivered packet with k = 8's
-(when k = 8 is among ``--ks``). Writes ``bench/results/<section>.json`` and the section
+less the build run (medians); a column compares CPU per delivered packet with k = 8's (when
+k = 8 is among ``--ks``).
+
+For every ``k`` of ``--ns2-ks`` (generated scenarios only; none with ``--ns2-ks ""``), ns-2.35
+runs the same network, flows and duration through ``bench/ns2/fattree.tcl`` (the mirror
+``bench/fattree.py`` checks link for link at k = 8): a counting run with a monitor on every link
+(its hops), then build and traffic runs interleaved with dcfair's. Its CPU per hop is computed
+the same way, and the last column is ns-2's CPU per hop over dcfair's. Writes ``bench/results/<section>.json`` and the section
 ``<section>`` of ``docs/performance.md`` (not with ``--no-doc``). k = 64 (65,536 hosts, 19
 million hops in the first simulated millisecond) is for a separate, shorter run:
 ``--ks 64 --duration 0.001 --reps 1 --section scale-bench-k64``.
@@ -50,7 +56,7 @@ sys.path.insert(0, str(REPO / "bench"))
 sys.path.insert(0, str(REPO / "bench/ns2"))
 sys.path.insert(0, str(REPO / "validation"))
 import docsection  # noqa: E402
-from fattree import all_ports, permutation, timed  # noqa: E402
+from fattree import all_ports, count_ns2, ns_args, permutation, timed  # noqa: E402
 from time_ns2 import describe, machine  # noqa: E402
 
 BASE = REPO / "bench/fattree_k8.toml"
@@ -100,6 +106,7 @@ def cpu(s: dict) -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ks", default="4,8,16,32", help="fat-tree sizes (even; default 4,8,16,32)")
+    ap.add_argument("--ns2-ks", default="4,8,16", help="the sizes also run in ns-2 (default 4,8,16; \"\" for none)")
     ap.add_argument("--duration", type=float, default=0.005, help="simulated seconds of the traffic run")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--perm-seed", type=int, default=1)
@@ -109,6 +116,9 @@ def main(argv=None) -> int:
     ap.add_argument("--results", type=Path, help="where to write the JSON results (default bench/results/<section>.json)")
     a = ap.parse_args(argv)
     ks = [int(x) for x in a.ks.split(",")]
+    ns2_ks = set() if a.scenario else {int(x) for x in a.ns2_ks.split(",") if x.strip()}
+    if ns2_ks and not shutil.which("ns"):
+        sys.exit("ns-2 (`ns`) not found: apt-get install ns2, or --ns2-ks \"\"")
     if any(k < 2 or k % 2 for k in ks):
         ap.error("--ks takes even numbers of at least 2")
     if not SIMRUN.exists():
@@ -129,16 +139,31 @@ def main(argv=None) -> int:
             counting.write_text(every_port_measured(text, k))
             log(f"k = {k}: counting run, {a.duration:g} s simulated, every port measured")
             c = count(counting, k_args, a.duration, tmp)
-            build, traffic = [], []
+            runs = [("build", [str(SIMRUN), str(scenario), *k_args, *build_only]),
+                    ("traffic", [str(SIMRUN), str(scenario), *k_args, f"sim.duration_s={a.duration!r}"])]
+            ns2 = None
+            if k in ns2_ks:
+                sc = tomllib.loads(text)
+                log(f"k = {k}: ns-2 counting run, every link monitored")
+                ns2 = {"hops": count_ns2(sc, a.duration, str(tmp))["hops"]}
+                runs += [("ns2-build", ns_args(sc, 1e-9)), ("ns2-traffic", ns_args(sc, a.duration))]
+            samples = {name: [] for name, _ in runs}
             for rep in range(a.reps):
-                for name, dur, into in (("build", build_only, build), ("traffic", [f"sim.duration_s={a.duration!r}"], traffic)):
-                    s = timed([str(SIMRUN), str(scenario), *k_args, *dur], str(tmp))
-                    into.append(s)
-                    log(f"  rep {rep + 1}/{a.reps} {name:7s}: wall {s['wall_s']:.2f} s cpu {cpu(s):.2f} s "
+                for name, cmd in runs:
+                    s = timed(cmd, str(tmp))
+                    samples[name].append(s)
+                    log(f"  rep {rep + 1}/{a.reps} {name:11s}: wall {s['wall_s']:.2f} s cpu {cpu(s):.2f} s "
                         f"rss {s['peak_rss_kib'] / 1024:.0f} MiB load {s['loadavg_1min_before']}")
+            build, traffic = samples["build"], samples["traffic"]
             med = lambda ss, f: statistics.median(f(s) for s in ss)  # noqa: E731
             b_cpu, t_cpu = med(build, cpu), med(traffic, cpu)
             work = t_cpu - b_cpu
+            if ns2 is not None:
+                ns2_work = med(samples["ns2-traffic"], cpu) - med(samples["ns2-build"], cpu)
+                ns2.update({"build_cpu_s": med(samples["ns2-build"], cpu), "traffic_cpu_s": med(samples["ns2-traffic"], cpu),
+                            "traffic_peak_rss_mib": med(samples["ns2-traffic"], lambda s: s["peak_rss_kib"]) / 1024,
+                            "cpu_ns_per_hop": ns2_work / ns2["hops"] * 1e9 if ns2["hops"] and ns2_work > 0 else None,
+                            "samples": {"build": samples["ns2-build"], "traffic": samples["ns2-traffic"]}})
             rows.append({
                 "k": k, "hosts": k ** 3 // 4, "switches": 5 * k * k // 4,
                 "build_wall_s": med(build, lambda s: s["wall_s"]), "build_cpu_s": b_cpu,
@@ -149,8 +174,9 @@ def main(argv=None) -> int:
                 "cpu_ns_per_delivered": work / c["delivered"] * 1e9 if c["delivered"] and work > 0 else None,
                 "cpu_ns_per_hop": work / c["hops"] * 1e9 if c["hops"] and work > 0 else None,
                 "events_per_cpu_s": c["events"] / work if work > 0 else None,
-                "loads": [s["loadavg_1min_before"] for s in build + traffic],
+                "loads": [s["loadavg_1min_before"] for ss in samples.values() for s in ss],
                 "samples": {"build": build, "traffic": traffic},
+                "ns2": ns2,
             })
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -174,16 +200,21 @@ def main(argv=None) -> int:
          f"{min(loads):.1f} to {max(loads):.1f} during the runs); {a.reps} interleaved repetitions, medians; "
          f"{a.duration * 1e3:g} ms simulated; `{doc['command']}` on {doc['generated_utc']}.", "",
          "| k | hosts | switches | build wall | build CPU | build peak RSS | traffic peak RSS | delivered packets "
-         "| hops | events | CPU per delivered packet | CPU per hop | events per CPU s | per packet vs k = 8 |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "| hops | events | CPU per delivered packet | CPU per hop | events per CPU s | per packet vs k = 8 "
+         "| ns-2 build CPU | ns-2 traffic peak RSS | ns-2 hops | ns-2 CPU per hop | ns-2 / dcfair per hop |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     f = lambda x, fmt, unit="": "n/a" if x is None else format(x, fmt) + unit  # noqa: E731
     for r in rows:
         rel = r["cpu_ns_per_delivered"] / ref["cpu_ns_per_delivered"] if ref and r["cpu_ns_per_delivered"] else None
+        ns2 = r["ns2"] or {}
+        ns2_rel = ns2["cpu_ns_per_hop"] / r["cpu_ns_per_hop"] if ns2.get("cpu_ns_per_hop") and r["cpu_ns_per_hop"] else None
         t.append(f"| {r['k']} | {r['hosts']:,} | {r['switches']:,} | {r['build_wall_s']:.2f} s | {r['build_cpu_s']:.2f} s "
                  f"| {r['build_peak_rss_mib']:.0f} MiB | {r['traffic_peak_rss_mib']:.0f} MiB | {r['delivered'] / 1e6:.2f} M "
                  f"| {r['hops'] / 1e6:.2f} M | {r['events'] / 1e6:.2f} M | {f(r['cpu_ns_per_delivered'], '.0f', ' ns')} "
                  f"| {f(r['cpu_ns_per_hop'], '.0f', ' ns')} | {f(r['events_per_cpu_s'] and r['events_per_cpu_s'] / 1e6, '.1f', ' M')} "
-                 f"| {f(rel, '.2f', 'x')} |")
+                 f"| {f(rel, '.2f', 'x')} | {f(ns2.get('build_cpu_s'), '.2f', ' s')} "
+                 f"| {f(ns2.get('traffic_peak_rss_mib'), '.0f', ' MiB')} | {f(ns2.get('hops') and ns2['hops'] / 1e6, '.2f', ' M')} "
+                 f"| {f(ns2.get('cpu_ns_per_hop'), '.0f', ' ns')} | {f(ns2_rel, '.1f', 'x')} |")
     text = "\n".join(t)
     print(text)
     if not a.no_doc:

@@ -241,10 +241,16 @@ def test_the_scale_and_mptcp_benchmarks_measure_what_they_say(tmp_path, capsys):
         pytest.skip("target/release/examples/simrun not built")
     doc = scale.DOC.read_text()
     out = tmp_path / "scale.json"
-    assert scale.main(["--ks", "4,8", "--duration", "0.0005", "--reps", "1", "--no-doc", "--results", str(out)]) == 0
+    ns2 = "4" if shutil.which("ns") else ""
+    assert scale.main(["--ks", "4,8", "--ns2-ks", ns2, "--duration", "0.0005", "--reps", "1", "--no-doc",
+                       "--results", str(out)]) == 0
     rows = json.loads(out.read_text())["rows"]
     assert [r["k"] for r in rows] == [4, 8] and rows[1]["hosts"] == 128
     assert 0 < rows[0]["delivered"] < rows[1]["delivered"] and all(r["delivered"] <= r["hops"] for r in rows)
+    # ns-2 runs the sizes it is asked to, the same network: about the same number of hops
+    assert rows[1]["ns2"] is None
+    if ns2:
+        assert 0.8 < rows[0]["ns2"]["hops"] / rows[0]["hops"] < 1.25, rows[0]["ns2"]
     out = tmp_path / "mptcp.json"
     assert mptcp.main(["--subflows", "1,2", "--duration", "0.0005", "--reps", "1", "--no-doc", "--results", str(out)]) == 0
     rows = json.loads(out.read_text())["rows"]
