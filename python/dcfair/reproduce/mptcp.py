@@ -240,13 +240,16 @@ def analyze_goals(st: Study) -> List[Claim]:
     c.set_xticks(range(len(COUPLINGS)), COUPLINGS)
     c.set_title("two paths: share of bytes on x (congested)")
     save_figure(fig, st)
+    # one set of columns for both settings ("-": not measured in that setting)
     st.table = ([{"setting": "shared", "coupling": k, "connection_over_tcp": round(mean(ratio_shared(st, k)), 4),
                   "tcp_flow_halvings": round(mean(halvings(st, k)["tcp"]), 1),
                   "subflow_halvings": round(mean(halvings(st, k)["subflow"]), 1),
+                  "connection_mbps": "-", "cross_flow_mbps": "-", "share_on_x": "-",
                   "seeds": len(ratio_shared(st, k))} for k in COUPLINGS] +
-                [{"setting": "twopath", "coupling": k, "connection_mbps": round(mean(mbps(k)), 2),
+                [{"setting": "twopath", "coupling": k, "connection_over_tcp": "-", "tcp_flow_halvings": "-",
+                  "subflow_halvings": "-", "connection_mbps": round(mean(mbps(k)), 2),
                   "cross_flow_mbps": round(mean(mbps(k, "throughput_bps_cross")), 2),
-                  "share_on_x": round(mean(x_share(st, k)), 4) if k in COUPLINGS else None,
+                  "share_on_x": round(mean(x_share(st, k)), 4) if k in COUPLINGS else "-",
                   "seeds": len(mbps(k))} for k in names])
 
     lia, best = mbps("lia"), mbps("single-y")
