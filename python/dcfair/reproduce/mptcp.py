@@ -22,7 +22,7 @@ claims quote what could be read: the paper's abstract and RFC 6356's goals, word
     at least 95 % of what they get beside a single-path flow on x; goal 3: LIA puts a smaller
     share of its bytes on x than uncoupled subflows do). ``routing.hash_seed`` picks the paths:
     with 3 the first subflow (and a single-path flow) takes y and the second x, with 4 a
-    single-path flow takes x; ``analyze`` checks the paths in ``subflows.csv``.
+    single-path flow takes x; ``analyze`` checks the paths in ``subflows.csv`` and ``ports.csv``.
 
 Full form: 5 seeds (start times drawn in the first 100 ms; the permutation differs per seed);
 quick form: 2 seeds, shorter runs. The readings change what the paper or the RFC leave open.
@@ -151,8 +151,8 @@ def analyze_permutation(st: Study) -> List[Claim]:
 
 
 def plan_goals(quick: bool) -> List[Point]:
-    long = [] if not quick else [("sim.duration_s", 12.0), ("measure.window_s", 10.0)]
-    shared_len = [("sim.duration_s", 60.0), ("measure.window_s", 50.0)] if not quick else long
+    two_len = [] if not quick else [("sim.duration_s", 12.0), ("measure.window_s", 10.0)]
+    shared_len = [("sim.duration_s", 60.0), ("measure.window_s", 50.0)] if not quick else two_len
     pts = [Point.make(SHARED, [("groups.mp.tcp.mptcp.coupling", c)] + shared_len, s, setting="shared", coupling=c)
            for c in COUPLINGS for s in seeds(quick)]
     two = [(c, 2, HASH_Y_FIRST) for c in COUPLINGS] + [("single-y", 1, HASH_Y_FIRST), ("single-x", 1, HASH_X_FIRST)]
@@ -160,7 +160,7 @@ def plan_goals(quick: bool) -> List[Point]:
         sets = [("groups.mp.tcp.mptcp.subflows", n), ("routing.hash_seed", h)]
         if n > 1:
             sets.append(("groups.mp.tcp.mptcp.coupling", name))
-        pts += [Point.make(TWOPATH, sets + long, s, setting="twopath", coupling=name) for s in seeds(quick)]
+        pts += [Point.make(TWOPATH, sets + two_len, s, setting="twopath", coupling=name) for s in seeds(quick)]
     return pts
 
 
@@ -172,9 +172,25 @@ def subflow_rows(run: Dict) -> List[Dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+def port_packets(run: Dict, port: str) -> int:
+    with open(Path(run["dir"]) / "ports.csv", newline="") as f:
+        return next(int(r["packets_out"]) for r in csv.DictReader(f) if r["port"] == port)
+
+
+def check_single_path(st: Study) -> None:
+    """The single-path references take the path their name says: only the connection can send
+    on y, so ``y->s1`` carries packets with ``single-y`` and none with ``single-x``."""
+    for name, on_y in (("single-y", True), ("single-x", False)):
+        for r in st.rows(setting="twopath", coupling=name):
+            if (port_packets(r, "y->s1") > 0) != on_y:
+                raise RuntimeError(f"mptcp-goals: the flow of {r['dir']} is not on path {'y' if on_y else 'x'} "
+                                   f"(routing.hash_seed no longer places it)")
+
+
 def x_share(st: Study, coupling: str) -> List[float]:
-    """Per seed: the connection's share of its delivered bytes carried on path x. A run whose
-    subflows do not take one path each stops the analysis (the hash seed no longer splits them)."""
+    """Per seed: the connection's share of the bytes its subflows delivered over the whole run
+    that path x carried. A run whose subflows do not take one path each stops the analysis (the
+    hash seed no longer splits them)."""
     out = []
     for r in st.rows(setting="twopath", coupling=coupling):
         rows = subflow_rows(r)
@@ -252,6 +268,7 @@ def analyze_goals(st: Study) -> List[Claim]:
                   "share_on_x": round(mean(x_share(st, k)), 4) if k in COUPLINGS else "-",
                   "seeds": len(mbps(k))} for k in names])
 
+    check_single_path(st)
     lia, best = mbps("lia"), mbps("single-y")
     cross_lia, cross_single = mbps("lia", "throughput_bps_cross"), mbps("single-x", "throughput_bps_cross")
     shared = ratio_shared(st, "lia")
