@@ -18,6 +18,7 @@
 //! - [`csum`]: RFC 1071 checksums and RFC 1624 incremental updates.
 //! - [`rewrite`]: FairQ's decisions written into frames.
 //! - [`config`]: `switch.toml`.
+//! - [`fabric`]: one switch of a simulated fabric, routed by the simulator's own code.
 //! - [`switch`]: forwarding, output ports, counters, stats.
 //! - [`wait`]: how the event loop waits (`poll`, `busy`, `hybrid`).
 //! - [`latency`]: the histogram of the frames' input delay.
@@ -26,6 +27,7 @@
 pub mod cli;
 pub mod config;
 pub mod csum;
+pub mod fabric;
 pub mod fuzz;
 pub mod latency;
 pub mod parse;
