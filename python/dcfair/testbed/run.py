@@ -60,6 +60,16 @@ def run_file(path, overrides=(), out=None, switch: str = "dcfair", prefix: str =
         api.load_scenario(text=text, origin=str(path), overrides=overrides)
     else:
         text = Path(path).read_text(encoding="utf-8")
+    from dcfair.testbed import fabric
+
+    if fabric.is_fabric(text, list(overrides or [])):
+        if switch != "dcfair":
+            raise mapping.invalid("--switch", "a fabric runs dcfair-switch in every switch namespace; the bridge "
+                                              "baseline is for dumbbells")
+        from dcfair.testbed import fabrun
+
+        return fabrun.run_file(path, text, overrides, out=out, prefix=prefix, seed=seed, keep=keep, log=log,
+                               sysctls=sysctls)
     extra = mapping.extra_sysctls(list(sysctls or []))
     plan = mapping.with_sysctls(mapping.plan(text, list(overrides or []), origin=str(path), seed=seed), extra)
     return run_plan(plan, out=out or os.path.join("out", "testbed", plan.name), switch=switch, prefix=prefix,

@@ -1,0 +1,62 @@
+"""What this machine's testbed carries: frames per second through the fabric's switches.
+
+Rules:
+
+- The measurements live in ``capacity.json`` beside this module, written by
+  ``bench/testbed_capacity.py`` (docs/testbed.md, "Capacity", has the table and the command):
+  for each number of switch namespaces measured, the total frames per second every switch
+  together forwarded while their queues stayed empty (no frame lost to the switches).
+- :func:`check` refuses (``InvalidInput``, exit 2, with the numbers) a fabric whose offered
+  load, the frames per second its switches send in the simulation of the same scenario, is
+  above what was measured for that many switches (interpolated linearly between the measured
+  counts; above the largest, that one's figure scaled down by the ratio of switch counts).
+- Without the file nothing is refused (a machine not measured yet); ``DCFAIR_TESTBED_NO_CAPACITY=1``
+  turns the check off for a run (the tests' small fabrics, a faster machine).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Dict, Optional
+
+from dcfair.errors import InvalidInput
+
+FILE = Path(__file__).with_name("capacity.json")
+
+
+def table() -> Optional[Dict[int, float]]:
+    """Switch count -> sustained frames per second (all switches together), or None."""
+    try:
+        doc = json.loads(FILE.read_text())
+    except (OSError, ValueError):
+        return None
+    return {int(r["switches"]): float(r["frames_per_s"]) for r in doc["rows"]}
+
+
+def sustained(switches: int, t: Dict[int, float]) -> float:
+    """The measured frames per second for ``switches`` switch processes (module rules)."""
+    ks = sorted(t)
+    if switches <= ks[0]:
+        return t[ks[0]]
+    if switches >= ks[-1]:
+        return t[ks[-1]] * ks[-1] / switches if switches > ks[-1] else t[ks[-1]]
+    for a, b in zip(ks, ks[1:]):
+        if a <= switches <= b:
+            return t[a] + (t[b] - t[a]) * (switches - a) / (b - a)
+    return t[ks[-1]]  # pragma: no cover
+
+
+def check(switches: int, offered_fps: float) -> None:
+    if os.environ.get("DCFAIR_TESTBED_NO_CAPACITY") == "1":
+        return
+    t = table()
+    if not t or offered_fps <= 0:
+        return
+    limit = sustained(switches, t)
+    if offered_fps > limit:
+        raise InvalidInput(
+            "topology", f"the offered load needs {offered_fps:,.0f} frames/s through {switches} switches (the simulation's "
+                        f"switch ports, per second), above the {limit:,.0f} frames/s this machine's testbed sustains with "
+                        f"{switches} switches ({FILE.name}, docs/testbed.md \"Capacity\"): scale the link rates down")
