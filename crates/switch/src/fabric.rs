@@ -207,6 +207,25 @@ impl Router {
     }
 }
 
+/// The ports (by name) a packet crosses from its source host to its destination, as the
+/// engine routes it (`engine.rs`, `arrive`: hops counted on entering a switch); a spraying
+/// fabric draws from `rng`.
+fn walk(sim: &Sim, mut pkt: Packet, rng: &mut Rng) -> Vec<String> {
+    let net = &sim.net;
+    let mut out = Vec::new();
+    let [p] = net.nodes[pkt.src as usize].ports[..] else { return out };
+    out.push(net.ports[p as usize].name.clone());
+    let mut node = net.ports[p as usize].peer_node;
+    while net.nodes[node as usize].kind == NodeKind::Switch && out.len() <= net.nodes.len() {
+        pkt.hops = pkt.hops.saturating_add(1);
+        let Some(l) = sim.routes.next_port(node, &mut pkt, rng) else { break };
+        let g = net.nodes[node as usize].ports[l as usize];
+        out.push(net.ports[g as usize].name.clone());
+        node = net.ports[g as usize].peer_node;
+    }
+    out
+}
+
 /// The scenario as the testbed needs it (`dcfair-switch plan`): nodes, ports (with the
 /// simulator's names, rates, delays and whether measured), TCP flows (ids, groups, ends, start
 /// times, sizes, 5-tuples, waypoints). With `simulate`, the simulation is run and every port's
@@ -215,12 +234,19 @@ pub fn plan(path: &str, overrides: &[String], seed: Option<u64>, simulate: bool)
     let mut sim = build(path, overrides, seed)?;
     let nodes: Vec<Value> =
         sim.net.nodes.iter().map(|n| json!({"name": n.name, "kind": if n.kind == NodeKind::Switch { "switch" } else { "host" }})).collect();
+    let mut rng = Streams::new(0).stream("routing.spray", 0);
     let flows: Vec<Value> = sim
         .tcp
         .iter()
         .map(|f| {
             let via = sim.via.get(f.ids.flow as usize).copied().unwrap_or(NO_VIA);
+            let path = |mut pkt: Packet, rng: &mut Rng| {
+                pkt.via = if via == VIA_PER_PACKET { NO_VIA } else { via };
+                walk(&sim, pkt, rng)
+            };
+            let (fwd, rev) = (path(f.ids.forward(), &mut rng), path(f.ids.reverse(), &mut rng));
             json!({
+                "path": fwd, "ack_path": rev,
                 "id": f.ids.flow, "group": sim.group_names.get(f.group as usize), "src": sim.net.nodes[f.ids.src as usize].name,
                 "dst": sim.net.nodes[f.ids.dst as usize].name, "start_s": f.start.as_secs_f64(), "size_bytes": f.size,
                 "sport": f.ids.sport, "dport": f.ids.dport,
@@ -257,4 +283,85 @@ pub fn plan(path: &str, overrides: &[String], seed: Option<u64>, simulate: bool)
         "nodes": nodes, "ports": ports, "flows": flows, "udp_sources": udp, "incast": incast,
         "cores": sim.packet_cores.len(), "simulated": simulate,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::FabricFlow;
+
+    const OUTCAST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/testbed/outcast_case1.toml");
+
+    fn host_ip(i: u32) -> String {
+        format!("10.77.{}.{}", i / 250, i % 250 + 1)
+    }
+
+    /// The router of `node` with every port given (`link` = position), the 16 hosts at the
+    /// testbed's addresses and flow `flow` listening at its sender, port 20000 + id.
+    fn router(node: &str, ports: usize, flow: u32, src: u32, dst: u32) -> Router {
+        let cfg = FabricConfig {
+            scenario: OUTCAST.into(),
+            set: vec![],
+            seed: Some(1),
+            node: node.into(),
+            hosts: (0..16).map(|i| (host_ip(i), format!("h{i}"))).collect(),
+            flow: vec![FabricFlow { listen: format!("{}:{}", host_ip(src), 20000 + flow), peer: host_ip(dst), flow }],
+        };
+        let links: Vec<Option<u16>> = (0..ports as u16).map(Some).collect();
+        Router::new(&cfg, &links, 1).unwrap()
+    }
+
+    fn ip(s: &str) -> u32 {
+        u32::from(s.parse::<std::net::Ipv4Addr>().unwrap())
+    }
+
+    #[test]
+    fn a_planned_flow_takes_the_simulated_path_both_ways() {
+        let plan = plan(OUTCAST, &[], None, false).unwrap();
+        let f = &plan["flows"][8];
+        assert_eq!((f["src"].as_str(), f["dst"].as_str()), (Some("h12"), Some("h0")));
+        let path: Vec<&str> = f["path"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let acks: Vec<&str> = f["ack_path"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let port_of = |name: &str| -> (String, usize) {
+            let p = plan["ports"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap();
+            (p["node"].as_str().unwrap().to_string(), p["local"].as_u64().unwrap() as usize)
+        };
+        let (h12, h0) = (ip(&host_ip(12)), ip(&host_ip(0)));
+        // data: h12 (listening at 20008) -> h0 (an ephemeral port): hop k enters switch k
+        for (k, name) in path[1..].iter().enumerate() {
+            let (node, local) = port_of(name);
+            let mut r = router(&node, 4, 8, 12, 0);
+            assert_eq!(r.route(h12, h0, 6, 20008, 41234, HOST_TTL - k as u8), Ok(local), "data at {node}");
+        }
+        for (k, name) in acks[1..].iter().enumerate() {
+            let (node, local) = port_of(name);
+            let mut r = router(&node, 4, 8, 12, 0);
+            assert_eq!(r.route(h0, h12, 6, 41234, 20008, HOST_TTL - k as u8), Ok(local), "ACK at {node}");
+        }
+        // an address that is no host has no route
+        let mut r = router("e0_0", 4, 8, 12, 0);
+        assert_eq!(r.route(ip("10.99.0.1"), h0, 6, 1, 2, 64), Err(Miss::NoRoute));
+    }
+
+    #[test]
+    fn random_packet_cores_are_refused_naming_the_key() {
+        let set = vec!["routing.equal_length=true".to_string(), "routing.core=\"random_packet\"".to_string()];
+        match plan(OUTCAST, &set, None, false) {
+            Err(Error::Invalid { key, .. }) => assert_eq!(key, "routing.core"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn ttl_decrement_keeps_the_ip_checksum_valid() {
+        let mut f = vec![0u8; 34];
+        f[14] = 0x45;
+        f[14 + 8] = 64;
+        f[14 + 9] = 6;
+        let ck = !crate::csum::fold(crate::csum::add_words(&f[14..34], 0));
+        f[24..26].copy_from_slice(&ck.to_be_bytes());
+        crate::switch::decrement_ttl(&mut f);
+        assert_eq!(f[22], 63);
+        assert_eq!(crate::csum::fold(crate::csum::add_words(&f[14..34], 0)), 0xFFFF);
+    }
 }

@@ -77,6 +77,8 @@ class FabricPlan:
     sim_pkts: Dict[str, int] = field(default_factory=dict)
     #: the frame rate (frames/s, summed over switches) the offered load needs, for the capacity check
     offered_fps: float = 0.0
+    #: the ports (simulator names) on some flow's data or ACK path, as the simulator routes them
+    on_paths: set = field(default_factory=set)
 
     @property
     def measured(self) -> List[Tuple[FabricSwitch, SwitchPort]]:
@@ -197,6 +199,7 @@ def plan(path: str, text: str, overrides=(), seed: Optional[int] = None, binary:
     p = Plan(name, seed, duration, window, hosts, [], flows, queue, None if fairq is None else dict(fairq), None,
              None if rcv is None else int(rcv), int(tcp["mss_bytes"]), int(tcp.get("header_bytes", 40)), notes, preconnect)
     fp = FabricPlan(p, switches, links, str(Path(path).resolve()), overrides)
+    fp.on_paths = {name for f in sim["flows"] for name in f["path"] + f["ack_path"]}
     if simulate:
         fp.sim_pkts = {pt["name"]: int(pt["sim_pkts_out"]) for pt in sim["ports"]}
         # the switches forward what the simulation's switch ports sent, per second of the run

@@ -18,7 +18,10 @@ Rules:
   ports) as the dumbbell's (docs/testbed.md, Output), plus ``links.csv``: every switch port
   with the frames it sent on the testbed and the packets it sent in the simulation of the
   same scenario and seed, and ``summary.json``'s ``testbed.links``: the ports that carry
-  packets in one and not the other (``only_testbed``, ``only_sim``) and ``same``. Written
+  packets in one and not the other (``only_testbed``, ``only_sim``) and ``same``; and, against
+  the paths the simulator's routing gives every flow's data and ACKs (``on_path``), the ports
+  the testbed used off those paths (``testbed_off_paths``: a routing disagreement) and those on
+  them it never used (``testbed_idle_on_paths``). Written
   through temporary names after the run has succeeded. Raw material in ``raw/``: per switch
   ``<name>.toml``, ``<name>.log``, ``<name>.stats.json``; the flows' JSON.
 - ``throughput_bps_<group>``: the mean per-flow goodput of each flow group over the window,
@@ -47,7 +50,8 @@ from dcfair.testbed.netns import TestbedError
 from dcfair.testbed.run import ETH_HEADER, FLOW_COLUMNS, PORT_COLUMNS, _atomic, _atomic_csv
 from dcfair.testbed.switch import find_binary, toml_dumps
 
-LINK_COLUMNS = ("port", "switch", "iface", "testbed_frames", "sim_pkts", "testbed_share", "sim_share", "differs")
+LINK_COLUMNS = ("port", "switch", "iface", "testbed_frames", "sim_pkts", "testbed_share", "sim_share", "on_path",
+                "differs")
 PROGRESS_S = 2.0
 
 
@@ -277,12 +281,15 @@ def link_usage(fp: FabricPlan, stats: Dict[str, Dict[str, Any]]) -> Tuple[List[D
             m = int(fp.sim_pkts.get(p.name, 0))
             rows.append({"port": p.name, "switch": s.name, "iface": p.iface, "testbed_frames": t, "sim_pkts": m,
                          "testbed_share": round(t / tb_total, 6), "sim_share": round(m / sim_total, 6),
-                         "differs": int((t > 0) != (m > 0))})
+                         "on_path": int(p.name in fp.on_paths), "differs": int((t > 0) != (m > 0))})
     only_tb = [r["port"] for r in rows if r["testbed_frames"] > 0 and r["sim_pkts"] == 0]
     only_sim = [r["port"] for r in rows if r["sim_pkts"] > 0 and r["testbed_frames"] == 0]
     used = sum(1 for r in rows if r["testbed_frames"] > 0 or r["sim_pkts"] > 0)
+    off = [r["port"] for r in rows if r["testbed_frames"] > 0 and not r["on_path"]]
+    quiet = [r["port"] for r in rows if r["on_path"] and r["testbed_frames"] == 0]
     return rows, {"ports": len(rows), "used": used, "same": not only_tb and not only_sim,
-                  "only_testbed": only_tb, "only_sim": only_sim}
+                  "only_testbed": only_tb, "only_sim": only_sim, "on_paths": len(fp.on_paths & {r["port"] for r in rows}),
+                  "testbed_off_paths": off, "testbed_idle_on_paths": quiet}
 
 
 def _results(fp: FabricPlan, tr: traffic.Traffic, counters, stats, timeouts, late):
