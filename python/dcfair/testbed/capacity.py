@@ -60,3 +60,48 @@ def check(switches: int, offered_fps: float) -> None:
             "topology", f"the offered load needs {offered_fps:,.0f} frames/s through {switches} switches (the simulation's "
                         f"switch ports, per second), above the {limit:,.0f} frames/s this machine's testbed sustains with "
                         f"{switches} switches ({FILE.name}, docs/testbed.md \"Capacity\"): scale the link rates down")
+
+
+#: The scenarios measured, by switch count (scenarios/testbed/).
+SCENARIOS = {4: "capacity_4.toml", 10: "capacity_10.toml", 20: "capacity_20.toml"}
+
+
+def measure(repeats: int = 3, prefix: str = "dcfcap-", log=print) -> Dict:
+    """Runs each capacity scenario ``repeats`` times on the testbed and writes :data:`FILE`:
+    per switch count, the lowest of the runs' frames per second (every switch port's frames
+    sent during the window, over the window), and every run's figure."""
+    import platform
+    import time
+
+    from dcfair.testbed import fabrun
+
+    repo = Path(__file__).resolve().parents[3]
+    rows = []
+    os.environ["DCFAIR_TESTBED_NO_CAPACITY"] = "1"  # measuring: nothing to compare with yet
+    for n, name in SCENARIOS.items():
+        path = repo / "scenarios" / "testbed" / name
+        runs = []
+        for r in range(repeats):
+            out = Path("/tmp") / f"dcfair-capacity-{n}-{r}"
+            s = fabrun.run_file(path, path.read_text(), out=str(out), prefix=prefix, log=None)
+            t = s["testbed"]
+            runs.append({"window_frames_per_s": t["window_frames_per_s"], "switch_cpu_s": t["switch_cpu_s"],
+                         "throughput_bps_tcp": s["metrics"]["throughput_bps_tcp"], "links_same": t["links"]["same"]})
+            log(f"{n} switches, run {r + 1}: {t['window_frames_per_s']:,.0f} frames/s")
+        rows.append({"switches": n, "scenario": f"scenarios/testbed/{name}",
+                     "frames_per_s": min(x["window_frames_per_s"] for x in runs), "runs": runs})
+    doc = {"command": f"python -m dcfair.testbed.capacity --repeats {repeats}",
+           "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": platform.release(),
+           "cpus": os.cpu_count(), "rows": rows}
+    tmp = FILE.with_name(FILE.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(FILE)
+    return doc
+
+
+if __name__ == "__main__":  # pragma: no cover - needs root and minutes
+    import argparse
+
+    ap = argparse.ArgumentParser(description="measure the fabric testbed's capacity (needs root)")
+    ap.add_argument("--repeats", type=int, default=3)
+    measure(ap.parse_args().repeats)

@@ -163,15 +163,17 @@ class Switches:
         self.procs = {}
 
 
-def _counters(fp: FabricPlan, prefix: str) -> Dict[str, Dict[str, int]]:
-    """The kernel's counters of every measured switch port, by the simulator's port name."""
+def _counters(fp: FabricPlan, prefix: str, every: bool = False) -> Dict[str, Dict[str, int]]:
+    """The kernel's counters of every measured switch port (``every``: of every switch port),
+    by the simulator's port name."""
     out = {}
-    for s in {s.index: s for s, _ in fp.measured}.values():
+    switches = fp.switches if every else list({s.index: s for s, _ in fp.measured}.values())
+    for s in switches:
         links = json.loads(subprocess.run(["ip", "-n", s.ns(prefix), "-s", "-j", "link", "show"], capture_output=True,
                                           text=True, check=True).stdout)
         by = {l["ifname"]: (l.get("stats64") or l.get("stats") or {}) for l in links}
         for p in s.ports:
-            if p.measured:
+            if p.measured or every:
                 st = by.get(p.iface, {})
                 out[p.name] = {"tx_packets": st.get("tx", {}).get("packets", 0), "tx_bytes": st.get("tx", {}).get("bytes", 0)}
     return out
@@ -241,7 +243,7 @@ def _drive(fp: FabricPlan, tb: Testbed, tr: traffic.Traffic, sws: Switches, t0: 
     pending = sorted((f for f in plan.flows if not (traffic.sized(f) or traffic.streamed(f, plan))),
                      key=lambda f: (f.start_s, f.id))
     w_start = plan.duration_s - plan.window_s
-    c: Dict[str, Any] = {"start": _counters(fp, tb.prefix), "window_start": None, "end": None}
+    c: Dict[str, Any] = {"start": _counters(fp, tb.prefix, every=True), "window_start": None, "end": None}
     last = time.monotonic()
     while True:
         sws.check()
@@ -249,9 +251,9 @@ def _drive(fp: FabricPlan, tb: Testbed, tr: traffic.Traffic, sws: Switches, t0: 
         while pending and pending[0].start_s <= now:
             tr.launch(pending.pop(0), t0, plan.duration_s)
         if c["window_start"] is None and now >= w_start:
-            c["window_start"], c["window_start_s"] = _counters(fp, tb.prefix), now
+            c["window_start"], c["window_start_s"] = _counters(fp, tb.prefix, every=True), now
         if now >= plan.duration_s:
-            c["end"], c["end_s"] = _counters(fp, tb.prefix), now
+            c["end"], c["end_s"] = _counters(fp, tb.prefix, every=True), now
             if c["window_start"] is None:
                 c["window_start"], c["window_start_s"] = c["start"], 0.0
             return c
@@ -357,6 +359,10 @@ def _results(fp: FabricPlan, tr: traffic.Traffic, counters, stats, timeouts, lat
         m["fairq_rewrites"] = sum(int(st.get("fairq_rewrites", 0)) for st in stats.values())
     links, link_summary = link_usage(fp, stats)
     fwd = sum(sum(p["forwarded"] for p in st["ports"]) for st in stats.values())
+    # every switch port's frames sent in the window: what the switches carried per second
+    window_frames = sum(counters["end"][p.name]["tx_packets"] - counters["window_start"][p.name]["tx_packets"]
+                        for s in fp.switches for p in s.ports
+                        if p.name in counters["end"] and p.name in counters["window_start"])
     dur = max(st["duration_s"] for st in stats.values())
     cpu = sum(st.get("cpu_user_s", 0) + st.get("cpu_sys_s", 0) for st in stats.values())
     summary = {
@@ -371,6 +377,7 @@ def _results(fp: FabricPlan, tr: traffic.Traffic, counters, stats, timeouts, lat
             "notes": plan.notes, "timeouts_by_host": {h: t for h, t in timeouts.items() if t},
             "links": link_summary, "frames_forwarded": fwd,
             "frames_per_s": round(fwd / dur, 1) if dur > 0 else None, "switch_cpu_s": round(cpu, 3),
+            "window_frames_per_s": round(window_frames / span, 1) if span > 0 else None,
             "offered_fps_sim": round(fp.offered_fps, 1),
         },
     }
