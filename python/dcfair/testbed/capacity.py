@@ -10,6 +10,8 @@ Rules:
   load, the frames per second its switches send in the simulation of the same scenario, is
   above what was measured for that many switches (interpolated linearly between the measured
   counts; above the largest, that one's figure scaled down by the ratio of switch counts).
+- ``--doc docs/testbed.md`` rewrites the table between ``<!-- capacity:begin -->`` and
+  ``<!-- capacity:end -->`` from the file (``--doc-only``: without measuring again).
 - Without the file nothing is refused (a machine not measured yet); ``DCFAIR_TESTBED_NO_CAPACITY=1``
   turns the check off for a run (the tests' small fabrics, a faster machine).
 """
@@ -99,9 +101,34 @@ def measure(repeats: int = 3, prefix: str = "dcfcap-", log=print) -> Dict:
     return doc
 
 
+def table_md(doc: Dict) -> str:
+    """The capacity table of docs/testbed.md from a ``capacity.json`` document."""
+    lines = ["| switches | scenario | sustained (lowest run), frames/s | runs, frames/s | mean TCP goodput per flow, Mbit/s |",
+             "|---|---|---|---|---|"]
+    for r in doc["rows"]:
+        runs = ", ".join(f"{x['window_frames_per_s']:,.0f}" for x in r["runs"])
+        tput = ", ".join(f"{x['throughput_bps_tcp'] / 1e6:.1f}" for x in r["runs"])
+        lines.append(f"| {r['switches']} | `{r['scenario']}` | {r['frames_per_s']:,.0f} | {runs} | {tput} |")
+    lines.append("")
+    lines.append(f"Measured {doc['measured_at']} on Linux {doc['kernel']}, {doc['cpus']} vCPUs, by `{doc['command']}`.")
+    return "\n".join(lines)
+
+
+def write_doc(path: Path, doc: Dict) -> None:
+    body = path.read_text()
+    b, e = "<!-- capacity:begin -->", "<!-- capacity:end -->"
+    head, rest = body.split(b, 1)
+    path.write_text(head + b + "\n" + table_md(doc) + "\n" + e + rest.split(e, 1)[1])
+
+
 if __name__ == "__main__":  # pragma: no cover - needs root and minutes
     import argparse
 
     ap = argparse.ArgumentParser(description="measure the fabric testbed's capacity (needs root)")
     ap.add_argument("--repeats", type=int, default=3)
-    measure(ap.parse_args().repeats)
+    ap.add_argument("--doc", type=Path, help="also rewrite the table in this file (docs/testbed.md)")
+    ap.add_argument("--doc-only", action="store_true", help="rewrite the table from capacity.json, measure nothing")
+    a = ap.parse_args()
+    d = json.loads(FILE.read_text()) if a.doc_only else measure(a.repeats)
+    if a.doc:
+        write_doc(a.doc, d)
