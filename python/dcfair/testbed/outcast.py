@@ -17,7 +17,8 @@ Rules:
   (``throughput_bps_two_hop / throughput_bps_six_hop``); the paper reports about 1/7 under
   DropTail (figure 3(f)).
 - Raw numbers go to ``scenarios/testbed/outcast_case1.results.json``; with ``--doc`` the table
-  replaces what is between ``<!-- outcast-testbed:begin -->`` and ``<!-- outcast-testbed:end -->``.
+  replaces what is between ``<!-- outcast-testbed:begin -->`` and ``<!-- outcast-testbed:end -->``
+  (``--table-only``: from that file, without running).
 """
 
 from __future__ import annotations
@@ -85,6 +86,10 @@ def table(res: Dict[str, Dict[str, List[Dict]]]) -> str:
     for q, by in res.items():
         for k in KEYS:
             lines.append(f"| {q} | {k} | " + " | ".join(_cell([r.get(k) for r in by.get(s, [])]) for s in SOURCES) + " |")
+        tb = by.get("testbed", [])
+        same = sum(1 for r in tb if r.get("links_same") and not r.get("links_off_paths"))
+        lines.append(f"| {q} | switch ports carrying packets as in the simulation, none off the simulated paths | "
+                     f"{same} of {len(tb)} runs | - | - |")
     return "\n".join(lines)
 
 
@@ -96,7 +101,10 @@ def main(argv=None) -> int:
     ap.add_argument("--scenario", type=Path, default=SCENARIO)
     ap.add_argument("--work", type=Path, default=Path("/tmp/dcfair-outcast-testbed"))
     ap.add_argument("--doc", type=Path)
+    ap.add_argument("--table-only", action="store_true", help="rewrite --doc's table from the results file; run nothing")
     a = ap.parse_args(argv)
+    if a.table_only:
+        return _write_doc(a.doc, table(json.loads(RESULTS.read_text())["results"]))
     res: Dict[str, Dict[str, List[Dict]]] = {}
     for q in a.qdiscs.split(","):
         for s in a.sources.split(","):
@@ -111,13 +119,16 @@ def main(argv=None) -> int:
     RESULTS.write_text(json.dumps(doc, indent=1) + "\n")
     text = table(res)
     print(text)
-    if a.doc:
-        body = a.doc.read_text()
-        b, e = "<!-- outcast-testbed:begin -->", "<!-- outcast-testbed:end -->"
-        if b in body and e in body:
-            head, rest = body.split(b, 1)
-            body = head + b + "\n" + text + "\n" + e + rest.split(e, 1)[1]
-            a.doc.write_text(body)
+    return _write_doc(a.doc, text) if a.doc else 0
+
+
+def _write_doc(doc: Path, text: str) -> int:
+    body = doc.read_text()
+    b, e = "<!-- outcast-testbed:begin -->", "<!-- outcast-testbed:end -->"
+    if b not in body or e not in body:
+        raise SystemExit(f"{doc}: no {b} ... {e} markers")
+    head, rest = body.split(b, 1)
+    doc.write_text(head + b + "\n" + text + "\n" + e + rest.split(e, 1)[1])
     return 0
 
 
