@@ -30,7 +30,6 @@ Rules:
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import platform
@@ -47,7 +46,7 @@ from dcfair.testbed import bed, capacity, fabnet, mapping, netns, traffic
 from dcfair.testbed.bed import Testbed
 from dcfair.testbed.fabric import FabricPlan, FabricSwitch
 from dcfair.testbed.netns import TestbedError
-from dcfair.testbed.run import ETH_HEADER, FLOW_COLUMNS, PORT_COLUMNS, _atomic, _atomic_csv
+from dcfair.testbed.output import ETH_HEADER, FLOW_COLUMNS, PORT_COLUMNS, _atomic, _atomic_csv
 from dcfair.testbed.switch import find_binary, toml_dumps
 
 LINK_COLUMNS = ("port", "switch", "iface", "testbed_frames", "sim_pkts", "testbed_share", "sim_share", "on_path",

@@ -22,7 +22,6 @@ Rules:
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -37,14 +36,9 @@ from dcfair.testbed import bed, mapping, netns, traffic
 from dcfair.testbed.bed import Testbed
 from dcfair.testbed.mapping import Plan
 from dcfair.testbed.netns import TestbedError
+from dcfair.testbed.output import ETH_HEADER, FLOW_COLUMNS, PORT_COLUMNS, _atomic, _atomic_csv  # noqa: F401
 from dcfair.testbed.switch import Switch, port_counters, switch_port
 
-FLOW_COLUMNS = ("flow_id", "src", "dst", "kind", "start_s", "end_s", "bytes_sent", "bytes_delivered", "pkts_in_window",
-                "fct_s", "max_gap_s", "retransmits", "timeouts", "group", "size_bytes", "bytes_in_window", "snd_wnd_mean_bytes",
-                "rtt_mean_us", "error")
-PORT_COLUMNS = ("port", "packets_out", "bytes_out", "utilization", "drops", "marks", "max_queue_pkts", "queue_kind",
-                "rate_bps", "max_queue_bytes")
-ETH_HEADER = 14
 PROGRESS_S = 2.0
 
 
@@ -314,19 +308,3 @@ def _write(out: Path, summary, flows, ports) -> None:
     _atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
     _atomic_csv(out / "flows.csv", FLOW_COLUMNS, flows)
     _atomic_csv(out / "ports.csv", PORT_COLUMNS, ports)
-
-
-def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
-def _atomic_csv(path: Path, columns, rows) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(columns)
-        for r in rows:
-            w.writerow(["" if r.get(c) is None else r.get(c) for c in columns])
-    tmp.replace(path)
