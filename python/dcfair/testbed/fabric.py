@@ -15,8 +15,10 @@ Rules (docs/testbed.md, "Fabrics"):
   its link's delay; a port towards a host delays by twice the link's delay, because the
   host's own direction has no delay line (no netem): every round trip is the simulator's.
   Host NICs are token buckets at their link's rate over a FIFO of ``host_buffer_pkts``.
-- TCP keys map as for the dumbbell (``mapping.tcp_hosts``). What cannot be reproduced on a
-  fabric is invalid input naming the key: ``[udp]``, ``[incast]``, ``[poisson]``, ``[ports]``,
+- TCP keys map as for the dumbbell (``mapping.tcp_hosts``). ``[incast]`` maps as the
+  dumbbell's (one epoch, persistent connections, one client host; ``src`` and ``dst`` given),
+  its server connections being the simulator's incast flows. What cannot be reproduced on a
+  fabric is invalid input naming the key: ``[udp]``, ``[poisson]``, ``[ports]``,
   ``[host_queue]``, a custom link's own queue, a group's transport other than TCP.
 - :func:`switch_configs` writes each switch's ``switch.toml``: its ports (``link`` = the
   simulator's port index) and ``[fabric]`` (scenario file, overrides, seed, node, every
@@ -39,7 +41,7 @@ from dcfair.testbed.netns import TestbedError
 FABRIC_KINDS = ("fat_tree", "leaf_spine", "parking_lot", "custom")
 #: Top-level scenario keys a fabric run accepts (the rest: invalid input naming the key).
 TOP_KEYS = {"name", "description", "seed", "sim", "measure", "topology", "queue", "tcp", "flows", "groups",
-            "fairq", "routing"}
+            "fairq", "routing", "incast"}
 LINK_KEYS = {"a", "b", "rate_mbps", "delay_us"}
 
 
@@ -79,6 +81,8 @@ class FabricPlan:
     offered_fps: float = 0.0
     #: the ports (simulator names) on some flow's data or ACK path, as the simulator routes them
     on_paths: set = field(default_factory=set)
+    #: the simulator's flow id of each incast server connection, in server order
+    incast_ids: List[int] = field(default_factory=list)
 
     @property
     def measured(self) -> List[Tuple[FabricSwitch, SwitchPort]]:
@@ -156,8 +160,8 @@ def plan(path: str, text: str, overrides=(), seed: Optional[int] = None, binary:
         if binary is None:
             raise TestbedError("dcfair-switch not found: build it (`cargo build --release -p dcfair-switch`) or set DCFAIR_SWITCH")
     sim = simulator_plan(binary, path, overrides, seed, simulate)
-    if sim["udp_sources"] or sim["incast"]:
-        raise invalid("udp" if sim["udp_sources"] else "incast", f"{NOT}: a fabric run has TCP flow groups only")
+    if sim["udp_sources"]:
+        raise invalid("udp", f"{NOT}: a fabric run has TCP flows and an incast only")
     nodes = sim["nodes"]
     host_no: Dict[str, int] = {}
     sw_no: Dict[str, int] = {}
@@ -183,8 +187,21 @@ def plan(path: str, text: str, overrides=(), seed: Optional[int] = None, binary:
         if a < b:
             links.append((a, b))
     flows = [Flow(f["id"], f["src"], f["dst"], "tcp", f["group"], float(f["start_s"]), f["size_bytes"],
-                  _group_cc(sc, f["group"])) for f in sim["flows"]]
-    if not flows:
+                  _group_cc(sc, f["group"])) for f in sim["flows"] if not (sim["incast"] and f["group"] == "incast")]
+    incast, incast_ids = None, []
+    if sim["incast"]:
+        ic = sc["incast"]
+        for k in ("src", "dst"):
+            if k not in ic:
+                raise invalid(f"incast.{k}", "required on a fabric (the hosts' names)")
+        incast = mapping._incast(ic, len(hosts), [h.name for h in hosts], NOT)
+        if len({c for _, c in incast.servers}) != 1:
+            raise invalid("incast.dst", f"{NOT}: the testbed's incast generator runs one client host")
+        incast_ids = [f["id"] for f in sim["flows"] if f["group"] == "incast"]
+        served = [(f["src"], f["dst"]) for f in sim["flows"] if f["group"] == "incast"]
+        if served != incast.servers:  # the simulator places server i as the mapping does
+            raise TestbedError(f"incast placement differs from the simulator's: {served[:3]} vs {incast.servers[:3]}")
+    if not flows and incast is None:
         raise invalid("flows", "the scenario has no TCP flows ([flows], [groups.*])")
     queue = dict(sc.get("queue", {}))
     queue.setdefault("kind", "droptail")
@@ -196,9 +213,10 @@ def plan(path: str, text: str, overrides=(), seed: Optional[int] = None, binary:
     preconnect = tcp.get("handshake", True) is False
     if preconnect:
         notes.append("tcp.handshake: false -> long-lived flows connect before the run (stream generator)")
-    p = Plan(name, seed, duration, window, hosts, [], flows, queue, None if fairq is None else dict(fairq), None,
+    p = Plan(name, seed, duration, window, hosts, [], flows, queue, None if fairq is None else dict(fairq), incast,
              None if rcv is None else int(rcv), int(tcp["mss_bytes"]), int(tcp.get("header_bytes", 40)), notes, preconnect)
     fp = FabricPlan(p, switches, links, str(Path(path).resolve()), overrides)
+    fp.incast_ids = incast_ids
     fp.on_paths = {name for f in sim["flows"] for name in f["path"] + f["ack_path"]}
     if simulate:
         fp.sim_pkts = {pt["name"]: int(pt["sim_pkts_out"]) for pt in sim["ports"]}
@@ -231,6 +249,13 @@ def switch_configs(fp: FabricPlan, seed: int) -> Dict[str, Dict[str, Any]]:
     for f in fp.plan.flows:
         a, port, peer = listen_end(f, fp)
         flows.append({"listen": f"{a}:{port}", "peer": peer, "flow": f.id})
+    ic = fp.plan.incast
+    if ic is not None:
+        from dcfair.testbed import traffic
+
+        byname = {h.name: h for h in fp.plan.hosts}
+        for i, ((srv, cli), fid) in enumerate(zip(ic.servers, fp.incast_ids)):
+            flows.append({"listen": f"{byname[srv].ip}:{traffic.INCAST_PORT + i}", "peer": byname[cli].ip, "flow": fid})
     fq = fp.plan.fairq
     out = {}
     for s in fp.switches:

@@ -46,7 +46,7 @@ from dcfair.testbed import bed, capacity, fabnet, mapping, netns, traffic
 from dcfair.testbed.bed import Testbed
 from dcfair.testbed.fabric import FabricPlan, FabricSwitch
 from dcfair.testbed.netns import TestbedError
-from dcfair.testbed.output import ETH_HEADER, FLOW_COLUMNS, PORT_COLUMNS, _atomic, _atomic_csv
+from dcfair.testbed.output import ETH_HEADER, FLOW_COLUMNS, PORT_COLUMNS, _atomic, _atomic_csv, incast_metrics
 from dcfair.testbed.switch import find_binary, toml_dumps
 
 LINK_COLUMNS = ("port", "switch", "iface", "testbed_frames", "sim_pkts", "testbed_share", "sim_share", "on_path",
@@ -243,6 +243,8 @@ def _drive(fp: FabricPlan, tb: Testbed, tr: traffic.Traffic, sws: Switches, t0: 
                      key=lambda f: (f.start_s, f.id))
     w_start = plan.duration_s - plan.window_s
     c: Dict[str, Any] = {"start": _counters(fp, tb.prefix, every=True), "window_start": None, "end": None}
+    if plan.incast is not None:
+        tr.launch_incast(start_at=t0 + plan.incast.start_s, deadline_s=plan.duration_s - plan.incast.start_s)
     last = time.monotonic()
     while True:
         sws.check()
@@ -318,15 +320,17 @@ def _results(fp: FabricPlan, tr: traffic.Traffic, counters, stats, timeouts, lat
         if f.id in late:
             row["error"] = "late: still running 6 s after the end (stopped)"
         rows.append(row)
-    x = [r["pkts_in_window"] for r in rows]
+    x = [r["pkts_in_window"] for r in rows] or [0]
     m: Dict[str, Any] = {}
+    if plan.incast is not None:
+        m.update(incast_metrics(plan, tr))
     s, s2 = sum(x), sum(v * v for v in x)
     m["jain_index"] = (s * s / (len(x) * s2)) if s2 > 0 else None
     m["throughput_variance_pkts"] = statistics.pvariance(x) if len(x) > 1 else 0.0
     m["starved_fraction"] = sum(1 for v in x if v == 0) / len(x)
-    m["max_starvation_s"] = max(r["max_gap_s"] for r in rows)
+    m["max_starvation_s"] = max((r["max_gap_s"] for r in rows), default=None)
     m["mean_pkts_in_window"] = s / len(x)
-    m["throughput_bps_tcp"] = sum(r["bytes_in_window"] for r in rows) * 8 / win / len(rows)
+    m["throughput_bps_tcp"] = sum(r["bytes_in_window"] for r in rows) * 8 / win / len(rows) if rows else None
     groups: Dict[str, List[int]] = {}
     for r in rows:
         groups.setdefault(r["group"], []).append(r["bytes_in_window"])

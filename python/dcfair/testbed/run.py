@@ -23,7 +23,6 @@ Rules:
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import signal
@@ -37,6 +36,7 @@ from dcfair.testbed.bed import Testbed
 from dcfair.testbed.mapping import Plan
 from dcfair.testbed.netns import TestbedError
 from dcfair.testbed.output import ETH_HEADER, FLOW_COLUMNS, PORT_COLUMNS, _atomic, _atomic_csv  # noqa: F401
+from dcfair.testbed.output import _rank, incast_metrics as _incast_metrics  # noqa: F401
 from dcfair.testbed.switch import Switch, port_counters, switch_port
 
 PROGRESS_S = 2.0
@@ -281,26 +281,6 @@ def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, time
         },
     }
     return summary, rows, ports
-
-
-def _rank(sorted_values: List[float], q: float) -> float:
-    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
-
-
-def _incast_metrics(plan: Plan, tr: traffic.Traffic) -> Dict[str, Any]:
-    data = traffic.load_flow_json(tr.dir / "incast.json") or {}
-    rounds = data.get("round_times_s") or []
-    answers = sorted(a for r in data.get("answer_times_s") or [] for a in r)
-    ic = plan.incast
-    m: Dict[str, Any] = {"rounds_completed": len(rounds), "block_bytes": ic.block_bytes, "answers_completed": len(answers)}
-    if rounds:
-        r = sorted(rounds)
-        m.update(block_goodput_bps=ic.block_bytes * 8 * len(rounds) / sum(rounds), round_time_mean_s=statistics.fmean(r),
-                 round_time_p99_s=_rank(r, 0.99), round_time_max_s=r[-1])
-    if answers:
-        m.update(answer_time_mean_s=statistics.fmean(answers), answer_time_std_s=statistics.pstdev(answers),
-                 answer_time_p99_s=_rank(answers, 0.99), answer_time_max_s=answers[-1])
-    return m
 
 
 def _write(out: Path, summary, flows, ports) -> None:
