@@ -565,3 +565,30 @@ def test_a_signalled_fabric_run_leaves_nothing_after_down(tmp_path, prefix, sig,
     mine = subprocess.run(["pgrep", "-f", f"{tmp_path}"], capture_output=True, text=True).stdout.split()
     assert mine == [], "processes of the run outlived it"
     assert not (tmp_path / "out" / "summary.json").exists()
+
+
+FAIRQ_LS = REPO / "scenarios" / "testbed" / "fairq_incast_leafspine.toml"
+
+
+@needs_switch
+def test_a_fabric_incast_is_the_simulators_incast_flows():
+    fp = fabric.plan(str(FAIRQ_LS), FAIRQ_LS.read_text())
+    ic = fp.plan.incast
+    assert len(ic.servers) == 21 and {c for _, c in ic.servers} == {"h21"} and ic.rounds == 100
+    assert len(fp.plan.flows) == 21 and all(f.group == "flows" for f in fp.plan.flows)
+    assert len(fp.incast_ids) == 21 and not set(fp.incast_ids) & {f.id for f in fp.plan.flows}
+    cfg = fabric.switch_configs(fp, 1)["sp0"]
+    listen = {e["listen"]: e["flow"] for e in cfg["fabric"]["flow"]}
+    assert listen[f"10.77.0.1:{traffic.INCAST_PORT}"] == fp.incast_ids[0]  # server 0 on h0
+    assert len(listen) == 42
+
+
+@needs_switch
+@pytest.mark.parametrize("overrides, key", [
+    (["incast.connection=\"per_request\""], "incast.connection"),
+    (["incast.dst=[\"h21\", \"h22\"]", "incast.servers=42"], "incast.dst"),  # two client hosts
+])
+def test_a_fabric_incast_the_generator_cannot_run_exits_2(overrides, key):
+    sets = [x for o in overrides for x in ("--set", o)]
+    p = dcfair("testbed", "run", FAIRQ_LS, *sets, "--prefix", "dcfnever-")
+    assert_clean_error(p, 2, key)
