@@ -256,10 +256,8 @@ pub fn plan(path: &str, overrides: &[String], seed: Option<u64>, simulate: bool)
         .collect();
     let udp = sim.udp.len();
     let incast = sim.incast.is_some();
-    if simulate {
-        if sim.run(None).is_break() {
-            return Err(Error::Interrupted);
-        }
+    if simulate && sim.run(None).is_break() {
+        return Err(Error::Interrupted);
     }
     let ports: Vec<Value> = sim
         .net
