@@ -111,6 +111,9 @@ pub fn run(argv: Vec<String>) -> ! {
     if argv.get(1).map(String::as_str) == Some("plan") {
         plan(argv)
     }
+    if argv.get(1).map(String::as_str) == Some("multi") {
+        crate::multi::run(argv)
+    }
     let a = args(argv);
     let text = std::fs::read_to_string(&a.config).unwrap_or_else(|e| fail(2, &format!("--config: cannot read {}: {e}", a.config)));
     let cfg = SwitchConfig::from_toml(&text).unwrap_or_else(|e| fail(2, &format!("invalid input: {}: {}", e.key, e.reason)));

@@ -21,6 +21,7 @@
 //! - [`fabric`]: one switch of a simulated fabric, routed by the simulator's own code.
 //! - [`switch`]: forwarding, output ports, counters, stats.
 //! - [`wait`]: how the event loop waits (`poll`, `busy`, `hybrid`).
+//! - [`multi`]: one process serving several switch namespaces (a fabric).
 //! - [`latency`]: the histogram of the frames' input delay.
 //! - [`fuzz`]: the fuzz harness body shared by `fuzz/` and the corpus test.
 
@@ -30,6 +31,7 @@ pub mod csum;
 pub mod fabric;
 pub mod fuzz;
 pub mod latency;
+pub mod multi;
 pub mod parse;
 pub mod rewrite;
 pub mod sock;

@@ -28,13 +28,19 @@ from dcfair.errors import InvalidInput
 FILE = Path(__file__).with_name("capacity.json")
 
 
-def table() -> Optional[Dict[int, float]]:
-    """Switch count -> sustained frames per second (all switches together), or None."""
+def table(mode: Optional[str] = None) -> Optional[Dict[int, float]]:
+    """Switch count -> sustained frames per second (all switches together) of the switch
+    process mode ``mode`` (default: the one runs use, ``fabrun.process_mode()``), or None."""
     try:
         doc = json.loads(FILE.read_text())
     except (OSError, ValueError):
         return None
-    return {int(r["switches"]): float(r["frames_per_s"]) for r in doc["rows"]}
+    if mode is None:
+        from dcfair.testbed.fabrun import process_mode
+
+        mode = process_mode()
+    t = {int(r["switches"]): float(r["frames_per_s"]) for r in doc["rows"] if r.get("mode", "each") == mode}
+    return t or None
 
 
 def sustained(switches: int, t: Dict[int, float]) -> float:
@@ -68,7 +74,7 @@ def check(switches: int, offered_fps: float) -> None:
 SCENARIOS = {4: "capacity_4.toml", 10: "capacity_10.toml", 20: "capacity_20.toml"}
 
 
-def measure(repeats: int = 3, prefix: str = "dcfcap-", log=print) -> Dict:
+def measure(repeats: int = 3, prefix: str = "dcfcap-", log=print, modes=("each", "one")) -> Dict:
     """Runs each capacity scenario ``repeats`` times on the testbed and writes :data:`FILE`:
     per switch count, the lowest of the runs' frames per second (every switch port's frames
     sent during the window, over the window), and every run's figure."""
@@ -82,16 +88,20 @@ def measure(repeats: int = 3, prefix: str = "dcfcap-", log=print) -> Dict:
     os.environ["DCFAIR_TESTBED_NO_CAPACITY"] = "1"  # measuring: nothing to compare with yet
     for n, name in SCENARIOS.items():
         path = repo / "scenarios" / "testbed" / name
-        runs = []
+        runs: Dict[str, list] = {m: [] for m in modes}
         for r in range(repeats):
-            out = Path("/tmp") / f"dcfair-capacity-{n}-{r}"
-            s = fabrun.run_file(path, path.read_text(), out=str(out), prefix=prefix, log=None)
-            t = s["testbed"]
-            runs.append({"window_frames_per_s": t["window_frames_per_s"], "switch_cpu_s": t["switch_cpu_s"],
-                         "throughput_bps_tcp": s["metrics"]["throughput_bps_tcp"], "links_same": t["links"]["same"]})
-            log(f"{n} switches, run {r + 1}: {t['window_frames_per_s']:,.0f} frames/s")
-        rows.append({"switches": n, "scenario": f"scenarios/testbed/{name}",
-                     "frames_per_s": min(x["window_frames_per_s"] for x in runs), "runs": runs})
+            for m in modes:  # alternating, so both modes see the machine's load alike
+                os.environ["DCFAIR_FABRIC_PROCESS"] = m
+                out = Path("/tmp") / f"dcfair-capacity-{n}-{m}-{r}"
+                s = fabrun.run_file(path, path.read_text(), out=str(out), prefix=prefix, log=None)
+                t = s["testbed"]
+                runs[m].append({"window_frames_per_s": t["window_frames_per_s"], "switch_cpu_s": t["switch_cpu_s"],
+                                "throughput_bps_tcp": s["metrics"]["throughput_bps_tcp"], "links_same": t["links"]["same"]})
+                log(f"{n} switches, {m}, run {r + 1}: {t['window_frames_per_s']:,.0f} frames/s")
+        for m in modes:
+            rows.append({"switches": n, "mode": m, "scenario": f"scenarios/testbed/{name}",
+                         "frames_per_s": min(x["window_frames_per_s"] for x in runs[m]), "runs": runs[m]})
+    os.environ.pop("DCFAIR_FABRIC_PROCESS", None)
     doc = {"command": f"python -m dcfair.testbed.capacity --repeats {repeats}",
            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": platform.release(),
            "cpus": os.cpu_count(), "rows": rows}
@@ -103,12 +113,14 @@ def measure(repeats: int = 3, prefix: str = "dcfcap-", log=print) -> Dict:
 
 def table_md(doc: Dict) -> str:
     """The capacity table of docs/testbed.md from a ``capacity.json`` document."""
-    lines = ["| switches | scenario | sustained (lowest run), frames/s | runs, frames/s | mean TCP goodput per flow, Mbit/s |",
-             "|---|---|---|---|---|"]
+    lines = ["| switches | switch processes | scenario | sustained (lowest run), frames/s | runs, frames/s | "
+             "mean TCP goodput per flow, Mbit/s | switch CPU s per run |", "|---|---|---|---|---|---|---|"]
     for r in doc["rows"]:
         runs = ", ".join(f"{x['window_frames_per_s']:,.0f}" for x in r["runs"])
         tput = ", ".join(f"{x['throughput_bps_tcp'] / 1e6:.1f}" for x in r["runs"])
-        lines.append(f"| {r['switches']} | `{r['scenario']}` | {r['frames_per_s']:,.0f} | {runs} | {tput} |")
+        cpu = ", ".join(f"{x['switch_cpu_s']:.1f}" for x in r["runs"])
+        procs = "one (`multi`)" if r.get("mode") == "one" else "one per switch"
+        lines.append(f"| {r['switches']} | {procs} | `{r['scenario']}` | {r['frames_per_s']:,.0f} | {runs} | {tput} | {cpu} |")
     lines.append("")
     lines.append(f"Measured {doc['measured_at']} on Linux {doc['kernel']}, {doc['cpus']} vCPUs, by `{doc['command']}`.")
     return "\n".join(lines)

@@ -58,6 +58,23 @@ class SwitchDied(TestbedError):
     """A switch process ended before the run stopped it."""
 
 
+#: The name of the one process serving every switch namespace (``process_mode() == "one"``).
+ONE = "process serving every switch namespace"
+PROCESS_MODES = ("each", "one")
+
+
+def process_mode() -> str:
+    """``$DCFAIR_FABRIC_PROCESS``: ``each`` (a dcfair-switch per switch namespace) or ``one``
+    (one ``dcfair-switch multi`` serving them all); default :data:`DEFAULT_MODE`."""
+    m = os.environ.get("DCFAIR_FABRIC_PROCESS", DEFAULT_MODE)
+    if m not in PROCESS_MODES:
+        raise mapping.invalid("DCFAIR_FABRIC_PROCESS", f"one of {', '.join(PROCESS_MODES)}, got {m!r}")
+    return m
+
+
+DEFAULT_MODE = "each"
+
+
 def run_file(path, text: str, overrides=(), out=None, prefix: str = bed.DEFAULT_PREFIX, seed: Optional[int] = None,
              keep: bool = False, log=None, sysctls=()) -> Dict[str, Any]:
     from dcfair.testbed import fabric
@@ -84,6 +101,7 @@ class Switches:
         from dcfair.testbed.fabric import switch_configs
 
         self.dir.mkdir(parents=True, exist_ok=True)
+        triples = []
         for s, doc in zip(self.fp.switches, switch_configs(self.fp, self.fp.plan.seed).values()):
             extra = os.environ.get("DCFAIR_SWITCH_SET", "")
             for item in filter(None, (x.strip() for x in extra.split(","))):
@@ -91,18 +109,30 @@ class Switches:
                 doc = {key.strip(): value.strip(), **doc}
             cfg = self.dir / f"{s.name}.toml"
             cfg.write_text(toml_dumps(doc))
-            argv = ["ip", "netns", "exec", s.ns(self.tb.prefix), *binary, "--config", str(cfg),
-                    "--stats", str(self.dir / f"{s.name}.stats.json"), "--seed", str(self.fp.plan.seed)]
-            self.logs[s.name] = open(self.dir / f"{s.name}.log", "w")
-            self.procs[s.name] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.logs[s.name], text=True,
-                                                  preexec_fn=child_of_this_process())
+            triples.append((s, cfg, self.dir / f"{s.name}.stats.json"))
+        seed = str(self.fp.plan.seed)
+        if process_mode() == "one":
+            argv = [*binary, "multi", "--seed", seed]
+            for s, cfg, st in triples:
+                argv += ["--netns", s.ns(self.tb.prefix), "--config", str(cfg), "--stats", str(st)]
+            name = ONE
+            self.logs[name] = open(self.dir / "switches.log", "w")
+            self.procs[name] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.logs[name], text=True,
+                                                preexec_fn=child_of_this_process())
+        else:
+            for s, cfg, st in triples:
+                argv = ["ip", "netns", "exec", s.ns(self.tb.prefix), *binary, "--config", str(cfg), "--stats", str(st),
+                        "--seed", seed]
+                self.logs[s.name] = open(self.dir / f"{s.name}.log", "w")
+                self.procs[s.name] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.logs[s.name], text=True,
+                                                      preexec_fn=child_of_this_process())
         deadline = time.monotonic() + 30.0
         waiting = dict(self.procs)
         while waiting:
             for name, p in list(waiting.items()):
                 if p.poll() is not None:
                     raise SwitchDied(f"switch {name}: dcfair-switch exited ({p.returncode}) before it was ready; "
-                                     f"see {self.dir / (name + '.log')}")
+                                     f"see {self._log(name)}")
             r, _, _ = select.select([p.stdout for p in waiting.values()], [], [], 0.2)
             for name, p in list(waiting.items()):
                 if p.stdout in r:
@@ -113,6 +143,9 @@ class Switches:
                 raise TestbedError(f"switches {', '.join(waiting)} did not print `ready` within 30 s")
         self.ready_at = time.monotonic()
         return self
+
+    def _log(self, name: str) -> Path:
+        return self.dir / ("switches.log" if name == ONE else f"{name}.log")
 
     def dead(self) -> Optional[Tuple[str, int]]:
         """The first switch that has exited, with its status, or None."""
@@ -125,7 +158,7 @@ class Switches:
         d = self.dead()
         if d is not None:
             raise SwitchDied(f"switch {d[0]} (dcfair-switch) exited with status {d[1]} during the run; "
-                             f"no results written (see {self.dir / (d[0] + '.log')})")
+                             f"no results written (see {self._log(d[0])})")
 
     def stop(self) -> Dict[str, Dict[str, Any]]:
         """SIGTERM to every switch; their statistics by switch name."""
@@ -141,11 +174,12 @@ class Switches:
                 p.wait()
                 raise TestbedError(f"switch {name} did not exit within 10 s of SIGTERM")
             if p.returncode != 0:
-                raise SwitchDied(f"switch {name} exited {p.returncode} when stopped; see {self.dir / (name + '.log')}")
+                raise SwitchDied(f"switch {name} exited {p.returncode} when stopped; see {self._log(name)}")
+        for s in self.fp.switches:
             try:
-                stats[name] = json.loads((self.dir / f"{name}.stats.json").read_text())
+                stats[s.name] = json.loads((self.dir / f"{s.name}.stats.json").read_text())
             except (OSError, ValueError) as e:
-                raise TestbedError(f"switch {name} wrote no readable stats: {e}") from None
+                raise TestbedError(f"switch {s.name} wrote no readable stats: {e}") from None
         self.procs = {}
         return stats
 
@@ -367,13 +401,16 @@ def _results(fp: FabricPlan, tr: traffic.Traffic, counters, stats, timeouts, lat
                         for s in fp.switches for p in s.ports
                         if p.name in counters["end"] and p.name in counters["window_start"])
     dur = max(st["duration_s"] for st in stats.values())
-    cpu = sum(st.get("cpu_user_s", 0) + st.get("cpu_sys_s", 0) for st in stats.values())
+    per = [st.get("cpu_user_s", 0) + st.get("cpu_sys_s", 0) for st in stats.values()]
+    one = any(str(st.get("process", "")).startswith("multi") for st in stats.values())
+    cpu = max(per) if one else sum(per)  # one process: every file has the whole process's
     summary = {
         "scenario": plan.name, "seed": plan.seed, "source": "testbed", "engine_version": None,
         "queue_kind": plan.queue_kind, "sim_time_s": w1, "window_s": win, "events": None, "wall_time_s": None,
         "metrics": m,
         "testbed": {
             "switch": "dcfair", "fabric": True, "switches": len(fp.switches), "kernel": platform.release(),
+            "switch_processes": 1 if one else len(fp.switches),
             "hosts": len(plan.hosts), "cc": sorted({h.cc for h in plan.hosts if h.cc}),
             "rto_min_ms": sorted({h.rto_min_ms for h in plan.hosts if h.rto_min_ms}),
             "measurement_interval_s": traffic.INTERVAL_S, "flows_with_errors": sum(1 for r in rows if r["error"]),
