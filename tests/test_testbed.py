@@ -614,3 +614,78 @@ def test_one_process_can_serve_every_switch_namespace(tmp_path, prefix):
     assert bed.ours(prefix) == []
     bad = dcfair("testbed", "run", f, "--prefix", prefix, env={"DCFAIR_FABRIC_PROCESS": "two"})
     assert_clean_error(bad, 2, "DCFAIR_FABRIC_PROCESS")
+
+
+PARKING = """
+name = "pl-small"
+seed = 2
+[sim]
+duration_s = 2.0
+[measure]
+window_s = 1.0
+[topology]
+kind = "parking_lot"
+bottlenecks = 2
+host_rate_mbps = 50.0
+bottleneck_rate_mbps = 20.0
+link_delay_us = 50.0
+[queue]
+kind = "red"
+limit_pkts = 50
+[groups.long]
+count = 1
+src = "src0"
+dst = "dst2"
+[groups.cross]
+count = 2
+src = ["src0", "src1"]
+dst = ["dst1", "dst2"]
+"""
+CUSTOM = """
+name = "custom-small"
+seed = 4
+[sim]
+duration_s = 2.0
+[measure]
+window_s = 1.0
+[topology]
+kind = "custom"
+hosts = ["a", "b", "c"]
+switches = ["s1", "s2", "s3"]
+links = [
+  { a = "a", b = "s1", rate_mbps = 50.0, delay_us = 20.0 },
+  { a = "s1", b = "s2", rate_mbps = 20.0, delay_us = 100.0, measured = true },
+  { a = "s1", b = "s3", rate_mbps = 20.0, delay_us = 100.0 },
+  { a = "s3", b = "s2", rate_mbps = 20.0, delay_us = 100.0 },
+  { a = "s2", b = "b", rate_mbps = 50.0, delay_us = 20.0 },
+  { a = "s3", b = "c", rate_mbps = 50.0, delay_us = 20.0 },
+]
+[queue]
+kind = "sfq"
+limit_pkts = 50
+[groups.ab]
+count = 2
+src = "a"
+dst = "b"
+[groups.cb]
+count = 1
+src = "c"
+dst = "b"
+"""
+
+
+@needs_root
+@needs_switch
+@pytest.mark.parametrize("text", [PARKING, CUSTOM], ids=["parking_lot", "custom"])
+def test_parking_lots_and_custom_fabrics_run_on_the_simulators_routes(tmp_path, prefix, text):
+    f = tmp_path / "s.toml"
+    f.write_text(text)
+    out = tmp_path / "out"
+    p = dcfair("testbed", "run", f, "--out", out, "--prefix", prefix, timeout=120)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    summary = json.loads((out / "summary.json").read_text())
+    links = summary["testbed"]["links"]
+    assert links["testbed_off_paths"] == [] and links["same"], links
+    assert summary["metrics"]["utilization"] > 0.1  # 2 s of iperf3 flows starting up: busy, not full
+    assert all(int(r["bytes_delivered"]) > 0 for r in csv.DictReader(open(out / "flows.csv")))
+    assert bed.ours(prefix) == []

@@ -42,7 +42,7 @@ FABRIC_KINDS = ("fat_tree", "leaf_spine", "parking_lot", "custom")
 #: Top-level scenario keys a fabric run accepts (the rest: invalid input naming the key).
 TOP_KEYS = {"name", "description", "seed", "sim", "measure", "topology", "queue", "tcp", "flows", "groups",
             "fairq", "routing", "incast"}
-LINK_KEYS = {"a", "b", "rate_mbps", "delay_us"}
+LINK_KEYS = {"a", "b", "rate_mbps", "delay_us", "measured"}
 
 
 @dataclass
