@@ -96,6 +96,8 @@ def table(res: Dict[str, Dict[str, List[Dict]]]) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--first-seed", type=int, default=1, help="seeds FIRST .. FIRST + RUNS - 1")
+    ap.add_argument("--results", type=Path, default=RESULTS, help="where the raw numbers go")
     ap.add_argument("--qdiscs", default="droptail,sfq,red")
     ap.add_argument("--sources", default=",".join(SOURCES))
     ap.add_argument("--scenario", type=Path, default=SCENARIO)
@@ -104,11 +106,11 @@ def main(argv=None) -> int:
     ap.add_argument("--table-only", action="store_true", help="rewrite --doc's table from the results file; run nothing")
     a = ap.parse_args(argv)
     if a.table_only:
-        return _write_doc(a.doc, table(json.loads(RESULTS.read_text())["results"]))
+        return _write_doc(a.doc, table(json.loads(a.results.read_text())["results"]))
     res: Dict[str, Dict[str, List[Dict]]] = {}
     for q in a.qdiscs.split(","):
         for s in a.sources.split(","):
-            for seed in range(1, a.runs + 1):
+            for seed in range(a.first_seed, a.first_seed + a.runs):
                 r = run_one(s, q, seed, a.scenario, a.work)
                 res.setdefault(q, {}).setdefault(s, []).append(r)
                 print(f"{q:9s} {s:9s} seed {seed}: share {r['share']!s:.6}  ({r['wall_s']} s)", flush=True)
@@ -116,7 +118,7 @@ def main(argv=None) -> int:
            + " ".join(argv if argv is not None else sys.argv[1:]), "kernel": os.uname().release,
            "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip(),
            "results": res}
-    RESULTS.write_text(json.dumps(doc, indent=1) + "\n")
+    a.results.write_text(json.dumps(doc, indent=1) + "\n")
     text = table(res)
     print(text)
     return _write_doc(a.doc, text) if a.doc else 0
