@@ -367,3 +367,325 @@ def test_a_killed_run_leaves_no_switch_or_traffic_running(tmp_path, prefix):
     run.wait(5)
     time.sleep(1.0)
     assert not _pids_in(bed.ours(prefix)), "helpers outlived the run"
+
+
+# ---------------------------------------------------------------- fabrics (issue 25)
+
+from dcfair.testbed import capacity, fabric  # noqa: E402
+
+# 50 Mbit/s: about 63,000 frames/s offered, well under what capacity.json says 4 switches carry
+FABRIC = """
+name = "ls-small"
+seed = 3
+[sim]
+duration_s = 2.0
+[measure]
+window_s = 1.0
+[topology]
+kind = "leaf_spine"
+leaves = 2
+spines = 2
+hosts_per_leaf = 2
+host_rate_mbps = 50.0
+fabric_rate_mbps = 50.0
+link_delay_us = 50.0
+[routing]
+mode = "ecmp"
+hash_seed = 5
+[queue]
+kind = "droptail"
+limit_pkts = 100
+[tcp]
+handshake = false
+[groups.cross]
+count = 2
+src = ["h0", "h1"]
+dst = ["h2", "h3"]
+[groups.back]
+count = 1
+src = "h3"
+dst = "h0"
+"""
+OUTCAST1 = REPO / "scenarios" / "testbed" / "outcast_case1.toml"
+needs_switch = pytest.mark.skipif(find_binary() is None or "python" in find_binary()[0],
+                                  reason="dcfair-switch is not built (cargo build --release -p dcfair-switch)")
+
+
+@needs_switch
+def test_a_fabric_plan_comes_from_the_simulators_build(tmp_path):
+    f = tmp_path / "ls.toml"
+    f.write_text(FABRIC)
+    fp = fabric.plan(str(f), FABRIC)
+    assert [h.name for h in fp.plan.hosts] == ["h0", "h1", "h2", "h3"]
+    assert sorted(s.name for s in fp.switches) == ["l0", "l1", "sp0", "sp1"]
+    assert len(fp.links) == 4 + 4  # host links + leaf-spine links
+    assert sorted((x.src, x.dst, x.group) for x in fp.plan.flows) == [("h0", "h2", "cross"), ("h1", "h3", "cross"),
+                                                                      ("h3", "h0", "back")]
+    assert sorted(x.id for x in fp.plan.flows) == [0, 1, 2]
+    leaf = next(s for s in fp.switches if s.name == "l0")
+    to_host = [p for p in leaf.ports if p.peer.startswith("h")]
+    up = [p for p in leaf.ports if p.peer.startswith("sp")]
+    assert {p.delay_us for p in to_host} == {100.0} and {p.delay_us for p in up} == {50.0}  # RTT as simulated
+    cfg = fabric.switch_configs(fp, 3)["l0"]
+    assert cfg["fabric"]["node"] == "l0" and cfg["fabric"]["hosts"]["10.77.0.1"] == "h0"
+    assert [p["link"] for p in cfg["port"]] == [p.link for p in leaf.ports]
+    assert len(cfg["fabric"]["flow"]) == 3 and fp.offered_fps > 0 and fp.sim_pkts
+    # every flow's simulated paths are known, both directions
+    assert fp.on_paths and all(n in fp.sim_pkts for n in fp.on_paths)
+
+
+@needs_switch
+@pytest.mark.parametrize("override, key", [
+    (("udp.rate_fraction", "0.1"), "udp"),
+    (("ports.x", "1"), "ports"),
+    (("groups.cross.transport", "\"xpass\""), "groups.cross.transport"),
+    (("groups.cross.tcp.sack", "true"), "groups.cross.tcp.sack"),
+    (("topology.k", "3"), "topology.k"),
+])
+def test_what_a_fabric_cannot_reproduce_exits_2_naming_the_key(tmp_path, override, key):
+    f = tmp_path / "s.toml"
+    f.write_text(OUTCAST1.read_text() if key == "topology.k" else FABRIC)
+    p = dcfair("testbed", "run", f, "--set", f"{override[0]}={override[1]}", "--prefix", "dcfnever-")
+    assert_clean_error(p, 2, key)
+    assert bed.ours("dcfnever-") == []
+
+
+@needs_switch
+def test_a_fabric_refuses_the_bridge(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(FABRIC)
+    assert_clean_error(dcfair("testbed", "run", f, "--switch", "bridge"), 2, "--switch")
+
+
+def test_capacity_interpolates_and_refuses_with_the_numbers(monkeypatch):
+    t = {4: 40000.0, 10: 30000.0, 20: 20000.0}
+    assert capacity.sustained(4, t) == 40000.0 and capacity.sustained(2, t) == 40000.0
+    assert capacity.sustained(15, t) == pytest.approx(25000.0)
+    assert capacity.sustained(40, t) == pytest.approx(10000.0)
+    monkeypatch.setattr(capacity, "table", lambda: t)
+    monkeypatch.delenv("DCFAIR_TESTBED_NO_CAPACITY", raising=False)
+    capacity.check(10, 29000.0)
+    with pytest.raises(Exception) as e:
+        capacity.check(10, 31000.0)
+    assert "31,000 frames/s" in str(e.value) and "30,000" in str(e.value)
+
+
+@needs_switch
+@pytest.mark.skipif(capacity.table() is None, reason="capacity.json not measured on this machine")
+def test_cli_refuses_a_fabric_above_the_measured_capacity(tmp_path):
+    p = dcfair("testbed", "run", OUTCAST1, "--set", "topology.host_rate_mbps=10000", "--set",
+               "topology.fabric_rate_mbps=10000", "--set", "sim.duration_s=0.3", "--set", "measure.window_s=0.2",
+               "--prefix", "dcfnever-")
+    assert_clean_error(p, 2, "topology", "frames/s", "20 switches")
+    assert bed.ours("dcfnever-") == []
+
+
+@needs_root
+@needs_switch
+def test_a_fabric_runs_real_tcp_on_the_simulators_routes(tmp_path, prefix):
+    f = tmp_path / "ls.toml"
+    f.write_text(FABRIC)
+    out = tmp_path / "out"
+    t0 = time.monotonic()
+    p = dcfair("testbed", "run", f, "--out", out, "--prefix", prefix, timeout=120)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    assert time.monotonic() - t0 < 30
+    assert bed.ours(prefix) == [], "namespaces left behind"
+    summary = json.loads((out / "summary.json").read_text())
+    links = summary["testbed"]["links"]
+    # the testbed's frames go exactly where the simulator's routing sends the flows
+    assert links["testbed_off_paths"] == [] and links["testbed_idle_on_paths"] == [], links
+    assert links["same"], links
+    m = summary["metrics"]
+    assert m["throughput_bps_cross"] > 1e6 and m["throughput_bps_back"] > 1e6
+    rows = list(csv.DictReader(open(out / "links.csv")))
+    assert len(rows) == 12 and {r["differs"] for r in rows} == {"0"}  # 2 leaves x 4 ports + 2 spines x 2
+    for name in ("l0", "sp0"):
+        check_switch_identities(json.loads((out / "raw" / f"{name}.stats.json").read_text()))
+
+
+def _start_fabric_run(tmp_path, prefix, seconds=20):
+    f = tmp_path / "ls.toml"
+    f.write_text(FABRIC)
+    return subprocess.Popen([sys.executable, "-m", "dcfair", "testbed", "run", str(f), "--out", str(tmp_path / "out"),
+                             "--prefix", prefix, "--set", f"sim.duration_s={seconds}", "--quiet"],
+                            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_switches(prefix, n=4, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        sws = [x for x in bed.ours(prefix) if "sw" in x]
+        if len(sws) == n and all(_pids_in([s]) for s in sws):
+            return sws
+        time.sleep(0.1)
+    raise AssertionError("the switches never started")
+
+
+@needs_root
+@needs_switch
+def test_a_switch_that_dies_fails_the_run_naming_it(tmp_path, prefix):
+    run = _start_fabric_run(tmp_path, prefix)
+    sws = _wait_for_switches(prefix)
+    victim = sorted(sws)[1]
+    for pid in _pids_in([victim]):
+        os.kill(pid, 9)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 1, err
+    name = json.loads(bed.state_path(prefix).read_text())["switch_namespaces"] if bed.state_path(prefix).exists() else None
+    assert name is None  # the run removed its testbed (and the state file)
+    assert "switch " in err and "exited" in err and "Traceback" not in err
+    assert not (tmp_path / "out" / "summary.json").exists() and not (tmp_path / "out" / "flows.csv").exists()
+    assert bed.ours(prefix) == []
+
+
+@needs_root
+@needs_switch
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("when", ["setup", "running"])
+def test_a_signalled_fabric_run_leaves_nothing_after_down(tmp_path, prefix, sig, when):
+    import signal as _signal
+
+    run = _start_fabric_run(tmp_path, prefix)
+    if when == "running":
+        _wait_for_switches(prefix)
+        time.sleep(0.5)
+    else:  # while the fabric is being planned or built
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not bed.ours(prefix) and run.poll() is None:
+            time.sleep(0.01)
+        assert run.poll() is None and bed.ours(prefix), "never saw the fabric being built"
+    run.send_signal(getattr(_signal, sig))
+    run.communicate(timeout=60)
+    if sig != "SIGKILL":
+        assert run.returncode != 0 and bed.ours(prefix) == [], "an interrupted run removes its testbed"
+    p = dcfair("testbed", "down", "--prefix", prefix)
+    assert p.returncode == 0, p.stderr
+    assert bed.ours(prefix) == []
+    time.sleep(0.5)
+    mine = subprocess.run(["pgrep", "-f", f"{tmp_path}"], capture_output=True, text=True).stdout.split()
+    assert mine == [], "processes of the run outlived it"
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+FAIRQ_LS = REPO / "scenarios" / "testbed" / "fairq_incast_leafspine.toml"
+
+
+@needs_switch
+def test_a_fabric_incast_is_the_simulators_incast_flows():
+    fp = fabric.plan(str(FAIRQ_LS), FAIRQ_LS.read_text())
+    ic = fp.plan.incast
+    assert len(ic.servers) == 21 and {c for _, c in ic.servers} == {"h21"} and ic.rounds == 100
+    assert len(fp.plan.flows) == 21 and all(f.group == "flows" for f in fp.plan.flows)
+    assert len(fp.incast_ids) == 21 and not set(fp.incast_ids) & {f.id for f in fp.plan.flows}
+    cfg = fabric.switch_configs(fp, 1)["sp0"]
+    listen = {e["listen"]: e["flow"] for e in cfg["fabric"]["flow"]}
+    assert listen[f"10.77.0.1:{traffic.INCAST_PORT}"] == fp.incast_ids[0]  # server 0 on h0
+    assert len(listen) == 42
+
+
+@needs_switch
+@pytest.mark.parametrize("overrides, key", [
+    (["incast.connection=\"per_request\""], "incast.connection"),
+    (["incast.dst=[\"h21\", \"h22\"]", "incast.servers=42"], "incast.dst"),  # two client hosts
+])
+def test_a_fabric_incast_the_generator_cannot_run_exits_2(overrides, key):
+    sets = [x for o in overrides for x in ("--set", o)]
+    p = dcfair("testbed", "run", FAIRQ_LS, *sets, "--prefix", "dcfnever-")
+    assert_clean_error(p, 2, key)
+
+
+@needs_root
+@needs_switch
+def test_one_process_can_serve_every_switch_namespace(tmp_path, prefix):
+    """DCFAIR_FABRIC_PROCESS=one: `dcfair-switch multi` serves the fabric's switches from one
+    process, with the same per-switch statistics and routing."""
+    f = tmp_path / "ls.toml"
+    f.write_text(FABRIC)
+    out = tmp_path / "out"
+    p = dcfair("testbed", "run", f, "--out", out, "--prefix", prefix, timeout=120, env={"DCFAIR_FABRIC_PROCESS": "one"})
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["testbed"]["switch_processes"] == 1 and summary["testbed"]["links"]["same"]
+    for name in ("l0", "l1", "sp0", "sp1"):
+        st = json.loads((out / "raw" / f"{name}.stats.json").read_text())
+        assert st["process"].startswith("multi") and st["netns"].startswith(f"{prefix}sw")
+        check_switch_identities(st)
+    assert bed.ours(prefix) == []
+    bad = dcfair("testbed", "run", f, "--prefix", prefix, env={"DCFAIR_FABRIC_PROCESS": "two"})
+    assert_clean_error(bad, 2, "DCFAIR_FABRIC_PROCESS")
+
+
+PARKING = """
+name = "pl-small"
+seed = 2
+[sim]
+duration_s = 2.0
+[measure]
+window_s = 1.0
+[topology]
+kind = "parking_lot"
+bottlenecks = 2
+host_rate_mbps = 50.0
+bottleneck_rate_mbps = 20.0
+link_delay_us = 50.0
+[queue]
+kind = "red"
+limit_pkts = 50
+[groups.long]
+count = 1
+src = "src0"
+dst = "dst2"
+[groups.cross]
+count = 2
+src = ["src0", "src1"]
+dst = ["dst1", "dst2"]
+"""
+CUSTOM = """
+name = "custom-small"
+seed = 4
+[sim]
+duration_s = 2.0
+[measure]
+window_s = 1.0
+[topology]
+kind = "custom"
+hosts = ["a", "b", "c"]
+switches = ["s1", "s2", "s3"]
+links = [
+  { a = "a", b = "s1", rate_mbps = 50.0, delay_us = 20.0 },
+  { a = "s1", b = "s2", rate_mbps = 20.0, delay_us = 100.0, measured = true },
+  { a = "s1", b = "s3", rate_mbps = 20.0, delay_us = 100.0 },
+  { a = "s3", b = "s2", rate_mbps = 20.0, delay_us = 100.0 },
+  { a = "s2", b = "b", rate_mbps = 50.0, delay_us = 20.0 },
+  { a = "s3", b = "c", rate_mbps = 50.0, delay_us = 20.0 },
+]
+[queue]
+kind = "sfq"
+limit_pkts = 50
+[groups.ab]
+count = 2
+src = "a"
+dst = "b"
+[groups.cb]
+count = 1
+src = "c"
+dst = "b"
+"""
+
+
+@needs_root
+@needs_switch
+@pytest.mark.parametrize("text", [PARKING, CUSTOM], ids=["parking_lot", "custom"])
+def test_parking_lots_and_custom_fabrics_run_on_the_simulators_routes(tmp_path, prefix, text):
+    f = tmp_path / "s.toml"
+    f.write_text(text)
+    out = tmp_path / "out"
+    p = dcfair("testbed", "run", f, "--out", out, "--prefix", prefix, timeout=120)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    summary = json.loads((out / "summary.json").read_text())
+    links = summary["testbed"]["links"]
+    assert links["testbed_off_paths"] == [] and links["same"], links
+    assert summary["metrics"]["utilization"] > 0.1  # 2 s of iperf3 flows starting up: busy, not full
+    assert all(int(r["bytes_delivered"]) > 0 for r in csv.DictReader(open(out / "flows.csv")))
+    assert bed.ours(prefix) == []

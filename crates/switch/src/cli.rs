@@ -36,7 +36,36 @@ const BATCH: usize = 64;
 /// Longest wait when nothing is due (ms): bounds how stale the time series can get.
 const MAX_WAIT_NS: u64 = 100_000_000;
 
-const USAGE: &str = "usage: dcfair-switch --config switch.toml --stats stats.json [--seed N]";
+const USAGE: &str = "usage: dcfair-switch --config switch.toml --stats stats.json [--seed N]\n       dcfair-switch plan --scenario FILE [--seed N] [--set KEY=VALUE ...] [--simulate]";
+
+/// `dcfair-switch plan`: the scenario's fabric as JSON on stdout ([`crate::fabric::plan`]);
+/// invalid input exits 2 naming the key.
+fn plan(argv: Vec<String>) -> ! {
+    let mut a = argv.into_iter().skip(2);
+    let (mut scenario, mut seed, mut set, mut simulate) = (None, None, Vec::new(), false);
+    while let Some(k) = a.next() {
+        let mut val = |k: &str| a.next().unwrap_or_else(|| fail(2, &format!("{k}: needs a value\n{USAGE}")));
+        match k.as_str() {
+            "--scenario" => scenario = Some(val("--scenario")),
+            "--seed" => {
+                let v = val("--seed");
+                seed = Some(v.parse::<u64>().unwrap_or_else(|_| fail(2, &format!("--seed: {v:?} is not a non-negative integer"))));
+            }
+            "--set" => set.push(val("--set")),
+            "--simulate" => simulate = true,
+            _ => fail(2, &format!("{k}: unknown argument\n{USAGE}")),
+        }
+    }
+    let scenario = scenario.unwrap_or_else(|| fail(2, &format!("--scenario: required\n{USAGE}")));
+    match crate::fabric::plan(&scenario, &set, seed, simulate) {
+        Ok(v) => {
+            println!("{}", serde_json::to_string(&v).expect("plan serializes"));
+            exit(0)
+        }
+        Err(dcfair_sim::Error::Invalid { key, reason }) => fail(2, &format!("invalid input: {key}: {reason}")),
+        Err(e) => fail(1, &format!("{e}")),
+    }
+}
 
 fn fail(code: i32, msg: &str) -> ! {
     eprintln!("dcfair-switch: {msg}");
@@ -79,6 +108,12 @@ fn args(argv: Vec<String>) -> Args {
 /// its exit status: the `dcfair-switch` binary, and `python -m dcfair.switch` (the same switch
 /// inside the Python extension, so that a wheel carries it).
 pub fn run(argv: Vec<String>) -> ! {
+    if argv.get(1).map(String::as_str) == Some("plan") {
+        plan(argv)
+    }
+    if argv.get(1).map(String::as_str) == Some("multi") {
+        crate::multi::run(argv)
+    }
     let a = args(argv);
     let text = std::fs::read_to_string(&a.config).unwrap_or_else(|e| fail(2, &format!("--config: cannot read {}: {e}", a.config)));
     let cfg = SwitchConfig::from_toml(&text).unwrap_or_else(|e| fail(2, &format!("invalid input: {}: {}", e.key, e.reason)));
@@ -88,6 +123,15 @@ pub fn run(argv: Vec<String>) -> ! {
             fail(2, &format!("invalid input: cpu: cannot run on CPU {c} ({e}); this machine has {} online", std::thread::available_parallelism().map_or(0, |n| n.get())));
         }
     }
+    let mut sw = Switch::new(&cfg, seed);
+    if let Some(fc) = &cfg.fabric {
+        let links: Vec<Option<u16>> = cfg.port.iter().map(|p| p.link).collect();
+        match crate::fabric::Router::new(fc, &links, seed) {
+            Ok(r) => sw.fabric = Some(r),
+            Err(dcfair_sim::Error::Invalid { key, reason }) => fail(2, &format!("invalid input: {key}: {reason}")),
+            Err(e) => fail(1, &format!("fabric: {e}")),
+        }
+    }
     let signals = Signals::new().unwrap_or_else(|e| fail(1, &format!("signalfd: {e}")));
     let socks: Vec<PacketSocket> = cfg
         .port
@@ -95,7 +139,6 @@ pub fn run(argv: Vec<String>) -> ! {
         .map(|p| PacketSocket::open(&p.iface).unwrap_or_else(|e| fail(1, &format!("interface {}: {e}", p.iface))))
         .collect();
     tight_timers();
-    let mut sw = Switch::new(&cfg, seed);
     let t0 = Instant::now();
     let clock = || SimTime(t0.elapsed().as_nanos() as u64 * 1000);
     {

@@ -53,8 +53,39 @@ pub struct SwitchConfig {
     #[serde(default)]
     pub arrival: Arrival,
     pub fairq: Option<FairqConfig>,
+    /// One switch of a simulated fabric, routed by the simulator's code ([`crate::fabric`]).
+    pub fabric: Option<FabricConfig>,
     #[serde(default)]
     pub port: Vec<PortConfig>,
+}
+
+/// The `[fabric]` table: which scenario, run, switch and addresses (docs/testbed.md, "Fabrics").
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricConfig {
+    /// The scenario file, and its `--set` overrides (`KEY=VALUE`).
+    pub scenario: String,
+    #[serde(default)]
+    pub set: Vec<String>,
+    /// The run's seed (the simulation's; `--seed`/`seed` when absent).
+    pub seed: Option<u64>,
+    /// This switch's node name in the scenario (`e0_0`, `spine1`, ...).
+    pub node: String,
+    /// IPv4 address -> host name of the scenario.
+    pub hosts: std::collections::BTreeMap<String, String>,
+    /// The planned TCP flows: where each listens, and its other end.
+    #[serde(default)]
+    pub flow: Vec<FabricFlow>,
+}
+
+/// One `[[fabric.flow]]`: the connections between `peer` and `listen` (`a.b.c.d:port`) are
+/// the scenario's TCP flow `flow`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FabricFlow {
+    pub listen: String,
+    pub peer: String,
+    pub flow: u32,
 }
 
 fn default_series_ms() -> f64 {
@@ -91,7 +122,11 @@ fn default_burst_us() -> f64 {
 #[serde(deny_unknown_fields)]
 pub struct PortConfig {
     pub iface: String,
+    /// Required without `[fabric]`; with it, routing is the fabric's and prefixes are unused.
+    #[serde(default)]
     pub prefixes: Vec<String>,
+    /// With `[fabric]`: the simulator's local index of this port at `fabric.node`.
+    pub link: Option<u16>,
     pub rate_bps: f64,
     #[serde(default)]
     pub delay_us: f64,
@@ -187,10 +222,20 @@ impl SwitchConfig {
             if p.iface.is_empty() || p.iface.len() > 15 || p.iface.contains('/') {
                 return Err(ConfigError::new(k("iface"), format!("{:?} is not an interface name (1 to 15 characters)", p.iface)));
             }
+            if self.fabric.is_some() {
+                match p.link {
+                    None => return Err(ConfigError::new(k("link"), "required with [fabric]: the simulator's port index at fabric.node")),
+                    Some(l) => {
+                        if let Some(j) = self.port[..i].iter().position(|q| q.link == Some(l)) {
+                            return Err(ConfigError::new(k("link"), format!("{l} is already port[{j}]")));
+                        }
+                    }
+                }
+            }
             if let Some(j) = self.port[..i].iter().position(|q| q.iface == p.iface) {
                 return Err(ConfigError::new(k("iface"), format!("{:?} is already port[{j}]", p.iface)));
             }
-            if p.prefixes.is_empty() {
+            if p.prefixes.is_empty() && self.fabric.is_none() {
                 return Err(ConfigError::new(k("prefixes"), "list at least one a.b.c.d/len"));
             }
             for (n, s) in p.prefixes.iter().enumerate() {

@@ -18,16 +18,20 @@
 //! - [`csum`]: RFC 1071 checksums and RFC 1624 incremental updates.
 //! - [`rewrite`]: FairQ's decisions written into frames.
 //! - [`config`]: `switch.toml`.
+//! - [`fabric`]: one switch of a simulated fabric, routed by the simulator's own code.
 //! - [`switch`]: forwarding, output ports, counters, stats.
 //! - [`wait`]: how the event loop waits (`poll`, `busy`, `hybrid`).
+//! - [`multi`]: one process serving several switch namespaces (a fabric).
 //! - [`latency`]: the histogram of the frames' input delay.
 //! - [`fuzz`]: the fuzz harness body shared by `fuzz/` and the corpus test.
 
 pub mod cli;
 pub mod config;
 pub mod csum;
+pub mod fabric;
 pub mod fuzz;
 pub mod latency;
+pub mod multi;
 pub mod parse;
 pub mod rewrite;
 pub mod sock;

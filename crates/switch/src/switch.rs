@@ -50,6 +50,22 @@ pub const SLOT: usize = 2048;
 /// The MTU the disciplines are told (IPv4 bytes).
 pub const MTU: u32 = 1500;
 
+/// Frame offsets of the IPv4 TTL and header checksum (untagged Ethernet).
+const IP_TTL: usize = 14 + 8;
+const IP_CSUM: usize = 14 + 10;
+
+/// Decrements the IPv4 TTL (not below 0) and updates the header checksum (RFC 1624 eqn. 3).
+pub fn decrement_ttl(f: &mut [u8]) {
+    if f.len() < IP_CSUM + 2 || f[IP_TTL] == 0 {
+        return;
+    }
+    let old = u16::from_be_bytes([f[IP_TTL], f[IP_TTL + 1]]);
+    f[IP_TTL] -= 1;
+    let new = u16::from_be_bytes([f[IP_TTL], f[IP_TTL + 1]]);
+    let hc = u16::from_be_bytes([f[IP_CSUM], f[IP_CSUM + 1]]);
+    f[IP_CSUM..IP_CSUM + 2].copy_from_slice(&crate::csum::update16(hc, old, new).to_be_bytes());
+}
+
 /// Fixed-size frame buffers addressed by `u32`.
 #[derive(Debug, Default)]
 pub struct Slab {
@@ -174,6 +190,9 @@ pub struct Switch {
     /// How late frames left the delay line: send time minus due time (`end + delay`), i.e. the
     /// event loop's wake-up lateness as the frames see it.
     pub tx_late: Histogram,
+    /// Fabric mode: the simulator's routing replaces the prefixes, ARP is not flooded (hosts
+    /// hold static neighbours, and a fabric has loops), and IPv4 TTL is decremented.
+    pub fabric: Option<crate::fabric::Router>,
 }
 
 /// Where a dequeued frame goes: the port and the slot (the caller sends `slab.frame(slot)`).
@@ -235,6 +254,7 @@ impl Switch {
             uid: 0,
             seed,
             tx_late: Histogram::default(),
+            fabric: None,
         }
     }
 
@@ -261,6 +281,10 @@ impl Switch {
                 self.ports[input].c.malformed[why as usize] += 1;
                 self.slab.release(slot);
             }
+            Ok(Frame::Arp) if self.fabric.is_some() => {
+                self.ports[input].c.no_route += 1;
+                self.slab.release(slot);
+            }
             Ok(Frame::Arp) => {
                 self.ports[input].c.flooded += 1;
                 let n = self.ports.len();
@@ -276,7 +300,14 @@ impl Switch {
                 self.slab.release(slot);
             }
             Ok(Frame::Ipv4(v)) => {
-                let Some(out) = self.route(v.dst) else {
+                let routed = match self.fabric.as_mut() {
+                    Some(f) => {
+                        let ttl = self.slab.frame(slot).get(IP_TTL).copied().unwrap_or(0);
+                        f.route(v.src, v.dst, v.proto, v.sport, v.dport, ttl).ok()
+                    }
+                    None => self.route(v.dst),
+                };
+                let Some(out) = routed else {
                     self.ports[input].c.no_route += 1;
                     self.slab.release(slot);
                     return;
@@ -285,6 +316,9 @@ impl Switch {
                     self.ports[input].c.hairpin += 1;
                     self.slab.release(slot);
                     return;
+                }
+                if self.fabric.is_some() {
+                    decrement_ttl(self.slab.frame_mut(slot));
                 }
                 let c = &mut self.ports[input].c;
                 c.forwarded += 1;

@@ -6,7 +6,8 @@
                                 [--sysctl net.ipv4.NAME=VALUE ...]
 
 Needs root, iproute2, ethtool and iperf3 (docs/testbed.md). Invalid input (a scenario key the
-testbed cannot reproduce, a congestion control the kernel does not offer) exits 2 naming it.
+testbed cannot reproduce, a congestion control the kernel does not offer, a fabric whose
+offered load is above the measured capacity) exits 2 naming it.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ def add_parser(sub) -> None:
     _prefix(down)
     down.set_defaults(handler=main_down)
 
-    run = tsub.add_parser("run", help="run a dumbbell scenario for real; write summary.json and flows.csv")
+    run = tsub.add_parser("run", help="run a scenario (dumbbell, or a fabric: a namespace per switch) for real; "
+                                      "write summary.json and flows.csv")
     _options.add_scenario(run)
     run.add_argument("--out", metavar="DIR", help="output directory (default: out/testbed/<scenario name>)")
     run.add_argument("--switch", choices=("dcfair", "bridge"), default="dcfair",

@@ -16,7 +16,8 @@ Rules:
   sysctls (SACK, timestamps, ECN, ...), and optionally a token bucket (``tbf``) with a packet FIFO on ``eth0`` for the access link's
   rate and the NIC's buffer.
 - ``up`` refuses to touch an existing testbed of the same prefix; ``down`` removes every
-  namespace matching ``<prefix>h<digits>`` or ``<prefix>sw`` (ending the processes inside),
+  namespace matching ``<prefix>h<digits>``, ``<prefix>sw`` or ``<prefix>sw<digits>`` (a
+  fabric's switches, ``fabnet.py``), ending the processes inside,
   and the state file, with or without that file: it cleans up after a crash too.
 - The state file (``/run/dcfair-testbed/<prefix>.json``) lists what was created.
 """
@@ -143,7 +144,7 @@ def check(tb: Testbed) -> None:
 
 def ours(prefix: str) -> List[str]:
     """The namespaces a testbed of this prefix has: by name, whatever the state file says."""
-    pat = re.compile(re.escape(prefix) + r"(h\d+|sw)")
+    pat = re.compile(re.escape(prefix) + r"(h\d+|sw\d*)")
     return [n for n in netns.namespaces() if pat.fullmatch(n)]
 
 

@@ -208,6 +208,35 @@ def with_sysctls(p: Plan, extra: Dict[str, str]) -> Plan:
     return p
 
 
+def tcp_hosts(sc: Dict[str, Any]):
+    """The scenario's ``[tcp]`` on Linux hosts: (the keys with the simulator's defaults, a
+    function giving a new host's ``HostSpec`` keywords, notes). ``InvalidInput`` naming a key
+    that has no Linux counterpart."""
+    notes: List[str] = []
+    tcp = dict(TCP_DEFAULTS)
+    tcp.update(sc.get("tcp", {}))
+    cc = tcp["cc"]
+    if cc not in CC:
+        raise invalid("tcp.cc", f"{cc!r} has no Linux counterpart (mapped: {', '.join(sorted(CC))})")
+    for k in sorted(sc.get("tcp", {})):
+        if k not in TCP_MAPPED:
+            notes.append(f"tcp.{k}: not applied (Linux's own {CC[cc]} behaviour)")
+    if int(tcp["mss_bytes"]) != 1460:
+        raise invalid("tcp.mss_bytes", "the testbed's MTU is 1500 (MSS 1460 without timestamps); only 1460 maps")
+    sysctls = {
+        "net.ipv4.tcp_sack": "1" if tcp["sack"] else "0",
+        "net.ipv4.tcp_timestamps": "1" if tcp["timestamps"] else "0",
+        "net.ipv4.tcp_window_scaling": "1" if tcp["window_scaling"] else "0",
+        "net.ipv4.tcp_ecn": "1" if (tcp["ecn"] or cc == "dctcp") else "0",
+    }
+
+    def host_kw() -> Dict[str, Any]:
+        return dict(cc=CC[cc], rto_min_ms=float(tcp["min_rto_ms"]), quickack=not tcp["delayed_ack"],
+                    initcwnd=int(tcp["init_cwnd_pkts"]), sysctls=dict(sysctls))
+
+    return tcp, host_kw, notes
+
+
 def plan(text: str, overrides: List[Tuple[str, str]] = (), origin: str = "<scenario>",
          seed: Optional[int] = None) -> Plan:
     """The testbed plan of a scenario, or ``InvalidInput`` naming the first key that cannot map."""
@@ -250,32 +279,15 @@ def plan(text: str, overrides: List[Tuple[str, str]] = (), origin: str = "<scena
         raise invalid("topology.senders", f"the testbed has at most {MAX_HOSTS} hosts (a namespace each), "
                                           f"got {senders} senders and {receivers} receivers")
 
-    tcp = dict(TCP_DEFAULTS)
-    tcp.update(sc.get("tcp", {}))
-    cc = tcp["cc"]
-    if cc not in CC:
-        raise invalid("tcp.cc", f"{cc!r} has no Linux counterpart (mapped: {', '.join(sorted(CC))})")
-    for k in sorted(sc.get("tcp", {})):
-        if k not in TCP_MAPPED:
-            notes.append(f"tcp.{k}: not applied (Linux's own {CC[cc]} behaviour)")
-    if int(tcp["mss_bytes"]) != 1460:
-        raise invalid("tcp.mss_bytes", "the testbed's MTU is 1500 (MSS 1460 without timestamps); only 1460 maps")
-    sysctls = {
-        "net.ipv4.tcp_sack": "1" if tcp["sack"] else "0",
-        "net.ipv4.tcp_timestamps": "1" if tcp["timestamps"] else "0",
-        "net.ipv4.tcp_window_scaling": "1" if tcp["window_scaling"] else "0",
-        "net.ipv4.tcp_ecn": "1" if (tcp["ecn"] or cc == "dctcp") else "0",
-    }
+    tcp, host_kw, tnotes = tcp_hosts(sc)
+    notes += tnotes
 
     udp = sc.get("udp")
     names = [f"s{i}" for i in range(senders)] + [f"r{i}" for i in range(receivers)] + (["udp"] if udp is not None else [])
     hosts: List[HostSpec] = []
     for i, n in enumerate(names):
-        hosts.append(HostSpec(
-            i, n, cc=CC[cc], rto_min_ms=float(tcp["min_rto_ms"]), quickack=not tcp["delayed_ack"],
-            initcwnd=int(tcp["init_cwnd_pkts"]), sysctls=dict(sysctls),
-            tx_rate_bps=bottleneck_bps if n.startswith("r") else access_bps, tx_limit_pkts=host_buffer,
-        ))
+        hosts.append(HostSpec(i, n, tx_rate_bps=bottleneck_bps if n.startswith("r") else access_bps,
+                              tx_limit_pkts=host_buffer, **host_kw()))
 
     queue = dict(sc.get("queue", {}))
     queue.setdefault("kind", "droptail")

@@ -22,9 +22,7 @@ Rules:
 
 from __future__ import annotations
 
-import csv
 import json
-import math
 import os
 import platform
 import signal
@@ -37,14 +35,10 @@ from dcfair.testbed import bed, mapping, netns, traffic
 from dcfair.testbed.bed import Testbed
 from dcfair.testbed.mapping import Plan
 from dcfair.testbed.netns import TestbedError
+from dcfair.testbed.output import ETH_HEADER, FLOW_COLUMNS, PORT_COLUMNS, _atomic, _atomic_csv  # noqa: F401
+from dcfair.testbed.output import _rank, incast_metrics as _incast_metrics  # noqa: F401
 from dcfair.testbed.switch import Switch, port_counters, switch_port
 
-FLOW_COLUMNS = ("flow_id", "src", "dst", "kind", "start_s", "end_s", "bytes_sent", "bytes_delivered", "pkts_in_window",
-                "fct_s", "max_gap_s", "retransmits", "timeouts", "group", "size_bytes", "bytes_in_window", "snd_wnd_mean_bytes",
-                "rtt_mean_us", "error")
-PORT_COLUMNS = ("port", "packets_out", "bytes_out", "utilization", "drops", "marks", "max_queue_pkts", "queue_kind",
-                "rate_bps", "max_queue_bytes")
-ETH_HEADER = 14
 PROGRESS_S = 2.0
 
 
@@ -60,6 +54,16 @@ def run_file(path, overrides=(), out=None, switch: str = "dcfair", prefix: str =
         api.load_scenario(text=text, origin=str(path), overrides=overrides)
     else:
         text = Path(path).read_text(encoding="utf-8")
+    from dcfair.testbed import fabric
+
+    if fabric.is_fabric(text, list(overrides or [])):
+        if switch != "dcfair":
+            raise mapping.invalid("--switch", "a fabric runs dcfair-switch in every switch namespace; the bridge "
+                                              "baseline is for dumbbells")
+        from dcfair.testbed import fabrun
+
+        return fabrun.run_file(path, text, overrides, out=out, prefix=prefix, seed=seed, keep=keep, log=log,
+                               sysctls=sysctls)
     extra = mapping.extra_sysctls(list(sysctls or []))
     plan = mapping.with_sysctls(mapping.plan(text, list(overrides or []), origin=str(path), seed=seed), extra)
     return run_plan(plan, out=out or os.path.join("out", "testbed", plan.name), switch=switch, prefix=prefix,
@@ -279,44 +283,8 @@ def _results(plan: Plan, tb: Testbed, tr: traffic.Traffic, counters, stats, time
     return summary, rows, ports
 
 
-def _rank(sorted_values: List[float], q: float) -> float:
-    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
-
-
-def _incast_metrics(plan: Plan, tr: traffic.Traffic) -> Dict[str, Any]:
-    data = traffic.load_flow_json(tr.dir / "incast.json") or {}
-    rounds = data.get("round_times_s") or []
-    answers = sorted(a for r in data.get("answer_times_s") or [] for a in r)
-    ic = plan.incast
-    m: Dict[str, Any] = {"rounds_completed": len(rounds), "block_bytes": ic.block_bytes, "answers_completed": len(answers)}
-    if rounds:
-        r = sorted(rounds)
-        m.update(block_goodput_bps=ic.block_bytes * 8 * len(rounds) / sum(rounds), round_time_mean_s=statistics.fmean(r),
-                 round_time_p99_s=_rank(r, 0.99), round_time_max_s=r[-1])
-    if answers:
-        m.update(answer_time_mean_s=statistics.fmean(answers), answer_time_std_s=statistics.pstdev(answers),
-                 answer_time_p99_s=_rank(answers, 0.99), answer_time_max_s=answers[-1])
-    return m
-
-
 def _write(out: Path, summary, flows, ports) -> None:
     out.mkdir(parents=True, exist_ok=True)
     _atomic(out / "summary.json", json.dumps(summary, indent=1) + "\n")
     _atomic_csv(out / "flows.csv", FLOW_COLUMNS, flows)
     _atomic_csv(out / "ports.csv", PORT_COLUMNS, ports)
-
-
-def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
-def _atomic_csv(path: Path, columns, rows) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(columns)
-        for r in rows:
-            w.writerow(["" if r.get(c) is None else r.get(c) for c in columns])
-    tmp.replace(path)

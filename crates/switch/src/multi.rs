@@ -1,0 +1,242 @@
+//! One process serving several switch namespaces (a fabric's switches):
+//! `dcfair-switch multi [--seed N] (--netns NAME --config FILE --stats FILE)...`.
+//!
+//! Rules:
+//! - Each `--netns/--config/--stats` triple is one switch, exactly as `dcfair-switch --config
+//!   FILE --stats FILE` run inside namespace NAME would be (same `switch.toml`, same
+//!   [`Switch`], same stats file); the process enters each namespace (`setns`, the namespace
+//!   file `/run/netns/NAME`) only to open that switch's packet sockets, which stay bound to
+//!   their interfaces afterwards.
+//! - Bad arguments or configuration: exit 2 naming the key (`--config` files are named with
+//!   their switch), before any socket opens; an interface or namespace that cannot be opened:
+//!   exit 1 naming it. Prints `ready` once every socket of every switch is open.
+//! - One loop for all switches, as `cli.rs`'s loop for one: serve every switch's ports up to
+//!   now, run their timers, wait for a frame on any socket, a signal or the earliest deadline,
+//!   read up to [`BATCH`] frames per socket, and queue the frames of a round in the order and at
+//!   the time the kernel received them (`arrival = "kernel"`; the `arrival` key is not read
+//!   here), each after its switch was served up to that time. The wait mode is the first
+//!   switch's `wait`.
+//! - SIGINT/SIGTERM: every switch writes its stats file (temporary name, then renamed), exit 0.
+//!   `cpu_user_s`/`cpu_sys_s` in each file are the whole process's.
+
+use crate::config::SwitchConfig;
+use crate::latency::Histogram;
+use crate::sock::{cpu_times, enter_netns, realtime_ns, tight_timers, wait, yield_cpu, PacketSocket, Signals};
+use crate::switch::{Switch, SLOT};
+use crate::wait::Waiter;
+use dcfair_core::time::SimTime;
+use serde_json::json;
+use std::io::Write;
+use std::process::exit;
+use std::time::Instant;
+
+const BATCH: usize = 64;
+const MAX_WAIT_NS: u64 = 100_000_000;
+const USAGE: &str = "usage: dcfair-switch multi [--seed N] (--netns NAME --config switch.toml --stats stats.json)...";
+
+fn fail(code: i32, msg: &str) -> ! {
+    eprintln!("dcfair-switch: {msg}");
+    exit(code)
+}
+
+struct Unit {
+    netns: String,
+    stats: String,
+    sw: Switch,
+    socks: Vec<PacketSocket>,
+    rx_delay: Histogram,
+    rx_errors: u64,
+}
+
+/// Runs `dcfair-switch multi ...` (`argv`: the program name, then `multi`, then the options).
+pub fn run(argv: Vec<String>) -> ! {
+    let mut a = argv.into_iter().skip(2);
+    let mut seed = None;
+    let mut triples: Vec<[Option<String>; 3]> = Vec::new();
+    while let Some(k) = a.next() {
+        let mut val = |k: &str| a.next().unwrap_or_else(|| fail(2, &format!("{k}: needs a value\n{USAGE}")));
+        let slot = match k.as_str() {
+            "--seed" => {
+                let v = val("--seed");
+                seed = Some(v.parse::<u64>().unwrap_or_else(|_| fail(2, &format!("--seed: {v:?} is not a non-negative integer"))));
+                continue;
+            }
+            "--netns" => 0,
+            "--config" => 1,
+            "--stats" => 2,
+            _ => fail(2, &format!("{k}: unknown argument\n{USAGE}")),
+        };
+        if slot == 0 {
+            triples.push([None, None, None]);
+        }
+        let Some(t) = triples.last_mut() else { fail(2, &format!("{k}: comes after its --netns\n{USAGE}")) };
+        if t[slot].is_some() {
+            fail(2, &format!("{k}: given twice for one --netns\n{USAGE}"));
+        }
+        t[slot] = Some(val(&k));
+    }
+    if triples.is_empty() {
+        fail(2, &format!("--netns: at least one switch\n{USAGE}"));
+    }
+    // configurations and routers first: invalid input exits 2 before any socket opens
+    let mut built = Vec::new();
+    for t in triples {
+        let [Some(netns), Some(config), Some(stats)] = t else { fail(2, &format!("each --netns needs --config and --stats\n{USAGE}")) };
+        let text = std::fs::read_to_string(&config).unwrap_or_else(|e| fail(2, &format!("--config: cannot read {config}: {e}")));
+        let cfg = SwitchConfig::from_toml(&text).unwrap_or_else(|e| fail(2, &format!("invalid input: {config}: {}: {}", e.key, e.reason)));
+        let s = seed.or(cfg.seed).unwrap_or(1);
+        let mut sw = Switch::new(&cfg, s);
+        if let Some(fc) = &cfg.fabric {
+            let links: Vec<Option<u16>> = cfg.port.iter().map(|p| p.link).collect();
+            match crate::fabric::Router::new(fc, &links, s) {
+                Ok(r) => sw.fabric = Some(r),
+                Err(dcfair_sim::Error::Invalid { key, reason }) => fail(2, &format!("invalid input: {config}: {key}: {reason}")),
+                Err(e) => fail(1, &format!("{config}: fabric: {e}")),
+            }
+        }
+        built.push((netns, stats, cfg, sw));
+    }
+    let signals = Signals::new().unwrap_or_else(|e| fail(1, &format!("signalfd: {e}")));
+    let home = std::fs::File::open("/proc/self/ns/net").unwrap_or_else(|e| fail(1, &format!("/proc/self/ns/net: {e}")));
+    let home_path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&home));
+    let wait_mode = built[0].2.wait;
+    let spin_us = built[0].2.spin_us;
+    let mut units: Vec<Unit> = Vec::new();
+    for (netns, stats, cfg, sw) in built {
+        enter_netns(&format!("/run/netns/{netns}")).unwrap_or_else(|e| fail(1, &format!("namespace {netns}: {e}")));
+        let socks = cfg
+            .port
+            .iter()
+            .map(|p| PacketSocket::open(&p.iface).unwrap_or_else(|e| fail(1, &format!("namespace {netns}: interface {}: {e}", p.iface))))
+            .collect();
+        units.push(Unit { netns, stats, sw, socks, rx_delay: Histogram::default(), rx_errors: 0 });
+    }
+    let _ = enter_netns(&home_path);
+    tight_timers();
+    let t0 = Instant::now();
+    let clock = || SimTime(t0.elapsed().as_nanos() as u64 * 1000);
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "ready");
+        let _ = out.flush();
+    }
+    // fd index -> (unit, port)
+    let owner: Vec<(usize, usize)> = units.iter().enumerate().flat_map(|(u, x)| (0..x.socks.len()).map(move |p| (u, p))).collect();
+    let mut fds: Vec<libc::pollfd> = units
+        .iter()
+        .flat_map(|u| u.socks.iter().map(|s| s.raw()))
+        .chain(std::iter::once(signals.raw()))
+        .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
+        .collect();
+    let nsock = owner.len();
+    let (mut wakeups, mut sleeps) = (0u64, 0u64);
+    let mut waiter = Waiter::new(wait_mode, (spin_us * 1000.0) as u64, MAX_WAIT_NS);
+    let mut pending: Vec<(SimTime, usize, usize, u32, usize)> = Vec::new();
+    let mut last_t = SimTime::ZERO;
+    loop {
+        let now = clock().max(last_t);
+        last_t = now;
+        let mut sent = false;
+        let mut deadline = SimTime(u64::MAX);
+        for u in units.iter_mut() {
+            let Unit { sw, socks, .. } = u;
+            sw.service(now, &mut |i, f| {
+                sent = true;
+                socks[i].send(f)
+            });
+            sw.timers(now);
+            deadline = deadline.min(sw.next_deadline());
+        }
+        let now_ns = now.0 / 1000;
+        if sent {
+            waiter.active(now_ns);
+        }
+        let timeout = waiter.timeout_ns(now_ns, deadline.0.div_ceil(1000));
+        sleeps += (timeout > 0) as u64;
+        for f in fds.iter_mut() {
+            f.revents = 0;
+        }
+        if let Err(e) = wait(&mut fds, Some(timeout)) {
+            fail(1, &format!("ppoll: {e}"));
+        }
+        wakeups += 1;
+        if fds[nsock].revents != 0 {
+            break;
+        }
+        if timeout == 0 && !fds.iter().any(|f| f.revents != 0) {
+            yield_cpu();
+        }
+        for (k, &(ui, pi)) in owner.iter().enumerate() {
+            if fds[k].revents == 0 {
+                continue;
+            }
+            let u = &mut units[ui];
+            for _ in 0..BATCH {
+                let slot = u.sw.slab.alloc();
+                match u.socks[pi].recv(u.sw.slab.slot_mut(slot)) {
+                    Ok(Some((n, ts))) => {
+                        let t = clock().max(last_t);
+                        let mut arrival = t;
+                        if let Some(ts) = ts {
+                            let late_ns = realtime_ns() - ts;
+                            u.rx_delay.record(late_ns);
+                            arrival = SimTime(t.0.saturating_sub(late_ns.max(0) as u64 * 1000));
+                        }
+                        waiter.active(t.0 / 1000);
+                        pending.push((arrival, ui, pi, slot, n));
+                    }
+                    Ok(None) => {
+                        u.sw.slab.release(slot);
+                        break;
+                    }
+                    Err(_) => {
+                        u.rx_errors += 1;
+                        u.sw.slab.release(slot);
+                        break;
+                    }
+                }
+            }
+        }
+        if !pending.is_empty() {
+            pending.sort_unstable_by_key(|p| p.0);
+            for &(t, ui, pi, slot, n) in &pending {
+                let t = t.max(last_t);
+                last_t = t;
+                let Unit { sw, socks, .. } = &mut units[ui];
+                sw.service(t, &mut |j, f| socks[j].send(f));
+                sw.on_frame(t, pi, slot, n);
+            }
+            pending.clear();
+        }
+    }
+    let now = clock().max(last_t);
+    let (user, sys) = cpu_times();
+    let n = units.len();
+    for u in &units {
+        let extra = json!({
+            "io": "AF_PACKET recvmsg/send, one frame per call (no TPACKET ring)",
+            "process": format!("multi: one process serving {n} switch namespaces"),
+            "netns": u.netns,
+            "frame_slot_bytes": SLOT,
+            "ignore_outgoing": u.socks.iter().map(|s| s.ignore_outgoing).collect::<Vec<_>>(),
+            "rx_errors": u.rx_errors,
+            "wakeups": wakeups,
+            "sleeps": sleeps,
+            "rx_delay": u.rx_delay.to_json(),
+            "tx_late": u.sw.tx_late.to_json(),
+            "wait": wait_mode.name(),
+            "arrival": "kernel",
+            "spin_us": spin_us,
+            "cpu": serde_json::Value::Null,
+            "cpu_user_s": user,
+            "cpu_sys_s": sys,
+        });
+        let doc = u.sw.stats(now, extra);
+        let tmp = format!("{}.tmp", u.stats);
+        let body = serde_json::to_string_pretty(&doc).expect("stats serialize");
+        if let Err(e) = std::fs::write(&tmp, body).and_then(|_| std::fs::rename(&tmp, &u.stats)) {
+            fail(1, &format!("--stats: cannot write {}: {e}", u.stats));
+        }
+    }
+    exit(0)
+}
