@@ -327,22 +327,17 @@ impl Sim {
     }
 
     /// Asks for the first lines the next event will read (its packet's slab record, or its
-    /// port: the port's counters, the queue's accounting and the first four lines of the
-    /// discipline, which hold all of FQ-CoDel's state), while this one runs: by then they
-    /// have usually left the cache (hint.rs).
+    /// port: the port's counters, the queue's accounting and an inline discipline, the first
+    /// four lines of the port), while this one runs: by then they have usually left the cache
+    /// (hint.rs).
     #[inline(always)]
     fn prefetch_next(&self) {
         match self.q.peek_hint() {
             Some(Event::Arrive { pkt }) => prefetch(self.slab.items.as_ptr().wrapping_add(pkt as usize)),
             Some(Event::TxDone { port }) => {
-                // its counters and the queue's accounting, then its discipline's state
                 let p = self.net.ports.as_ptr().wrapping_add(port as usize) as *const u8;
-                let q = p.wrapping_add(std::mem::offset_of!(crate::net::Port, queue.qdisc));
-                for line in 0..3 {
+                for line in 0..crate::net::PORT_HOT_LINES {
                     prefetch(p.wrapping_add(64 * line));
-                }
-                for line in 0..4 {
-                    prefetch(q.wrapping_add(64 * line));
                 }
             }
             _ => {}

@@ -35,10 +35,11 @@ pub struct Node {
 
 #[derive(Debug)]
 // Laid out by hand (`repr(C)`, cache-line aligned) so that what every packet touches sits
-// together: the first line holds the engine's fields, the queue's events and hot counters the
-// next two, the discipline further on. With a thousand ports the port array is far larger
-// than the L1 cache, and each line a packet touches there is a likely miss
-// (docs/performance.md).
+// together in the first [`PORT_HOT_LINES`] lines: the engine's fields, then the queue (its
+// events, its per-packet counters, and the discipline when it is DropTail, the one kept inline
+// in `AnyQdisc`); the link's other fields and the name after them. A fat-tree of k = 32 has
+// 49,152 ports, far more than the caches hold, and each line a packet touches in a port is a
+// likely miss (docs/performance.md).
 #[repr(C, align(64))]
 pub struct Port {
     /// When the packet being serialized (if any) is fully on the wire.
@@ -73,6 +74,11 @@ pub struct Port {
     pub node: u32,
     pub name: String,
 }
+
+/// The cache lines at the start of a [`Port`] that a packet crossing it touches.
+pub const PORT_HOT_LINES: usize = 4;
+
+const _: () = assert!(std::mem::offset_of!(Port, rate) == 64 * PORT_HOT_LINES, "the hot fields of a Port outgrew PORT_HOT_LINES");
 
 /// `Port::probe` of a port without a probe.
 pub const NO_PROBE: u32 = u32::MAX;

@@ -215,8 +215,9 @@ pub trait Qdisc {
 
 /// Per-port counters kept by [`Queue`] around any discipline.
 ///
-/// `repr(C)`: the counters every packet updates come first, together (two cache lines with
-/// [`QdiscEvents`] before them in [`Queue`]); the drop counters, touched only on drops, after.
+/// `repr(C)`: the counters every packet updates, together (one cache line, with [`QdiscEvents`]
+/// before them in [`Queue`]); the counters by reason, touched only on marks and drops, out of
+/// line in [`ByReason`].
 #[derive(Clone, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct QdiscStats {
@@ -228,6 +229,12 @@ pub struct QdiscStats {
     pub dequeued_bytes: u64,
     pub max_len_pkts: u64,
     pub max_len_bytes: u64,
+    pub by_reason: Box<ByReason>,
+}
+
+/// The marks and drops of a [`Queue`], by reason.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ByReason {
     pub marks: [u64; MarkReason::COUNT],
     /// Refused on arrival, by reason (packets, bytes).
     pub dropped_before: [(u64, u64); DropReason::COUNT],
@@ -237,34 +244,34 @@ pub struct QdiscStats {
 
 impl QdiscStats {
     pub fn dropped_before_pkts(&self) -> u64 {
-        self.dropped_before.iter().map(|d| d.0).sum()
+        self.by_reason.dropped_before.iter().map(|d| d.0).sum()
     }
     pub fn dropped_after_pkts(&self) -> u64 {
-        self.dropped_after.iter().map(|d| d.0).sum()
+        self.by_reason.dropped_after.iter().map(|d| d.0).sum()
     }
     pub fn drops_pkts(&self) -> u64 {
         self.dropped_before_pkts() + self.dropped_after_pkts()
     }
     pub fn drops_by_reason(&self, r: DropReason) -> u64 {
-        self.dropped_before[r as usize].0 + self.dropped_after[r as usize].0
+        self.by_reason.dropped_before[r as usize].0 + self.by_reason.dropped_after[r as usize].0
     }
     pub fn marks_total(&self) -> u64 {
-        self.marks.iter().sum()
+        self.by_reason.marks.iter().sum()
     }
     /// Packets the counters say are queued: `enqueued - dequeued - dropped_after`.
     pub fn queued_pkts(&self) -> u64 {
         self.enqueued_pkts - self.dequeued_pkts - self.dropped_after_pkts()
     }
     pub fn queued_bytes(&self) -> u64 {
-        let after: u64 = self.dropped_after.iter().map(|d| d.1).sum();
+        let after: u64 = self.by_reason.dropped_after.iter().map(|d| d.1).sum();
         self.enqueued_bytes - self.dequeued_bytes - after
     }
 }
 
 /// A discipline plus the accounting the framework keeps for it.
 ///
-/// `repr(C)`: the events and the hot counters of [`QdiscStats`] first, so that every call
-/// touches as few cache lines as it can.
+/// `repr(C)`: the events and the hot counters of [`QdiscStats`] first, then the discipline, so
+/// that every call touches as few cache lines as it can.
 #[derive(Debug)]
 #[repr(C)]
 pub struct Queue<Q: Qdisc> {
@@ -293,13 +300,13 @@ impl<Q: Qdisc> Queue<Q> {
         for d in &self.ev.dropped {
             let b = d.pkt.size() as u64;
             if d.queued {
-                let c = &mut self.stats.dropped_after[d.reason as usize];
+                let c = &mut self.stats.by_reason.dropped_after[d.reason as usize];
                 c.0 += 1;
                 c.1 += b;
             } else {
                 debug_assert!(!refused, "an offered packet was refused twice");
                 refused = true;
-                let c = &mut self.stats.dropped_before[d.reason as usize];
+                let c = &mut self.stats.by_reason.dropped_before[d.reason as usize];
                 c.0 += 1;
                 c.1 += b;
             }
@@ -327,7 +334,7 @@ impl<Q: Qdisc> Queue<Q> {
         let out = self.qdisc.dequeue(now, &mut self.ev);
         for d in &self.ev.dropped {
             debug_assert!(d.queued, "dequeue can only drop stored packets");
-            let c = &mut self.stats.dropped_after[d.reason as usize];
+            let c = &mut self.stats.by_reason.dropped_after[d.reason as usize];
             c.0 += 1;
             c.1 += d.pkt.size() as u64;
         }
@@ -346,7 +353,7 @@ impl<Q: Qdisc> Queue<Q> {
             return; // most calls mark nothing
         }
         for (i, m) in self.ev.marks.iter().enumerate() {
-            self.stats.marks[i] += *m as u64;
+            self.stats.by_reason.marks[i] += *m as u64;
         }
     }
 

@@ -21,8 +21,12 @@
 //!   everything `queue.kind` needs follows from it (`docs/extending.md` walks through adding
 //!   one). Adding a discipline is one file (its type, its `[queue.<kind>]` table and an
 //!   `impl Discipline`) plus one line: the variant of [`QdiscKind`], the kind's name (the file's
-//!   name, and the snake case of the variant), the variant of [`AnyQdisc`], the type, its table
-//!   and a one-line summary.
+//!   name, and the snake case of the variant), the variant of [`AnyQdisc`], the type, its table,
+//!   where [`AnyQdisc`] keeps it (`inline`, or `boxed` out of line) and a one-line summary.
+//! - Only DropTail is `inline`: the enum is as large as its largest inline variant and sits in
+//!   every port, and the ports a packet crosses must stay few cache lines (a fat-tree of
+//!   k = 32 has 49,152 of them). A discipline larger than DropTail is `boxed`; its state is
+//!   then one pointer away, in its own allocation.
 //! - From that line come the module declaration of the discipline's file, [`QdiscKind`] (and the
 //!   names `queue.kind` accepts, in line order), the optional table `[queue.<kind>]` in
 //!   [`QueueConfig`], [`QueueConfig::validate`] (every table present, plus the defaults of the
@@ -74,8 +78,20 @@ pub struct KindInfo {
     pub summary: &'static str,
 }
 
+/// The type a registry line stores in [`AnyQdisc`]: the discipline itself (`inline`) or a box.
+macro_rules! store {
+    (inline, $t:ty) => { $t };
+    (boxed, $t:ty) => { Box<$t> };
+}
+
+/// A discipline as its registry line stores it (see [`store!`]).
+macro_rules! stored {
+    (inline, $e:expr) => { $e };
+    (boxed, $e:expr) => { Box::new($e) };
+}
+
 macro_rules! disciplines {
-    ($( $kind:ident $field:ident => $variant:ident ($($ty:ident)::+, $cfg:ty) : $summary:literal ; )+) => {
+    ($( $kind:ident $field:ident => $variant:ident ($($ty:ident)::+, $cfg:ty) $store:ident : $summary:literal ; )+) => {
         $( pub mod $field; )+
 
         /// Which discipline a port runs (`queue.kind`).
@@ -141,7 +157,7 @@ macro_rules! disciplines {
                 match self.kind {
                     $( QdiscKind::$kind => {
                         let cfg = table(&self.$field);
-                        AnyQdisc::$variant(<$($ty)::+<P> as Discipline>::build(&cfg, limit, ctx))
+                        AnyQdisc::$variant(stored!($store, <$($ty)::+<P> as Discipline>::build(&cfg, limit, ctx)))
                     } )+
                 }
             }
@@ -159,16 +175,25 @@ macro_rules! disciplines {
         }
 
         /// Static dispatch over every registered discipline and the port wrappers. One per
-        /// port, so its size (that of the largest discipline) does not matter; boxing would add
-        /// an indirection per packet.
-        #[derive(Debug)]
-        #[allow(clippy::large_enum_variant)]
+        /// port, and as large as its largest inline variant: the disciplines marked `boxed` in
+        /// the registry live out of line, so that a port of an inline one stays a few cache
+        /// lines (see `Port` in the simulator's `net.rs`).
         pub enum AnyQdisc<P = Packet> {
-            $( $variant($($ty)::+<P>), )+
+            $( $variant(store!($store, $($ty)::+<P>)), )+
             /// The ExpressPass credit shaper around another discipline (see [`PortWrap`]).
             Xpass(Box<xpass::CreditShaper<P, AnyQdisc<P>>>),
             /// A loss device in front of the port's discipline (see [`PortWrap`]).
             Lossy(Box<loss::LossyPort<P, AnyQdisc<P>>>),
+        }
+
+        impl<P: std::fmt::Debug> std::fmt::Debug for AnyQdisc<P> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                match self {
+                    $( AnyQdisc::$variant(q) => f.debug_tuple(stringify!($variant)).field(q).finish(), )+
+                    AnyQdisc::Xpass(q) => f.debug_tuple("Xpass").field(q).finish(),
+                    AnyQdisc::Lossy(q) => f.debug_tuple("Lossy").field(q).finish(),
+                }
+            }
         }
 
         $(
@@ -176,7 +201,7 @@ macro_rules! disciplines {
                 #[inline]
                 fn of_mut(q: &mut AnyQdisc<P>) -> Option<&mut Self> {
                     match q {
-                        AnyQdisc::$variant(d) => Some(d),
+                        AnyQdisc::$variant(d) => Some(std::borrow::BorrowMut::borrow_mut(d)),
                         _ => None,
                     }
                 }
@@ -196,25 +221,25 @@ macro_rules! disciplines {
 }
 
 disciplines! {
-    Droptail droptail => DropTail(droptail::DropTail, droptail::DropTailConfig):
+    Droptail droptail => DropTail(droptail::DropTail, droptail::DropTailConfig) inline:
         "FIFO tail drop; with a marking threshold, the switch side of DCTCP";
-    Red red => Red(red::Red, red::RedConfig):
+    Red red => Red(red::Red, red::RedConfig) boxed:
         "Random Early Detection: early drop or ECN mark on the average queue (Floyd and Jacobson)";
-    Sfq sfq => Sfq(sfq::Sfq, sfq::SfqConfig):
+    Sfq sfq => Sfq(sfq::Sfq, sfq::SfqConfig) boxed:
         "Stochastic Fair Queueing: hashed per-flow FIFOs served round robin";
-    Drr drr => Drr(drr::Drr, drr::DrrConfig):
+    Drr drr => Drr(drr::Drr, drr::DrrConfig) boxed:
         "Deficit Round Robin over hashed flow queues, drop from the longest";
-    Hcf hcf => Hcf(hcf::Hcf, hcf::HcfConfig):
+    Hcf hcf => Hcf(hcf::Hcf, hcf::HcfConfig) boxed:
         "Hashed Credits Fair: credit bins, high and low priority queues (the HCF paper)";
-    Blackout blackout => Blackout(blackout::Blackout, blackout::BlackoutConfig):
+    Blackout blackout => Blackout(blackout::Blackout, blackout::BlackoutConfig) boxed:
         "the TCP Outcast paper's port-blackout model: ON periods drop one input's packets";
-    Pfabric pfabric => Pfabric(pfabric::PFabric, pfabric::PfabricConfig):
+    Pfabric pfabric => Pfabric(pfabric::PFabric, pfabric::PfabricConfig) boxed:
         "pFabric's priority buffer: serve the smallest remaining size, evict the largest";
-    Codel codel => Codel(codel::Codel, codel::CodelConfig):
+    Codel codel => Codel(codel::Codel, codel::CodelConfig) boxed:
         "CoDel over one FIFO: drop or mark on sojourn time (RFC 8289)";
-    FqCodel fq_codel => FqCodel(fq_codel::FqCodel, fq_codel::FqCodelConfig):
+    FqCodel fq_codel => FqCodel(fq_codel::FqCodel, fq_codel::FqCodelConfig) boxed:
         "FQ-CoDel: per-flow queues, DRR with new-flow priority, CoDel per queue (RFC 8290)";
-    Afd afd => Afd(afd::Afd, afd::AfdConfig):
+    Afd afd => Afd(afd::Afd, afd::AfdConfig) boxed:
         "Approximate Fair Dropping: one FIFO, early drops above a fair share estimated from a shadow buffer";
 }
 

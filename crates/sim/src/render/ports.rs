@@ -15,11 +15,11 @@ pub(super) fn summary(sim: &Sim, window: f64, m: &mut Map<String, Value>) {
     for p in sim.net.ports.iter().filter(|p| p.measured) {
         let s = &p.queue.stats;
         for r in 0..DropReason::COUNT {
-            total.dropped_before[r].0 += s.dropped_before[r].0;
-            total.dropped_after[r].0 += s.dropped_after[r].0;
+            total.by_reason.dropped_before[r].0 += s.by_reason.dropped_before[r].0;
+            total.by_reason.dropped_after[r].0 += s.by_reason.dropped_after[r].0;
         }
-        for k in 0..s.marks.len() {
-            total.marks[k] += s.marks[k];
+        for k in 0..s.by_reason.marks.len() {
+            total.by_reason.marks[k] += s.by_reason.marks[k];
         }
         window_bytes += p.window_bytes_out;
     }

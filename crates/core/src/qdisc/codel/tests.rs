@@ -387,7 +387,7 @@ fn marks_are_reported_with_the_codel_reason() {
     // first above target at 10 ms: marks at 120 and 220 ms; from 290 ms on at most one
     // MTU is left behind and CoDel stands down
     assert_eq!(marks, 2);
-    assert_eq!(q.stats.marks[MarkReason::Codel as usize], marks);
+    assert_eq!(q.stats.by_reason.marks[MarkReason::Codel as usize], marks);
 }
 
 #[test]

@@ -490,7 +490,7 @@ fn ecn_mode_marks_instead_of_dropping() {
             }
             q.dequeue(now);
         }
-        let marks = q.stats.marks[MarkReason::Codel as usize];
+        let marks = q.stats.by_reason.marks[MarkReason::Codel as usize];
         let drops = q.stats.drops_by_reason(DropReason::Codel);
         if marks_expected {
             assert!(marks > 100 && drops == 0, "{e:?}: marks {marks} drops {drops}");
