@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Dict, Optional
 
 from dcfair.errors import InvalidInput
+from dcfair.testbed import doctable
 
 FILE = Path(__file__).with_name("capacity.json")
 
@@ -127,10 +128,7 @@ def table_md(doc: Dict) -> str:
 
 
 def write_doc(path: Path, doc: Dict) -> None:
-    body = path.read_text()
-    b, e = "<!-- capacity:begin -->", "<!-- capacity:end -->"
-    head, rest = body.split(b, 1)
-    path.write_text(head + b + "\n" + table_md(doc) + "\n" + e + rest.split(e, 1)[1])
+    doctable.write_section(path, "capacity", table_md(doc))
 
 
 if __name__ == "__main__":  # pragma: no cover - needs root and minutes

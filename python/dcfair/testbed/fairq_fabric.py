@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Dict, List
 
-from dcfair.testbed.outcast import _cell
+from dcfair.testbed import doctable
 
 REPO = Path(__file__).resolve().parents[3]
 SCENARIO = REPO / "scenarios" / "testbed" / "fairq_incast_leafspine.toml"
@@ -33,7 +33,6 @@ VARIANTS = {"droptail": [], "fairq": ["fairq.wscale=off"]}
 SOURCES = ("testbed", "sim")
 KEYS = ("rounds_completed", "answers_completed", "answer_time_mean_s", "answer_time_p99_s", "answer_time_max_s",
         "block_goodput_bps", "throughput_bps_flows", "fairq_rewrites")
-BEGIN, END = "<!-- fairq-testbed:begin -->", "<!-- fairq-testbed:end -->"
 
 
 def run_one(source: str, variant: str, seed: int, root: Path) -> Dict:
@@ -56,24 +55,7 @@ def run_one(source: str, variant: str, seed: int, root: Path) -> Dict:
 
 
 def table(res: Dict[str, Dict[str, List[Dict]]]) -> str:
-    lines = ["| variant | metric | testbed (Linux CUBIC) | simulation |", "|---|---|---|---|"]
-    for v, by in res.items():
-        for k in KEYS:
-            lines.append(f"| {v} | {k} | " + " | ".join(_cell([r.get(k) for r in by.get(s, [])]) for s in SOURCES) + " |")
-        tb = by.get("testbed", [])
-        same = sum(1 for r in tb if r.get("links_same") and not r.get("links_off_paths"))
-        lines.append(f"| {v} | switch ports carrying packets as in the simulation, none off the simulated paths | "
-                     f"{same} of {len(tb)} runs | - |")
-    return "\n".join(lines)
-
-
-def write_doc(doc: Path, text: str) -> int:
-    body = doc.read_text()
-    if BEGIN not in body or END not in body:
-        raise SystemExit(f"{doc}: no {BEGIN} ... {END} markers")
-    head, rest = body.split(BEGIN, 1)
-    doc.write_text(head + BEGIN + "\n" + text + "\n" + END + rest.split(END, 1)[1])
-    return 0
+    return doctable.comparison(res, "variant", ("testbed (Linux CUBIC)", "simulation"), SOURCES, KEYS)
 
 
 def main(argv=None) -> int:
@@ -84,7 +66,7 @@ def main(argv=None) -> int:
     ap.add_argument("--table-only", action="store_true")
     a = ap.parse_args(argv)
     if a.table_only:
-        return write_doc(a.doc, table(json.loads(RESULTS.read_text())["results"]))
+        return doctable.write_section(a.doc, "fairq-testbed", table(json.loads(RESULTS.read_text())["results"]))
     res: Dict[str, Dict[str, List[Dict]]] = {}
     for v in VARIANTS:
         for s in SOURCES:
@@ -100,7 +82,7 @@ def main(argv=None) -> int:
         "results": res}, indent=1) + "\n")
     text = table(res)
     print(text)
-    return write_doc(a.doc, text) if a.doc else 0
+    return doctable.write_section(a.doc, "fairq-testbed", text) if a.doc else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,12 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List
+
+from dcfair.testbed import doctable
 
 REPO = Path(__file__).resolve().parents[3]
 SCENARIO = REPO / "scenarios" / "testbed" / "outcast_case1.toml"
@@ -72,25 +73,9 @@ def run_one(source: str, qdisc: str, seed: int, scenario: Path, root: Path) -> D
     return r
 
 
-def _cell(vals: List[Optional[float]]) -> str:
-    v = [x for x in vals if x is not None]
-    if not v:
-        return "-"
-    if len(v) == 1:
-        return f"{v[0]:.3g}"
-    return f"{statistics.fmean(v):.3g} ± {statistics.stdev(v):.2g} ({len(v)})"
-
-
 def table(res: Dict[str, Dict[str, List[Dict]]]) -> str:
-    lines = ["| qdisc | metric | testbed (Linux CUBIC) | simulation | simulation, Linux's timers |", "|---|---|---|---|---|"]
-    for q, by in res.items():
-        for k in KEYS:
-            lines.append(f"| {q} | {k} | " + " | ".join(_cell([r.get(k) for r in by.get(s, [])]) for s in SOURCES) + " |")
-        tb = by.get("testbed", [])
-        same = sum(1 for r in tb if r.get("links_same") and not r.get("links_off_paths"))
-        lines.append(f"| {q} | switch ports carrying packets as in the simulation, none off the simulated paths | "
-                     f"{same} of {len(tb)} runs | - | - |")
-    return "\n".join(lines)
+    return doctable.comparison(res, "qdisc", ("testbed (Linux CUBIC)", "simulation", "simulation, Linux's timers"),
+                               SOURCES, KEYS)
 
 
 def main(argv=None) -> int:
@@ -106,7 +91,7 @@ def main(argv=None) -> int:
     ap.add_argument("--table-only", action="store_true", help="rewrite --doc's table from the results file; run nothing")
     a = ap.parse_args(argv)
     if a.table_only:
-        return _write_doc(a.doc, table(json.loads(a.results.read_text())["results"]))
+        return doctable.write_section(a.doc, "outcast-testbed", table(json.loads(a.results.read_text())["results"]))
     res: Dict[str, Dict[str, List[Dict]]] = {}
     for q in a.qdiscs.split(","):
         for s in a.sources.split(","):
@@ -121,17 +106,7 @@ def main(argv=None) -> int:
     a.results.write_text(json.dumps(doc, indent=1) + "\n")
     text = table(res)
     print(text)
-    return _write_doc(a.doc, text) if a.doc else 0
-
-
-def _write_doc(doc: Path, text: str) -> int:
-    body = doc.read_text()
-    b, e = "<!-- outcast-testbed:begin -->", "<!-- outcast-testbed:end -->"
-    if b not in body or e not in body:
-        raise SystemExit(f"{doc}: no {b} ... {e} markers")
-    head, rest = body.split(b, 1)
-    doc.write_text(head + b + "\n" + text + "\n" + e + rest.split(e, 1)[1])
-    return 0
+    return doctable.write_section(a.doc, "outcast-testbed", text) if a.doc else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,51 @@
+"""The docs' tables of testbed measurements (``outcast.py``, ``fairq_fabric.py``, ``capacity.py``).
+
+Rules:
+
+- A cell is the mean ± sample standard deviation (number of runs) of the runs' values, the one
+  value if there is one, ``-`` if none (``None`` values are left out).
+- A comparison table has a row per (variant, metric) with a column per source, then a row
+  counting the testbed runs whose switch ports carried packets exactly as in the simulation,
+  with none off the simulated paths.
+- A table is written into its file between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``;
+  a file without both markers stops the script, naming them.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+
+def cell(vals: List[Optional[float]]) -> str:
+    v = [x for x in vals if x is not None]
+    if not v:
+        return "-"
+    if len(v) == 1:
+        return f"{v[0]:.3g}"
+    return f"{statistics.fmean(v):.3g} ± {statistics.stdev(v):.2g} ({len(v)})"
+
+
+def comparison(res: Dict[str, Dict[str, List[Dict]]], first: str, columns: Sequence[str], sources: Sequence[str],
+               keys: Sequence[str]) -> str:
+    """``res[variant][source]``: the runs' records; ``columns``: the sources' headings."""
+    lines = [f"| {first} | metric | " + " | ".join(columns) + " |", "|---" * (len(columns) + 2) + "|"]
+    for v, by in res.items():
+        for k in keys:
+            lines.append(f"| {v} | {k} | " + " | ".join(cell([r.get(k) for r in by.get(s, [])]) for s in sources) + " |")
+        tb = by.get("testbed", [])
+        same = sum(1 for r in tb if r.get("links_same") and not r.get("links_off_paths"))
+        lines.append(f"| {v} | switch ports carrying packets as in the simulation, none off the simulated paths | "
+                     f"{same} of {len(tb)} runs | " + " | ".join("-" for _ in columns[1:]) + " |")
+    return "\n".join(lines)
+
+
+def write_section(doc: Path, name: str, text: str) -> int:
+    body = doc.read_text()
+    b, e = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    if b not in body or e not in body:
+        raise SystemExit(f"{doc}: no {b} ... {e} markers")
+    head, rest = body.split(b, 1)
+    doc.write_text(head + b + "\n" + text + "\n" + e + rest.split(e, 1)[1])
+    return 0
