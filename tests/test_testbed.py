@@ -541,6 +541,17 @@ def test_a_switch_that_dies_fails_the_run_naming_it(tmp_path, prefix):
 
 @needs_root
 @needs_switch
+def test_a_fabric_run_on_a_taken_prefix_leaves_the_testbed_there(tmp_path, prefix):
+    bed.up(bed.uniform(2, prefix))
+    before = bed.ours(prefix)
+    run = _start_fabric_run(tmp_path, prefix)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 1 and "exists" in err, err
+    assert bed.ours(prefix) == before, "the run removed a testbed it did not make"
+
+
+@needs_root
+@needs_switch
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM", "SIGKILL"])
 @pytest.mark.parametrize("when", ["setup", "running"])
 def test_a_signalled_fabric_run_leaves_nothing_after_down(tmp_path, prefix, sig, when):

@@ -27,10 +27,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 from dcfair.errors import InvalidInput
 from dcfair.testbed import netns
@@ -236,6 +238,21 @@ def _ms(ms: float) -> str:
     """iproute2 takes whole milliseconds or microseconds (``rto_min 200ms`` / ``5000us``)."""
     us = round(ms * 1000)
     return f"{us // 1000}ms" if us % 1000 == 0 else f"{us}us"
+
+
+@contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Within the block SIGTERM raises ``KeyboardInterrupt``, so a run that is told to stop
+    unwinds through its own cleanup as on Ctrl-C; the previous handler comes back after."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def down(prefix: str = DEFAULT_PREFIX, log=None) -> List[str]:

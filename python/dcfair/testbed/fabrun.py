@@ -222,41 +222,40 @@ def run_fabric(fp: FabricPlan, out, prefix: str = bed.DEFAULT_PREFIX, keep: bool
     out = Path(out)
     raw = out / "raw"
     say = log or (lambda msg: None)
-    old = signal.signal(signal.SIGTERM, _sigterm)
     wall0 = time.monotonic()
     sws: Optional[Switches] = None
     tr: Optional[traffic.Traffic] = None
     created = False
-    try:
-        created = True  # from here on, down runs whatever happens (up cleans up after itself too)
-        tb = fabnet.up(fp, prefix, log=say)
-        sws = Switches(fp, tb, raw, log=say).start()
-        tr = traffic.Traffic(tb, plan, raw)
-        tr.start_servers()
-        say(f"{plan.name}: {len(plan.flows)} flows, {len(fp.switches)} switches, {plan.duration_s:g} s ({plan.queue_kind})")
-        n_pre = sum(1 for f in plan.flows if traffic.streamed(f, plan))
-        t0 = time.monotonic() + 0.5 + (1.0 + 0.005 * n_pre if n_pre else 0.0)
-        tr.launch_fetches(t0, plan.duration_s)
-        tr.launch_streams(t0, plan.duration_s)
-        tr.t0 = t0
-        counters = _drive(fp, tb, tr, sws, t0, say)
-        late = tr.wait(timeout_s=max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
-        sws.check()
-        stats = sws.stop()
-        sws = None
-        timeouts = {h.name: traffic.host_timeouts(tb, h) for h in tb.hosts}
-        tr.stop()
-        summary, rows, ports, links = _results(fp, tr, counters, stats, timeouts, late)
-    except BaseException:
-        if sws is not None:
-            sws.kill()
-        if tr is not None:
+    with bed.sigterm_interrupts():
+        try:
+            tb = fabnet.up(fp, prefix, log=say)  # removes what it made if it fails; refuses an existing testbed
+            created = True  # from here on, down runs whatever happens
+            sws = Switches(fp, tb, raw, log=say).start()
+            tr = traffic.Traffic(tb, plan, raw)
+            tr.start_servers()
+            say(f"{plan.name}: {len(plan.flows)} flows, {len(fp.switches)} switches, {plan.duration_s:g} s ({plan.queue_kind})")
+            n_pre = sum(1 for f in plan.flows if traffic.streamed(f, plan))
+            t0 = time.monotonic() + 0.5 + (1.0 + 0.005 * n_pre if n_pre else 0.0)
+            tr.launch_fetches(t0, plan.duration_s)
+            tr.launch_streams(t0, plan.duration_s)
+            tr.t0 = t0
+            counters = _drive(fp, tb, tr, sws, t0, say)
+            late = tr.wait(timeout_s=max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
+            sws.check()
+            stats = sws.stop()
+            sws = None
+            timeouts = {h.name: traffic.host_timeouts(tb, h) for h in tb.hosts}
             tr.stop()
-        raise
-    finally:
-        signal.signal(signal.SIGTERM, old)
-        if created and not keep:
-            bed.down(prefix)
+            summary, rows, ports, links = _results(fp, tr, counters, stats, timeouts, late)
+        except BaseException:
+            if sws is not None:
+                sws.kill()
+            if tr is not None:
+                tr.stop()
+            raise
+        finally:
+            if created and not keep:
+                bed.down(prefix)
     summary["wall_time_s"] = round(time.monotonic() - wall0, 3)
     summary["testbed"]["out"] = str(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -266,9 +265,6 @@ def run_fabric(fp: FabricPlan, out, prefix: str = bed.DEFAULT_PREFIX, keep: bool
     _atomic_csv(out / "links.csv", LINK_COLUMNS, links)
     return summary
 
-
-def _sigterm(signum, frame):
-    raise KeyboardInterrupt
 
 
 def _drive(fp: FabricPlan, tb: Testbed, tr: traffic.Traffic, sws: Switches, t0: float, say) -> Dict[str, Any]:

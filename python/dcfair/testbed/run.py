@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import signal
 import statistics
 import time
 from pathlib import Path
@@ -89,49 +88,48 @@ def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_
         if find_binary() is None:
             raise TestbedError("dcfair-switch not found: build it (`cargo build --release -p dcfair-switch`), "
                                "set DCFAIR_SWITCH, or run with --switch bridge")
-    old = signal.signal(signal.SIGTERM, _sigterm)
     wall0 = time.monotonic()
     sw: Optional[Switch] = None
     tr: Optional[traffic.Traffic] = None
     created = False
-    try:
-        bed.up(tb, log=say)  # removes what it made if it fails; refuses an existing testbed
-        created = True
-        sw = Switch(switch, tb, plan, raw, log=say).start()
-        tr = traffic.Traffic(tb, plan, raw)
-        tr.start_servers()
-        say(f"{plan.name}: {len(plan.flows)} flows{' + incast' if plan.incast else ''}, "
-            f"{plan.duration_s:g} s, switch {switch} ({plan.queue_kind})")
-        # The sized and pre-connected flows' clients start now and wait for their start time;
-        # pre-connected ones open their connection at once, so give them time to.
-        n_pre = sum(1 for f in plan.flows if traffic.streamed(f, plan))
-        t0 = time.monotonic() + 0.5 + (1.0 + 0.005 * n_pre if n_pre else 0.0)
-        tr.launch_fetches(t0, plan.duration_s)
-        tr.launch_streams(t0, plan.duration_s)
-        tr.t0 = t0
-        counters = _drive(plan, tb, tr, t0, say)
-        incast_only = plan.incast is not None and not plan.flows
-        late = tr.wait(timeout_s=5.0 if incast_only else max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
-        end_s = time.monotonic() - t0 if incast_only else plan.duration_s
-        stats = sw.stop()
-        # the measurement window on the switch's clock (its time series)
-        sw_window = None if sw.ready_at is None else (
-            t0 - sw.ready_at + counters["window_start_s"], t0 - sw.ready_at + counters["end_s"])
-        sw = None
-        timeouts = {h.name: traffic.host_timeouts(tb, h) for h in tb.hosts}
-        tr.stop()
-        summary, flows, ports = _results(plan, tb, tr, counters, stats, timeouts, late, end_s, switch,
-                                         sw_window)
-    except BaseException:
-        if sw is not None:
-            sw.kill()
-        if tr is not None:
+    with bed.sigterm_interrupts():
+        try:
+            bed.up(tb, log=say)  # removes what it made if it fails; refuses an existing testbed
+            created = True
+            sw = Switch(switch, tb, plan, raw, log=say).start()
+            tr = traffic.Traffic(tb, plan, raw)
+            tr.start_servers()
+            say(f"{plan.name}: {len(plan.flows)} flows{' + incast' if plan.incast else ''}, "
+                f"{plan.duration_s:g} s, switch {switch} ({plan.queue_kind})")
+            # The sized and pre-connected flows' clients start now and wait for their start time;
+            # pre-connected ones open their connection at once, so give them time to.
+            n_pre = sum(1 for f in plan.flows if traffic.streamed(f, plan))
+            t0 = time.monotonic() + 0.5 + (1.0 + 0.005 * n_pre if n_pre else 0.0)
+            tr.launch_fetches(t0, plan.duration_s)
+            tr.launch_streams(t0, plan.duration_s)
+            tr.t0 = t0
+            counters = _drive(plan, tb, tr, t0, say)
+            incast_only = plan.incast is not None and not plan.flows
+            late = tr.wait(timeout_s=5.0 if incast_only else max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
+            end_s = time.monotonic() - t0 if incast_only else plan.duration_s
+            stats = sw.stop()
+            # the measurement window on the switch's clock (its time series)
+            sw_window = None if sw.ready_at is None else (
+                t0 - sw.ready_at + counters["window_start_s"], t0 - sw.ready_at + counters["end_s"])
+            sw = None
+            timeouts = {h.name: traffic.host_timeouts(tb, h) for h in tb.hosts}
             tr.stop()
-        raise
-    finally:
-        signal.signal(signal.SIGTERM, old)
-        if created and not keep:
-            bed.down(prefix)
+            summary, flows, ports = _results(plan, tb, tr, counters, stats, timeouts, late, end_s, switch,
+                                             sw_window)
+        except BaseException:
+            if sw is not None:
+                sw.kill()
+            if tr is not None:
+                tr.stop()
+            raise
+        finally:
+            if created and not keep:
+                bed.down(prefix)
     summary["wall_time_s"] = round(time.monotonic() - wall0, 3)
     summary["testbed"]["out"] = str(out)
     if (raw / "switch-stats.json").exists():
@@ -139,9 +137,6 @@ def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_
     _write(out, summary, flows, ports)
     return summary
 
-
-def _sigterm(signum, frame):
-    raise KeyboardInterrupt
 
 
 def _drive(plan: Plan, tb: Testbed, tr: traffic.Traffic, t0: float, say) -> Dict[str, Any]:
