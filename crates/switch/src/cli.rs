@@ -22,7 +22,7 @@
 
 use crate::config::{Arrival, SwitchConfig};
 use crate::latency::Histogram;
-use crate::sock::{cpu_times, pin_to_cpu, realtime_ns, tight_timers, wait, yield_cpu, PacketSocket, Signals};
+use crate::sock::{cpu_times, pin_to_cpu, realtime_ns, tight_timers, wait_round, PacketSocket, Signals};
 use crate::switch::{Switch, SLOT};
 use crate::wait::Waiter;
 use dcfair_core::time::SimTime;
@@ -67,7 +67,8 @@ fn plan(argv: Vec<String>) -> ! {
     }
 }
 
-fn fail(code: i32, msg: &str) -> ! {
+/// Ends the process with `code` after one line on stderr.
+pub(crate) fn fail(code: i32, msg: &str) -> ! {
     eprintln!("dcfair-switch: {msg}");
     exit(code)
 }
@@ -178,21 +179,10 @@ pub fn run(argv: Vec<String>) -> ! {
         let deadline = sw.next_deadline();
         let timeout = waiter.timeout_ns(now_ns, deadline.0.div_ceil(1000));
         sleeps += (timeout > 0) as u64;
-        for f in fds.iter_mut() {
-            f.revents = 0;
-        }
-        if let Err(e) = wait(&mut fds, Some(timeout)) {
-            fail(1, &format!("ppoll: {e}"));
-        }
+        let stop = wait_round(&mut fds, nsock, timeout).unwrap_or_else(|e| fail(1, &format!("ppoll: {e}")));
         wakeups += 1;
-        if fds[nsock].revents != 0 {
+        if stop {
             break;
-        }
-        if timeout == 0 && !fds.iter().any(|f| f.revents != 0) {
-            // spinning and nothing arrived: let a process woken on this CPU (the receiver of
-            // the frame just sent) run now rather than after our time slice (without this the
-            // echo behind a hybrid switch waited out the 200 us spin: bench/switch.py)
-            yield_cpu();
         }
         for i in 0..nsock {
             if fds[i].revents == 0 {

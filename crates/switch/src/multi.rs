@@ -21,7 +21,8 @@
 
 use crate::config::SwitchConfig;
 use crate::latency::Histogram;
-use crate::sock::{cpu_times, enter_netns, realtime_ns, tight_timers, wait, yield_cpu, PacketSocket, Signals};
+use crate::cli::fail;
+use crate::sock::{cpu_times, enter_netns, realtime_ns, tight_timers, wait_round, PacketSocket, Signals};
 use crate::switch::{Switch, SLOT};
 use crate::wait::Waiter;
 use dcfair_core::time::SimTime;
@@ -33,11 +34,6 @@ use std::time::Instant;
 const BATCH: usize = 64;
 const MAX_WAIT_NS: u64 = 100_000_000;
 const USAGE: &str = "usage: dcfair-switch multi [--seed N] (--netns NAME --config switch.toml --stats stats.json)...";
-
-fn fail(code: i32, msg: &str) -> ! {
-    eprintln!("dcfair-switch: {msg}");
-    exit(code)
-}
 
 struct Unit {
     netns: String,
@@ -153,18 +149,10 @@ pub fn run(argv: Vec<String>) -> ! {
         }
         let timeout = waiter.timeout_ns(now_ns, deadline.0.div_ceil(1000));
         sleeps += (timeout > 0) as u64;
-        for f in fds.iter_mut() {
-            f.revents = 0;
-        }
-        if let Err(e) = wait(&mut fds, Some(timeout)) {
-            fail(1, &format!("ppoll: {e}"));
-        }
+        let stop = wait_round(&mut fds, nsock, timeout).unwrap_or_else(|e| fail(1, &format!("ppoll: {e}")));
         wakeups += 1;
-        if fds[nsock].revents != 0 {
+        if stop {
             break;
-        }
-        if timeout == 0 && !fds.iter().any(|f| f.revents != 0) {
-            yield_cpu();
         }
         for (k, &(ui, pi)) in owner.iter().enumerate() {
             if fds[k].revents == 0 {

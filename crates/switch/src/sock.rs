@@ -277,6 +277,25 @@ pub fn wait(fds: &mut [libc::pollfd], timeout_ns: Option<u64>) -> io::Result<()>
     Ok(())
 }
 
+/// One wait of a switch's loop over `fds`, whose descriptor `stop` is the stop signal's: clears
+/// the events, waits up to `timeout_ns`, and yields the CPU when a spin (`timeout_ns` 0) found
+/// nothing, so that a process woken on this CPU (the receiver of the frame just sent) runs now
+/// rather than after the switch's time slice (without it the echo behind a hybrid switch waited
+/// out the 200 us spin: bench/switch.py). Returns whether `stop` fired.
+pub fn wait_round(fds: &mut [libc::pollfd], stop: usize, timeout_ns: u64) -> io::Result<bool> {
+    for f in fds.iter_mut() {
+        f.revents = 0;
+    }
+    wait(fds, Some(timeout_ns))?;
+    if fds[stop].revents != 0 {
+        return Ok(true);
+    }
+    if timeout_ns == 0 && !fds.iter().any(|f| f.revents != 0) {
+        yield_cpu();
+    }
+    Ok(false)
+}
+
 /// Enters the network namespace at `path` (e.g. `/var/run/netns/NAME`) in the calling thread
 /// only. Used by the integration test to run TCP endpoints in host namespaces.
 pub fn enter_netns(path: &str) -> io::Result<()> {
