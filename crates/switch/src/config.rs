@@ -23,6 +23,7 @@
 //! | `port.rate_bps`          | bit/s  | required  | serializer rate, `> 0` (counts IPv4 bytes)     |
 //! | `port.delay_us`          | us     | 0         | fixed delay after serialization, `>= 0`        |
 //! | `port.burst_us`          | us     | 5000      | token-bucket depth, in time at `rate_bps`      |
+//! | `port.input_rate_bps`    | bit/s  | absent    | frames received here arrive at most this fast (the link's rate; [`crate::switch`], "Input line") |
 //! | `[port.queue]`           | table  | DropTail 100 pkts | the discipline, as a scenario's `[queue]` |
 //!
 //! - Prefixes must not have host bits set; the same prefix on two ports is refused; the
@@ -132,6 +133,8 @@ pub struct PortConfig {
     pub delay_us: f64,
     #[serde(default = "default_burst_us")]
     pub burst_us: f64,
+    /// The rate of the link into this port: frames received faster wait in its input line.
+    pub input_rate_bps: Option<f64>,
     #[serde(default)]
     pub queue: QueueConfig,
 }
@@ -254,6 +257,11 @@ impl SwitchConfig {
             if !(p.burst_us.is_finite() && p.burst_us >= 0.0 && p.burst_us <= 1e6) {
                 return Err(ConfigError::new(k("burst_us"), format!("must be 0 to 1e6 us, got {}", p.burst_us)));
             }
+            if let Some(r) = p.input_rate_bps {
+                if !(r.is_finite() && (1.0..=1e12).contains(&r)) {
+                    return Err(ConfigError::new(k("input_rate_bps"), format!("must be a rate in bit/s, 1 to 1e12, got {r}")));
+                }
+            }
             p.queue.validate().map_err(|e| e.within(&k("queue")))?;
         }
         Ok(())
@@ -328,6 +336,9 @@ limit_pkts = 50
         assert_eq!(err(&GOOD.replace("seed = 7", "cpu = 5000")), "cpu");
         assert_eq!(err(&GOOD.replace("seed = 7", "cpu = -1")), "cpu");
         assert_eq!(err(&GOOD.replace("rate_bps = 1e8\ndelay", "rate_bps = \"fast\"\ndelay")), "port[1].rate_bps");
+        assert_eq!(err(&GOOD.replace("delay_us = 100", "input_rate_bps = 0")), "port[1].input_rate_bps");
+        assert_eq!(err(&GOOD.replace("delay_us = 100", "input_rate_bps = -1e8")), "port[1].input_rate_bps");
+        assert!(SwitchConfig::from_toml(&GOOD.replace("delay_us = 100", "input_rate_bps = 1e8")).unwrap().port[1].input_rate_bps == Some(1e8));
     }
     #[test]
     fn prefixes_match_longest_first_semantics() {

@@ -19,13 +19,22 @@
 //!   packet is dequeued when it *starts*, as in the simulator, and handed to a FIFO delay line
 //!   that releases its frame at `end + delay_us`. The serializer counts IPv4 total length (the
 //!   simulator's packet size), not Ethernet framing.
+//! - **Input line** (a port with `input_rate_bps`): no link delivers faster than its rate, so a
+//!   frame received sooner than its own transmission time (IPv4 bytes at that rate) after the
+//!   previous frame of the same port has *arrived* only then: it is routed at once but waits
+//!   in the port's input line until that time before it meets its output queue. Frames that
+//!   arrive together because the sending switch woke late (its token bucket lets it catch up
+//!   back to back) thus reach the queue spaced as on the wire. [`Switch::service`] offers
+//!   held frames in time order, each after every port was served up to its time; ties go to
+//!   the lower input port.
 //! - **FairQ** (optional): every port is a FairQ port; every forwarded TCP segment goes through
 //!   `rewrite::fairq_frame` after routing and before its output queue, as in the simulator's
 //!   switch. Queue samples every `sample_interval_us` and controller ticks every `interval_us`,
 //!   driven by [`Switch::timers`].
 //! - **Conservation** per output port: `queue.received = tx_frames + tx_errors + drops +
 //!   queued + in_delay_line`, and per input port `rx_frames = forwarded + flooded + malformed +
-//!   no_route + hairpin`; both are in the stats file and checked by the tests.
+//!   no_route + hairpin`; both are in the stats file and checked by the tests. Frames still in
+//!   an input line (`in_input_line`) are counted `forwarded` but not yet `queue.received`.
 //! - **Lateness**: every frame that had to wait for its release (`end + delay_us` later than
 //!   the moment it was dequeued) records `now - release` in `tx_late` when it leaves, so the
 //!   stats say how late the event loop served its timers (frames released at once, e.g. with no
@@ -138,6 +147,8 @@ pub struct PortCounters {
     pub fairq_window_rewrites: u64,
     pub fairq_wscale_rewrites: u64,
     pub fairq_reserved_cleared: u64,
+    /// Frames received here that waited in the input line (they came too soon after the previous one).
+    pub input_paced: u64,
 }
 
 /// Time series of one port, sampled every `series_interval_ms`.
@@ -160,10 +171,14 @@ pub struct Port {
     burst: SimDuration,
     delay: SimDuration,
     busy_until: SimTime,
-    /// (release time, slot) in release order.
     /// (release time, frame slot, whether the release was in the future when queued: a timer)
     delay_line: VecDeque<(SimTime, u32, bool)>,
-    /// Frames released by the delay line, waiting for the socket.
+    /// `input_rate_bps`: the rate frames arrive at, at most.
+    input_rate: Option<BitsPerSec>,
+    /// When the last frame received here has fully arrived (with `input_rate`).
+    in_busy_until: SimTime,
+    /// Frames received here, routed, waiting for their arrival time: (time, output port, packet).
+    input_line: VecDeque<(SimTime, u16, Packet)>,
     pub c: PortCounters,
     pub series: Series,
     /// Queue length samples (every serializer call with a packet, and every series tick).
@@ -218,6 +233,9 @@ impl Switch {
                 delay: SimDuration::from_secs_f64(p.delay_us / 1e6),
                 busy_until: SimTime::ZERO,
                 delay_line: VecDeque::new(),
+                input_rate: p.input_rate_bps.map(|r| BitsPerSec(r.round() as u64)),
+                in_busy_until: SimTime::ZERO,
+                input_line: VecDeque::new(),
                 c: PortCounters::default(),
                 series: Series::default(),
                 len_samples: 0,
@@ -287,6 +305,7 @@ impl Switch {
             }
             Ok(Frame::Arp) => {
                 self.ports[input].c.flooded += 1;
+                let at = self.arrival(now, input, len.saturating_sub(14) as u32);
                 let n = self.ports.len();
                 for out in (0..n).filter(|&o| o != input) {
                     let copy = self.slab.alloc();
@@ -295,7 +314,7 @@ impl Switch {
                     self.slab.set_len(copy, len);
                     self.uid += 1;
                     let pkt = to_packet_l2(len, self.uid, copy, input as u16);
-                    self.offer(now, out, pkt);
+                    self.admit(now, at, input, out, pkt);
                 }
                 self.slab.release(slot);
             }
@@ -332,8 +351,31 @@ impl Switch {
                     c.fairq_wscale_rewrites += e.wscale as u64;
                     c.fairq_reserved_cleared += e.reserved as u64;
                 }
-                self.offer(now, out, pkt);
+                let at = self.arrival(now, input, pkt.size);
+                self.admit(now, at, input, out, pkt);
             }
+        }
+    }
+
+    /// When a frame of `size` IPv4 bytes, received on `input` at `now`, has arrived: `now`, or
+    /// with `input_rate_bps` no sooner than its transmission time after the port's previous frame.
+    fn arrival(&mut self, now: SimTime, input: usize, size: u32) -> SimTime {
+        let p = &mut self.ports[input];
+        let Some(rate) = p.input_rate else { return now };
+        let at = now.max(p.in_busy_until + rate.tx_time(size as u64));
+        p.in_busy_until = at;
+        at
+    }
+
+    /// Offers `pkt` to port `out` now if it has arrived by `now` (`at`), else holds it in the
+    /// input line of port `input` until `at`.
+    fn admit(&mut self, now: SimTime, at: SimTime, input: usize, out: usize, pkt: Packet) {
+        if at <= now {
+            self.offer(now, out, pkt);
+        } else {
+            let p = &mut self.ports[input];
+            p.c.input_paced += 1;
+            p.input_line.push_back((at, out as u16, pkt));
         }
     }
 
@@ -346,9 +388,22 @@ impl Switch {
         }
     }
 
-    /// Runs every port's serializer and delay line up to `now`; frames due are passed to `send`
-    /// (port index, bytes), which returns `false` if the socket refused the frame.
+    /// Runs the input lines, every port's serializer and delay line up to `now`; frames due are
+    /// passed to `send` (port index, bytes), which returns `false` if the socket refused the frame.
     pub fn service(&mut self, now: SimTime, send: Send<'_>) {
+        // held frames in time order (ties: lower input port), each after the ports caught up
+        while let Some((t, input)) = self.ports.iter().enumerate().filter_map(|(i, p)| p.input_line.front().map(|e| (e.0, i))).min() {
+            if t > now {
+                break;
+            }
+            self.serve_ports(t, send);
+            let (t, out, pkt) = self.ports[input].input_line.pop_front().expect("a head was found");
+            self.offer(t, out as usize, pkt);
+        }
+        self.serve_ports(now, send);
+    }
+
+    fn serve_ports(&mut self, now: SimTime, send: Send<'_>) {
         for i in 0..self.ports.len() {
             self.service_port(now, i, send);
         }
@@ -463,6 +518,9 @@ impl Switch {
             if let Some(&(r, _, _)) = p.delay_line.front() {
                 t = t.min(r);
             }
+            if let Some(&(a, _, _)) = p.input_line.front() {
+                t = t.min(a);
+            }
         }
         t
     }
@@ -507,6 +565,9 @@ impl Switch {
                     "fragments": p.c.fragments,
                     "malformed": malformed,
                     "malformed_total": p.c.malformed.iter().sum::<u64>(),
+                    "input_rate_bps": p.input_rate.map(|r| r.0),
+                    "input_paced": p.c.input_paced,
+                    "in_input_line": p.input_line.len(),
                     "queue": {
                         "kind": p.queue.qdisc.name(),
                         "received_pkts": st.received_pkts,
@@ -619,7 +680,7 @@ mod tests {
                 p.iface
             );
         }
-        let queued: usize = sw.ports.iter().map(|p| p.queue.len_pkts() + p.delay_line.len()).sum();
+        let queued: usize = sw.ports.iter().map(|p| p.queue.len_pkts() + p.delay_line.len() + p.input_line.len()).sum();
         assert_eq!(sw.slab.in_use(), queued, "frame slots leaked");
     }
 
@@ -736,6 +797,79 @@ mod tests {
             }
             assert!(sent > 100, "{kind} sent only {sent}");
         }
+    }
+
+    // --- input line ----------------------------------------------------------------------
+    /// Ports a (10.0.0.1), b (10.0.0.0/24) and c (10.9.0.0/16) at 1 Gbit/s out, no delay and no
+    /// bucket, each receiving at most 100 Mbit/s.
+    fn paced() -> Switch {
+        let port = |iface: &str, prefix: &str| {
+            format!("[[port]]\niface = \"{iface}\"\nprefixes = [\"{prefix}\"]\nrate_bps = 1e9\nburst_us = 0\ninput_rate_bps = 1e8\n")
+        };
+        let text = format!("{}{}{}", port("a", "10.0.0.1/32"), port("b", "10.0.0.0/24"), port("c", "10.9.0.0/16"));
+        Switch::new(&SwitchConfig::from_toml(&text).unwrap(), 1)
+    }
+
+    #[test]
+    fn input_line_spaces_a_clump_at_the_link_rate() {
+        let mut sw = paced();
+        let f = tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], flags::ACK, 100, &[], 1460); // 1500 IPv4 bytes: 120 us at 100 Mbit/s
+        let t0 = SimTime(1_000_000_000);
+        for _ in 0..5 {
+            rx(&mut sw, t0, 0, &f);
+        }
+        assert_eq!((sw.ports[0].c.input_paced, sw.ports[0].input_line.len()), (4, 4));
+        assert_eq!(sw.ports[1].queue.stats.received_pkts, 1, "only the first frame has arrived");
+        check_conservation(&sw);
+        let mut times = Vec::new();
+        let mut now = t0;
+        while times.len() < 5 {
+            sw.service(now, &mut |_, _| {
+                times.push(now);
+                true
+            });
+            now = sw.next_deadline().max(now + SimDuration(1));
+        }
+        // each leaves 12 us (1 Gbit/s) after it arrived, arrivals 120 us apart
+        for (k, t) in times.iter().enumerate() {
+            assert_eq!(*t, t0 + SimDuration::from_us(12 + 120 * k as u64));
+        }
+        check_conservation(&sw);
+        // a frame received after the line emptied and the link fell idle is not held
+        rx(&mut sw, t0 + SimDuration::from_us(2000), 0, &f);
+        assert_eq!(sw.ports[0].c.input_paced, 4);
+        let doc = sw.stats(now, json!({}));
+        assert_eq!((doc["ports"][0]["input_paced"].as_u64(), doc["ports"][0]["input_rate_bps"].as_u64()), (Some(4), Some(100_000_000)));
+    }
+
+    #[test]
+    fn held_frames_meet_the_queue_in_arrival_order_across_ports() {
+        // a clump of three on port a (arrivals t0, t0+120, t0+240 us) and one frame on port c
+        // received at t0+130 us: the queue of port b sees a, a, c, a
+        let mut sw = paced();
+        let from = |src: [u8; 4]| tcp_frame(src, [10, 0, 0, 2], flags::ACK, 100, &[], 1460);
+        let t0 = SimTime(1_000_000_000);
+        for _ in 0..3 {
+            rx(&mut sw, t0, 0, &from([10, 0, 0, 1]));
+        }
+        let t1 = t0 + SimDuration::from_us(130);
+        let mut sent = Vec::new();
+        sw.service(t1, &mut |_, f| {
+            sent.push(f[14 + 12..14 + 16].to_vec());
+            true
+        });
+        rx(&mut sw, t1, 2, &from([10, 9, 0, 7]));
+        let mut now = t1;
+        while sent.len() < 4 {
+            sw.service(now, &mut |_, f| {
+                sent.push(f[14 + 12..14 + 16].to_vec());
+                true
+            });
+            now = sw.next_deadline().max(now + SimDuration(1));
+        }
+        let srcs: Vec<u8> = sent.iter().map(|a| a[1]).collect();
+        assert_eq!(srcs, vec![0, 0, 9, 0]);
+        check_conservation(&sw);
     }
 
     // --- FairQ ---------------------------------------------------------------------------

@@ -23,11 +23,16 @@ Rules (docs/testbed.md, "Fabrics"):
 - :func:`switch_configs` writes each switch's ``switch.toml``: its ports (``link`` = the
   simulator's port index) and ``[fabric]`` (scenario file, overrides, seed, node, every
   host's address, every flow's listening end).
+- Every switch port has an input line at its link's rate (``input_rate_bps``): frames that a
+  neighbour sends back to back after a late wake-up, or a host's NIC in a burst, reach the
+  output queues spaced as on the wire, as in the simulator. ``$DCFAIR_FABRIC_INPUT_LINE=off``
+  leaves it out (the reading without it, for comparison).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,6 +247,18 @@ def listen_end(f: Flow, fp: FabricPlan) -> Tuple[str, int, str]:
     return hosts[f.dst].ip, traffic.BASE_PORT + f.id, hosts[f.src].ip
 
 
+INPUT_LINE_MODES = ("on", "off")
+
+
+def input_line() -> bool:
+    """``$DCFAIR_FABRIC_INPUT_LINE``: ``on`` (default) gives every switch port an input line at
+    its link's rate; ``off`` leaves it out."""
+    m = os.environ.get("DCFAIR_FABRIC_INPUT_LINE", "on")
+    if m not in INPUT_LINE_MODES:
+        raise mapping.invalid("DCFAIR_FABRIC_INPUT_LINE", f"one of {', '.join(INPUT_LINE_MODES)}, got {m!r}")
+    return m == "on"
+
+
 def switch_configs(fp: FabricPlan, seed: int) -> Dict[str, Dict[str, Any]]:
     """Switch name -> its ``switch.toml`` document."""
     hosts = {h.ip: h.name for h in fp.plan.hosts}
@@ -257,6 +274,7 @@ def switch_configs(fp: FabricPlan, seed: int) -> Dict[str, Dict[str, Any]]:
         for i, ((srv, cli), fid) in enumerate(zip(ic.servers, fp.incast_ids)):
             flows.append({"listen": f"{byname[srv].ip}:{traffic.INCAST_PORT + i}", "peer": byname[cli].ip, "flow": fid})
     fq = fp.plan.fairq
+    paced = input_line()
     out = {}
     for s in fp.switches:
         cfg: Dict[str, Any] = {"seed": seed}
@@ -267,7 +285,7 @@ def switch_configs(fp: FabricPlan, seed: int) -> Dict[str, Dict[str, Any]]:
         cfg["fabric"] = {"scenario": fp.scenario_path, "set": [f"{k}={v}" for k, v in fp.overrides], "seed": seed,
                          "node": s.name, "hosts": hosts, "flow": flows}
         cfg["port"] = [{"iface": p.iface, "link": p.link, "rate_bps": p.rate_bps, "delay_us": p.delay_us,
-                        "queue": fp.plan.queue} for p in s.ports]
+                        **({"input_rate_bps": p.rate_bps} if paced else {}), "queue": fp.plan.queue} for p in s.ports]
         out[s.name] = cfg
     return out
 

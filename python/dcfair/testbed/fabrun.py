@@ -415,6 +415,8 @@ def _results(fp: FabricPlan, tr: traffic.Traffic, counters, stats, timeouts, lat
             "frames_per_s": round(fwd / dur, 1) if dur > 0 else None, "switch_cpu_s": round(cpu, 3),
             "window_frames_per_s": round(window_frames / span, 1) if span > 0 else None,
             "offered_fps_sim": round(fp.offered_fps, 1),
+            "input_line": any(pt.get("input_rate_bps") for st in stats.values() for pt in st["ports"]),
+            "input_paced_frames": sum(pt.get("input_paced", 0) for st in stats.values() for pt in st["ports"]),
         },
     }
     return summary, rows, ports, links

@@ -69,6 +69,8 @@ def run_one(source: str, qdisc: str, seed: int, scenario: Path, root: Path) -> D
         r["links_off_paths"] = t["links"]["testbed_off_paths"]
         r["links_only_sim"] = t["links"]["only_sim"]
         r["links_only_testbed"] = t["links"]["only_testbed"]
+        r["input_line"] = t.get("input_line")
+        r["load_1m"] = round(os.getloadavg()[0], 2)
     r.update(seed=seed, wall_s=round(time.monotonic() - t0, 1), command="dcfair " + " ".join(argv))
     return r
 
@@ -99,7 +101,8 @@ def main(argv=None) -> int:
                 r = run_one(s, q, seed, a.scenario, a.work)
                 res.setdefault(q, {}).setdefault(s, []).append(r)
                 print(f"{q:9s} {s:9s} seed {seed}: share {r['share']!s:.6}  ({r['wall_s']} s)", flush=True)
-    doc = {"scenario": str(a.scenario.relative_to(REPO)), "made_by": "sudo python -m dcfair.testbed.outcast "
+    env = "".join(f"{k}={os.environ[k]} " for k in ("DCFAIR_FABRIC_INPUT_LINE", "DCFAIR_FABRIC_PROCESS") if k in os.environ)
+    doc = {"scenario": str(a.scenario.relative_to(REPO)), "made_by": f"sudo {env}python -m dcfair.testbed.outcast "
            + " ".join(argv if argv is not None else sys.argv[1:]), "kernel": os.uname().release,
            "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip(),
            "results": res}
