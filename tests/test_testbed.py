@@ -206,10 +206,11 @@ def check_switch_identities(stats):
                                   + p["hairpin"]), p["iface"]
         assert q["drops_pkts"] == sum(q["drops"].values()), p["iface"]
         assert q["dequeued_pkts"] <= q["enqueued_pkts"] <= q["received_pkts"], p["iface"]
-    # every frame forwarded or flooded from one port is offered to another port's queue
+    # every frame forwarded or flooded from one port is offered to another port's queue, or
+    # still waits in its input line
     offered = sum(p["forwarded"] for p in stats["ports"]) + sum(
         p["flooded"] * (len(stats["ports"]) - 1) for p in stats["ports"])
-    assert offered == sum(p["queue"]["received_pkts"] for p in stats["ports"])
+    assert offered == sum(p["queue"]["received_pkts"] + p["in_input_line"] for p in stats["ports"])
     return stats["ports"]
 
 
@@ -412,7 +413,7 @@ needs_switch = pytest.mark.skipif(find_binary() is None or "python" in find_bina
 
 
 @needs_switch
-def test_a_fabric_plan_comes_from_the_simulators_build(tmp_path):
+def test_a_fabric_plan_comes_from_the_simulators_build(tmp_path, monkeypatch):
     f = tmp_path / "ls.toml"
     f.write_text(FABRIC)
     fp = fabric.plan(str(f), FABRIC)
@@ -429,6 +430,14 @@ def test_a_fabric_plan_comes_from_the_simulators_build(tmp_path):
     cfg = fabric.switch_configs(fp, 3)["l0"]
     assert cfg["fabric"]["node"] == "l0" and cfg["fabric"]["hosts"]["10.77.0.1"] == "h0"
     assert [p["link"] for p in cfg["port"]] == [p.link for p in leaf.ports]
+    assert [p["input_rate_bps"] for p in cfg["port"]] == [p.rate_bps for p in leaf.ports]  # input lines at link rate
+    monkeypatch.setenv("DCFAIR_FABRIC_INPUT_LINE", "off")
+    assert all("input_rate_bps" not in p for p in fabric.switch_configs(fp, 3)["l0"]["port"])
+    monkeypatch.setenv("DCFAIR_FABRIC_INPUT_LINE", "maybe")
+    with pytest.raises(Exception, match="DCFAIR_FABRIC_INPUT_LINE") as e:
+        fabric.switch_configs(fp, 3)
+    assert type(e.value).__name__ == "InvalidInput"
+    monkeypatch.delenv("DCFAIR_FABRIC_INPUT_LINE")
     assert len(cfg["fabric"]["flow"]) == 3 and fp.offered_fps > 0 and fp.sim_pkts
     # every flow's simulated paths are known, both directions
     assert fp.on_paths and all(n in fp.sim_pkts for n in fp.on_paths)
@@ -501,7 +510,32 @@ def test_a_fabric_runs_real_tcp_on_the_simulators_routes(tmp_path, prefix):
     rows = list(csv.DictReader(open(out / "links.csv")))
     assert len(rows) == 12 and {r["differs"] for r in rows} == {"0"}  # 2 leaves x 4 ports + 2 spines x 2
     for name in ("l0", "sp0"):
-        check_switch_identities(json.loads((out / "raw" / f"{name}.stats.json").read_text()))
+        ports = check_switch_identities(json.loads((out / "raw" / f"{name}.stats.json").read_text()))
+        assert {p["input_rate_bps"] for p in ports} == {100_000_000}  # every port's input line at its link's rate
+    assert summary["testbed"]["input_line"] and summary["testbed"]["input_paced_frames"] >= 0
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_an_interrupt_lost_in_a_finalizer_still_stops_the_run():
+    # Python only prints an exception raised in __del__: a SIGTERM whose KeyboardInterrupt lands
+    # there is remembered, and the run's next check raises it
+    import signal as _signal
+
+    class Finalized:
+        def __del__(self):
+            os.kill(os.getpid(), _signal.SIGTERM)
+            for _ in range(1000):  # the handler runs here, between bytecodes of __del__
+                pass
+
+    before = _signal.getsignal(_signal.SIGTERM)
+    with bed.sigterm_interrupts() as stop:
+        stop.check()  # nothing yet
+        x = Finalized()
+        del x
+        assert stop.fired == _signal.SIGTERM
+        with pytest.raises(KeyboardInterrupt):
+            stop.check()
+    assert _signal.getsignal(_signal.SIGTERM) is before
 
 
 def _start_fabric_run(tmp_path, prefix, seconds=20):

@@ -240,19 +240,38 @@ def _ms(ms: float) -> str:
     return f"{us // 1000}ms" if us % 1000 == 0 else f"{us}us"
 
 
+class Interrupts:
+    """What :func:`sigterm_interrupts` saw: ``fired`` is the first signal's number."""
+
+    def __init__(self) -> None:
+        self.fired: Optional[int] = None
+
+    def check(self) -> None:
+        """Raises ``KeyboardInterrupt`` if a signal came: its first raise can be lost when it
+        lands in a finalizer (``__del__``, where Python only prints exceptions), so a run calls
+        this on its way and before it writes results."""
+        if self.fired is not None:
+            raise KeyboardInterrupt
+
+
 @contextmanager
-def sigterm_interrupts() -> Iterator[None]:
-    """Within the block SIGTERM raises ``KeyboardInterrupt``, so a run that is told to stop
-    unwinds through its own cleanup as on Ctrl-C; the previous handler comes back after."""
+def sigterm_interrupts() -> Iterator[Interrupts]:
+    """Within the block SIGTERM and SIGINT raise ``KeyboardInterrupt`` and are remembered in the
+    :class:`Interrupts` yielded, so a run that is told to stop unwinds through its own cleanup
+    as on Ctrl-C even when that first raise is lost; the previous handlers come back after."""
+    st = Interrupts()
 
     def interrupt(signum, frame):
+        if st.fired is None:
+            st.fired = signum
         raise KeyboardInterrupt
 
-    old = signal.signal(signal.SIGTERM, interrupt)
+    old = {s: signal.signal(s, interrupt) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        yield
+        yield st
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def down(prefix: str = DEFAULT_PREFIX, log=None) -> List[str]:

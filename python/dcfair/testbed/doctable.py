@@ -9,13 +9,32 @@ Rules:
   with none off the simulated paths.
 - A table is written into its file between ``<!-- NAME:begin -->`` and ``<!-- NAME:end -->``;
   a file without both markers stops the script, naming them.
+- A results file says how it was made (:func:`provenance`): the command, with the testbed
+  switches' environment settings in front of it (``DCFAIR_FABRIC_INPUT_LINE``,
+  ``DCFAIR_FABRIC_PROCESS``), the kernel and the commit.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
+import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
+
+REPO = Path(__file__).resolve().parents[3]
+#: Environment settings that change what a testbed run measures.
+ENV = ("DCFAIR_FABRIC_INPUT_LINE", "DCFAIR_FABRIC_PROCESS")
+
+
+def provenance(module: str, argv: Optional[Sequence[str]]) -> Dict[str, Any]:
+    """``made_by`` (the command of ``python -m MODULE``), ``kernel`` and ``git`` of a results file."""
+    env = "".join(f"{k}={os.environ[k]} " for k in ENV if k in os.environ)
+    args = " ".join(argv if argv is not None else sys.argv[1:])
+    return {"made_by": f"sudo {env}python -m {module} {args}".rstrip(), "kernel": os.uname().release,
+            "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                  cwd=REPO).stdout.strip()}
 
 
 def cell(vals: List[Optional[float]]) -> str:

@@ -226,7 +226,7 @@ def run_fabric(fp: FabricPlan, out, prefix: str = bed.DEFAULT_PREFIX, keep: bool
     sws: Optional[Switches] = None
     tr: Optional[traffic.Traffic] = None
     created = False
-    with bed.sigterm_interrupts():
+    with bed.sigterm_interrupts() as stop:
         try:
             tb = fabnet.up(fp, prefix, log=say)  # removes what it made if it fails; refuses an existing testbed
             created = True  # from here on, down runs whatever happens
@@ -239,9 +239,10 @@ def run_fabric(fp: FabricPlan, out, prefix: str = bed.DEFAULT_PREFIX, keep: bool
             tr.launch_fetches(t0, plan.duration_s)
             tr.launch_streams(t0, plan.duration_s)
             tr.t0 = t0
-            counters = _drive(fp, tb, tr, sws, t0, say)
+            counters = _drive(fp, tb, tr, sws, t0, say, stop)
             late = tr.wait(timeout_s=max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
             sws.check()
+            stop.check()  # an interrupt whose raise was lost still stops the run here
             stats = sws.stop()
             sws = None
             timeouts = {h.name: traffic.host_timeouts(tb, h) for h in tb.hosts}
@@ -267,7 +268,7 @@ def run_fabric(fp: FabricPlan, out, prefix: str = bed.DEFAULT_PREFIX, keep: bool
 
 
 
-def _drive(fp: FabricPlan, tb: Testbed, tr: traffic.Traffic, sws: Switches, t0: float, say) -> Dict[str, Any]:
+def _drive(fp: FabricPlan, tb: Testbed, tr: traffic.Traffic, sws: Switches, t0: float, say, stop: bed.Interrupts) -> Dict[str, Any]:
     plan = fp.plan
     pending = sorted((f for f in plan.flows if not (traffic.sized(f) or traffic.streamed(f, plan))),
                      key=lambda f: (f.start_s, f.id))
@@ -277,6 +278,7 @@ def _drive(fp: FabricPlan, tb: Testbed, tr: traffic.Traffic, sws: Switches, t0: 
         tr.launch_incast(start_at=t0 + plan.incast.start_s, deadline_s=plan.duration_s - plan.incast.start_s)
     last = time.monotonic()
     while True:
+        stop.check()
         sws.check()
         now = time.monotonic() - t0
         while pending and pending[0].start_s <= now:

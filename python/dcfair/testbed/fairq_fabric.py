@@ -8,7 +8,7 @@ Rules:
 - Every row runs ``scenarios/testbed/fairq_incast_leafspine.toml`` through the command line:
   ``dcfair testbed run`` and ``dcfair run`` with ``--seed 1..N``, as written (DropTail) and with
   ``--set fairq.wscale=off`` (FairQ at every switch, :data:`VARIANTS`). The commands are kept
-  with the numbers in ``scenarios/testbed/fairq_incast_leafspine.results.json``.
+  with the numbers in ``scenarios/testbed/fairq_incast_leafspine.results.json`` (``--results``).
 - With ``--doc`` the table replaces what is between ``<!-- fairq-testbed:begin -->`` and
   ``<!-- fairq-testbed:end -->`` (``--table-only``: from the results file, without running).
 """
@@ -49,7 +49,8 @@ def run_one(source: str, variant: str, seed: int, root: Path) -> Dict:
     r = {k: doc["metrics"].get(k) for k in KEYS}
     if source == "testbed":
         links = doc["testbed"]["links"]
-        r.update(links_same=links["same"], links_off_paths=links["testbed_off_paths"])
+        r.update(links_same=links["same"], links_off_paths=links["testbed_off_paths"],
+                 input_line=doc["testbed"].get("input_line"), load_1m=round(os.getloadavg()[0], 2))
     r.update(seed=seed, wall_s=round(time.monotonic() - t0, 1), command="dcfair " + " ".join(argv))
     return r
 
@@ -61,12 +62,13 @@ def table(res: Dict[str, Dict[str, List[Dict]]]) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--results", type=Path, default=RESULTS, help="where the raw numbers go")
     ap.add_argument("--work", type=Path, default=Path("/tmp/dcfair-fairq-testbed"))
     ap.add_argument("--doc", type=Path)
     ap.add_argument("--table-only", action="store_true")
     a = ap.parse_args(argv)
     if a.table_only:
-        return doctable.write_section(a.doc, "fairq-testbed", table(json.loads(RESULTS.read_text())["results"]))
+        return doctable.write_section(a.doc, "fairq-testbed", table(json.loads(a.results.read_text())["results"]))
     res: Dict[str, Dict[str, List[Dict]]] = {}
     for v in VARIANTS:
         for s in SOURCES:
@@ -75,11 +77,9 @@ def main(argv=None) -> int:
                 res.setdefault(v, {}).setdefault(s, []).append(r)
                 print(f"{v:8s} {s:7s} seed {seed}: rounds {r['rounds_completed']}  max answer {r['answer_time_max_s']}",
                       flush=True)
-    RESULTS.write_text(json.dumps({
-        "scenario": str(SCENARIO.relative_to(REPO)), "kernel": os.uname().release,
-        "made_by": "sudo python -m dcfair.testbed.fairq_fabric " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip(),
-        "results": res}, indent=1) + "\n")
+    a.results.write_text(json.dumps({"scenario": str(SCENARIO.relative_to(REPO)),
+                                     **doctable.provenance("dcfair.testbed.fairq_fabric", argv), "results": res},
+                                    indent=1) + "\n")
     text = table(res)
     print(text)
     return doctable.write_section(a.doc, "fairq-testbed", text) if a.doc else 0

@@ -101,10 +101,7 @@ def main(argv=None) -> int:
                 r = run_one(s, q, seed, a.scenario, a.work)
                 res.setdefault(q, {}).setdefault(s, []).append(r)
                 print(f"{q:9s} {s:9s} seed {seed}: share {r['share']!s:.6}  ({r['wall_s']} s)", flush=True)
-    env = "".join(f"{k}={os.environ[k]} " for k in ("DCFAIR_FABRIC_INPUT_LINE", "DCFAIR_FABRIC_PROCESS") if k in os.environ)
-    doc = {"scenario": str(a.scenario.relative_to(REPO)), "made_by": f"sudo {env}python -m dcfair.testbed.outcast "
-           + " ".join(argv if argv is not None else sys.argv[1:]), "kernel": os.uname().release,
-           "git": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip(),
+    doc = {"scenario": str(a.scenario.relative_to(REPO)), **doctable.provenance("dcfair.testbed.outcast", argv),
            "results": res}
     a.results.write_text(json.dumps(doc, indent=1) + "\n")
     text = table(res)

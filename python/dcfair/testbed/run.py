@@ -92,7 +92,7 @@ def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_
     sw: Optional[Switch] = None
     tr: Optional[traffic.Traffic] = None
     created = False
-    with bed.sigterm_interrupts():
+    with bed.sigterm_interrupts() as stop:
         try:
             bed.up(tb, log=say)  # removes what it made if it fails; refuses an existing testbed
             created = True
@@ -108,10 +108,11 @@ def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_
             tr.launch_fetches(t0, plan.duration_s)
             tr.launch_streams(t0, plan.duration_s)
             tr.t0 = t0
-            counters = _drive(plan, tb, tr, t0, say)
+            counters = _drive(plan, tb, tr, t0, say, stop)
             incast_only = plan.incast is not None and not plan.flows
             late = tr.wait(timeout_s=5.0 if incast_only else max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
             end_s = time.monotonic() - t0 if incast_only else plan.duration_s
+            stop.check()  # an interrupt whose raise was lost still stops the run here
             stats = sw.stop()
             # the measurement window on the switch's clock (its time series)
             sw_window = None if sw.ready_at is None else (
@@ -139,7 +140,7 @@ def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_
 
 
 
-def _drive(plan: Plan, tb: Testbed, tr: traffic.Traffic, t0: float, say) -> Dict[str, Any]:
+def _drive(plan: Plan, tb: Testbed, tr: traffic.Traffic, t0: float, say, stop: bed.Interrupts) -> Dict[str, Any]:
     """Launches the clients on schedule and samples the switch's counters at the window's edges."""
     pending = sorted((f for f in plan.flows if not (traffic.sized(f) or traffic.streamed(f, plan))),
                      key=lambda f: (f.start_s, f.id))
@@ -151,6 +152,7 @@ def _drive(plan: Plan, tb: Testbed, tr: traffic.Traffic, t0: float, say) -> Dict
         tr.launch_incast(start_at=t0 + plan.incast.start_s, deadline_s=plan.duration_s - plan.incast.start_s)
     last_progress, last_bytes = time.monotonic(), sum(counters["start"][p]["tx_bytes"] for p in measured)
     while True:
+        stop.check()
         now = time.monotonic() - t0
         while pending and pending[0].start_s <= now:
             tr.launch(pending.pop(0), t0, plan.duration_s)
