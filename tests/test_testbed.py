@@ -430,13 +430,17 @@ def test_a_fabric_plan_comes_from_the_simulators_build(tmp_path, monkeypatch):
     cfg = fabric.switch_configs(fp, 3)["l0"]
     assert cfg["fabric"]["node"] == "l0" and cfg["fabric"]["hosts"]["10.77.0.1"] == "h0"
     assert [p["link"] for p in cfg["port"]] == [p.link for p in leaf.ports]
-    assert [p["input_rate_bps"] for p in cfg["port"]] == [p.rate_bps for p in leaf.ports]  # input lines at link rate
+    # input lines at the link's rate, bounded by 1 ms unless the environment says otherwise
+    assert [(p["input_rate_bps"], p["input_max_wait_us"]) for p in cfg["port"]] == [(p.rate_bps, 1000.0) for p in leaf.ports]
+    monkeypatch.setenv("DCFAIR_FABRIC_INPUT_LINE", "250")
+    assert {p["input_max_wait_us"] for p in fabric.switch_configs(fp, 3)["l0"]["port"]} == {250.0}
     monkeypatch.setenv("DCFAIR_FABRIC_INPUT_LINE", "off")
     assert all("input_rate_bps" not in p for p in fabric.switch_configs(fp, 3)["l0"]["port"])
-    monkeypatch.setenv("DCFAIR_FABRIC_INPUT_LINE", "maybe")
-    with pytest.raises(Exception, match="DCFAIR_FABRIC_INPUT_LINE") as e:
-        fabric.switch_configs(fp, 3)
-    assert type(e.value).__name__ == "InvalidInput"
+    for bad in ("maybe", "-1", "nan", "2e6"):
+        monkeypatch.setenv("DCFAIR_FABRIC_INPUT_LINE", bad)
+        with pytest.raises(Exception, match="DCFAIR_FABRIC_INPUT_LINE") as e:
+            fabric.switch_configs(fp, 3)
+        assert type(e.value).__name__ == "InvalidInput"
     monkeypatch.delenv("DCFAIR_FABRIC_INPUT_LINE")
     assert len(cfg["fabric"]["flow"]) == 3 and fp.offered_fps > 0 and fp.sim_pkts
     # every flow's simulated paths are known, both directions
@@ -512,7 +516,8 @@ def test_a_fabric_runs_real_tcp_on_the_simulators_routes(tmp_path, prefix):
     for name in ("l0", "sp0"):
         ports = check_switch_identities(json.loads((out / "raw" / f"{name}.stats.json").read_text()))
         assert {p["input_rate_bps"] for p in ports} == {100_000_000}  # every port's input line at its link's rate
-    assert summary["testbed"]["input_line"] and summary["testbed"]["input_paced_frames"] >= 0
+    t = summary["testbed"]
+    assert t["input_line"] and t["input_max_wait_us"] == 1000.0 and t["input_paced_frames"] >= 0
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")

@@ -24,6 +24,7 @@
 //! | `port.delay_us`          | us     | 0         | fixed delay after serialization, `>= 0`        |
 //! | `port.burst_us`          | us     | 5000      | token-bucket depth, in time at `rate_bps`      |
 //! | `port.input_rate_bps`    | bit/s  | absent    | frames received here arrive at most this fast (the link's rate; [`crate::switch`], "Input line") |
+//! | `port.input_max_wait_us` | us     | 1000      | the longest a frame waits in the input line, 0 to 1e6 |
 //! | `[port.queue]`           | table  | DropTail 100 pkts | the discipline, as a scenario's `[queue]` |
 //!
 //! - Prefixes must not have host bits set; the same prefix on two ports is refused; the
@@ -118,6 +119,12 @@ fn default_burst_us() -> f64 {
     5000.0
 }
 
+fn default_input_max_wait_us() -> f64 {
+    // about 8 full frames at 100 Mbit/s: the clumps of a switch woken a millisecond late are
+    // spaced, and a link that stays busy carries at most this lag (docs/testbed.md)
+    1000.0
+}
+
 /// One `[[port]]`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -135,6 +142,9 @@ pub struct PortConfig {
     pub burst_us: f64,
     /// The rate of the link into this port: frames received faster wait in its input line.
     pub input_rate_bps: Option<f64>,
+    /// The longest a frame waits in the input line.
+    #[serde(default = "default_input_max_wait_us")]
+    pub input_max_wait_us: f64,
     #[serde(default)]
     pub queue: QueueConfig,
 }
@@ -262,6 +272,9 @@ impl SwitchConfig {
                     return Err(ConfigError::new(k("input_rate_bps"), format!("must be a rate in bit/s, 1 to 1e12, got {r}")));
                 }
             }
+            if !(p.input_max_wait_us.is_finite() && (0.0..=1e6).contains(&p.input_max_wait_us)) {
+                return Err(ConfigError::new(k("input_max_wait_us"), format!("must be 0 to 1e6 us, got {}", p.input_max_wait_us)));
+            }
             p.queue.validate().map_err(|e| e.within(&k("queue")))?;
         }
         Ok(())
@@ -338,6 +351,7 @@ limit_pkts = 50
         assert_eq!(err(&GOOD.replace("rate_bps = 1e8\ndelay", "rate_bps = \"fast\"\ndelay")), "port[1].rate_bps");
         assert_eq!(err(&GOOD.replace("delay_us = 100", "input_rate_bps = 0")), "port[1].input_rate_bps");
         assert_eq!(err(&GOOD.replace("delay_us = 100", "input_rate_bps = -1e8")), "port[1].input_rate_bps");
+        assert_eq!(err(&GOOD.replace("delay_us = 100", "input_max_wait_us = -1")), "port[1].input_max_wait_us");
         assert!(SwitchConfig::from_toml(&GOOD.replace("delay_us = 100", "input_rate_bps = 1e8")).unwrap().port[1].input_rate_bps == Some(1e8));
     }
     #[test]

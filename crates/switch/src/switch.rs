@@ -21,16 +21,15 @@
 //!   simulator's packet size), not Ethernet framing.
 //! - **Input line** (a port with `input_rate_bps`): no link delivers faster than its rate, so a
 //!   frame received sooner than its own transmission time (IPv4 bytes at that rate) after the
-//!   previous frame of the same port has *arrived* only then: it is routed at once but waits
-//!   in the port's input line until that time before it meets its output queue. Frames that
-//!   arrive together because the sending switch woke late (its token bucket lets it catch up
-//!   back to back) thus reach the queue spaced as on the wire. [`Switch::service`] offers
-//!   held frames in time order, each after every port was served up to its time; ties go to
-//!   the lower input port.
-//! - **FairQ** (optional): every port is a FairQ port; every forwarded TCP segment goes through
-//!   `rewrite::fairq_frame` after routing and before its output queue, as in the simulator's
-//!   switch. Queue samples every `sample_interval_us` and controller ticks every `interval_us`,
-//!   driven by [`Switch::timers`].
+//!   previous frame of the same port has *arrived* only then, or `input_max_wait_us` after it
+//!   was received, whichever is sooner: it is routed at once but waits in the port's input line
+//!   until that time before it meets its output queue. Frames that arrive together because the
+//!   sending switch woke late (its token bucket lets it catch up back to back) thus reach the
+//!   queue spaced as on the wire. The bound keeps the line from becoming a hidden queue: while
+//!   the link stays busy, a lag once taken is never made up, so without it each late wake-up of
+//!   the sender would add to every later frame's wait. [`Switch::service`] offers held frames
+//!   in time order, each after every port was served up to its time; ties go to the lower input
+//!   port. `input_wait` records how long each held frame waited.
 //! - **Conservation** per output port: `queue.received = tx_frames + tx_errors + drops +
 //!   queued + in_delay_line`, and per input port `rx_frames = forwarded + flooded + malformed +
 //!   no_route + hairpin`; both are in the stats file and checked by the tests. Frames still in
@@ -175,6 +174,8 @@ pub struct Port {
     delay_line: VecDeque<(SimTime, u32, bool)>,
     /// `input_rate_bps`: the rate frames arrive at, at most.
     input_rate: Option<BitsPerSec>,
+    /// `input_max_wait_us`: the longest a frame waits in the input line.
+    input_max_wait: SimDuration,
     /// When the last frame received here has fully arrived (with `input_rate`).
     in_busy_until: SimTime,
     /// Frames received here, routed, waiting for their arrival time: (time, output port, packet).
@@ -205,6 +206,8 @@ pub struct Switch {
     /// How late frames left the delay line: send time minus due time (`end + delay`), i.e. the
     /// event loop's wake-up lateness as the frames see it.
     pub tx_late: Histogram,
+    /// How long frames waited in input lines (their arrival time minus when they were received).
+    pub input_wait: Histogram,
     /// Fabric mode: the simulator's routing replaces the prefixes, ARP is not flooded (hosts
     /// hold static neighbours, and a fabric has loops), and IPv4 TTL is decremented.
     pub fabric: Option<crate::fabric::Router>,
@@ -234,6 +237,7 @@ impl Switch {
                 busy_until: SimTime::ZERO,
                 delay_line: VecDeque::new(),
                 input_rate: p.input_rate_bps.map(|r| BitsPerSec(r.round() as u64)),
+                input_max_wait: SimDuration::from_secs_f64(p.input_max_wait_us / 1e6),
                 in_busy_until: SimTime::ZERO,
                 input_line: VecDeque::new(),
                 c: PortCounters::default(),
@@ -272,6 +276,7 @@ impl Switch {
             uid: 0,
             seed,
             tx_late: Histogram::default(),
+            input_wait: Histogram::default(),
             fabric: None,
         }
     }
@@ -358,11 +363,12 @@ impl Switch {
     }
 
     /// When a frame of `size` IPv4 bytes, received on `input` at `now`, has arrived: `now`, or
-    /// with `input_rate_bps` no sooner than its transmission time after the port's previous frame.
+    /// with `input_rate_bps` no sooner than its transmission time after the port's previous frame,
+    /// and no later than `input_max_wait_us` after `now`.
     fn arrival(&mut self, now: SimTime, input: usize, size: u32) -> SimTime {
         let p = &mut self.ports[input];
         let Some(rate) = p.input_rate else { return now };
-        let at = now.max(p.in_busy_until + rate.tx_time(size as u64));
+        let at = now.max((p.in_busy_until + rate.tx_time(size as u64)).min(now + p.input_max_wait));
         p.in_busy_until = at;
         at
     }
@@ -373,6 +379,7 @@ impl Switch {
         if at <= now {
             self.offer(now, out, pkt);
         } else {
+            self.input_wait.record(((at.0 - now.0) / 1000) as i64);
             let p = &mut self.ports[input];
             p.c.input_paced += 1;
             p.input_line.push_back((at, out as u16, pkt));
@@ -566,6 +573,7 @@ impl Switch {
                     "malformed": malformed,
                     "malformed_total": p.c.malformed.iter().sum::<u64>(),
                     "input_rate_bps": p.input_rate.map(|r| r.0),
+                    "input_max_wait_us": p.input_rate.map(|_| p.input_max_wait.0 as f64 / 1e6),
                     "input_paced": p.c.input_paced,
                     "in_input_line": p.input_line.len(),
                     "queue": {
@@ -604,6 +612,7 @@ impl Switch {
             "duration_s": now.as_secs_f64(),
             "fairq_rewrites": self.fairq.as_ref().map_or(0, |f| f.rewrites),
             "frame_slots": self.slab.capacity(),
+            "input_wait": self.input_wait.to_json(),
             "ports": ports,
         });
         if let (Value::Object(d), Value::Object(e)) = (&mut doc, extra) {
@@ -819,6 +828,7 @@ mod tests {
             rx(&mut sw, t0, 0, &f);
         }
         assert_eq!((sw.ports[0].c.input_paced, sw.ports[0].input_line.len()), (4, 4));
+        assert_eq!((sw.input_wait.count(), sw.input_wait.quantile_us(1.0)), (4, 481)); // 120, 240, 360, 480 us (upper bucket edge)
         assert_eq!(sw.ports[1].queue.stats.received_pkts, 1, "only the first frame has arrived");
         check_conservation(&sw);
         let mut times = Vec::new();
@@ -840,6 +850,34 @@ mod tests {
         assert_eq!(sw.ports[0].c.input_paced, 4);
         let doc = sw.stats(now, json!({}));
         assert_eq!((doc["ports"][0]["input_paced"].as_u64(), doc["ports"][0]["input_rate_bps"].as_u64()), (Some(4), Some(100_000_000)));
+    }
+
+    #[test]
+    fn no_frame_waits_in_the_input_line_longer_than_its_bound() {
+        // twelve frames at once: 120 us apart up to the 1000 us bound (the default), then at it
+        let mut sw = paced();
+        let f = tcp_frame([10, 0, 0, 1], [10, 0, 0, 2], flags::ACK, 100, &[], 1460);
+        let t0 = SimTime(1_000_000_000);
+        for _ in 0..12 {
+            rx(&mut sw, t0, 0, &f);
+        }
+        let mut times = Vec::new();
+        let mut now = t0;
+        while times.len() < 12 {
+            sw.service(now, &mut |_, _| {
+                times.push(now);
+                true
+            });
+            now = sw.next_deadline().max(now + SimDuration(1));
+        }
+        let us: Vec<u64> = times.iter().map(|t| (t.0 - t0.0) / 1_000_000).collect();
+        assert_eq!(us, vec![12, 132, 252, 372, 492, 612, 732, 852, 972, 1012, 1024, 1036]);
+        assert_eq!(sw.input_wait.to_json()["max_us"], 1000.0);
+        // a busy link keeps the lag it took but never more than the bound: the next frame, one
+        // frame time later, waits until 120 us after the last arrival (t0 + 1120 us), i.e. 1000 us
+        rx(&mut sw, t0 + SimDuration::from_us(120), 0, &f);
+        assert_eq!(sw.ports[0].input_line.back().unwrap().0, t0 + SimDuration::from_us(1120));
+        check_conservation(&sw);
     }
 
     #[test]

@@ -23,10 +23,11 @@ Rules (docs/testbed.md, "Fabrics"):
 - :func:`switch_configs` writes each switch's ``switch.toml``: its ports (``link`` = the
   simulator's port index) and ``[fabric]`` (scenario file, overrides, seed, node, every
   host's address, every flow's listening end).
-- Every switch port has an input line at its link's rate (``input_rate_bps``): frames that a
-  neighbour sends back to back after a late wake-up, or a host's NIC in a burst, reach the
-  output queues spaced as on the wire, as in the simulator. ``$DCFAIR_FABRIC_INPUT_LINE=off``
-  leaves it out (the reading without it, for comparison).
+- Every switch port has an input line at its link's rate (``input_rate_bps``) with a bound of
+  1 ms (``input_max_wait_us``): frames that a neighbour sends back to back after a late
+  wake-up, or a host's NIC in a burst, reach the output queues spaced as on the wire, as in
+  the simulator. ``$DCFAIR_FABRIC_INPUT_LINE`` gives another bound in us, or ``off`` leaves the
+  lines out (readings for comparison).
 """
 
 from __future__ import annotations
@@ -247,16 +248,23 @@ def listen_end(f: Flow, fp: FabricPlan) -> Tuple[str, int, str]:
     return hosts[f.dst].ip, traffic.BASE_PORT + f.id, hosts[f.src].ip
 
 
-INPUT_LINE_MODES = ("on", "off")
+#: The input lines' bound (``input_max_wait_us``) unless ``$DCFAIR_FABRIC_INPUT_LINE`` says otherwise.
+INPUT_MAX_WAIT_US = 1000.0
 
 
-def input_line() -> bool:
-    """``$DCFAIR_FABRIC_INPUT_LINE``: ``on`` (default) gives every switch port an input line at
-    its link's rate; ``off`` leaves it out."""
-    m = os.environ.get("DCFAIR_FABRIC_INPUT_LINE", "on")
-    if m not in INPUT_LINE_MODES:
-        raise mapping.invalid("DCFAIR_FABRIC_INPUT_LINE", f"one of {', '.join(INPUT_LINE_MODES)}, got {m!r}")
-    return m == "on"
+def input_line() -> Optional[float]:
+    """``$DCFAIR_FABRIC_INPUT_LINE``: ``off`` (``None``: no input lines), or the input lines'
+    bound in us, 0 to 1e6 (default :data:`INPUT_MAX_WAIT_US`)."""
+    m = os.environ.get("DCFAIR_FABRIC_INPUT_LINE", str(INPUT_MAX_WAIT_US))
+    if m == "off":
+        return None
+    try:
+        us = float(m)
+    except ValueError:
+        us = float("nan")
+    if not 0.0 <= us <= 1e6:
+        raise mapping.invalid("DCFAIR_FABRIC_INPUT_LINE", f"'off' or a bound in us, 0 to 1e6, got {m!r}")
+    return us
 
 
 def switch_configs(fp: FabricPlan, seed: int) -> Dict[str, Dict[str, Any]]:
@@ -274,7 +282,7 @@ def switch_configs(fp: FabricPlan, seed: int) -> Dict[str, Dict[str, Any]]:
         for i, ((srv, cli), fid) in enumerate(zip(ic.servers, fp.incast_ids)):
             flows.append({"listen": f"{byname[srv].ip}:{traffic.INCAST_PORT + i}", "peer": byname[cli].ip, "flow": fid})
     fq = fp.plan.fairq
-    paced = input_line()
+    bound = input_line()
     out = {}
     for s in fp.switches:
         cfg: Dict[str, Any] = {"seed": seed}
@@ -285,7 +293,8 @@ def switch_configs(fp: FabricPlan, seed: int) -> Dict[str, Dict[str, Any]]:
         cfg["fabric"] = {"scenario": fp.scenario_path, "set": [f"{k}={v}" for k, v in fp.overrides], "seed": seed,
                          "node": s.name, "hosts": hosts, "flow": flows}
         cfg["port"] = [{"iface": p.iface, "link": p.link, "rate_bps": p.rate_bps, "delay_us": p.delay_us,
-                        **({"input_rate_bps": p.rate_bps} if paced else {}), "queue": fp.plan.queue} for p in s.ports]
+                        **({} if bound is None else {"input_rate_bps": p.rate_bps, "input_max_wait_us": bound}),
+                        "queue": fp.plan.queue} for p in s.ports]
         out[s.name] = cfg
     return out
 

@@ -268,6 +268,13 @@ def run_fabric(fp: FabricPlan, out, prefix: str = bed.DEFAULT_PREFIX, keep: bool
 
 
 
+def _mean_wait(stats: Dict[str, Any]) -> Optional[float]:
+    """The mean wait of the frames held in any switch's input lines (us), ``None`` if none was."""
+    n = sum(st.get("input_wait", {}).get("count", 0) for st in stats.values())
+    total = sum(st["input_wait"]["count"] * st["input_wait"]["mean_us"] for st in stats.values() if st.get("input_wait"))
+    return round(total / n, 1) if n else None
+
+
 def _drive(fp: FabricPlan, tb: Testbed, tr: traffic.Traffic, sws: Switches, t0: float, say, stop: bed.Interrupts) -> Dict[str, Any]:
     plan = fp.plan
     pending = sorted((f for f in plan.flows if not (traffic.sized(f) or traffic.streamed(f, plan))),
@@ -418,6 +425,9 @@ def _results(fp: FabricPlan, tr: traffic.Traffic, counters, stats, timeouts, lat
             "window_frames_per_s": round(window_frames / span, 1) if span > 0 else None,
             "offered_fps_sim": round(fp.offered_fps, 1),
             "input_line": any(pt.get("input_rate_bps") for st in stats.values() for pt in st["ports"]),
+            "input_max_wait_us": max((pt.get("input_max_wait_us") or 0 for st in stats.values() for pt in st["ports"]),
+                                     default=0) or None,
+            "input_wait_mean_us": _mean_wait(stats),
             "input_paced_frames": sum(pt.get("input_paced", 0) for st in stats.values() for pt in st["ports"]),
         },
     }

@@ -50,7 +50,8 @@ def run_one(source: str, variant: str, seed: int, root: Path) -> Dict:
     if source == "testbed":
         links = doc["testbed"]["links"]
         r.update(links_same=links["same"], links_off_paths=links["testbed_off_paths"],
-                 input_line=doc["testbed"].get("input_line"), load_1m=round(os.getloadavg()[0], 2))
+                 load_1m=round(os.getloadavg()[0], 2),
+                 **{k: doc["testbed"].get(k) for k in ("input_line", "input_max_wait_us", "input_wait_mean_us")})
     r.update(seed=seed, wall_s=round(time.monotonic() - t0, 1), command="dcfair " + " ".join(argv))
     return r
 
