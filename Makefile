@@ -28,7 +28,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 DEMO_ARGS ?=
 
-.PHONY: help install demo test test-deps testbed-deps test-rust test-py system peers validate validate-outcast validate-ns3 validate-ns3-aqm validate-all claims claims-check bench clean distclean
+.PHONY: help install demo test test-deps testbed-deps test-rust test-py system peers validate validate-outcast validate-ns3 validate-ns3-aqm validate-all claims claims-check bench bench-deps clean distclean
 
 help:
 	@echo "make demo       install everything, then compare every discipline on the HCF paper's long flows: out/demo/report.html"
@@ -44,6 +44,7 @@ help:
 	@echo "make validate-all  both"
 	@echo "make claims     every reproduction in full with every reading it declares, then every claims table and docs/claims.md"
 	@echo "make bench      time dcfair beside ns-2 (HCF long flows, k=8 fat-tree) and ns-3 (pFabric fabric) and refresh docs/performance.md"
+	@echo "make bench-deps install valgrind, for bench/instructions.py (per-packet instructions of two builds)"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
 
 install: $(EXT)
@@ -202,7 +203,16 @@ claims-check: install
 # 2 shared cores, most of it ns-2 on the fat-tree and ns-3 on the pFabric fabric): the HCF long
 # flows through the `dcfair` command, the k=8 fat-tree and the pFabric fabric through the engine
 # alone (simrun).
-bench: install peers
+# valgrind, for bench/instructions.py (per-packet instructions of two builds, exact).
+bench-deps:
+	@if ! command -v valgrind >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "==> apt-get install valgrind"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends valgrind; \
+	  else echo "dcfair: please install the Debian package valgrind" >&2; exit 1; fi; \
+	fi
+
+bench: install peers bench-deps
 	cargo build --release -p dcfair-sim --example simrun
 	$(PY) bench/longflows.py --reps 3
 	$(PY) bench/fattree.py --reps 3

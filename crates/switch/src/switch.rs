@@ -664,6 +664,21 @@ mod tests {
         sent
     }
 
+    /// Runs the loop from `t0` until `n` frames were sent; the times they were sent at.
+    fn send_times(sw: &mut Switch, t0: SimTime, n: usize) -> Vec<SimTime> {
+        let mut times = Vec::new();
+        let mut now = t0;
+        while times.len() < n {
+            sw.service(now, &mut |_, _| {
+                times.push(now);
+                true
+            });
+            sw.timers(now);
+            now = sw.next_deadline().max(now + SimDuration(1));
+        }
+        times
+    }
+
     fn arp() -> Vec<u8> {
         let mut f = vec![0u8; 60];
         f[0..6].copy_from_slice(&[0xFF; 6]);
@@ -747,16 +762,7 @@ mod tests {
         for _ in 0..10 {
             rx(&mut sw, t0, 0, &f);
         }
-        let mut times = Vec::new();
-        let mut now = t0;
-        while times.len() < 10 {
-            sw.service(now, &mut |_, _| {
-                times.push(now);
-                true
-            });
-            sw.timers(now);
-            now = sw.next_deadline().max(now + SimDuration(1));
-        }
+        let times = send_times(&mut sw, t0, 10);
         assert_eq!(times[0], t0 + SimDuration::from_us(320));
         for w in times.windows(2) {
             assert_eq!(w[1] - w[0], SimDuration::from_us(120));
@@ -831,15 +837,7 @@ mod tests {
         assert_eq!((sw.input_wait.count(), sw.input_wait.quantile_us(1.0)), (4, 481)); // 120, 240, 360, 480 us (upper bucket edge)
         assert_eq!(sw.ports[1].queue.stats.received_pkts, 1, "only the first frame has arrived");
         check_conservation(&sw);
-        let mut times = Vec::new();
-        let mut now = t0;
-        while times.len() < 5 {
-            sw.service(now, &mut |_, _| {
-                times.push(now);
-                true
-            });
-            now = sw.next_deadline().max(now + SimDuration(1));
-        }
+        let times = send_times(&mut sw, t0, 5);
         // each leaves 12 us (1 Gbit/s) after it arrived, arrivals 120 us apart
         for (k, t) in times.iter().enumerate() {
             assert_eq!(*t, t0 + SimDuration::from_us(12 + 120 * k as u64));
@@ -848,7 +846,7 @@ mod tests {
         // a frame received after the line emptied and the link fell idle is not held
         rx(&mut sw, t0 + SimDuration::from_us(2000), 0, &f);
         assert_eq!(sw.ports[0].c.input_paced, 4);
-        let doc = sw.stats(now, json!({}));
+        let doc = sw.stats(t0 + SimDuration::from_us(3000), json!({}));
         assert_eq!((doc["ports"][0]["input_paced"].as_u64(), doc["ports"][0]["input_rate_bps"].as_u64()), (Some(4), Some(100_000_000)));
     }
 
@@ -861,15 +859,7 @@ mod tests {
         for _ in 0..12 {
             rx(&mut sw, t0, 0, &f);
         }
-        let mut times = Vec::new();
-        let mut now = t0;
-        while times.len() < 12 {
-            sw.service(now, &mut |_, _| {
-                times.push(now);
-                true
-            });
-            now = sw.next_deadline().max(now + SimDuration(1));
-        }
+        let times = send_times(&mut sw, t0, 12);
         let us: Vec<u64> = times.iter().map(|t| (t.0 - t0.0) / 1_000_000).collect();
         assert_eq!(us, vec![12, 132, 252, 372, 492, 612, 732, 852, 972, 1012, 1024, 1036]);
         assert_eq!(sw.input_wait.to_json()["max_us"], 1000.0);
