@@ -49,7 +49,7 @@ use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
 use crate::metrics::FlowObs;
 use crate::mptcp::{Connection, NO_CONN};
-use crate::net::{Network, NO_PROBE};
+use crate::net::{Network, Port, NO_PROBE};
 use crate::pktref::{PktRef, Slab};
 use crate::poisson::Plan;
 use crate::probe::Probe;
@@ -427,8 +427,7 @@ impl Sim {
     /// if the port is idle.
     #[inline]
     fn offer(&mut self, pid: u32, pkt: PktRef, from: u32, now: SimTime) {
-        self.port_in(pid, pkt, from, now);
-        let port = &mut self.net.ports[pid as usize];
+        let port = self.port_in(pid, pkt, from, now);
         if port.txdone_pending {
             return;
         }
@@ -449,8 +448,11 @@ impl Sim {
     /// 2. the port's probe, which makes the discipline's call itself and records what
     ///    happened, or else the discipline's `enqueue`;
     /// 3. every packet the discipline dropped leaves the slab (its stats have counted it).
+    ///
+    /// Returns the port, so that the caller goes on with the port it already holds instead of
+    /// a second look-up (and bounds check) of `ports[pid]`.
     #[inline]
-    fn port_in(&mut self, pid: u32, pkt: PktRef, from: u32, now: SimTime) {
+    fn port_in(&mut self, pid: u32, pkt: PktRef, from: u32, now: SimTime) -> &mut Port {
         if from != FROM_HOST {
             if let Some(fq) = self.fairq.as_deref_mut() {
                 fq.on_switch(now, from, pid, &mut self.slab.items[pkt.handle as usize].pkt);
@@ -481,6 +483,7 @@ impl Sim {
             }
         }
         self.slab.free_dropped(&mut port.queue.ev);
+        port
     }
 
     /// The way out of a port's pipeline: the discipline's `dequeue`, then the port's probe
@@ -563,7 +566,8 @@ impl Sim {
                 return;
             };
             let r = PktRef::of(h, pkt);
-            let from = self.net.nodes[node as usize].ports[port as usize];
+            // only FairQ reads where a packet came in: a run without it looks nothing up
+            let from = if self.fairq.is_some() { self.net.nodes[node as usize].ports[port as usize] } else { FROM_HOST };
             self.offer(out, r, from, now);
         } else {
             self.deliver(now, node, h);
