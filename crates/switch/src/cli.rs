@@ -21,6 +21,7 @@
 //! - Time is `Instant` (CLOCK_MONOTONIC) since start, in the core's picoseconds.
 
 use crate::config::{Arrival, SwitchConfig};
+use crate::exit::fail;
 use crate::latency::Histogram;
 use crate::sock::{cpu_times, pin_to_cpu, realtime_ns, tight_timers, wait_round, PacketSocket, Signals};
 use crate::switch::{Switch, SLOT};
@@ -65,12 +66,6 @@ fn plan(argv: Vec<String>) -> ! {
         Err(dcfair_sim::Error::Invalid { key, reason }) => fail(2, &format!("invalid input: {key}: {reason}")),
         Err(e) => fail(1, &format!("{e}")),
     }
-}
-
-/// Ends the process with `code` after one line on stderr.
-pub(crate) fn fail(code: i32, msg: &str) -> ! {
-    eprintln!("dcfair-switch: {msg}");
-    exit(code)
 }
 
 struct Args {

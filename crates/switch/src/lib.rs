@@ -14,6 +14,7 @@
 //! Modules:
 //!
 //! - [`cli`]: the command line and the event loop.
+//! - [`exit`]: how a command ends on an error (one line, the exit status).
 //! - [`parse`]: Ethernet/ARP/IPv4/TCP/UDP parsing that never panics; malformed reasons.
 //! - [`csum`]: RFC 1071 checksums and RFC 1624 incremental updates.
 //! - [`rewrite`]: FairQ's decisions written into frames.
@@ -28,6 +29,7 @@
 pub mod cli;
 pub mod config;
 pub mod csum;
+pub mod exit;
 pub mod fabric;
 pub mod fuzz;
 pub mod latency;

@@ -21,7 +21,7 @@
 
 use crate::config::SwitchConfig;
 use crate::latency::Histogram;
-use crate::cli::fail;
+use crate::exit::fail;
 use crate::sock::{cpu_times, enter_netns, realtime_ns, tight_timers, wait_round, PacketSocket, Signals};
 use crate::switch::{Switch, SLOT};
 use crate::wait::Waiter;

@@ -31,13 +31,13 @@ FILE = Path(__file__).with_name("capacity.json")
 
 def table(mode: Optional[str] = None) -> Optional[Dict[int, float]]:
     """Switch count -> sustained frames per second (all switches together) of the switch
-    process mode ``mode`` (default: the one runs use, ``fabrun.process_mode()``), or None."""
+    process mode ``mode`` (default: the one runs use, ``fabric.process_mode()``), or None."""
     try:
         doc = json.loads(FILE.read_text())
     except (OSError, ValueError):
         return None
     if mode is None:
-        from dcfair.testbed.fabrun import process_mode
+        from dcfair.testbed.fabric import process_mode
 
         mode = process_mode()
     t = {int(r["switches"]): float(r["frames_per_s"]) for r in doc["rows"] if r.get("mode", "each") == mode}
@@ -80,21 +80,26 @@ def measure(repeats: int = 3, prefix: str = "dcfcap-", log=print, modes=("each",
     per switch count, the lowest of the runs' frames per second (every switch port's frames
     sent during the window, over the window), and every run's figure."""
     import platform
+    import subprocess
+    import sys
     import time
-
-    from dcfair.testbed import fabrun
 
     repo = Path(__file__).resolve().parents[3]
     rows = []
-    os.environ["DCFAIR_TESTBED_NO_CAPACITY"] = "1"  # measuring: nothing to compare with yet
     for n, name in SCENARIOS.items():
         path = repo / "scenarios" / "testbed" / name
         runs: Dict[str, list] = {m: [] for m in modes}
         for r in range(repeats):
             for m in modes:  # alternating, so both modes see the machine's load alike
-                os.environ["DCFAIR_FABRIC_PROCESS"] = m
                 out = Path("/tmp") / f"dcfair-capacity-{n}-{m}-{r}"
-                s = fabrun.run_file(path, path.read_text(), out=str(out), prefix=prefix, log=None)
+                # the command line, as a user runs it; measuring, so nothing to check against yet
+                env = dict(os.environ, DCFAIR_FABRIC_PROCESS=m, DCFAIR_TESTBED_NO_CAPACITY="1")
+                cmd = [sys.executable, "-m", "dcfair", "testbed", "run", str(path), "--out", str(out), "--prefix", prefix,
+                       "--quiet"]
+                p = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=repo)
+                if p.returncode != 0:
+                    raise SystemExit(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-400:]}")
+                s = json.loads((out / "summary.json").read_text())
                 t = s["testbed"]
                 runs[m].append({"window_frames_per_s": t["window_frames_per_s"], "switch_cpu_s": t["switch_cpu_s"],
                                 "throughput_bps_tcp": s["metrics"]["throughput_bps_tcp"], "links_same": t["links"]["same"]})
@@ -102,7 +107,6 @@ def measure(repeats: int = 3, prefix: str = "dcfcap-", log=print, modes=("each",
         for m in modes:
             rows.append({"switches": n, "mode": m, "scenario": f"scenarios/testbed/{name}",
                          "frames_per_s": min(x["window_frames_per_s"] for x in runs[m]), "runs": runs[m]})
-    os.environ.pop("DCFAIR_FABRIC_PROCESS", None)
     doc = {"command": f"python -m dcfair.testbed.capacity --repeats {repeats}",
            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": platform.release(),
            "cpus": os.cpu_count(), "rows": rows}

@@ -248,6 +248,19 @@ def listen_end(f: Flow, fp: FabricPlan) -> Tuple[str, int, str]:
     return hosts[f.dst].ip, traffic.BASE_PORT + f.id, hosts[f.src].ip
 
 
+PROCESS_MODES = ("each", "one")
+DEFAULT_MODE = "each"
+
+
+def process_mode() -> str:
+    """``$DCFAIR_FABRIC_PROCESS``: ``each`` (a dcfair-switch per switch namespace) or ``one``
+    (one ``dcfair-switch multi`` serving them all); default :data:`DEFAULT_MODE`."""
+    m = os.environ.get("DCFAIR_FABRIC_PROCESS", DEFAULT_MODE)
+    if m not in PROCESS_MODES:
+        raise mapping.invalid("DCFAIR_FABRIC_PROCESS", f"one of {', '.join(PROCESS_MODES)}, got {m!r}")
+    return m
+
+
 #: The input lines' bound (``input_max_wait_us``) unless ``$DCFAIR_FABRIC_INPUT_LINE`` says otherwise.
 INPUT_MAX_WAIT_US = 1000.0
 

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from dcfair.procs import child_of_this_process
-from dcfair.testbed import bed, capacity, fabnet, mapping, netns, traffic
+from dcfair.testbed import bed, capacity, fabnet, fabric, mapping, netns, traffic
 from dcfair.testbed.bed import Testbed
 from dcfair.testbed.fabric import FabricPlan, FabricSwitch
 from dcfair.testbed.netns import TestbedError
@@ -58,27 +58,12 @@ class SwitchDied(TestbedError):
     """A switch process ended before the run stopped it."""
 
 
-#: The name of the one process serving every switch namespace (``process_mode() == "one"``).
+#: The name of the one process serving every switch namespace (``fabric.process_mode() == "one"``).
 ONE = "process serving every switch namespace"
-PROCESS_MODES = ("each", "one")
-
-
-def process_mode() -> str:
-    """``$DCFAIR_FABRIC_PROCESS``: ``each`` (a dcfair-switch per switch namespace) or ``one``
-    (one ``dcfair-switch multi`` serving them all); default :data:`DEFAULT_MODE`."""
-    m = os.environ.get("DCFAIR_FABRIC_PROCESS", DEFAULT_MODE)
-    if m not in PROCESS_MODES:
-        raise mapping.invalid("DCFAIR_FABRIC_PROCESS", f"one of {', '.join(PROCESS_MODES)}, got {m!r}")
-    return m
-
-
-DEFAULT_MODE = "each"
 
 
 def run_file(path, text: str, overrides=(), out=None, prefix: str = bed.DEFAULT_PREFIX, seed: Optional[int] = None,
              keep: bool = False, log=None, sysctls=()) -> Dict[str, Any]:
-    from dcfair.testbed import fabric
-
     fp = fabric.plan(str(path), text, list(overrides or []), seed=seed)
     mapping.with_sysctls(fp.plan, mapping.extra_sysctls(list(sysctls or [])))
     capacity.check(len(fp.switches), fp.offered_fps)
@@ -98,11 +83,9 @@ class Switches:
         binary = find_binary()
         if binary is None:
             raise TestbedError("dcfair-switch not found: build it (`cargo build --release -p dcfair-switch`)")
-        from dcfair.testbed.fabric import switch_configs
-
         self.dir.mkdir(parents=True, exist_ok=True)
         triples = []
-        for s, doc in zip(self.fp.switches, switch_configs(self.fp, self.fp.plan.seed).values()):
+        for s, doc in zip(self.fp.switches, fabric.switch_configs(self.fp, self.fp.plan.seed).values()):
             extra = os.environ.get("DCFAIR_SWITCH_SET", "")
             for item in filter(None, (x.strip() for x in extra.split(","))):
                 key, _, value = item.partition("=")
@@ -111,7 +94,7 @@ class Switches:
             cfg.write_text(toml_dumps(doc))
             triples.append((s, cfg, self.dir / f"{s.name}.stats.json"))
         seed = str(self.fp.plan.seed)
-        if process_mode() == "one":
+        if fabric.process_mode() == "one":
             argv = [*binary, "multi", "--seed", seed]
             for s, cfg, st in triples:
                 argv += ["--netns", s.ns(self.tb.prefix), "--config", str(cfg), "--stats", str(st)]
