@@ -30,6 +30,11 @@
 //!   the sender would add to every later frame's wait. [`Switch::service`] offers held frames
 //!   in time order, each after every port was served up to its time; ties go to the lower input
 //!   port. `input_wait` records how long each held frame waited.
+//! - **FairQ** (optional): every port is a FairQ port; every forwarded TCP segment goes through
+//!   `rewrite::fairq_frame` after routing and before its output queue (before its input line,
+//!   if it waits in one), as in the simulator's switch. Queue samples every
+//!   `sample_interval_us` and controller ticks every `interval_us`, driven by
+//!   [`Switch::timers`].
 //! - **Conservation** per output port: `queue.received = tx_frames + tx_errors + drops +
 //!   queued + in_delay_line`, and per input port `rx_frames = forwarded + flooded + malformed +
 //!   no_route + hairpin`; both are in the stats file and checked by the tests. Frames still in
