@@ -28,6 +28,14 @@ REPO = Path(__file__).resolve().parents[3]
 ENV = ("DCFAIR_FABRIC_INPUT_LINE", "DCFAIR_FABRIC_PROCESS")
 
 
+def run_conditions(testbed: Dict[str, Any]) -> Dict[str, Any]:
+    """What a testbed run's numbers depend on beyond its command, from its ``summary.json``'s
+    ``testbed`` table: the input lines (on, bound, mean wait) and the machine's 1-minute load."""
+    r = {k: testbed.get(k) for k in ("input_line", "input_max_wait_us", "input_wait_mean_us")}
+    r["load_1m"] = round(os.getloadavg()[0], 2)
+    return r
+
+
 def provenance(module: str, argv: Optional[Sequence[str]]) -> Dict[str, Any]:
     """``made_by`` (the command of ``python -m MODULE``), ``kernel`` and ``git`` of a results file."""
     env = "".join(f"{k}={os.environ[k]} " for k in ENV if k in os.environ)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -49,9 +48,7 @@ def run_one(source: str, variant: str, seed: int, root: Path) -> Dict:
     r = {k: doc["metrics"].get(k) for k in KEYS}
     if source == "testbed":
         links = doc["testbed"]["links"]
-        r.update(links_same=links["same"], links_off_paths=links["testbed_off_paths"],
-                 load_1m=round(os.getloadavg()[0], 2),
-                 **{k: doc["testbed"].get(k) for k in ("input_line", "input_max_wait_us", "input_wait_mean_us")})
+        r.update(links_same=links["same"], links_off_paths=links["testbed_off_paths"], **doctable.run_conditions(doc["testbed"]))
     r.update(seed=seed, wall_s=round(time.monotonic() - t0, 1), command="dcfair " + " ".join(argv))
     return r
 

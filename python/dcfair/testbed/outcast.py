@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -69,8 +68,7 @@ def run_one(source: str, qdisc: str, seed: int, scenario: Path, root: Path) -> D
         r["links_off_paths"] = t["links"]["testbed_off_paths"]
         r["links_only_sim"] = t["links"]["only_sim"]
         r["links_only_testbed"] = t["links"]["only_testbed"]
-        r.update({k: t.get(k) for k in ("input_line", "input_max_wait_us", "input_wait_mean_us")})
-        r["load_1m"] = round(os.getloadavg()[0], 2)
+        r.update(doctable.run_conditions(t))
     r.update(seed=seed, wall_s=round(time.monotonic() - t0, 1), command="dcfair " + " ".join(argv))
     return r
 
