@@ -739,3 +739,16 @@ def test_parking_lots_and_custom_fabrics_run_on_the_simulators_routes(tmp_path, 
     assert summary["metrics"]["utilization"] > 0.1  # 2 s of iperf3 flows starting up: busy, not full
     assert all(int(r["bytes_delivered"]) > 0 for r in csv.DictReader(open(out / "flows.csv")))
     assert bed.ours(prefix) == []
+
+
+def test_results_files_say_how_they_were_made(monkeypatch):
+    from dcfair.testbed import doctable
+
+    monkeypatch.setenv("DCFAIR_FABRIC_INPUT_LINE", "off")
+    monkeypatch.delenv("DCFAIR_FABRIC_PROCESS", raising=False)
+    p = doctable.provenance("dcfair.testbed.outcast", ["--runs", "5"])
+    assert p["made_by"] == "sudo DCFAIR_FABRIC_INPUT_LINE=off python -m dcfair.testbed.outcast --runs 5"
+    assert p["kernel"] and len(p["git"]) >= 7
+    r = doctable.run_conditions({"input_line": True, "input_max_wait_us": 1000.0, "input_wait_mean_us": 650.1, "x": 1})
+    assert r["input_line"] and r["input_max_wait_us"] == 1000.0 and r["input_wait_mean_us"] == 650.1
+    assert r["load_1m"] >= 0 and "x" not in r
