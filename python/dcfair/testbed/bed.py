@@ -274,6 +274,38 @@ def sigterm_interrupts() -> Iterator[Interrupts]:
             signal.signal(s, h)
 
 
+class Run:
+    """What a running testbed run holds, for :func:`running` to clean up: ``switch`` (has
+    ``kill()``) and ``traffic`` (has ``stop()``) while they run, ``created`` once the run made
+    its namespaces, and ``stop`` (:class:`Interrupts`)."""
+
+    def __init__(self, stop: Interrupts) -> None:
+        self.stop = stop
+        self.switch = None
+        self.traffic = None
+        self.created = False
+
+
+@contextmanager
+def running(prefix: str, keep: bool) -> Iterator[Run]:
+    """A run's lifetime, the dumbbell's and the fabric's alike: SIGTERM and SIGINT interrupt it
+    (:func:`sigterm_interrupts`); on any exception the switch it still holds is killed and its
+    traffic stopped; whatever happens, the namespaces it made are removed unless ``keep``."""
+    with sigterm_interrupts() as stop:
+        r = Run(stop)
+        try:
+            yield r
+        except BaseException:
+            if r.switch is not None:
+                r.switch.kill()
+            if r.traffic is not None:
+                r.traffic.stop()
+            raise
+        finally:
+            if r.created and not keep:
+                down(prefix)
+
+
 def down(prefix: str = DEFAULT_PREFIX, log=None) -> List[str]:
     """Removes every namespace of this prefix (switch first) and the state file; returns them."""
     names = ours(prefix)

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from dcfair.procs import child_of_this_process
-from dcfair.testbed import bed, capacity, fabnet, fabric, mapping, netns, traffic
+from dcfair.testbed import bed, capacity, fabnet, fabric, mapping, traffic
 from dcfair.testbed.bed import Testbed
 from dcfair.testbed.fabric import FabricPlan, FabricSwitch
 from dcfair.testbed.netns import TestbedError
@@ -198,48 +198,28 @@ def _counters(fp: FabricPlan, prefix: str, every: bool = False) -> Dict[str, Dic
 def run_fabric(fp: FabricPlan, out, prefix: str = bed.DEFAULT_PREFIX, keep: bool = False, log=None) -> Dict[str, Any]:
     bed.check_prefix(prefix)
     plan = fp.plan
-    offered = netns.available_cc()
-    for f in plan.flows:
-        if f.cc is not None and f.cc not in offered:
-            raise mapping.invalid(f"groups.{f.group}.tcp.cc", f"the kernel does not offer {f.cc!r}")
+    mapping.check_cc(plan)
     out = Path(out)
     raw = out / "raw"
     say = log or (lambda msg: None)
     wall0 = time.monotonic()
-    sws: Optional[Switches] = None
-    tr: Optional[traffic.Traffic] = None
-    created = False
-    with bed.sigterm_interrupts() as stop:
-        try:
-            tb = fabnet.up(fp, prefix, log=say)  # removes what it made if it fails; refuses an existing testbed
-            created = True  # from here on, down runs whatever happens
-            sws = Switches(fp, tb, raw, log=say).start()
-            tr = traffic.Traffic(tb, plan, raw)
-            tr.start_servers()
-            say(f"{plan.name}: {len(plan.flows)} flows, {len(fp.switches)} switches, {plan.duration_s:g} s ({plan.queue_kind})")
-            n_pre = sum(1 for f in plan.flows if traffic.streamed(f, plan))
-            t0 = time.monotonic() + 0.5 + (1.0 + 0.005 * n_pre if n_pre else 0.0)
-            tr.launch_fetches(t0, plan.duration_s)
-            tr.launch_streams(t0, plan.duration_s)
-            tr.t0 = t0
-            counters = _drive(fp, tb, tr, sws, t0, say, stop)
-            late = tr.wait(timeout_s=max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
-            sws.check()
-            stop.check()  # an interrupt whose raise was lost still stops the run here
-            stats = sws.stop()
-            sws = None
-            timeouts = {h.name: traffic.host_timeouts(tb, h) for h in tb.hosts}
-            tr.stop()
-            summary, rows, ports, links = _results(fp, tr, counters, stats, timeouts, late)
-        except BaseException:
-            if sws is not None:
-                sws.kill()
-            if tr is not None:
-                tr.stop()
-            raise
-        finally:
-            if created and not keep:
-                bed.down(prefix)
+    with bed.running(prefix, keep) as r:
+        tb = fabnet.up(fp, prefix, log=say)  # removes what it made if it fails; refuses an existing testbed
+        r.created = True  # from here on, down runs whatever happens
+        sws = r.switch = Switches(fp, tb, raw, log=say).start()
+        tr = r.traffic = traffic.Traffic(tb, plan, raw)
+        tr.start_servers()
+        say(f"{plan.name}: {len(plan.flows)} flows, {len(fp.switches)} switches, {plan.duration_s:g} s ({plan.queue_kind})")
+        t0 = tr.launch_timed(plan.duration_s)
+        counters = _drive(fp, tb, tr, sws, t0, say, r.stop)
+        late = tr.wait(timeout_s=max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
+        sws.check()
+        r.stop.check()  # an interrupt whose raise was lost still stops the run here
+        stats = sws.stop()
+        r.switch = None
+        timeouts = {h.name: traffic.host_timeouts(tb, h) for h in tb.hosts}
+        tr.stop()
+        summary, rows, ports, links = _results(fp, tr, counters, stats, timeouts, late)
     summary["wall_time_s"] = round(time.monotonic() - wall0, 3)
     summary["testbed"]["out"] = str(out)
     out.mkdir(parents=True, exist_ok=True)

@@ -47,6 +47,19 @@ def invalid(key: str, reason: str) -> Exception:
     return InvalidInput(key, reason)
 
 
+def check_cc(plan: "Plan") -> None:
+    """Invalid input naming the group's ``tcp.cc`` if a flow asks for a congestion control the
+    kernel does not offer (a dumbbell's run and a fabric's alike)."""
+    from dcfair.testbed.netns import available_cc
+
+    offered = available_cc()
+    for f in plan.flows:
+        if f.cc is not None and f.cc not in offered:
+            where = "flows" if f.group == "flows" else f"groups.{f.group}"
+            raise invalid(f"{where}.tcp.cc", f"the kernel does not offer {f.cc!r} "
+                                             f"(tcp_available_congestion_control: {' '.join(offered)})")
+
+
 #: The simulator's congestion controls -> Linux's (tcp_congestion_control).
 CC = {"newreno": "reno", "reno": "reno", "cubic": "cubic", "dctcp": "dctcp"}
 #: The simulator's TCP defaults the testbed reproduces (docs/tcp.md).

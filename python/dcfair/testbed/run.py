@@ -28,9 +28,9 @@ import platform
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
-from dcfair.testbed import bed, mapping, netns, traffic
+from dcfair.testbed import bed, mapping, traffic
 from dcfair.testbed.bed import Testbed
 from dcfair.testbed.mapping import Plan
 from dcfair.testbed.netns import TestbedError
@@ -72,12 +72,7 @@ def run_file(path, overrides=(), out=None, switch: str = "dcfair", prefix: str =
 def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_PREFIX, keep: bool = False,
              log=None) -> Dict[str, Any]:
     bed.check_prefix(prefix)
-    offered = netns.available_cc()
-    for f in plan.flows:
-        if f.cc is not None and f.cc not in offered:
-            where = "flows" if f.group == "flows" else f"groups.{f.group}"
-            raise mapping.invalid(f"{where}.tcp.cc", f"the kernel does not offer {f.cc!r} "
-                                                    f"(tcp_available_congestion_control: {' '.join(offered)})")
+    mapping.check_cc(plan)
     out = Path(out)
     raw = out / "raw"
     tb = Testbed(prefix, plan.hosts)
@@ -89,48 +84,29 @@ def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_
             raise TestbedError("dcfair-switch not found: build it (`cargo build --release -p dcfair-switch`), "
                                "set DCFAIR_SWITCH, or run with --switch bridge")
     wall0 = time.monotonic()
-    sw: Optional[Switch] = None
-    tr: Optional[traffic.Traffic] = None
-    created = False
-    with bed.sigterm_interrupts() as stop:
-        try:
-            bed.up(tb, log=say)  # removes what it made if it fails; refuses an existing testbed
-            created = True
-            sw = Switch(switch, tb, plan, raw, log=say).start()
-            tr = traffic.Traffic(tb, plan, raw)
-            tr.start_servers()
-            say(f"{plan.name}: {len(plan.flows)} flows{' + incast' if plan.incast else ''}, "
-                f"{plan.duration_s:g} s, switch {switch} ({plan.queue_kind})")
-            # The sized and pre-connected flows' clients start now and wait for their start time;
-            # pre-connected ones open their connection at once, so give them time to.
-            n_pre = sum(1 for f in plan.flows if traffic.streamed(f, plan))
-            t0 = time.monotonic() + 0.5 + (1.0 + 0.005 * n_pre if n_pre else 0.0)
-            tr.launch_fetches(t0, plan.duration_s)
-            tr.launch_streams(t0, plan.duration_s)
-            tr.t0 = t0
-            counters = _drive(plan, tb, tr, t0, say, stop)
-            incast_only = plan.incast is not None and not plan.flows
-            late = tr.wait(timeout_s=5.0 if incast_only else max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
-            end_s = time.monotonic() - t0 if incast_only else plan.duration_s
-            stop.check()  # an interrupt whose raise was lost still stops the run here
-            stats = sw.stop()
-            # the measurement window on the switch's clock (its time series)
-            sw_window = None if sw.ready_at is None else (
-                t0 - sw.ready_at + counters["window_start_s"], t0 - sw.ready_at + counters["end_s"])
-            sw = None
-            timeouts = {h.name: traffic.host_timeouts(tb, h) for h in tb.hosts}
-            tr.stop()
-            summary, flows, ports = _results(plan, tb, tr, counters, stats, timeouts, late, end_s, switch,
-                                             sw_window)
-        except BaseException:
-            if sw is not None:
-                sw.kill()
-            if tr is not None:
-                tr.stop()
-            raise
-        finally:
-            if created and not keep:
-                bed.down(prefix)
+    with bed.running(prefix, keep) as r:
+        bed.up(tb, log=say)  # removes what it made if it fails; refuses an existing testbed
+        r.created = True
+        sw = r.switch = Switch(switch, tb, plan, raw, log=say).start()
+        tr = r.traffic = traffic.Traffic(tb, plan, raw)
+        tr.start_servers()
+        say(f"{plan.name}: {len(plan.flows)} flows{' + incast' if plan.incast else ''}, "
+            f"{plan.duration_s:g} s, switch {switch} ({plan.queue_kind})")
+        t0 = tr.launch_timed(plan.duration_s)
+        counters = _drive(plan, tb, tr, t0, say, r.stop)
+        incast_only = plan.incast is not None and not plan.flows
+        late = tr.wait(timeout_s=5.0 if incast_only else max(0.0, plan.duration_s - (time.monotonic() - t0)) + 6.0)
+        end_s = time.monotonic() - t0 if incast_only else plan.duration_s
+        r.stop.check()  # an interrupt whose raise was lost still stops the run here
+        stats = sw.stop()
+        r.switch = None
+        # the measurement window on the switch's clock (its time series)
+        sw_window = None if sw.ready_at is None else (
+            t0 - sw.ready_at + counters["window_start_s"], t0 - sw.ready_at + counters["end_s"])
+        timeouts = {h.name: traffic.host_timeouts(tb, h) for h in tb.hosts}
+        tr.stop()
+        summary, flows, ports = _results(plan, tb, tr, counters, stats, timeouts, late, end_s, switch,
+                                         sw_window)
     summary["wall_time_s"] = round(time.monotonic() - wall0, 3)
     summary["testbed"]["out"] = str(out)
     if (raw / "switch-stats.json").exists():

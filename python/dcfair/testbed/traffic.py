@@ -128,6 +128,16 @@ class Traffic:
         out.close()
         self.launched_at[f.id] = time.monotonic() - t0
 
+    def launch_timed(self, duration_s: float) -> float:
+        """Starts the sized and pre-connected flows' clients now and returns the run's start
+        time ``t0``, which they wait for by themselves: 0.5 s from now, plus time for the
+        pre-connected ones to open their connections (1 s and 5 ms per connection)."""
+        n_pre = sum(1 for f in self.plan.flows if streamed(f, self.plan))
+        self.t0 = time.monotonic() + 0.5 + (1.0 + 0.005 * n_pre if n_pre else 0.0)
+        self.launch_fetches(self.t0, duration_s)
+        self.launch_streams(self.t0, duration_s)
+        return self.t0
+
     def launch_fetches(self, t0: float, duration_s: float) -> None:
         """Starts every sized flow's client now; each waits for ``t0 + start_s`` by itself."""
         for f in self.plan.flows:
