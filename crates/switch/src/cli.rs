@@ -20,11 +20,11 @@
 //!   never sees half a file) and exits 0. Frames still queued are counted, not sent.
 //! - Time is `Instant` (CLOCK_MONOTONIC) since start, in the core's picoseconds.
 
-use crate::config::{Arrival, SwitchConfig};
-use crate::exit::fail;
+use crate::config::Arrival;
+use crate::command::{fail, load};
 use crate::latency::Histogram;
 use crate::sock::{cpu_times, pin_to_cpu, realtime_ns, tight_timers, wait_round, PacketSocket, Signals};
-use crate::switch::{Switch, SLOT};
+use crate::switch::SLOT;
 use crate::wait::Waiter;
 use dcfair_core::time::SimTime;
 use serde_json::json;
@@ -111,21 +111,10 @@ pub fn run(argv: Vec<String>) -> ! {
         crate::multi::run(argv)
     }
     let a = args(argv);
-    let text = std::fs::read_to_string(&a.config).unwrap_or_else(|e| fail(2, &format!("--config: cannot read {}: {e}", a.config)));
-    let cfg = SwitchConfig::from_toml(&text).unwrap_or_else(|e| fail(2, &format!("invalid input: {}: {}", e.key, e.reason)));
-    let seed = a.seed.or(cfg.seed).unwrap_or(1);
+    let (cfg, mut sw) = load(&a.config, a.seed, "");
     if let Some(c) = cfg.cpu {
         if let Err(e) = pin_to_cpu(c) {
             fail(2, &format!("invalid input: cpu: cannot run on CPU {c} ({e}); this machine has {} online", std::thread::available_parallelism().map_or(0, |n| n.get())));
-        }
-    }
-    let mut sw = Switch::new(&cfg, seed);
-    if let Some(fc) = &cfg.fabric {
-        let links: Vec<Option<u16>> = cfg.port.iter().map(|p| p.link).collect();
-        match crate::fabric::Router::new(fc, &links, seed) {
-            Ok(r) => sw.fabric = Some(r),
-            Err(dcfair_sim::Error::Invalid { key, reason }) => fail(2, &format!("invalid input: {key}: {reason}")),
-            Err(e) => fail(1, &format!("fabric: {e}")),
         }
     }
     let signals = Signals::new().unwrap_or_else(|e| fail(1, &format!("signalfd: {e}")));

@@ -14,7 +14,7 @@
 //! Modules:
 //!
 //! - [`cli`]: the command line and the event loop.
-//! - [`exit`]: how a command ends on an error (one line, the exit status).
+//! - [`command`]: what the two commands share: how they fail, a switch loaded from its file.
 //! - [`parse`]: Ethernet/ARP/IPv4/TCP/UDP parsing that never panics; malformed reasons.
 //! - [`csum`]: RFC 1071 checksums and RFC 1624 incremental updates.
 //! - [`rewrite`]: FairQ's decisions written into frames.
@@ -27,9 +27,9 @@
 //! - [`fuzz`]: the fuzz harness body shared by `fuzz/` and the corpus test.
 
 pub mod cli;
+pub mod command;
 pub mod config;
 pub mod csum;
-pub mod exit;
 pub mod fabric;
 pub mod fuzz;
 pub mod latency;

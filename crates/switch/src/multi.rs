@@ -19,9 +19,8 @@
 //! - SIGINT/SIGTERM: every switch writes its stats file (temporary name, then renamed), exit 0.
 //!   `cpu_user_s`/`cpu_sys_s` in each file are the whole process's.
 
-use crate::config::SwitchConfig;
 use crate::latency::Histogram;
-use crate::exit::fail;
+use crate::command::{fail, load};
 use crate::sock::{cpu_times, enter_netns, realtime_ns, tight_timers, wait_round, PacketSocket, Signals};
 use crate::switch::{Switch, SLOT};
 use crate::wait::Waiter;
@@ -78,18 +77,7 @@ pub fn run(argv: Vec<String>) -> ! {
     let mut built = Vec::new();
     for t in triples {
         let [Some(netns), Some(config), Some(stats)] = t else { fail(2, &format!("each --netns needs --config and --stats\n{USAGE}")) };
-        let text = std::fs::read_to_string(&config).unwrap_or_else(|e| fail(2, &format!("--config: cannot read {config}: {e}")));
-        let cfg = SwitchConfig::from_toml(&text).unwrap_or_else(|e| fail(2, &format!("invalid input: {config}: {}: {}", e.key, e.reason)));
-        let s = seed.or(cfg.seed).unwrap_or(1);
-        let mut sw = Switch::new(&cfg, s);
-        if let Some(fc) = &cfg.fabric {
-            let links: Vec<Option<u16>> = cfg.port.iter().map(|p| p.link).collect();
-            match crate::fabric::Router::new(fc, &links, s) {
-                Ok(r) => sw.fabric = Some(r),
-                Err(dcfair_sim::Error::Invalid { key, reason }) => fail(2, &format!("invalid input: {config}: {key}: {reason}")),
-                Err(e) => fail(1, &format!("{config}: fabric: {e}")),
-            }
-        }
+        let (cfg, sw) = load(&config, seed, &format!("{config}: "));
         built.push((netns, stats, cfg, sw));
     }
     let signals = Signals::new().unwrap_or_else(|e| fail(1, &format!("signalfd: {e}")));
