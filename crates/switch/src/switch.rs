@@ -213,6 +213,8 @@ pub struct Switch {
     pub tx_late: Histogram,
     /// How long frames waited in input lines (their arrival time minus when they were received).
     pub input_wait: Histogram,
+    /// Whether any port has an input line (else [`Switch::service`] looks for none).
+    input_lines: bool,
     /// Fabric mode: the simulator's routing replaces the prefixes, ARP is not flooded (hosts
     /// hold static neighbours, and a fabric has loops), and IPv4 TTL is decremented.
     pub fabric: Option<crate::fabric::Router>,
@@ -282,6 +284,7 @@ impl Switch {
             seed,
             tx_late: Histogram::default(),
             input_wait: Histogram::default(),
+            input_lines: cfg.port.iter().any(|p| p.input_rate_bps.is_some()),
             fabric: None,
         }
     }
@@ -404,10 +407,9 @@ impl Switch {
     /// passed to `send` (port index, bytes), which returns `false` if the socket refused the frame.
     pub fn service(&mut self, now: SimTime, send: Send<'_>) {
         // held frames in time order (ties: lower input port), each after the ports caught up
-        while let Some((t, input)) = self.ports.iter().enumerate().filter_map(|(i, p)| p.input_line.front().map(|e| (e.0, i))).min() {
-            if t > now {
-                break;
-            }
+        while self.input_lines {
+            let head = self.ports.iter().enumerate().filter_map(|(i, p)| p.input_line.front().map(|e| (e.0, i))).min();
+            let Some((t, input)) = head.filter(|h| h.0 <= now) else { break };
             self.serve_ports(t, send);
             let (t, out, pkt) = self.ports[input].input_line.pop_front().expect("a head was found");
             self.offer(t, out as usize, pkt);
