@@ -6,7 +6,7 @@
 //!   socket is opened. An interface that cannot be opened (missing, not root): exit 1.
 //! - Prints `ready` (one line, flushed) once every socket is open and promiscuous.
 //! - Runs a single-threaded loop: serve the ports up to now, run the timers, wait (`ppoll`) for
-//!   a frame, a signal or the next deadline; read up to [`BATCH`] frames per socket per round.
+//!   a frame, a signal or the next deadline; read up to [`BATCH`](crate::command::BATCH) frames per socket per round.
 //!   How long `ppoll` may sleep is the `wait` mode's ([`crate::wait`]): `poll` sleeps,
 //!   `busy` never does (timeout 0), `hybrid` spins for `spin_us` after a frame and then sleeps.
 //!   A spinning round that found nothing yields the CPU (`sched_yield`) to whoever is runnable.
@@ -21,21 +21,14 @@
 //! - Time is `Instant` (CLOCK_MONOTONIC) since start, in the core's picoseconds.
 
 use crate::config::Arrival;
-use crate::command::{fail, load};
-use crate::latency::Histogram;
-use crate::sock::{cpu_times, pin_to_cpu, realtime_ns, tight_timers, wait_round, PacketSocket, Signals};
+use crate::command::{fail, load, read_frames, ready, write_stats, RxLog, MAX_WAIT_NS};
+use crate::sock::{cpu_times, pin_to_cpu, wait_round, PacketSocket, Signals};
 use crate::switch::SLOT;
 use crate::wait::Waiter;
 use dcfair_core::time::SimTime;
 use serde_json::json;
-use std::io::Write;
 use std::process::exit;
-use std::time::Instant;
 
-/// Frames read from one socket before the others get a turn.
-const BATCH: usize = 64;
-/// Longest wait when nothing is due (ms): bounds how stale the time series can get.
-const MAX_WAIT_NS: u64 = 100_000_000;
 
 const USAGE: &str = "usage: dcfair-switch --config switch.toml --stats stats.json [--seed N]\n       dcfair-switch plan --scenario FILE [--seed N] [--set KEY=VALUE ...] [--simulate]";
 
@@ -123,14 +116,8 @@ pub fn run(argv: Vec<String>) -> ! {
         .iter()
         .map(|p| PacketSocket::open(&p.iface).unwrap_or_else(|e| fail(1, &format!("interface {}: {e}", p.iface))))
         .collect();
-    tight_timers();
-    let t0 = Instant::now();
+    let t0 = ready();
     let clock = || SimTime(t0.elapsed().as_nanos() as u64 * 1000);
-    {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "ready");
-        let _ = out.flush();
-    }
     let mut fds: Vec<libc::pollfd> = socks
         .iter()
         .map(|s| s.raw())
@@ -138,13 +125,12 @@ pub fn run(argv: Vec<String>) -> ! {
         .map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 })
         .collect();
     let nsock = socks.len();
-    let mut rx_errors = 0u64;
     let mut wakeups = 0u64;
     let mut sleeps = 0u64;
-    let mut rx_delay = Histogram::default();
+    let mut rx = RxLog::default();
     let kernel_arrival = cfg.arrival == Arrival::Kernel;
     let mut waiter = Waiter::new(cfg.wait, (cfg.spin_us * 1000.0) as u64, MAX_WAIT_NS);
-    // frames of one round, with their arrival times, for `arrival = "kernel"` (reused)
+    // frames of one round with their times: arrival (`kernel`) or read (`read`) (reused)
     let mut pending: Vec<(SimTime, usize, u32, usize)> = Vec::new();
     let mut last_t = SimTime::ZERO;
     loop {
@@ -172,60 +158,36 @@ pub fn run(argv: Vec<String>) -> ! {
             if fds[i].revents == 0 {
                 continue;
             }
-            for _ in 0..BATCH {
-                let slot = sw.slab.alloc();
-                match socks[i].recv(sw.slab.slot_mut(slot)) {
-                    Ok(Some((n, ts))) => {
-                        let t = clock().max(last_t);
-                        let mut arrival = t;
-                        if let Some(ts) = ts {
-                            let late_ns = realtime_ns() - ts;
-                            rx_delay.record(late_ns);
-                            // the kernel's receive time on the monotonic clock, never in the future
-                            arrival = SimTime(t.0.saturating_sub(late_ns.max(0) as u64 * 1000));
-                        }
-                        waiter.active(t.0 / 1000);
-                        if kernel_arrival {
-                            pending.push((arrival, i, slot, n));
-                        } else {
-                            sw.on_frame(t, i, slot, n)
-                        }
-                    }
-                    Ok(None) => {
-                        sw.slab.release(slot);
-                        break;
-                    }
-                    Err(_) => {
-                        rx_errors += 1;
-                        sw.slab.release(slot);
-                        break;
-                    }
-                }
-            }
+            read_frames(&socks[i], &mut sw, &clock, last_t, &mut rx, |t, arrival, slot, n| {
+                waiter.active(t.0 / 1000);
+                pending.push((if kernel_arrival { arrival } else { t }, i, slot, n));
+            });
         }
-        if kernel_arrival && !pending.is_empty() {
+        if kernel_arrival {
             // replay the round in arrival order: the ports serve up to each frame's arrival
             // before it is queued, so frames that piled up while the loop was not running do
             // not reach the queue all at once (the time never goes back: clamped to the last)
             pending.sort_unstable_by_key(|p| p.0);
-            for &(t, i, slot, n) in &pending {
-                let t = t.max(last_t);
-                last_t = t;
-                sw.service(t, &mut |j, f| socks[j].send(f));
-                sw.on_frame(t, i, slot, n);
-            }
-            pending.clear();
         }
+        for &(t, i, slot, n) in &pending {
+            let t = t.max(last_t);
+            last_t = t;
+            if kernel_arrival {
+                sw.service(t, &mut |j, f| socks[j].send(f));
+            }
+            sw.on_frame(t, i, slot, n);
+        }
+        pending.clear();
     }
     let now = clock().max(last_t);
     let extra = json!({
         "io": "AF_PACKET recvmsg/send, one frame per call (no TPACKET ring)",
         "frame_slot_bytes": SLOT,
         "ignore_outgoing": socks.iter().map(|s| s.ignore_outgoing).collect::<Vec<_>>(),
-        "rx_errors": rx_errors,
+        "rx_errors": rx.errors,
         "wakeups": wakeups,
         "sleeps": sleeps,
-        "rx_delay": rx_delay.to_json(),
+        "rx_delay": rx.delay.to_json(),
         "tx_late": sw.tx_late.to_json(),
         "wait": cfg.wait.name(),
         "arrival": if kernel_arrival { "kernel" } else { "read" },
@@ -234,11 +196,6 @@ pub fn run(argv: Vec<String>) -> ! {
         "cpu_user_s": cpu_times().0,
         "cpu_sys_s": cpu_times().1,
     });
-    let doc = sw.stats(now, extra);
-    let tmp = format!("{}.tmp", a.stats);
-    let body = serde_json::to_string_pretty(&doc).expect("stats serialize");
-    if let Err(e) = std::fs::write(&tmp, body).and_then(|_| std::fs::rename(&tmp, &a.stats)) {
-        fail(1, &format!("--stats: cannot write {}: {e}", a.stats));
-    }
+    write_stats(&a.stats, &sw.stats(now, extra));
     exit(0)
 }

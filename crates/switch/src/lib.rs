@@ -14,7 +14,8 @@
 //! Modules:
 //!
 //! - [`cli`]: the command line and the event loop.
-//! - [`command`]: what the two commands share: how they fail, a switch loaded from its file.
+//! - [`command`]: what the two commands share: how they fail, a switch loaded from its file,
+//!   reading a socket's frames, `ready`, writing the stats file.
 //! - [`parse`]: Ethernet/ARP/IPv4/TCP/UDP parsing that never panics; malformed reasons.
 //! - [`csum`]: RFC 1071 checksums and RFC 1624 incremental updates.
 //! - [`rewrite`]: FairQ's decisions written into frames.

@@ -12,26 +12,21 @@
 //!   exit 1 naming it. Prints `ready` once every socket of every switch is open.
 //! - One loop for all switches, as `cli.rs`'s loop for one: serve every switch's ports up to
 //!   now, run their timers, wait for a frame on any socket, a signal or the earliest deadline,
-//!   read up to [`BATCH`] frames per socket, and queue the frames of a round in the order and at
+//!   read up to [`BATCH`](crate::command::BATCH) frames per socket, and queue the frames of a round in the order and at
 //!   the time the kernel received them (`arrival = "kernel"`; the `arrival` key is not read
 //!   here), each after its switch was served up to that time. The wait mode is the first
 //!   switch's `wait`.
 //! - SIGINT/SIGTERM: every switch writes its stats file (temporary name, then renamed), exit 0.
 //!   `cpu_user_s`/`cpu_sys_s` in each file are the whole process's.
 
-use crate::latency::Histogram;
-use crate::command::{fail, load};
-use crate::sock::{cpu_times, enter_netns, realtime_ns, tight_timers, wait_round, PacketSocket, Signals};
+use crate::command::{fail, load, read_frames, ready, write_stats, RxLog, MAX_WAIT_NS};
+use crate::sock::{cpu_times, enter_netns, wait_round, PacketSocket, Signals};
 use crate::switch::{Switch, SLOT};
 use crate::wait::Waiter;
 use dcfair_core::time::SimTime;
 use serde_json::json;
-use std::io::Write;
 use std::process::exit;
-use std::time::Instant;
 
-const BATCH: usize = 64;
-const MAX_WAIT_NS: u64 = 100_000_000;
 const USAGE: &str = "usage: dcfair-switch multi [--seed N] (--netns NAME --config switch.toml --stats stats.json)...";
 
 struct Unit {
@@ -39,8 +34,7 @@ struct Unit {
     stats: String,
     sw: Switch,
     socks: Vec<PacketSocket>,
-    rx_delay: Histogram,
-    rx_errors: u64,
+    rx: RxLog,
 }
 
 /// Runs `dcfair-switch multi ...` (`argv`: the program name, then `multi`, then the options).
@@ -93,17 +87,11 @@ pub fn run(argv: Vec<String>) -> ! {
             .iter()
             .map(|p| PacketSocket::open(&p.iface).unwrap_or_else(|e| fail(1, &format!("namespace {netns}: interface {}: {e}", p.iface))))
             .collect();
-        units.push(Unit { netns, stats, sw, socks, rx_delay: Histogram::default(), rx_errors: 0 });
+        units.push(Unit { netns, stats, sw, socks, rx: RxLog::default() });
     }
     let _ = enter_netns(&home_path);
-    tight_timers();
-    let t0 = Instant::now();
+    let t0 = ready();
     let clock = || SimTime(t0.elapsed().as_nanos() as u64 * 1000);
-    {
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "ready");
-        let _ = out.flush();
-    }
     // fd index -> (unit, port)
     let owner: Vec<(usize, usize)> = units.iter().enumerate().flat_map(|(u, x)| (0..x.socks.len()).map(move |p| (u, p))).collect();
     let mut fds: Vec<libc::pollfd> = units
@@ -147,31 +135,10 @@ pub fn run(argv: Vec<String>) -> ! {
                 continue;
             }
             let u = &mut units[ui];
-            for _ in 0..BATCH {
-                let slot = u.sw.slab.alloc();
-                match u.socks[pi].recv(u.sw.slab.slot_mut(slot)) {
-                    Ok(Some((n, ts))) => {
-                        let t = clock().max(last_t);
-                        let mut arrival = t;
-                        if let Some(ts) = ts {
-                            let late_ns = realtime_ns() - ts;
-                            u.rx_delay.record(late_ns);
-                            arrival = SimTime(t.0.saturating_sub(late_ns.max(0) as u64 * 1000));
-                        }
-                        waiter.active(t.0 / 1000);
-                        pending.push((arrival, ui, pi, slot, n));
-                    }
-                    Ok(None) => {
-                        u.sw.slab.release(slot);
-                        break;
-                    }
-                    Err(_) => {
-                        u.rx_errors += 1;
-                        u.sw.slab.release(slot);
-                        break;
-                    }
-                }
-            }
+            read_frames(&u.socks[pi], &mut u.sw, &clock, last_t, &mut u.rx, |t, arrival, slot, n| {
+                waiter.active(t.0 / 1000);
+                pending.push((arrival, ui, pi, slot, n));
+            });
         }
         if !pending.is_empty() {
             pending.sort_unstable_by_key(|p| p.0);
@@ -195,10 +162,10 @@ pub fn run(argv: Vec<String>) -> ! {
             "netns": u.netns,
             "frame_slot_bytes": SLOT,
             "ignore_outgoing": u.socks.iter().map(|s| s.ignore_outgoing).collect::<Vec<_>>(),
-            "rx_errors": u.rx_errors,
+            "rx_errors": u.rx.errors,
             "wakeups": wakeups,
             "sleeps": sleeps,
-            "rx_delay": u.rx_delay.to_json(),
+            "rx_delay": u.rx.delay.to_json(),
             "tx_late": u.sw.tx_late.to_json(),
             "wait": wait_mode.name(),
             "arrival": "kernel",
@@ -207,12 +174,7 @@ pub fn run(argv: Vec<String>) -> ! {
             "cpu_user_s": user,
             "cpu_sys_s": sys,
         });
-        let doc = u.sw.stats(now, extra);
-        let tmp = format!("{}.tmp", u.stats);
-        let body = serde_json::to_string_pretty(&doc).expect("stats serialize");
-        if let Err(e) = std::fs::write(&tmp, body).and_then(|_| std::fs::rename(&tmp, &u.stats)) {
-            fail(1, &format!("--stats: cannot write {}: {e}", u.stats));
-        }
+        write_stats(&u.stats, &u.sw.stats(now, extra));
     }
     exit(0)
 }
