@@ -271,9 +271,8 @@ impl<T: Entry> Calendar<T> {
     }
 
     /// The least entry of the ring, if the ring holds any (a hint for prefetching: `far` is
-    /// not looked at). Also asks for the node of the entry after it, when that one is in the
-    /// same bucket or the next occupied bucket of the same bitmap word, so that the next peek
-    /// finds its node cached.
+    /// not looked at). Also asks for the node of the entry after it (found as
+    /// [`Calendar::peek_ahead`] finds the next), so that the next peek finds its node cached.
     #[inline]
     pub fn peek_near(&self) -> Option<T> {
         if self.near == 0 {
@@ -281,17 +280,49 @@ impl<T: Entry> Calendar<T> {
         }
         let i = self.first_occupied();
         let Node { e, next } = self.nodes[self.head[i] as usize];
-        let after = if next != NIL {
-            next
-        } else {
-            let m = self.occupied[i >> 6] & (!1u64 << (i & 63));
-            if m == 0 {
-                return Some(e);
-            }
-            self.head[(i & !63) | m.trailing_zeros() as usize]
-        };
-        dcfair_core::hint::prefetch(self.nodes.as_ptr().wrapping_add(after as usize));
+        if let Some((after, _)) = self.after(next, i) {
+            dcfair_core::hint::prefetch(self.nodes.as_ptr().wrapping_add(after as usize));
+        }
         Some(e)
+    }
+
+    /// The least `N` entries of the ring, as far as the ring can tell cheaply (hints for
+    /// prefetching: `far` is not looked at): each after the first is looked for in the bucket
+    /// of the one before and in the later buckets of the same bitmap word, and the list stops
+    /// (`None`s) where it is not there. Also asks for the node of the entry after those, found
+    /// the same way, so that the next call finds its last node cached: a caller that calls this
+    /// once per pop learns each entry `N` pops before it is popped.
+    #[inline]
+    pub fn peek_ahead<const N: usize>(&self) -> [Option<T>; N] {
+        let mut out = [None; N];
+        if self.near == 0 {
+            return out;
+        }
+        let mut i = self.first_occupied();
+        let mut h = self.head[i];
+        for slot in out.iter_mut() {
+            let Node { e, next } = self.nodes[h as usize];
+            *slot = Some(e);
+            let Some((n, j)) = self.after(next, i) else { return out };
+            (h, i) = (n, j);
+        }
+        dcfair_core::hint::prefetch(self.nodes.as_ptr().wrapping_add(h as usize));
+        out
+    }
+
+    /// The node after one whose `next` is `next`, in bucket `i`: `next` itself, else the head
+    /// of the next occupied bucket of the same bitmap word; with the bucket it is in.
+    #[inline(always)]
+    fn after(&self, next: u32, i: usize) -> Option<(u32, usize)> {
+        if next != NIL {
+            return Some((next, i));
+        }
+        let m = self.occupied[i >> 6] & (!1u64 << (i & 63));
+        if m == 0 {
+            return None;
+        }
+        let j = (i & !63) | m.trailing_zeros() as usize;
+        Some((self.head[j], j))
     }
 
     /// Bookkeeping of a pop.
@@ -428,9 +459,10 @@ mod tests {
                     }
                 }
             }
-            // the hint, when it has one, is the entry that pops next
+            // the hint, when there is one, is the entry that pops next
             if let Some(p) = c.peek_near() {
                 assert_eq!(Some(&Reverse(p)), h.peek());
+                assert_eq!(c.peek_ahead::<1>()[0], Some(p));
             }
             let got = c.pop_until(u64::MAX);
             let want = h.pop().map(|Reverse(e)| e);
@@ -510,11 +542,15 @@ mod tests {
                     c.push(e);
                     h.push(Reverse(e));
                 }
-                let hint = c.peek_near();
+                let hints = c.peek_ahead::<3>();
                 let got = c.pop_until(u64::MAX);
                 let want = h.pop().map(|Reverse(e)| e);
                 assert_eq!(got, want);
-                assert!(hint.is_none() || hint == got, "peek_near gave {hint:?} before popping {got:?}");
+                assert!(hints[0].is_none() || hints[0] == got, "peek_ahead gave {hints:?} before popping {got:?}");
+                // the later hints come in order after it, and stop at the first gap
+                for w in hints.windows(2) {
+                    assert!(w[1].is_none() || w[0].is_some() && w[1] > w[0], "peek_ahead gave {hints:?}");
+                }
                 now = got.unwrap().0;
             }
         }

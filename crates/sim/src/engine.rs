@@ -27,9 +27,11 @@
 //!   always decides first; the shadow clock only orders ties, so it never moves an event.
 //! - Before it runs an event, the loop asks the processor for the first line the next one
 //!   will read (`prefetch_next`: the arriving packet's slab record, or the port of a `TxDone`
-//!   and its discipline's state).
-//!   A hint only (`dcfair_core::hint`): nothing depends on it, and the peek behind it
-//!   (`EventQueue::peek_hint`) changes no state.
+//!   and its discipline's state). On a network of at least [`DEEP_HINT_PORTS`] ports it looks
+//!   two events ahead instead (`prefetch_ahead`: the record of the event after next, and the
+//!   output port of the next arrival, routed ahead without a draw).
+//!   Hints only (`dcfair_core::hint`): nothing depends on them, and the peeks behind them
+//!   (`EventQueue::peek_hint`, `EventQueue::peek_ahead`, `Routes::hint`) change no state.
 //! - Every packet meets what a port runs in one pipeline: `port_in` (FairQ's rewrite at a
 //!   switch, then the discipline's enqueue, made by the port's probe when it has one) and
 //!   `port_out` (the discipline's dequeue, then the probe's record); each ends by freeing the
@@ -83,6 +85,14 @@ const FROM_HOST: u32 = u32::MAX;
 /// (`routing.core = "random_packet"`).
 pub const VIA_PER_PACKET: u32 = u32::MAX - 1;
 
+/// Ports from which a network gets the engine's two-step cache hints (`Sim::prefetch_ahead`):
+/// 4,096 ports' first [`crate::net::PORT_HOT_LINES`] lines fill 1 MiB, a core's second-level
+/// cache. A smaller network keeps its ports cached and takes the one-step hints of
+/// `Sim::prefetch_next`, which cost it less: a k = 8 fat-tree runs about a fifth slower with
+/// two steps, a k = 16 one (6,144 ports) as fast with either, a k = 32 one faster with two
+/// (docs/performance.md, "Where the engine's time goes").
+pub const DEEP_HINT_PORTS: usize = 4096;
+
 /// The whole simulated world and its clock.
 pub struct Sim {
     pub q: EventQueue,
@@ -132,6 +142,9 @@ pub struct Sim {
     pub fairq: Option<Box<FairqNet>>,
     /// The shadow clock's time of the event being handled (float-clock mode).
     fnow: f64,
+    /// Look two events ahead for cache hints ([`Sim::prefetch_ahead`]): a network of at least
+    /// [`DEEP_HINT_PORTS`] ports, whose ports do not stay in the cache.
+    deep_hints: bool,
     /// Event log (feature `trace`); see [`trace`].
     #[cfg(feature = "trace")]
     pub trace: String,
@@ -216,6 +229,7 @@ impl Sim {
         } = parts;
         let n = tcp.len() + udp.len();
         debug_assert_eq!(via.len(), n);
+        let deep_hints = net.ports.len() >= DEEP_HINT_PORTS;
         let mut sim = Sim {
             q: EventQueue::new(),
             net,
@@ -245,6 +259,7 @@ impl Sim {
             float_clock,
             fairq: None,
             fnow: 0.0,
+            deep_hints,
             #[cfg(feature = "trace")]
             trace: String::new(),
         };
@@ -315,7 +330,11 @@ impl Sim {
                 if self.float_clock {
                     self.fnow = f64::from_bits(self.q.now_tie());
                 }
-                self.prefetch_next();
+                if self.deep_hints {
+                    self.prefetch_ahead();
+                } else {
+                    self.prefetch_next();
+                }
                 self.dispatch(now, ev);
             }
             let w = wall.elapsed().as_secs_f64();
@@ -328,19 +347,53 @@ impl Sim {
 
     /// Asks for the first lines the next event will read (its packet's slab record, or its
     /// port: the port's counters, the queue's accounting and an inline discipline, the first
-    /// four lines of the port), while this one runs: by then they have usually left the cache
-    /// (hint.rs).
+    /// [`crate::net::PORT_HOT_LINES`] lines of the port), while this one runs: by then they
+    /// have usually left the first-level cache (hint.rs).
     #[inline(always)]
     fn prefetch_next(&self) {
         match self.q.peek_hint() {
             Some(Event::Arrive { pkt }) => prefetch(self.slab.items.as_ptr().wrapping_add(pkt as usize)),
-            Some(Event::TxDone { port }) => {
-                let p = self.net.ports.as_ptr().wrapping_add(port as usize) as *const u8;
-                for line in 0..crate::net::PORT_HOT_LINES {
-                    prefetch(p.wrapping_add(64 * line));
+            Some(Event::TxDone { port }) => self.prefetch_port(port),
+            _ => {}
+        }
+    }
+
+    /// On a network too large for its ports to stay in the cache between two visits, asks
+    /// for what the next two events will read, each a step ahead of its reads (the events are
+    /// those [`EventQueue::peek_ahead`] can tell; one scheduled meanwhile only wastes a hint):
+    /// - the event after next: the lines [`Sim::prefetch_next`] asks for (a packet's slab
+    ///   record, or a port's first lines);
+    /// - the next event, whose record was asked for one event ago: a packet arriving at a
+    ///   switch is routed ahead ([`Routes::hint`], no draw) and its output port's lines are
+    ///   asked for, the misses `offer` would otherwise wait for.
+    ///
+    /// Out of line, so that the run loop of a small network stays as compact as it was.
+    #[inline(never)]
+    fn prefetch_ahead(&self) {
+        let [next, after] = self.q.peek_ahead::<2>();
+        match after {
+            Some(Event::Arrive { pkt }) => prefetch(self.slab.items.as_ptr().wrapping_add(pkt as usize)),
+            Some(Event::TxDone { port }) => self.prefetch_port(port),
+            _ => {}
+        }
+        match next {
+            Some(Event::Arrive { pkt }) => {
+                let f = &self.slab.items[pkt as usize];
+                if let Some(out) = self.routes.hint(f.node, self.routes.row(f.node), f.col, &f.pkt) {
+                    self.prefetch_port(out);
                 }
             }
+            Some(Event::TxDone { port }) if after.is_none() => self.prefetch_port(port),
             _ => {}
+        }
+    }
+
+    /// Asks for the first [`crate::net::PORT_HOT_LINES`] lines of port `port`.
+    #[inline(always)]
+    fn prefetch_port(&self, port: u32) {
+        let p = self.net.ports.as_ptr().wrapping_add(port as usize) as *const u8;
+        for line in 0..crate::net::PORT_HOT_LINES {
+            prefetch(p.wrapping_add(64 * line));
         }
     }
 

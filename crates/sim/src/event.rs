@@ -323,6 +323,16 @@ impl EventQueue {
         }
     }
 
+    /// The next `N` events, as far as the store can tell cheaply (hints for prefetching; an
+    /// event scheduled before they pop can come first). See [`Calendar::peek_ahead`].
+    #[inline]
+    pub fn peek_ahead<const N: usize>(&self) -> [Option<Event>; N] {
+        match &self.store {
+            Store::Compact(c) => c.peek_ahead::<N>().map(|e| e.map(|e| Event::unpack(e.low))),
+            Store::Keyed(c) => c.peek_ahead::<N>().map(|e| e.map(|e| Event::unpack(e.low))),
+        }
+    }
+
     /// Switches from the compact to the tie-keyed layout: re-encodes the pending entries with
     /// sequence numbers `0 .. n` in their order.
     #[cold]
@@ -432,18 +442,25 @@ mod tests {
     }
 
     #[test]
-    fn the_hint_names_the_event_that_pops_next_in_both_layouts() {
+    fn the_hints_name_the_events_that_pop_next_in_both_layouts() {
         let mut q = EventQueue::new();
         for (i, t) in [9u64, 3, 3, 7, 1_000_000_000, 2].into_iter().enumerate() {
             q.schedule(SimTime(t), Event::Arrive { pkt: i as u32 });
         }
         q.schedule_last(SimTime(3), Event::TxDone { port: 4 });
         let mut popped = 0;
+        let mut seconds = 0;
         let mut check = |q: &mut EventQueue| {
-            let hint = q.peek_hint();
+            let [hint, hint2] = q.peek_ahead::<2>();
+            assert_eq!(hint, q.peek_hint());
             let (_, e) = q.pop_until(SimTime::MAX).unwrap();
             assert!(hint.is_none() || hint == Some(e), "hint {hint:?}, popped {e:?}");
             popped += hint.is_some() as u32;
+            // nothing is scheduled between two pops here: the second hint pops next
+            if hint2.is_some() {
+                assert_eq!(hint2, q.peek_hint(), "second hint {hint2:?}");
+                seconds += 1;
+            }
         };
         for _ in 0..3 {
             check(&mut q);
@@ -452,6 +469,7 @@ mod tests {
         while !q.is_empty() {
             check(&mut q);
         }
+        assert!(seconds >= 3, "the second hint named only {seconds} events");
         assert!(popped >= 6, "the hint named only {popped} of 8 events");
     }
 

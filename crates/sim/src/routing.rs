@@ -428,17 +428,57 @@ impl Routes {
     #[inline(always)]
     fn choose(&self, e: u32, d: &Dest, pkt: &Packet, rng: &mut Rng) -> u32 {
         let start = (e & START_MASK) as usize;
-        let i = match self.mode {
+        let i = match self.index(e, d, pkt, pkt.hops) {
+            Some(i) => i,
+            None => rng.gen_range(0..self.group_len[start] as u64) as usize,
+        };
+        self.global[start + i]
+    }
+
+    /// The index in the choice set of `table` entry `e` that every mode but `spray` picks for
+    /// `pkt` at hop count `hops` (`None` under `spray`: a draw).
+    #[inline(always)]
+    fn index(&self, e: u32, d: &Dest, pkt: &Packet, hops: u8) -> Option<usize> {
+        let start = (e & START_MASK) as usize;
+        Some(match self.mode {
             // the host's index in sets of the first three lengths, else a division
             RoutingMode::DstBits => match (e & !GROUP) >> LEN_SHIFT {
                 3 => d.host_no as usize % self.group_len[start] as usize,
                 l => d.mods[l as usize] as usize,
             },
-            RoutingMode::Ecmp => (hash_flow(pkt.flow_key(), self.hash_base | pkt.hops as u64) % self.group_len[start] as u64) as usize,
-            RoutingMode::Symmetric => (hash_flow(unordered_key(pkt), self.hash_base | pkt.hops as u64) % self.group_len[start] as u64) as usize,
-            RoutingMode::Spray => rng.gen_range(0..self.group_len[start] as u64) as usize,
-        };
-        self.global[start + i]
+            RoutingMode::Ecmp => (hash_flow(pkt.flow_key(), self.hash_base | hops as u64) % self.group_len[start] as u64) as usize,
+            RoutingMode::Symmetric => (hash_flow(unordered_key(pkt), self.hash_base | hops as u64) % self.group_len[start] as u64) as usize,
+            RoutingMode::Spray => return None,
+        })
+    }
+
+    /// The global id of the port switch `sw` (row `row`) will send `pkt` out of when it
+    /// arrives there, when that takes no draw (a hint for prefetching: `None` under `spray`,
+    /// with a waypoint, or without a route). `pkt.hops` is read as it will be on arrival.
+    #[inline]
+    pub fn hint(&self, sw: u32, row: u32, col: u16, pkt: &Packet) -> Option<u32> {
+        if pkt.via != NO_VIA || row == NO_ROW {
+            return None;
+        }
+        if !self.direct.is_empty() {
+            let p = self.direct[row as usize * self.dest.len() + pkt.dst as usize];
+            if p != NO_PORT {
+                return Some(p);
+            }
+        }
+        let col = if col != NO_COL { col as usize } else { self.dest[pkt.dst as usize].col as usize };
+        let e = self.table[row as usize * self.cols + col];
+        if e & GROUP == 0 {
+            return Some(e);
+        }
+        let d = &self.dest[pkt.dst as usize];
+        if d.attach == sw {
+            return Some(d.last_port);
+        }
+        if e == NO_ROUTE {
+            return None;
+        }
+        self.index(e, d, pkt, pkt.hops.saturating_add(1)).map(|i| self.global[(e & START_MASK) as usize + i])
     }
 
     /// Where the choice set of a `table` entry of several choices starts, and its length.
@@ -769,15 +809,19 @@ mod tests {
     }
 
     #[test]
-    fn the_direct_table_gives_the_choice_of_the_full_path() {
+    fn the_direct_table_and_the_hint_give_the_choice_of_the_full_path() {
         // Two diamonds' worth of choices: every switch, destination, mode, waypoint or none,
         // several flows and hop counts; the same random stream on both sides (spray).
         let net = diamond();
         for mode in [RoutingMode::Ecmp, RoutingMode::Symmetric, RoutingMode::Spray, RoutingMode::DstBits] {
             let r = Routes::build(&net, mode);
+            // the same tables without the direct one: the compact path of `hint`
+            let mut compact = Routes::build(&net, mode);
+            compact.direct = Vec::new();
             let mut a = dcfair_core::rng::Streams::new(3).stream("t", 0);
             let mut b = a.clone();
             let mut direct = 0;
+            let mut hinted = 0;
             for sw in 2..6u32 {
                 for dst in 0..6u32 {
                     for via in [NO_VIA, 3, 4] {
@@ -793,6 +837,19 @@ mod tests {
                                 let mut p3 = Packet { via, hops, ..pkt(1 - dst.min(1), dst, sport) };
                                 assert_eq!(r.next_global_port_in(sw, r.row(sw), NO_COL, &mut p3, &mut b), want);
                             }
+                            // the hint, taken before arrival (one hop fewer), names the same port
+                            if hops > 0 {
+                                let before = Packet { via, hops: hops - 1, ..pkt(1 - dst.min(1), dst, sport) };
+                                for routes in [&r, &compact] {
+                                    let hint = routes.hint(sw, routes.row(sw), routes.column(dst), &before);
+                                    if let Some(port) = hint {
+                                        assert_eq!(Some(port), want, "{mode:?} hint at {sw} to {dst}");
+                                        hinted += 1;
+                                    } else {
+                                        assert!(via != NO_VIA || mode == RoutingMode::Spray || want.is_none(), "{mode:?}: no hint at {sw} to {dst}");
+                                    }
+                                }
+                            }
                             let e = r.entry(r.slot[sw as usize], sw, dst);
                             direct += (via == NO_VIA && (e & GROUP == 0 || mode == RoutingMode::DstBits && e != NO_ROUTE)) as u32;
                         }
@@ -800,6 +857,7 @@ mod tests {
                 }
             }
             assert!(direct > 0, "{mode:?}: some choices are direct");
+            assert!(hinted > 0, "{mode:?}: some choices are hinted");
         }
     }
 
