@@ -27,7 +27,7 @@
 //!   always decides first; the shadow clock only orders ties, so it never moves an event.
 //! - Before it runs an event, the loop asks the processor for the first line the next one
 //!   will read (`prefetch_next`: the arriving packet's slab record, or the port of a `TxDone`
-//!   and its discipline's state). On a network of at least [`DEEP_HINT_PORTS`] ports it looks
+//!   and its discipline's state). A run that keeps at least [`DEEP_HINT_PORTS`] ports busy looks
 //!   two events ahead instead (`prefetch_ahead`: the record of the event after next, and the
 //!   output port of the next arrival, routed ahead without a draw).
 //!   Hints only (`dcfair_core::hint`): nothing depends on them, and the peeks behind them
@@ -85,13 +85,19 @@ const FROM_HOST: u32 = u32::MAX;
 /// (`routing.core = "random_packet"`).
 pub const VIA_PER_PACKET: u32 = u32::MAX - 1;
 
-/// Ports from which a network gets the engine's two-step cache hints (`Sim::prefetch_ahead`):
+/// Busy ports from which a run gets the engine's two-step cache hints (`Sim::prefetch_ahead`):
 /// 4,096 ports' first [`crate::net::PORT_HOT_LINES`] lines fill 1 MiB, a core's second-level
-/// cache. A smaller network keeps its ports cached and takes the one-step hints of
-/// `Sim::prefetch_next`, which cost it less: a k = 8 fat-tree runs about a fifth slower with
-/// two steps, a k = 16 one (6,144 ports) as fast with either, a k = 32 one faster with two
+/// cache. The ports a run keeps busy are counted as at most [`PORTS_PER_FLOW`] per flow, and
+/// at most all of them. A run below it keeps its ports cached and takes the one-step hints of
+/// `Sim::prefetch_next`, which cost it less: with two steps a k = 8 fat-tree runs about a fifth
+/// slower, and so does a k = 8 one with 8,192 flows, or a k = 32 one with 128; a k = 16
+/// permutation (6,144 ports) runs as fast with either, a k = 32 one faster with two
 /// (docs/performance.md, "Where the engine's time goes").
 pub const DEEP_HINT_PORTS: usize = 4096;
+
+/// Ports a flow keeps busy at most, for [`DEEP_HINT_PORTS`]: a fat-tree path crosses six output
+/// ports each way (data and ACKs).
+pub const PORTS_PER_FLOW: usize = 12;
 
 /// The whole simulated world and its clock.
 pub struct Sim {
@@ -142,8 +148,8 @@ pub struct Sim {
     pub fairq: Option<Box<FairqNet>>,
     /// The shadow clock's time of the event being handled (float-clock mode).
     fnow: f64,
-    /// Look two events ahead for cache hints ([`Sim::prefetch_ahead`]): a network of at least
-    /// [`DEEP_HINT_PORTS`] ports, whose ports do not stay in the cache.
+    /// Look two events ahead for cache hints ([`Sim::prefetch_ahead`]): a run that keeps at
+    /// least [`DEEP_HINT_PORTS`] ports busy, which do not stay in the cache.
     deep_hints: bool,
     /// Event log (feature `trace`); see [`trace`].
     #[cfg(feature = "trace")]
@@ -229,7 +235,7 @@ impl Sim {
         } = parts;
         let n = tcp.len() + udp.len();
         debug_assert_eq!(via.len(), n);
-        let deep_hints = net.ports.len() >= DEEP_HINT_PORTS;
+        let deep_hints = net.ports.len().min(n.saturating_mul(PORTS_PER_FLOW)) >= DEEP_HINT_PORTS;
         let mut sim = Sim {
             q: EventQueue::new(),
             net,
@@ -271,6 +277,11 @@ impl Sim {
             sim.attach_series(series);
         }
         sim
+    }
+
+    /// Whether the run looks two events ahead for cache hints (see [`DEEP_HINT_PORTS`]).
+    pub fn deep_hints(&self) -> bool {
+        self.deep_hints
     }
 
     /// Packets in the slab: emitted and neither delivered nor dropped yet.
@@ -358,7 +369,7 @@ impl Sim {
         }
     }
 
-    /// On a network too large for its ports to stay in the cache between two visits, asks
+    /// On a run whose busy ports do not stay in the cache between two visits, asks
     /// for what the next two events will read, each a step ahead of its reads (the events are
     /// those [`EventQueue::peek_ahead`] can tell; one scheduled meanwhile only wastes a hint):
     /// - the event after next: the lines [`Sim::prefetch_next`] asks for (a packet's slab

@@ -92,4 +92,18 @@ mod tests {
             assert_eq!((queued, sim.packets_in_slab()), (0, 0), "{kind}");
         }
     }
+
+    /// The two-step cache hints go to runs that keep thousands of ports busy: many ports and
+    /// many flows, not either alone.
+    #[test]
+    fn the_two_step_hints_go_to_runs_that_keep_many_ports_busy() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/scale/");
+        for (file, k, deep) in [("permutation.toml", "8", false), ("permutation.toml", "16", true), ("sparse_k32.toml", "32", false), ("dense_k8.toml", "8", false)] {
+            let path = format!("{dir}{file}");
+            let text = std::fs::read_to_string(&path).unwrap();
+            let sc = crate::scenario::load(&text, &path, &[("topology.k".to_string(), k.to_string())]).unwrap();
+            let sim = crate::assemble::build(&sc, 1).unwrap();
+            assert_eq!(sim.deep_hints(), deep, "{file} at k = {k}: {} ports, {} flows", sim.net.ports.len(), sim.tcp.len());
+        }
+    }
 }
