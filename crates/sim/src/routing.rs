@@ -102,6 +102,16 @@ struct Dest {
     mods: [u16; 3],
 }
 
+/// What the compact table says of a hop ([`Routes::lookup`]).
+enum Lookup<'a> {
+    /// The one next hop (global port id).
+    Port(u32),
+    /// A choice set (its `table` entry) and the destination to choose for.
+    Choose(u32, &'a Dest),
+    /// No route.
+    None,
+}
+
 /// A `table` entry of several choices (see `Routes::table`).
 const GROUP: u32 = 1 << 31;
 const LEN_SHIFT: u32 = 29;
@@ -384,20 +394,11 @@ impl Routes {
             if row == NO_ROW {
                 return None;
             }
-            let col = if col != NO_COL { col as usize } else { self.dest[pkt.dst as usize].col as usize };
-            let e = self.table[row as usize * self.cols + col];
-            if e & GROUP == 0 {
-                return Some(e);
-            }
-            // the attachment's own entry is NO_ROUTE: a host's last hop is in its `Dest`
-            let d = &self.dest[pkt.dst as usize];
-            if d.attach == sw {
-                return Some(d.last_port);
-            }
-            if e == NO_ROUTE {
-                return None;
-            }
-            return Some(self.choose(e, d, pkt, rng));
+            return match self.lookup(sw, row, col, pkt.dst) {
+                Lookup::Port(p) => Some(p),
+                Lookup::Choose(e, d) => Some(self.choose(e, d, pkt, rng)),
+                Lookup::None => None,
+            };
         }
         self.pick(sw, pkt, rng)
     }
@@ -466,19 +467,31 @@ impl Routes {
                 return Some(p);
             }
         }
-        let col = if col != NO_COL { col as usize } else { self.dest[pkt.dst as usize].col as usize };
+        match self.lookup(sw, row, col, pkt.dst) {
+            Lookup::Port(p) => Some(p),
+            Lookup::Choose(e, d) => self.index(e, d, pkt, pkt.hops.saturating_add(1)).map(|i| self.global[(e & START_MASK) as usize + i]),
+            Lookup::None => None,
+        }
+    }
+
+    /// The compact table at switch `sw` (row `row`, a switch's) towards node `dst` of column
+    /// `col` ([`NO_COL`]: read from its `Dest`).
+    #[inline(always)]
+    fn lookup(&self, sw: u32, row: u32, col: u16, dst: u32) -> Lookup<'_> {
+        let col = if col != NO_COL { col as usize } else { self.dest[dst as usize].col as usize };
         let e = self.table[row as usize * self.cols + col];
         if e & GROUP == 0 {
-            return Some(e);
+            return Lookup::Port(e);
         }
-        let d = &self.dest[pkt.dst as usize];
+        // the attachment's own entry is NO_ROUTE: a host's last hop is in its `Dest`
+        let d = &self.dest[dst as usize];
         if d.attach == sw {
-            return Some(d.last_port);
+            return Lookup::Port(d.last_port);
         }
         if e == NO_ROUTE {
-            return None;
+            return Lookup::None;
         }
-        self.index(e, d, pkt, pkt.hops.saturating_add(1)).map(|i| self.global[(e & START_MASK) as usize + i])
+        Lookup::Choose(e, d)
     }
 
     /// Where the choice set of a `table` entry of several choices starts, and its length.
