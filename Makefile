@@ -44,7 +44,7 @@ help:
 	@echo "make validate-all  both"
 	@echo "make claims     every reproduction in full with every reading it declares, then every claims table and docs/claims.md"
 	@echo "make bench      time dcfair beside ns-2 (HCF long flows, k=8 fat-tree) and ns-3 (pFabric fabric) and refresh docs/performance.md"
-	@echo "make bench-deps install valgrind, for bench/instructions.py (per-packet instructions of two builds)"
+	@echo "make bench-deps install valgrind, for bench/instructions.py and bench/misses.py (instructions and cache misses, counted)"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
 
 install: $(EXT)
@@ -203,7 +203,8 @@ claims-check: install
 # 2 shared cores, most of it ns-2 on the fat-tree and ns-3 on the pFabric fabric): the HCF long
 # flows through the `dcfair` command, the k=8 fat-tree and the pFabric fabric through the engine
 # alone (simrun).
-# valgrind, for bench/instructions.py (per-packet instructions of two builds, exact).
+# valgrind, for bench/instructions.py (per-packet instructions of two builds, exact) and
+# bench/misses.py (cache misses per event, counted).
 bench-deps:
 	@if ! command -v valgrind >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

@@ -96,7 +96,7 @@ def count(scenario: Path, k_args: list[str], duration: float, tmp: Path) -> dict
     summary = json.loads((out / "summary.json").read_text())
     to_host = re.compile(r"->h\d+$")
     return {"events": summary["events"], "hops": sum(n for _, n in rows),
-            "delivered": sum(n for p, n in rows if to_host.search(p))}
+            "delivered": sum(n for p, n in rows if to_host.search(p)), "engine_build": summary["engine_build"]}
 
 
 def cpu(s: dict) -> float:
@@ -186,6 +186,7 @@ def main(argv=None) -> int:
         "benchmark": "k-ary fat-tree, permutation of long TCP flows: building, memory, CPU per packet",
         "scenario": str(a.scenario) if a.scenario else f"{BASE.relative_to(REPO)} at each k, permutation seed {a.perm_seed}",
         "duration_s": a.duration, "reps": a.reps, "command": command.strip(), "machine": machine(),
+        "engine_build": ", ".join(sorted({r["engine_build"] for r in rows})),
         "generated_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "rows": rows,
     }
@@ -198,7 +199,7 @@ def main(argv=None) -> int:
     ref = next((r for r in rows if r["k"] == 8 and r["cpu_ns_per_delivered"]), None)
     t = [f"Machine: {describe(m)}, {m['logical_cpus']} logical CPUs, shared (1-minute load average "
          f"{min(loads):.1f} to {max(loads):.1f} during the runs); {a.reps} interleaved repetitions, medians; "
-         f"{a.duration * 1e3:g} ms simulated; `{doc['command']}` on {doc['generated_utc']}.", "",
+         f"{a.duration * 1e3:g} ms simulated; engine build `{doc['engine_build']}`; `{doc['command']}` on {doc['generated_utc']}.", "",
          "| k | hosts | switches | build wall | build CPU | build peak RSS | traffic peak RSS | delivered packets "
          "| hops | events | CPU per delivered packet | CPU per hop | events per CPU s | per packet vs k = 8 "
          "| ns-2 build CPU | ns-2 traffic peak RSS | ns-2 hops | ns-2 CPU per hop | ns-2 / dcfair per hop |",

@@ -257,3 +257,34 @@ def test_the_scale_and_mptcp_benchmarks_measure_what_they_say(tmp_path, capsys):
     assert [r["subflows"] for r in rows] == [1, 2] and all(0 < r["delivered"] <= r["hops"] for r in rows)
     assert "| subflows |" in capsys.readouterr().out
     assert scale.DOC.read_text() == doc
+
+
+def _misses():
+    spec = importlib.util.spec_from_file_location("bench_misses", REPO / "bench" / "misses.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_misses_refuses_a_window_that_is_not_one_and_a_list_of_sizes_that_is_not(capsys):
+    m = _misses()
+    simrun = str(REPO / "bench" / "misses.py")  # any file: the arguments are checked before a run
+    with pytest.raises(SystemExit, match="--short .* must be above 0 and below --long"):
+        m.main(["--short", "0.002", "--long", "0.001", "--simrun", simrun])
+    with pytest.raises(SystemExit, match="--ks: 'eight' is not a comma-separated list"):
+        m.main(["--ks", "eight", "--simrun", simrun])
+    assert m.l2_kib() > 0
+
+
+def test_misses_counts_a_small_fabric(capsys):
+    """k = 4 for 0.2 then 0.4 ms: a counted hot path, and a 16-host fabric's state fits the
+    modelled second level (a handful of misses per hundred events at most)."""
+    simrun = REPO / "target" / "release" / "examples" / "simrun"
+    if shutil.which("valgrind") is None or not simrun.exists():
+        pytest.skip("valgrind or target/release/examples/simrun missing (make bench-deps; cargo build --release --examples)")
+    assert _misses().main(["--ks", "4", "--short", "0.0002", "--long", "0.0004", "--top", "3"]) == 0
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("| 4 |"))
+    events, ir, l1, l2 = (float(c.replace(",", "")) for c in row.strip("|").split("|")[1:])
+    assert events > 10_000 and 200 < ir < 2_000 and l1 > l2 >= 0 and l2 < 0.2, row
+    assert "k = 4: second-level misses per event by function" in out
