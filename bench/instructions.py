@@ -33,17 +33,26 @@ REPO = Path(__file__).resolve().parents[1]
 SCENARIO = REPO / "scenarios" / "papers" / "hcf" / "longflows.toml"
 
 
+def cachegrind(options: list[str], cmd: list[str], find: str) -> re.Match:
+    """Runs ``cmd`` under valgrind's cachegrind with ``options``; the match of the pattern
+    ``find`` in what it printed on stderr (its summary, ``simrun``'s event count). Exits with
+    the command's output when it fails or ``find`` is not there."""
+    full = ["valgrind", "--tool=cachegrind", *options, *cmd]
+    p = subprocess.run(full, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(full)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
+    m = re.search(find, p.stderr)
+    if not m:
+        sys.exit(f"no '{find}' in the output of {' '.join(full)}")
+    return m
+
+
 def instructions(simrun: str, scenario: Path, sets: list[str], seconds: float) -> int:
     """Instructions (``Ir``) of one ``simrun`` run under cachegrind."""
     with tempfile.TemporaryDirectory(prefix="dcfair-ir-") as tmp:
-        cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={tmp}/cg.out",
-               simrun, str(scenario), *sets, f"sim.duration_s={seconds:g}", "--out", f"{tmp}/out"]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
-        m = re.search(r"I\s+refs:\s+([\d,]+)", p.stderr)
-        if not m:
-            sys.exit(f"no 'I refs' in cachegrind's output of {simrun}")
+        m = cachegrind(["--cache-sim=no", f"--cachegrind-out-file={tmp}/cg.out"],
+                       [simrun, str(scenario), *sets, f"sim.duration_s={seconds:g}", "--out", f"{tmp}/out"],
+                       r"I\s+refs:\s+([\d,]+)")
         return int(m.group(1).replace(",", ""))
 
 

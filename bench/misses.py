@@ -28,40 +28,33 @@ import argparse
 import collections
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bench"))
+sys.path.insert(0, str(REPO / "bench/ns2"))
+from instructions import cachegrind  # noqa: E402
+from time_ns2 import caches  # noqa: E402
+
 SCENARIO = REPO / "scenarios" / "scale" / "permutation.toml"
 SIMRUN = REPO / "target" / "release" / "examples" / "simrun"
 
 
 def l2_kib() -> int:
-    """This machine's second-level data cache per core, KiB (1024 if /sys does not say)."""
-    for index in sorted(Path("/sys/devices/system/cpu/cpu0/cache").glob("index*")):
-        try:
-            if (index / "level").read_text().strip() == "2":
-                size = (index / "size").read_text().strip()
-                return int(size.rstrip("K")) if size.endswith("K") else int(size) // 1024
-        except (OSError, ValueError):
-            continue
-    return 1024
+    """This machine's second-level cache per core, KiB (``time_ns2.caches``; 1024 if unknown)."""
+    m = re.search(r"\bL2 (\d+)K\b", caches() or "")
+    return int(m.group(1)) if m else 1024
 
 
 def counted_run(simrun: str, scenario: Path, k: int, seconds: float, l2: int, tmp: Path) -> tuple[int, list[str], dict]:
     """One run under cachegrind: (events popped, event names, {function: counts})."""
     out = tmp / f"cg_{k}_{seconds:g}.out"
-    cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", "--I1=32768,8,64", "--D1=49152,12,64",
-           f"--LL={l2 * 1024},16,64", f"--cachegrind-out-file={out}",
-           simrun, str(scenario), f"topology.k={k}", f"sim.duration_s={seconds:g}", "--out", str(tmp / "run")]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{p.stderr[-2000:]}")
-    m = re.search(r"simrun: (\d+) events", p.stderr)
-    if not m:
-        sys.exit(f"no event count in the output of {simrun}")
+    m = cachegrind(["--cache-sim=yes", "--I1=32768,8,64", "--D1=49152,12,64", f"--LL={l2 * 1024},16,64",
+                    f"--cachegrind-out-file={out}"],
+                   [simrun, str(scenario), f"topology.k={k}", f"sim.duration_s={seconds:g}", "--out", str(tmp / "run")],
+                   r"simrun: (\d+) events")
     names: list[str] = []
     per_fn: dict[str, list[int]] = collections.defaultdict(lambda: [0] * len(names))
     fn = None
