@@ -362,7 +362,14 @@ impl Sim {
     /// have usually left the first-level cache (hint.rs).
     #[inline(always)]
     fn prefetch_next(&self) {
-        match self.q.peek_hint() {
+        self.prefetch_first_lines(self.q.peek_hint());
+    }
+
+    /// Asks for the first lines event `ev` will read: its packet's slab record, or its port's
+    /// first lines.
+    #[inline(always)]
+    fn prefetch_first_lines(&self, ev: Option<Event>) {
+        match ev {
             Some(Event::Arrive { pkt }) => prefetch(self.slab.items.as_ptr().wrapping_add(pkt as usize)),
             Some(Event::TxDone { port }) => self.prefetch_port(port),
             _ => {}
@@ -372,8 +379,7 @@ impl Sim {
     /// On a run whose busy ports do not stay in the cache between two visits, asks
     /// for what the next two events will read, each a step ahead of its reads (the events are
     /// those [`EventQueue::peek_ahead`] can tell; one scheduled meanwhile only wastes a hint):
-    /// - the event after next: the lines [`Sim::prefetch_next`] asks for (a packet's slab
-    ///   record, or a port's first lines);
+    /// - the event after next: its first lines ([`Sim::prefetch_first_lines`]);
     /// - the next event, whose record was asked for one event ago: a packet arriving at a
     ///   switch is routed ahead ([`Routes::hint`], no draw) and its output port's lines are
     ///   asked for, the misses `offer` would otherwise wait for.
@@ -382,11 +388,7 @@ impl Sim {
     #[inline(never)]
     fn prefetch_ahead(&self) {
         let [next, after] = self.q.peek_ahead::<2>();
-        match after {
-            Some(Event::Arrive { pkt }) => prefetch(self.slab.items.as_ptr().wrapping_add(pkt as usize)),
-            Some(Event::TxDone { port }) => self.prefetch_port(port),
-            _ => {}
-        }
+        self.prefetch_first_lines(after);
         match next {
             Some(Event::Arrive { pkt }) => {
                 let f = &self.slab.items[pkt as usize];

@@ -377,13 +377,23 @@ impl Routes {
     #[inline(always)]
     pub fn next_global_port_in(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
         debug_assert!(row == self.row(sw) && (col == self.column(pkt.dst) || col == NO_COL));
-        if pkt.via == NO_VIA && row != NO_ROW && !self.direct.is_empty() {
-            let p = self.direct[row as usize * self.dest.len() + pkt.dst as usize];
-            if p != NO_PORT {
+        if pkt.via == NO_VIA && row != NO_ROW {
+            if let Some(p) = self.direct_hit(row, pkt.dst) {
                 return Some(p);
             }
         }
         self.next_global_port_table(sw, row, col, pkt, rng)
+    }
+
+    /// The direct table's next hop at switch row `row` towards node `dst`, when there is a
+    /// direct table and the hop does not depend on the packet.
+    #[inline(always)]
+    fn direct_hit(&self, row: u32, dst: u32) -> Option<u32> {
+        if self.direct.is_empty() {
+            return None;
+        }
+        let p = self.direct[row as usize * self.dest.len() + dst as usize];
+        (p != NO_PORT).then_some(p)
     }
 
     /// [`Routes::next_global_port_in`] past the direct table: the compact table, a choice set,
@@ -461,11 +471,8 @@ impl Routes {
         if pkt.via != NO_VIA || row == NO_ROW {
             return None;
         }
-        if !self.direct.is_empty() {
-            let p = self.direct[row as usize * self.dest.len() + pkt.dst as usize];
-            if p != NO_PORT {
-                return Some(p);
-            }
+        if let Some(p) = self.direct_hit(row, pkt.dst) {
+            return Some(p);
         }
         match self.lookup(sw, row, col, pkt.dst) {
             Lookup::Port(p) => Some(p),
