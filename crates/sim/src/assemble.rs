@@ -53,7 +53,10 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
         HashSeed::Fixed(s) => s,
         HashSeed::Run => streams.stream("routing.hash", 0).gen::<u64>() & HashSeed::MAX,
     };
-    let routes = Routes::build(&built.net, sc.routing.mode).with_hash_seed(hash_seed);
+    let mut routes = Routes::build(&built.net, sc.routing.mode).with_hash_seed(hash_seed);
+    if let Some(tiers) = built.tiers {
+        routes = routes.with_tiers(tiers);
+    }
     let pairs = tcp.iter().flat_map(|f| [(f.ids.src, f.ids.dst), (f.ids.dst, f.ids.src)]).chain(udp.iter().map(|u| (u.src, u.dst)));
     let name = |x: u32| &built.net.nodes[x as usize].name;
     if let Some((a, b)) = routes.first_unreachable(&built.net, pairs) {

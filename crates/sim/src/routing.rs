@@ -21,6 +21,14 @@
 //!   per pair, the next hop whenever it does not depend on the packet: one load per hop where
 //!   the compact table takes three. It is derived from the compact table, so the choices are
 //!   the same.
+//! - A fat-tree or leaf-spine whose compact table has at least [`TIERED_MIN`] entries (a k = 32
+//!   fat-tree's 6.4 MiB) reads its hops towards hosts by tier instead (see `Tiered`): an edge
+//!   sends up, an aggregation switch down to the destination's edge when it is in its pod and up
+//!   otherwise, a core down to the destination's pod. The topology says how it lays out its
+//!   tiers ([`Tiers`]); the tiered form is taken from the compact table and kept only if every
+//!   (switch, edge) entry equals the table's, so paths do not change.
+//! - [`Routes::hint`] names the port a switch will send a packet out of, without a random draw
+//!   and without changing the packet, for the engine's cache hints.
 //! - When a switch has several next hops, [`RoutingMode`] picks one:
 //!   - `ecmp`: a hash of the directed 5-tuple, salted by the hop count (so successive tiers of a
 //!     fabric choose independently and no flow polarises onto one core) and by the hash seed
@@ -78,10 +86,82 @@ pub struct Routes {
     /// it does not depend on the packet (one choice, or any number under `dst_bits`), else
     /// [`NO_PORT`]: one load per hop. Empty on larger fabrics.
     direct: Vec<u32>,
+    /// A fat-tree's or leaf-spine's next hops towards hosts by tier ([`Routes::with_tiers`]).
+    tiered: Option<Tiered>,
+}
+
+/// How a fat-tree or leaf-spine builder lays out its switches, in node order: `edges` edge
+/// switches (leaves), `per_pod` to a pod (a leaf-spine: 1), then `aggs` aggregation switches
+/// (`per_pod` to a pod; a leaf-spine: none), then the cores (spines). Each aggregation switch
+/// reaches the edges of its pod through its ports towards them, and each core every pod
+/// through one port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tiers {
+    pub edges: u32,
+    pub per_pod: u32,
+    pub aggs: u32,
+}
+
+/// The next hops of a tiered fabric towards the hosts under its edges, by tier instead of by
+/// (switch, destination): an edge sends up (one choice set), an aggregation switch down to
+/// the destination's edge when it is in its pod and up otherwise, a core down to the
+/// destination's pod. A few kilobytes per switch where the compact table's row has one entry
+/// per switch of the fabric; every entry equals the table's ([`Routes::with_tiers`]).
+#[derive(Debug)]
+struct Tiered {
+    /// Rows below `edges` are edges, below `aggs_end` aggregation switches, the rest cores.
+    edges: u32,
+    aggs_end: u32,
+    /// Per switch row.
+    rows: Vec<TierRow>,
+    /// Per edge row: its pod and its index in the pod.
+    edge_at: Vec<(u32, u32)>,
+    /// The down ports (global ids) of every aggregation switch (by edge index) and core (by
+    /// pod), at each row's `down`.
+    downs: Vec<u32>,
+}
+
+/// A switch row of [`Tiered`].
+#[derive(Clone, Copy, Debug)]
+struct TierRow {
+    /// The `table` entry of the way up (the choice set of every up port); [`NO_ROUTE`] at a
+    /// core or in a fabric of one pod.
+    up: u32,
+    /// Where the row's down ports start in `downs`.
+    down: u32,
+    /// The pod of an aggregation switch.
+    pod: u32,
+}
+
+impl Tiered {
+    /// The `table` entry of switch row `row` towards column `col`, when `col` is an edge's.
+    #[inline(always)]
+    fn entry(&self, row: u32, col: usize) -> Option<u32> {
+        if col >= self.edges as usize {
+            return None;
+        }
+        let r = &self.rows[row as usize];
+        if row < self.edges {
+            return Some(if row as usize == col { NO_ROUTE } else { r.up });
+        }
+        let (pod, index) = self.edge_at[col];
+        Some(if row >= self.aggs_end {
+            self.downs[(r.down + pod) as usize]
+        } else if pod == r.pod {
+            self.downs[(r.down + index) as usize]
+        } else {
+            r.up
+        })
+    }
 }
 
 /// Most (switch, node) pairs that get a [`Routes::direct`] table (16 MiB of it).
 const DIRECT_MAX: usize = 1 << 22;
+
+/// Fewest compact-table entries (1 MiB of them: a k = 32 fat-tree has 1.6 million, k = 16
+/// 102,400) for which routes are read by tier ([`Routes::with_tiers`]). A smaller table stays
+/// in a core's caches, and reading it takes fewer instructions than the tiers.
+pub const TIERED_MIN: usize = 1 << 18;
 
 /// A `direct` entry that leaves the choice to the packet.
 const NO_PORT: u32 = u32::MAX;
@@ -267,7 +347,7 @@ impl Routes {
                 *m = (d.host_no % len) as u16;
             }
         }
-        let mut r = Routes { slot, dest, cols, table, ports, group_len, global, local, mode, hash_base: 0, direct: Vec::new() };
+        let mut r = Routes { slot, dest, cols, table, ports, group_len, global, local, mode, hash_base: 0, direct: Vec::new(), tiered: None };
         r.direct = r.direct_table();
         r
     }
@@ -294,6 +374,63 @@ impl Routes {
             }
         }
         direct
+    }
+
+    /// The same routes, read by tier towards the hosts of a fabric laid out as `tiers` says
+    /// (see [`Tiers`]) when its compact table has at least [`TIERED_MIN`] entries and the
+    /// layout holds: every (switch, edge) entry read by tier must equal the table's, else the
+    /// routes stay as they are. Paths are the same either way; a hop reads a few kilobytes per
+    /// switch instead of a table of switches x switches that no longer fits a core's caches.
+    pub fn with_tiers(self, tiers: Tiers) -> Routes {
+        if self.table.len() < TIERED_MIN {
+            return self;
+        }
+        self.read_by_tier(tiers)
+    }
+
+    /// [`Routes::with_tiers`] at any size.
+    fn read_by_tier(mut self, tiers: Tiers) -> Routes {
+        self.tiered = self.tiered_from(tiers);
+        self
+    }
+
+    /// Routes are read by tier ([`Routes::with_tiers`]).
+    pub fn tiered(&self) -> bool {
+        self.tiered.is_some()
+    }
+
+    /// The [`Tiered`] form of the table, if the fabric is laid out as `tiers` says.
+    fn tiered_from(&self, t: Tiers) -> Option<Tiered> {
+        let switches = self.table.len().checked_div(self.cols)?;
+        let aggs_end = t.edges.checked_add(t.aggs)?;
+        if t.per_pod == 0 || t.edges == 0 || !t.edges.is_multiple_of(t.per_pod) || !t.aggs.is_multiple_of(t.per_pod) || aggs_end as usize >= switches {
+            return None;
+        }
+        let (edges, pods) = (t.edges as usize, t.edges / t.per_pod);
+        let at = |row: usize, col: usize| self.table[row * self.cols + col];
+        let edge_at: Vec<(u32, u32)> = (0..t.edges).map(|c| (c / t.per_pod, c % t.per_pod)).collect();
+        // an edge of another pod than `pod`, to read the way up
+        let other = |pod: u32| (pods > 1).then(|| (((pod + 1) % pods) * t.per_pod) as usize);
+        let mut rows = Vec::with_capacity(switches);
+        let mut downs = Vec::new();
+        for row in 0..switches {
+            let r = if row < edges {
+                TierRow { up: at(row, (row + 1) % edges), down: 0, pod: 0 }
+            } else if row < aggs_end as usize {
+                let pod = (row - edges) as u32 / t.per_pod;
+                let down = downs.len() as u32;
+                downs.extend((0..t.per_pod).map(|i| at(row, (pod * t.per_pod + i) as usize)));
+                TierRow { up: other(pod).map_or(NO_ROUTE, |c| at(row, c)), down, pod }
+            } else {
+                let down = downs.len() as u32;
+                downs.extend((0..pods).map(|pod| at(row, (pod * t.per_pod) as usize)));
+                TierRow { up: NO_ROUTE, down, pod: 0 }
+            };
+            rows.push(r);
+        }
+        let tiered = Tiered { edges: t.edges, aggs_end, rows, edge_at, downs };
+        let agrees = (0..switches).all(|row| (0..edges).all(|col| tiered.entry(row as u32, col) == Some(at(row, col))));
+        agrees.then_some(tiered)
     }
 
     /// The same tables with the flow hash of `ecmp` and `symmetric` seeded by `seed` (at most
@@ -481,12 +618,15 @@ impl Routes {
         }
     }
 
-    /// The compact table at switch `sw` (row `row`, a switch's) towards node `dst` of column
-    /// `col` ([`NO_COL`]: read from its `Dest`).
+    /// The compact table (or its tiered form) at switch `sw` (row `row`, a switch's) towards
+    /// node `dst` of column `col` ([`NO_COL`]: read from its `Dest`).
     #[inline(always)]
     fn lookup(&self, sw: u32, row: u32, col: u16, dst: u32) -> Lookup<'_> {
         let col = if col != NO_COL { col as usize } else { self.dest[dst as usize].col as usize };
-        let e = self.table[row as usize * self.cols + col];
+        let e = match self.tiered.as_ref().and_then(|t| t.entry(row, col)) {
+            Some(e) => e,
+            None => self.table[row as usize * self.cols + col],
+        };
         if e & GROUP == 0 {
             return Lookup::Port(e);
         }
@@ -992,14 +1132,65 @@ mod tests {
         }
     }
 
+    /// A fat-tree or leaf-spine built from a scenario's `[topology]` table.
+    fn fabric(topo: &str) -> crate::topo::Built {
+        let rates = "host_rate_mbps = 1000.0\nfabric_rate_mbps = 1000.0\nlink_delay_us = 1.0\n";
+        let text = format!("name = \"t\"\n[sim]\nduration_s = 1.0\n[flows]\ncount = 1\nsrc = \"h0\"\ndst = \"h1\"\n[topology]\n{topo}\n{rates}");
+        let sc = crate::scenario::load(&text, "t.toml", &[]).unwrap();
+        crate::topo::build(&sc, dcfair_core::rng::Streams::new(1)).unwrap()
+    }
+
+    #[test]
+    fn routing_by_tier_takes_the_tables_hops_and_a_layout_that_does_not_hold_is_not_used() {
+        for topo in ["kind = \"fat_tree\"\nk = 4", "kind = \"fat_tree\"\nk = 6", "kind = \"fat_tree\"\nk = 8", "kind = \"leaf_spine\"\nleaves = 5\nspines = 3\nhosts_per_leaf = 4", "kind = \"leaf_spine\"\nleaves = 1\nspines = 2\nhosts_per_leaf = 3"] {
+            let built = fabric(topo);
+            let net = &built.net;
+            let tiers = built.tiers.expect("a fabric says how it lays out its tiers");
+            // no switch; more edges than switches; the first core taken for an aggregation
+            // switch (which holds where there are fewer than three pods)
+            let mut wrong = vec![Tiers { edges: 0, ..tiers }, Tiers { edges: 1_000_000, ..tiers }];
+            if tiers.edges / tiers.per_pod >= 3 {
+                wrong.push(Tiers { aggs: tiers.aggs + tiers.per_pod, ..tiers });
+            }
+            // another layout may hold for the columns it reads by tier (it is checked entry by entry)
+            let other = Tiers { edges: tiers.edges / tiers.per_pod, per_pod: 1, aggs: 0 };
+            assert!(Routes::build(net, RoutingMode::Ecmp).read_by_tier(tiers).tiered(), "{topo}");
+            for t in wrong {
+                assert!(!Routes::build(net, RoutingMode::Ecmp).read_by_tier(t).tiered(), "{topo}: {t:?}");
+            }
+            for mode in [RoutingMode::Ecmp, RoutingMode::Symmetric, RoutingMode::Spray, RoutingMode::DstBits] {
+                let table = Routes::build(net, mode).with_hash_seed(3);
+                for t in [tiers, other] {
+                    let tiered = Routes::build(net, mode).with_hash_seed(3).read_by_tier(t);
+                    let mut rngs = [dcfair_core::rng::Streams::new(1).stream("t", 0), dcfair_core::rng::Streams::new(1).stream("t", 0)];
+                    for sw in (0..net.nodes.len() as u32).filter(|&n| net.nodes[n as usize].kind == NodeKind::Switch) {
+                        for dst in 0..net.nodes.len() as u32 {
+                            for sport in 1..4 {
+                                let mut p = pkt(0, dst, sport);
+                                p.hops = sport as u8;
+                                let (row, col) = (table.row(sw), table.column(dst));
+                                // past the direct table, which routing by tier does not replace
+                                let want = table.next_global_port_table(sw, row, col, &mut p.clone(), &mut rngs[0]);
+                                let got = tiered.next_global_port_table(sw, row, col, &mut p.clone(), &mut rngs[1]);
+                                assert_eq!(got, want, "{topo} {t:?} {mode:?} {sw} -> {dst}");
+                                assert_eq!(tiered.hint(sw, row, col, &p), table.hint(sw, row, col, &p), "{topo} {t:?} {mode:?} hint {sw} -> {dst}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(!Routes::build(&diamond(), RoutingMode::Ecmp).read_by_tier(Tiers { edges: 3, per_pod: 1, aggs: 0 }).tiered());
+        // a table that fits a core's caches is read as a table
+        let built = fabric("kind = \"fat_tree\"\nk = 8");
+        let r = Routes::build(&built.net, RoutingMode::Ecmp);
+        assert!(r.table.len() < TIERED_MIN && !r.with_tiers(built.tiers.unwrap()).tiered());
+    }
+
     #[test]
     fn the_fabric_tables_match_one_search_per_destination() {
-        let rates = "host_rate_mbps = 1000.0\nfabric_rate_mbps = 1000.0\nlink_delay_us = 1.0\n";
         for topo in ["kind = \"fat_tree\"\nk = 6", "kind = \"leaf_spine\"\nleaves = 5\nspines = 3\nhosts_per_leaf = 4"] {
-            let text = format!("name = \"t\"\n[sim]\nduration_s = 1.0\n[flows]\ncount = 1\nsrc = \"h0\"\ndst = \"h1\"\n[topology]\n{topo}\n{rates}");
-            let sc = crate::scenario::load(&text, "t.toml", &[]).unwrap();
-            let built = crate::topo::build(&sc, dcfair_core::rng::Streams::new(1)).unwrap();
-            same_as_reference(&built.net);
+            same_as_reference(&fabric(topo).net);
         }
     }
 }

@@ -96,7 +96,7 @@ mod tests {
     /// The two-step cache hints go to runs that keep thousands of ports busy: many ports and
     /// many flows, not either alone.
     #[test]
-    fn the_two_step_hints_go_to_runs_that_keep_many_ports_busy() {
+    fn the_two_step_hints_go_to_runs_that_keep_many_ports_busy_and_large_fabrics_route_by_tier() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/scale/");
         for (file, k, deep) in [("permutation.toml", "8", false), ("permutation.toml", "16", true), ("sparse_k32.toml", "32", false), ("dense_k8.toml", "8", false)] {
             let path = format!("{dir}{file}");
@@ -104,6 +104,8 @@ mod tests {
             let sc = crate::scenario::load(&text, &path, &[("topology.k".to_string(), k.to_string())]).unwrap();
             let sim = crate::assemble::build(&sc, 1).unwrap();
             assert_eq!(sim.deep_hints(), deep, "{file} at k = {k}: {} ports, {} flows", sim.net.ports.len(), sim.tcp.len());
+            // and routes are read by tier where the compact table outgrows a core's caches
+            assert_eq!(sim.routes.tiered(), k == "32", "{file} at k = {k}");
         }
     }
 }

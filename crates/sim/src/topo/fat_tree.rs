@@ -15,6 +15,7 @@
 
 use super::kit::{link, switch_to_host_ports, Kit};
 use crate::net::{Network, NodeKind};
+use crate::routing::Tiers;
 use crate::scenario::topology::FatTreeConfig;
 
 impl FatTreeConfig {
@@ -54,5 +55,12 @@ impl FatTreeConfig {
         }
         let measured = switch_to_host_ports(&net);
         (net, cores, measured)
+    }
+
+    /// The tiers as [`FatTreeConfig::build`] lays them out: `k/2` edges and `k/2` aggregation
+    /// switches to a pod, cores last.
+    pub(crate) fn tiers(&self) -> Tiers {
+        let h = self.k / 2;
+        Tiers { edges: self.k * h, per_pod: h, aggs: self.k * h }
     }
 }

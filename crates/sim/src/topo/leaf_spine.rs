@@ -14,6 +14,7 @@
 
 use super::kit::{link, switch_to_host_ports, Kit};
 use crate::net::{Network, NodeKind};
+use crate::routing::Tiers;
 use crate::scenario::topology::LeafSpineConfig;
 
 impl LeafSpineConfig {
@@ -37,5 +38,11 @@ impl LeafSpineConfig {
         }
         let measured = switch_to_host_ports(&net);
         (net, spines, measured)
+    }
+
+    /// The tiers as [`LeafSpineConfig::build`] lays them out: every leaf a pod of its own,
+    /// spines last.
+    pub(crate) fn tiers(&self) -> Tiers {
+        Tiers { edges: self.leaves, per_pod: 1, aggs: 0 }
     }
 }

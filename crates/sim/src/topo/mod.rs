@@ -21,7 +21,8 @@
 //!   and a `[ports]` name that matches no port is invalid input naming its key.
 //! - Measured ports (utilization, drops, `ports.csv`) are `measure.ports` when given, else the
 //!   topology's natural bottlenecks (documented per topology in `docs/topologies.md`).
-//! - Imports the network and the config layer. The builder files import only the kit
+//! - Fat-trees and leaf-spines also say how they lay out their tiers, for routing by tier.
+//! - Imports the network, routing's `Tiers` and the config layer. The builder files import only the kit
 //!   (`kit.rs`: links, port queues); this file imports the builders and the kit, and nothing
 //!   imports this file back.
 
@@ -33,6 +34,7 @@ pub mod leaf_spine;
 pub mod parking_lot;
 
 use crate::net::{Network, NodeKind};
+use crate::routing::Tiers;
 use crate::scenario::{Scenario, TopologyConfig};
 use dcfair_core::qdisc::{ConfigError, PortWrap};
 use dcfair_core::rng::Streams;
@@ -51,6 +53,8 @@ pub struct Built {
     pub cores: Vec<u32>,
     /// Total rate of the measured ports (for utilization).
     pub measured_rate: BitsPerSec,
+    /// How a fat-tree or leaf-spine lays out its switches (for routing by tier).
+    pub tiers: Option<Tiers>,
 }
 
 impl Built {
@@ -69,6 +73,11 @@ pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
         TopologyConfig::LeafSpine(c) => c.build(&kit),
         TopologyConfig::ParkingLot(c) => c.build(&kit),
         TopologyConfig::Custom(c) => c.build(&kit),
+    };
+    let tiers = match &sc.topology {
+        TopologyConfig::FatTree(c) => Some(c.tiers()),
+        TopologyConfig::LeafSpine(c) => Some(c.tiers()),
+        _ => None,
     };
     if let Some(e) = kit.take_error() {
         return Err(e);
@@ -111,6 +120,6 @@ pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
         .filter(|(_, n)| n.kind == NodeKind::Host)
         .map(|(i, n)| (n.name.clone(), i as u32))
         .collect();
-    Ok(Built { net, hosts, cores, measured_rate: BitsPerSec(rate) })
+    Ok(Built { net, hosts, cores, measured_rate: BitsPerSec(rate), tiers })
 }
 
