@@ -22,7 +22,7 @@
 //!   the compact table takes three. It is derived from the compact table, so the choices are
 //!   the same.
 //! - A fat-tree or leaf-spine whose compact table has at least [`TIERED_MIN`] entries (a k = 32
-//!   fat-tree's 6.4 MiB) reads its hops towards hosts by tier instead (see `Tiered`): an edge
+//!   fat-tree's 6.25 MiB) reads its hops towards hosts by tier instead (see `Tiered`): an edge
 //!   sends up, an aggregation switch down to the destination's edge when it is in its pod and up
 //!   otherwise, a core down to the destination's pod. The topology says how it lays out its
 //!   tiers ([`Tiers`]); the tiered form is taken from the compact table and kept only if every
