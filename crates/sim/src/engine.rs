@@ -382,7 +382,9 @@ impl Sim {
     /// - the event after next: its first lines ([`Sim::prefetch_first_lines`]);
     /// - the next event, whose record was asked for one event ago: a packet arriving at a
     ///   switch is routed ahead ([`Routes::hint`], no draw) and its output port's lines are
-    ///   asked for, the misses `offer` would otherwise wait for.
+    ///   asked for, the misses `offer` would otherwise wait for; a port ending a transmission
+    ///   has the buffer slot of the packet it sends next asked for (DropTail's head, written
+    ///   at its enqueue long before), the miss `start_tx` would otherwise wait for.
     ///
     /// Out of line, so that the run loop of a small network stays as compact as it was.
     #[inline(never)]
@@ -396,7 +398,13 @@ impl Sim {
                     self.prefetch_port(out);
                 }
             }
-            Some(Event::TxDone { port }) if after.is_none() => self.prefetch_port(port),
+            // its port's lines were asked for one event ago, when it was the event after next
+            Some(Event::TxDone { port }) if after.is_some() => {
+                if let Some(p) = self.net.ports[port as usize].queue.qdisc.next_out_hint() {
+                    prefetch(p);
+                }
+            }
+            Some(Event::TxDone { port }) => self.prefetch_port(port),
             _ => {}
         }
     }

@@ -290,6 +290,18 @@ pub struct PortWrap {
     pub loss_rate: f64,
 }
 
+impl<P: QPacket> AnyQdisc<P> {
+    /// Where the packet that leaves next lies, when the discipline can tell without a search
+    /// (DropTail, the one inline discipline: its FIFO's head), for a cache hint.
+    #[inline(always)]
+    pub fn next_out_hint(&self) -> Option<*const P> {
+        match self {
+            AnyQdisc::DropTail(q) => q.front_ptr(),
+            _ => None,
+        }
+    }
+}
+
 impl<P: QPacket> Qdisc for AnyQdisc<P> {
     type Pkt = P;
     #[inline(always)]
