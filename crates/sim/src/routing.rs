@@ -114,7 +114,7 @@ struct Tiered {
     aggs_end: u32,
     /// Per switch row.
     rows: Vec<TierRow>,
-    /// Per edge row: its pod and its index in the pod.
+    /// Per edge row: its pod and its index in the pod (kept, so that a hop divides nothing).
     edge_at: Vec<(u32, u32)>,
     /// The down ports (global ids) of every aggregation switch (by edge index) and core (by
     /// pod), at each row's `down`.

@@ -67,17 +67,12 @@ impl Built {
 pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
     let wrap = PortWrap { xpass: sc.uses_xpass().then(|| sc.xpass_config()), loss_rate: 0.0 };
     let kit = Kit::new(sc, streams, wrap);
-    let (mut net, cores, default_measured) = match &sc.topology {
-        TopologyConfig::Dumbbell(c) => c.build(&kit),
-        TopologyConfig::FatTree(c) => c.build(&kit),
-        TopologyConfig::LeafSpine(c) => c.build(&kit),
-        TopologyConfig::ParkingLot(c) => c.build(&kit),
-        TopologyConfig::Custom(c) => c.build(&kit),
-    };
-    let tiers = match &sc.topology {
-        TopologyConfig::FatTree(c) => Some(c.tiers()),
-        TopologyConfig::LeafSpine(c) => Some(c.tiers()),
-        _ => None,
+    let ((mut net, cores, default_measured), tiers) = match &sc.topology {
+        TopologyConfig::Dumbbell(c) => (c.build(&kit), None),
+        TopologyConfig::FatTree(c) => (c.build(&kit), Some(c.tiers())),
+        TopologyConfig::LeafSpine(c) => (c.build(&kit), Some(c.tiers())),
+        TopologyConfig::ParkingLot(c) => (c.build(&kit), None),
+        TopologyConfig::Custom(c) => (c.build(&kit), None),
     };
     if let Some(e) = kit.take_error() {
         return Err(e);
