@@ -63,6 +63,9 @@ pub struct Routes {
     slot: Vec<u32>,
     /// Per node, how a packet heads for it (its column, its attachment, its host number).
     dest: Vec<Dest>,
+    /// Per node, its column as a packet carries it ([`Routes::column`]): one dense load at
+    /// each emission instead of a `Dest` read and a narrowing.
+    packet_col: Vec<u16>,
     /// Columns of `table`: one per switch (its row number), then one per host without an
     /// attachment.
     cols: usize,
@@ -347,7 +350,8 @@ impl Routes {
                 *m = (d.host_no % len) as u16;
             }
         }
-        let mut r = Routes { slot, dest, cols, table, ports, group_len, global, local, mode, hash_base: 0, direct: Vec::new(), tiered: None };
+        let packet_col = dest.iter().map(|d| u16::try_from(d.col).map_or(NO_COL, |c| c.min(NO_COL))).collect();
+        let mut r = Routes { slot, dest, packet_col, cols, table, ports, group_len, global, local, mode, hash_base: 0, direct: Vec::new(), tiered: None };
         r.direct = r.direct_table();
         r
     }
@@ -500,7 +504,7 @@ impl Routes {
     /// [`Routes::next_global_port_in`] reads a next hop in one load.
     #[inline]
     pub fn column(&self, dst: u32) -> u16 {
-        u16::try_from(self.dest[dst as usize].col).map_or(NO_COL, |c| c.min(NO_COL))
+        self.packet_col[dst as usize]
     }
 
     /// [`Routes::next_global_port`] at switch `sw` of row `row` for a packet whose destination
