@@ -120,7 +120,7 @@ impl Series {
         let t = now.as_secs_f64();
         for i in 0..self.ports.len() {
             let st = &net.ports[self.ports[i] as usize].queue.stats;
-            let (pkts, bytes) = (st.queued_pkts() as f64, st.queued_bytes() as f64);
+            let (pkts, bytes) = (st.len_pkts as f64, st.len_bytes as f64);
             self.row(t, QUEUE_PKTS, i as u32, u64::MAX, pkts);
             self.row(t, QUEUE_BYTES, i as u32, u64::MAX, bytes);
         }

@@ -585,8 +585,8 @@ impl Switch {
                     "in_input_line": p.input_line.len(),
                     "queue": {
                         "kind": p.queue.qdisc.name(),
-                        "received_pkts": st.received_pkts,
-                        "received_bytes": st.received_bytes,
+                        "received_pkts": st.received_pkts(),
+                        "received_bytes": st.received_bytes(),
                         "enqueued_pkts": st.enqueued_pkts,
                         "dequeued_pkts": st.dequeued_pkts,
                         "dequeued_bytes": st.dequeued_bytes,
@@ -699,7 +699,7 @@ mod tests {
             let st = &p.queue.stats;
             let c = &p.c;
             assert_eq!(
-                st.received_pkts,
+                st.received_pkts(),
                 c.tx_frames + c.tx_errors + st.drops_pkts() + p.queue.len_pkts() as u64 + p.delay_line.len() as u64,
                 "output conservation at {}",
                 p.iface
@@ -755,7 +755,7 @@ mod tests {
         for (name, _, why) in &corpus {
             assert!(c.malformed[*why as usize] >= 1, "{name}");
         }
-        assert_eq!(sw.ports.iter().map(|p| p.queue.stats.received_pkts).sum::<u64>(), 0);
+        assert_eq!(sw.ports.iter().map(|p| p.queue.stats.received_pkts()).sum::<u64>(), 0);
         check_conservation(&sw);
     }
 
@@ -842,7 +842,7 @@ mod tests {
         }
         assert_eq!((sw.ports[0].c.input_paced, sw.ports[0].input_line.len()), (4, 4));
         assert_eq!((sw.input_wait.count(), sw.input_wait.quantile_us(1.0)), (4, 481)); // 120, 240, 360, 480 us (upper bucket edge)
-        assert_eq!(sw.ports[1].queue.stats.received_pkts, 1, "only the first frame has arrived");
+        assert_eq!(sw.ports[1].queue.stats.received_pkts(), 1, "only the first frame has arrived");
         check_conservation(&sw);
         let times = send_times(&mut sw, t0, 5);
         // each leaves 12 us (1 Gbit/s) after it arrived, arrivals 120 us apart

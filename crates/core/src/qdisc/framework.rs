@@ -4,8 +4,9 @@
 //! discipline from its `[queue.<kind>]` table.
 //!
 //! Rules (the module documentation of [`crate::qdisc`] states them in full):
-//! - A discipline decides; [`Queue`] counts. The identities `received = enqueued +
-//!   dropped_before` and `queued = enqueued - dequeued - dropped_after` hold after every call.
+//! - A discipline decides; [`Queue`] counts. After every call the queue's count of stored
+//!   packets and bytes equals the discipline's, and `stored = enqueued - dequeued -
+//!   dropped_after`; a received packet is one enqueued or dropped before enqueue.
 //! - This module knows no discipline: disciplines import it, the registry imports them.
 
 use crate::config::{ConfigError, Limit};
@@ -218,11 +219,18 @@ pub trait Qdisc {
 /// `repr(C)`: the counters every packet updates, together (one cache line, with [`QdiscEvents`]
 /// before them in [`Queue`]); the counters by reason, touched only on marks and drops, out of
 /// line in [`ByReason`].
+///
+/// Packets received (offered) are not counted apart: each is enqueued or refused
+/// ([`QdiscStats::received_pkts`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 #[repr(C)]
 pub struct QdiscStats {
-    pub received_pkts: u64,
-    pub received_bytes: u64,
+    /// Packets and bytes stored now, counted by [`Queue`] from what each call reports. They
+    /// equal the discipline's own `len_pkts` and `len_bytes` (an accounting identity, checked
+    /// in debug builds and by every discipline's tests), so that asking whether a port has
+    /// packets waiting never calls into the discipline.
+    pub len_pkts: u64,
+    pub len_bytes: u64,
     pub enqueued_pkts: u64,
     pub enqueued_bytes: u64,
     pub dequeued_pkts: u64,
@@ -243,6 +251,13 @@ pub struct ByReason {
 }
 
 impl QdiscStats {
+    /// Packets offered to the queue: each was enqueued or refused.
+    pub fn received_pkts(&self) -> u64 {
+        self.enqueued_pkts + self.dropped_before_pkts()
+    }
+    pub fn received_bytes(&self) -> u64 {
+        self.enqueued_bytes + self.by_reason.dropped_before.iter().map(|d| d.1).sum::<u64>()
+    }
     pub fn dropped_before_pkts(&self) -> u64 {
         self.by_reason.dropped_before.iter().map(|d| d.0).sum()
     }
@@ -293,16 +308,17 @@ impl<Q: Qdisc> Queue<Q> {
     pub fn enqueue(&mut self, pkt: Q::Pkt, now: SimTime) {
         self.ev.clear();
         let size = pkt.size() as u64;
-        self.stats.received_pkts += 1;
-        self.stats.received_bytes += size;
         self.qdisc.enqueue(pkt, now, &mut self.ev);
         let mut refused = false;
+        let (mut out_pkts, mut out_bytes) = (0, 0);
         for d in &self.ev.dropped {
             let b = d.pkt.size() as u64;
             if d.queued {
                 let c = &mut self.stats.by_reason.dropped_after[d.reason as usize];
                 c.0 += 1;
                 c.1 += b;
+                out_pkts += 1;
+                out_bytes += b;
             } else {
                 debug_assert!(!refused, "an offered packet was refused twice");
                 refused = true;
@@ -311,20 +327,20 @@ impl<Q: Qdisc> Queue<Q> {
                 c.1 += b;
             }
         }
-        if !refused {
-            self.stats.enqueued_pkts += 1;
-            self.stats.enqueued_bytes += size;
-        }
+        let (in_pkts, in_bytes) = if refused { (0, 0) } else { (1, size) };
+        self.stats.enqueued_pkts += in_pkts;
+        self.stats.enqueued_bytes += in_bytes;
+        self.stats.len_pkts = self.stats.len_pkts + in_pkts - out_pkts;
+        self.stats.len_bytes = self.stats.len_bytes + in_bytes - out_bytes;
         self.account_marks();
-        let len = self.qdisc.len_pkts() as u64;
+        let (len, lb) = (self.stats.len_pkts, self.stats.len_bytes);
         if len > self.stats.max_len_pkts {
             self.stats.max_len_pkts = len;
         }
-        let lb = self.qdisc.len_bytes();
         if lb > self.stats.max_len_bytes {
             self.stats.max_len_bytes = lb;
         }
-        debug_assert_eq!(self.stats.queued_pkts(), len, "accounting identity broken by {}", self.qdisc.name());
+        self.debug_check_identity();
     }
 
     /// Takes the next packet to send; afterwards `self.ev.dropped` lists packets dropped on the way.
@@ -334,17 +350,32 @@ impl<Q: Qdisc> Queue<Q> {
         let out = self.qdisc.dequeue(now, &mut self.ev);
         for d in &self.ev.dropped {
             debug_assert!(d.queued, "dequeue can only drop stored packets");
+            let b = d.pkt.size() as u64;
             let c = &mut self.stats.by_reason.dropped_after[d.reason as usize];
             c.0 += 1;
-            c.1 += d.pkt.size() as u64;
+            c.1 += b;
+            self.stats.len_pkts -= 1;
+            self.stats.len_bytes -= b;
         }
         if let Some(p) = &out {
+            let b = p.size() as u64;
             self.stats.dequeued_pkts += 1;
-            self.stats.dequeued_bytes += p.size() as u64;
+            self.stats.dequeued_bytes += b;
+            self.stats.len_pkts -= 1;
+            self.stats.len_bytes -= b;
         }
         self.account_marks();
-        debug_assert_eq!(self.stats.queued_pkts(), self.qdisc.len_pkts() as u64);
+        self.debug_check_identity();
         out
+    }
+
+    /// Debug builds: the queue's count of stored packets and bytes is the discipline's, and
+    /// the counters' (`enqueued - dequeued - dropped_after`).
+    #[inline(always)]
+    fn debug_check_identity(&self) {
+        debug_assert_eq!(self.stats.len_pkts, self.qdisc.len_pkts() as u64, "accounting identity broken by {}", self.qdisc.name());
+        debug_assert_eq!(self.stats.len_bytes, self.qdisc.len_bytes(), "accounting identity broken by {}", self.qdisc.name());
+        debug_assert_eq!(self.stats.queued_pkts(), self.stats.len_pkts, "accounting identity broken by {}", self.qdisc.name());
     }
 
     #[inline]
@@ -357,11 +388,14 @@ impl<Q: Qdisc> Queue<Q> {
         }
     }
 
+    /// Packets stored ([`QdiscStats::len_pkts`]).
+    #[inline]
     pub fn len_pkts(&self) -> usize {
-        self.qdisc.len_pkts()
+        self.stats.len_pkts as usize
     }
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.qdisc.len_pkts() == 0
+        self.stats.len_pkts == 0
     }
 }
 

@@ -8,9 +8,11 @@
 //! - An offered packet ends up exactly once either in the queue or in `dropped` with
 //!   `queued == false`. A packet that had been enqueued leaves exactly once, by `dequeue` or in
 //!   `dropped` with `queued == true`.
-//! - [`Queue`] wraps a discipline and keeps [`QdiscStats`]; the identities
-//!   `received = enqueued + dropped_before` and `queued = enqueued - dequeued - dropped_after`
-//!   hold after every call and are checked by property tests for every discipline.
+//! - [`Queue`] wraps a discipline and keeps [`QdiscStats`], its own count of the packets and
+//!   bytes stored among them: after every call that count equals the discipline's `len_pkts`
+//!   and `len_bytes`, and `stored = enqueued - dequeued - dropped_after` (checked in debug
+//!   builds and by property tests for every discipline). Whether a port has packets waiting is
+//!   read from that count, without a call into the discipline.
 //! - Time is passed in (`now`), never read. Randomness comes from a stream given at construction.
 //! - A discipline stores packets of its type [`Qdisc::Pkt`]: [`Packet`]s by value, or stand-ins
 //!   for packets kept elsewhere (the simulator's `PktRef`: a slab handle plus the fields a

@@ -55,10 +55,11 @@ pub fn check_accounting<Q: Qdisc<Pkt = Packet>>(q: Q, arrivals: &[(bool, u32, u3
             drop_bytes += d.pkt.size as u64;
         }
         let st = &queue.stats;
-        assert_eq!(st.received_pkts, st.enqueued_pkts + st.dropped_before_pkts());
+        assert_eq!(st.len_pkts, queue.qdisc.len_pkts() as u64);
+        assert_eq!(st.len_bytes, queue.qdisc.len_bytes());
         assert_eq!(st.queued_pkts(), queue.qdisc.len_pkts() as u64);
         assert_eq!(st.queued_bytes(), queue.qdisc.len_bytes());
-        assert_eq!(st.received_pkts, out.len() as u64 + dropped + queue.qdisc.len_pkts() as u64);
+        assert_eq!(st.received_pkts(), out.len() as u64 + dropped + queue.qdisc.len_pkts() as u64);
         assert_eq!(in_bytes, out_bytes + drop_bytes + queue.qdisc.len_bytes());
     }
     out

@@ -331,7 +331,8 @@ mod tests {
             }
             q.ev.dropped.clear();
             let st = &q.stats;
-            assert_eq!(st.received_pkts, st.enqueued_pkts + st.dropped_before_pkts());
+            assert_eq!(st.len_pkts, q.qdisc.len_pkts() as u64);
+            assert_eq!(st.len_bytes, q.qdisc.len_bytes());
             assert_eq!(st.queued_pkts(), q.qdisc.len_pkts() as u64);
             assert_eq!(st.queued_bytes(), q.qdisc.len_bytes());
         }
