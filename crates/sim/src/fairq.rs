@@ -118,8 +118,7 @@ impl FairqNet {
     /// A `FairqSample`: every FairQ port samples its queue (bytes) in `net`.
     pub fn sample(&mut self, net: &Network) {
         for (p, &g) in self.core.ports.iter_mut().zip(&self.gids) {
-            use dcfair_core::qdisc::Qdisc;
-            p.sample(net.ports[g as usize].queue.qdisc.len_bytes());
+            p.sample(net.ports[g as usize].queue.len_bytes());
         }
     }
 

@@ -250,7 +250,7 @@ impl Trace {
         self.seq.push(pkt.seq);
         self.size.push(pkt.size);
         self.queue_pkts.push(q.len_pkts() as u32);
-        self.queue_bytes.push(q.qdisc.len_bytes());
+        self.queue_bytes.push(q.len_bytes());
     }
 }
 

@@ -441,7 +441,7 @@ impl Switch {
             }
             p.len_samples += 1;
             p.len_sum_pkts += p.queue.len_pkts() as u64;
-            p.len_sum_bytes += p.queue.qdisc.len_bytes();
+            p.len_sum_bytes += p.queue.len_bytes();
             let end = start + p.rate.tx_time(pkt.size as u64);
             p.busy_until = end;
             if let Some(fq) = self.fairq.as_mut() {
@@ -481,7 +481,7 @@ impl Switch {
             }
             while self.next_sample <= now {
                 for (f, p) in fq.ports.iter_mut().zip(&self.ports) {
-                    f.sample(p.queue.qdisc.len_bytes());
+                    f.sample(p.queue.len_bytes());
                 }
                 self.next_sample += self.fq_sample_dt;
             }
@@ -500,7 +500,7 @@ impl Switch {
                 let s = &mut p.series;
                 s.t_s.push(now.as_secs_f64());
                 s.queue_pkts.push(p.queue.len_pkts() as u32);
-                s.queue_bytes.push(p.queue.qdisc.len_bytes());
+                s.queue_bytes.push(p.queue.len_bytes());
                 let (flows, w) = match &self.fairq {
                     Some(fq) => (fq.ports[i].flows(), fq.ports[i].window().unwrap_or(0)),
                     None => (0, 0),
@@ -509,7 +509,7 @@ impl Switch {
                 s.fairq_window_bytes.push(w);
                 p.len_samples += 1;
                 p.len_sum_pkts += p.queue.len_pkts() as u64;
-                p.len_sum_bytes += p.queue.qdisc.len_bytes();
+                p.len_sum_bytes += p.queue.len_bytes();
             }
             self.next_series += self.series_dt;
             if self.next_series <= now {
@@ -594,7 +594,7 @@ impl Switch {
                         "drops": drops,
                         "marks": st.marks_total(),
                         "queued_pkts": p.queue.len_pkts(),
-                        "queued_bytes": p.queue.qdisc.len_bytes(),
+                        "queued_bytes": p.queue.len_bytes(),
                         "in_delay_line": p.delay_line.len(),
                         "max_len_pkts": st.max_len_pkts,
                         "max_len_bytes": st.max_len_bytes,

@@ -393,6 +393,11 @@ impl<Q: Qdisc> Queue<Q> {
     pub fn len_pkts(&self) -> usize {
         self.stats.len_pkts as usize
     }
+    /// Bytes stored ([`QdiscStats::len_bytes`]).
+    #[inline]
+    pub fn len_bytes(&self) -> u64 {
+        self.stats.len_bytes
+    }
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.stats.len_pkts == 0
