@@ -11,7 +11,7 @@
 use dcfair_core::packet::{flags, Packet};
 use dcfair_core::qdisc::droptail::DropTail;
 use dcfair_core::qdisc::xpass::CreditShaper;
-use dcfair_core::qdisc::{AnyQdisc, Limit, PortContext, Queue};
+use dcfair_core::qdisc::{AnyQdisc, Limit, PortContext, QdiscEvents, Queue};
 use dcfair_core::rng::Streams;
 use dcfair_core::tcp::FlowIds;
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
@@ -51,6 +51,7 @@ fn race(cfg: &XpassConfig, n: usize, ms: u64, seed: u64) -> (f64, f64) {
         busy_until: SimTime::ZERO,
     };
     let mut ports: Vec<Port> = (0..=n).map(mk_port).collect();
+    let mut ev = QdiscEvents::default();
     let mut rx: Vec<XpassReceiver> = (0..n)
         .map(|i| {
             let ids = FlowIds { flow: i as u32, src: i as u32, dst: (n + i) as u32, sport: 1000, dport: 80 };
@@ -68,7 +69,7 @@ fn race(cfg: &XpassConfig, n: usize, ms: u64, seed: u64) -> (f64, f64) {
     for (i, r) in rx.iter_mut().enumerate() {
         r.on_packet(&syn, SimTime::ZERO, &mut out);
         for p in out.drain(..) {
-            ports[i].q.enqueue(p, SimTime::ZERO);
+            ports[i].q.enqueue(p, SimTime::ZERO, &mut ev);
         }
         push(&mut heap, SimTime::ZERO, Ev::Port(i));
         if let Some(d) = r.next_deadline() {
@@ -89,7 +90,7 @@ fn race(cfg: &XpassConfig, n: usize, ms: u64, seed: u64) -> (f64, f64) {
             Ev::Recv(i) => {
                 rx[i].on_timer(now, &mut out);
                 for p in out.drain(..) {
-                    ports[i].q.enqueue(p, now);
+                    ports[i].q.enqueue(p, now, &mut ev);
                 }
                 if now >= ports[i].busy_until {
                     push(&mut heap, now, Ev::Port(i));
@@ -100,7 +101,7 @@ fn race(cfg: &XpassConfig, n: usize, ms: u64, seed: u64) -> (f64, f64) {
             }
             Ev::Arrive(_, id) => {
                 let p = wire.remove(&id).expect("in flight");
-                ports[n].q.enqueue(p, now);
+                ports[n].q.enqueue(p, now, &mut ev);
                 if now >= ports[n].busy_until {
                     push(&mut heap, now, Ev::Port(n));
                 }
@@ -109,7 +110,7 @@ fn race(cfg: &XpassConfig, n: usize, ms: u64, seed: u64) -> (f64, f64) {
                 if now < ports[pi].busy_until {
                     continue;
                 }
-                match ports[pi].q.dequeue(now) {
+                match ports[pi].q.dequeue(now, &mut ev) {
                     Some(p) => {
                         let done = now + RATE.tx_time(p.size as u64);
                         ports[pi].busy_until = done;

@@ -61,6 +61,7 @@ use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
 use std::ops::ControlFlow;
 use dcfair_core::hint::prefetch;
 use dcfair_core::packet::{Packet, Proto};
+use dcfair_core::qdisc::QdiscEvents;
 use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
 use rand::Rng as _;
@@ -86,8 +87,8 @@ const FROM_HOST: u32 = u32::MAX;
 pub const VIA_PER_PACKET: u32 = u32::MAX - 1;
 
 /// Busy ports from which a run gets the engine's two-step cache hints (`Sim::prefetch_ahead`):
-/// 4,096 ports' first [`crate::net::PORT_HOT_LINES`] lines fill 1 MiB, a core's second-level
-/// cache. The ports a run keeps busy are counted as at most [`PORTS_PER_FLOW`] per flow, and
+/// 4,096 ports' first [`crate::net::PORT_HOT_LINES`] lines take 768 KiB of a core's 1 MiB
+/// second-level cache. The ports a run keeps busy are counted as at most [`PORTS_PER_FLOW`] per flow, and
 /// at most all of them. A run below it keeps its ports cached and takes the one-step hints of
 /// `Sim::prefetch_next`, which cost it less: with two steps a k = 8 fat-tree runs about a fifth
 /// slower, and so does a k = 8 one with 8,192 flows, or a k = 32 one with 128; a k = 16
@@ -137,6 +138,9 @@ pub struct Sim {
     /// The rates and window the `[poisson]` flows were drawn from, for the Poisson metrics.
     pub poisson_plan: Option<Plan>,
     slab: Slab,
+    /// What the last call into a port's queue reported: one scratch for every port, drained
+    /// (its drops freed from the slab) right after each call.
+    qev: QdiscEvents<PktRef>,
     scratch: Vec<Packet>,
     next_uid: u64,
     /// With `sim.tie_break = "random_timers"`: the coin that puts an armed timer before or
@@ -259,6 +263,7 @@ impl Sim {
             group_names,
             poisson_plan,
             slab: Slab::default(),
+            qev: QdiscEvents::default(),
             scratch: Vec::with_capacity(64),
             next_uid: 1,
             timer_coin,
@@ -539,15 +544,15 @@ impl Sim {
             (p.flow, p.seq, p.size)
         };
         if port.probe == NO_PROBE {
-            port.queue.enqueue(pkt, now);
+            port.queue.enqueue(pkt, now, &mut self.qev);
         } else {
-            self.probes[port.probe as usize].offer(now, pkt, &mut port.queue, &self.flow_group, &self.slab);
+            self.probes[port.probe as usize].offer(now, pkt, &mut port.queue, &mut self.qev, &self.flow_group, &self.slab);
         }
         #[cfg(feature = "trace")]
         if port.measured {
             use std::fmt::Write as _;
             let mut refused = false;
-            for d in &port.queue.ev.dropped {
+            for d in &self.qev.dropped {
                 refused |= !d.queued;
                 let p = self.slab.pkt(d.pkt.handle);
                 let _ = writeln!(self.trace, "d {} {pid} {} {} {}", trace::t(now), p.flow, p.seq, p.size);
@@ -556,7 +561,7 @@ impl Sim {
                 let _ = writeln!(self.trace, "+ {} {pid} {tflow} {tseq} {tsize}", trace::t(now));
             }
         }
-        self.slab.free_dropped(&mut port.queue.ev);
+        self.slab.free_dropped(&mut self.qev);
         port
     }
 
@@ -565,11 +570,11 @@ impl Sim {
     #[inline]
     fn port_out(&mut self, pid: u32, now: SimTime) -> Option<PktRef> {
         let port = &mut self.net.ports[pid as usize];
-        let next = port.queue.dequeue(now);
+        let next = port.queue.dequeue(now, &mut self.qev);
         if port.probe != NO_PROBE {
-            self.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.flow_group, &self.slab);
+            self.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.qev.dropped, &self.flow_group, &self.slab);
         }
-        self.slab.free_dropped(&mut port.queue.ev);
+        self.slab.free_dropped(&mut self.qev);
         next
     }
 
@@ -606,8 +611,6 @@ impl Sim {
         if self.float_clock {
             port.busy_until_f = done_f; // a cold cache line otherwise
         }
-        port.pkts_out += 1;
-        port.bytes_out += pkt.size as u64;
         if done >= self.window_start && done <= self.end {
             port.window_bytes_out += pkt.size as u64;
         }

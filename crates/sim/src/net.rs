@@ -36,8 +36,10 @@ pub struct Node {
 #[derive(Debug)]
 // Laid out by hand (`repr(C)`, cache-line aligned) so that what every packet touches sits
 // together in the first [`PORT_HOT_LINES`] lines: the engine's fields, then the queue (its
-// events, its per-packet counters, and the discipline when it is DropTail, the one kept inline
-// in `AnyQdisc`); the link's other fields and the name after them. A fat-tree of k = 32 has
+// per-packet counters, and the discipline when it is DropTail, the one kept inline in
+// `AnyQdisc`); the link's other fields and the name after them. Packets and bytes sent are
+// the queue's dequeue counters (every packet a port dequeues goes on the wire at once), and
+// what a queue call reports goes to the engine's one scratch, not to the port. A fat-tree of k = 32 has
 // 49,152 ports, far more than the caches hold, and each line a packet touches in a port is a
 // likely miss (docs/performance.md).
 #[repr(C, align(64))]
@@ -49,8 +51,6 @@ pub struct Port {
     /// [`Port::tx_time`] multiplies instead of dividing a 128-bit number, with the same result.
     ps_per_byte: u64,
     pub delay: SimDuration,
-    pub pkts_out: u64,
-    pub bytes_out: u64,
     /// Bytes whose serialization ended inside the measurement window.
     pub window_bytes_out: u64,
     /// The node at the other end of the link and the local index of the link there.
@@ -76,9 +76,13 @@ pub struct Port {
 }
 
 /// The cache lines at the start of a [`Port`] that a packet crossing it touches.
-pub const PORT_HOT_LINES: usize = 4;
+pub const PORT_HOT_LINES: usize = 3;
 
-const _: () = assert!(std::mem::offset_of!(Port, rate) == 64 * PORT_HOT_LINES, "the hot fields of a Port outgrew PORT_HOT_LINES");
+const _: () = {
+    let hot = std::mem::offset_of!(Port, rate);
+    assert!(hot <= 64 * PORT_HOT_LINES, "the hot fields of a Port outgrew PORT_HOT_LINES");
+    assert!(hot > 64 * (PORT_HOT_LINES - 1), "PORT_HOT_LINES counts a line no hot field uses");
+};
 
 /// `Port::probe` of a port without a probe.
 pub const NO_PROBE: u32 = u32::MAX;
@@ -172,8 +176,6 @@ impl Port {
             delay_f: l.delay_f,
             txdone_pending: false,
             measured: false,
-            pkts_out: 0,
-            bytes_out: 0,
             window_bytes_out: 0,
             probe: NO_PROBE,
         }

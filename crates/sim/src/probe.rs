@@ -48,7 +48,7 @@ use crate::pktref::{PktRef, Slab};
 use crate::scenario::{Scenario, TraceConfig};
 use crate::error::Error;
 use dcfair_core::packet::Packet;
-use dcfair_core::qdisc::{DropReason, Dropped, QPacket, Qdisc, Queue};
+use dcfair_core::qdisc::{DropReason, Dropped, QPacket, Qdisc, QdiscEvents, Queue};
 use dcfair_core::time::SimTime;
 
 // ---------------------------------------------------------------------------------------------
@@ -321,7 +321,7 @@ impl Probe {
     /// line (and cold) so that the engine's path for the ports without a probe stays as it was.
     #[cold]
     #[inline(never)]
-    pub(crate) fn offer<Q: Qdisc<Pkt = PktRef>>(&mut self, now: SimTime, pkt: PktRef, q: &mut Queue<Q>, flow_group: &[u16], slab: &Slab) {
+    pub(crate) fn offer<Q: Qdisc<Pkt = PktRef>>(&mut self, now: SimTime, pkt: PktRef, q: &mut Queue<Q>, ev: &mut QdiscEvents<PktRef>, flow_group: &[u16], slab: &Slab) {
         let input = self.input(pkt.ingress());
         let p = slab.pkt(pkt.handle);
         let (head, group) = (Head::of(p), flow_group[p.flow as usize]);
@@ -331,8 +331,8 @@ impl Probe {
         if let Some(t) = &mut self.trace {
             t.row(now, ARRIVE, NO_REASON, input, head, group, q);
         }
-        q.enqueue(pkt, now);
-        let refused = self.drops(now, &q.ev.dropped, q, flow_group, slab);
+        q.enqueue(pkt, now, ev);
+        let refused = self.drops(now, &ev.dropped, q, flow_group, slab);
         if !refused {
             if let Some(r) = &mut self.runs {
                 r.accepted(input, head.flow, group);
@@ -361,12 +361,12 @@ impl Probe {
         refused
     }
 
-    /// Records a dequeue call of the probed port: the packets it dropped, then the one it
-    /// returned (if any).
+    /// Records a dequeue call of the probed port: the packets it dropped (`dropped`, as the
+    /// call reported them), then the one it returned (if any).
     #[cold]
     #[inline(never)]
-    pub(crate) fn dequeued<Q: Qdisc<Pkt = PktRef>>(&mut self, now: SimTime, out: Option<&PktRef>, q: &Queue<Q>, flow_group: &[u16], slab: &Slab) {
-        self.drops(now, &q.ev.dropped, q, flow_group, slab);
+    pub(crate) fn dequeued<Q: Qdisc<Pkt = PktRef>>(&mut self, now: SimTime, out: Option<&PktRef>, q: &Queue<Q>, dropped: &[Dropped<PktRef>], flow_group: &[u16], slab: &Slab) {
+        self.drops(now, dropped, q, flow_group, slab);
         if let Some(r) = out {
             let input = self.input(r.ingress());
             let p = slab.pkt(r.handle);

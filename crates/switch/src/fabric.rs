@@ -272,7 +272,7 @@ pub fn plan(path: &str, overrides: &[String], seed: Option<u64>, simulate: bool)
                 "peer_local": p.peer_port, "rate_bps": p.rate.0, "delay_us": p.delay.0 as f64 / 1e6, "measured": p.measured,
             });
             if simulate {
-                v["sim_pkts_out"] = json!(p.pkts_out);
+                v["sim_pkts_out"] = json!(p.queue.stats.dequeued_pkts);
             }
             v
         })

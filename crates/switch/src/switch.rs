@@ -52,7 +52,7 @@ use crate::parse::{parse, to_packet, to_packet_l2, Frame, Malformed};
 use crate::rewrite::fairq_frame;
 use dcfair_core::fairq::{Fairq, FairqPort};
 use dcfair_core::packet::{flags, Packet, Proto};
-use dcfair_core::qdisc::{AnyQdisc, DropReason, PortContext, Qdisc, Queue};
+use dcfair_core::qdisc::{AnyQdisc, DropReason, PortContext, Qdisc, QdiscEvents, Queue};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
 use serde_json::{json, Value};
@@ -199,6 +199,8 @@ pub struct Switch {
     pub ports: Vec<Port>,
     routes: Vec<(Prefix, u16)>,
     pub slab: Slab,
+    /// What the last call into a port's queue reported (one scratch for every port).
+    qev: QdiscEvents<Packet>,
     pub fairq: Option<Fairq>,
     fq_sample_dt: SimDuration,
     fq_tick_dt: SimDuration,
@@ -281,6 +283,7 @@ impl Switch {
             series_dt,
             next_series: SimTime::ZERO,
             uid: 0,
+            qev: QdiscEvents::default(),
             seed,
             tx_late: Histogram::default(),
             input_wait: Histogram::default(),
@@ -397,8 +400,8 @@ impl Switch {
     /// Offers a packet to output port `out`'s discipline; frees the frames of dropped packets.
     fn offer(&mut self, now: SimTime, out: usize, pkt: Packet) {
         let p = &mut self.ports[out];
-        p.queue.enqueue(pkt, now);
-        for d in p.queue.ev.dropped.drain(..) {
+        p.queue.enqueue(pkt, now, &mut self.qev);
+        for d in self.qev.dropped.drain(..) {
             self.slab.release(d.pkt.tag);
         }
     }
@@ -435,8 +438,8 @@ impl Switch {
             if start > now {
                 break;
             }
-            let Some(pkt) = p.queue.dequeue(now) else { break };
-            for d in p.queue.ev.dropped.drain(..) {
+            let Some(pkt) = p.queue.dequeue(now, &mut self.qev) else { break };
+            for d in self.qev.dropped.drain(..) {
                 self.slab.release(d.pkt.tag);
             }
             p.len_samples += 1;

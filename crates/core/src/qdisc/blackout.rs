@@ -318,6 +318,7 @@ mod tests {
     /// (arrivals in ON, blackout drops, arrivals in OFF, other drops).
     fn drive(b: Blackout, gap_us: u64, secs: u64, ingress_of: impl Fn(u64) -> u16) -> (u64, u64, u64, u64) {
         let mut q = Queue::new(b);
+        let mut ev = QdiscEvents::default();
         let (mut in_on, mut bo, mut in_off, mut other) = (0, 0, 0, 0);
         for i in 0..secs * 1_000_000 / gap_us {
             let now = SimTime(i * gap_us * 1_000_000);
@@ -325,18 +326,18 @@ mod tests {
             p.ingress = ingress_of(i);
             let targeted = q.qdisc.blacks_out(&p);
             let on = q.qdisc.is_on(now) && targeted;
-            q.enqueue(p, now);
-            let dropped = q.ev.dropped.len() as u64;
+            q.enqueue(p, now, &mut ev);
+            let dropped = ev.dropped.len() as u64;
             if on {
                 in_on += 1;
                 bo += dropped;
-                assert!(q.ev.dropped.iter().all(|d| d.reason == DropReason::Blackout && !d.queued));
+                assert!(ev.dropped.iter().all(|d| d.reason == DropReason::Blackout && !d.queued));
             } else {
                 in_off += 1;
                 other += dropped;
             }
             assert_eq!(dropped, on as u64, "ON drops every targeted arrival, nothing else drops");
-            q.dequeue(now);
+            q.dequeue(now, &mut ev);
         }
         assert_eq!(q.stats.drops_by_reason(DropReason::Blackout), bo);
         (in_on, bo, in_off, other)

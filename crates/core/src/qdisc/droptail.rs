@@ -71,27 +71,42 @@ impl DropTailConfig {
     }
 }
 
-#[derive(Debug)]
 pub struct DropTail<P = Packet> {
     q: VecDeque<P>,
     bytes: u64,
-    limit: Limit,
-    /// Marking thresholds (`usize::MAX` / `u64::MAX`: none).
-    mark_pkts: usize,
+    /// The buffer limit, `u32::MAX` / `u64::MAX` for none: a queue never holds 2^32 - 1
+    /// packets (32 bytes each at the least), and adding a packet's size to the bytes stored
+    /// never reaches 2^64 - 1, so both read as `Limit::fits` does. Kept as plain words rather
+    /// than a [`Limit`] (24 bytes) so that the discipline fills one cache line, which the
+    /// simulator's port holds inline.
+    limit_pkts: u32,
+    /// Marking threshold in packets (`u32::MAX`: none; never above `limit_pkts`).
+    mark_pkts: u32,
+    limit_bytes: u64,
+    /// Marking threshold in bytes (`u64::MAX`: none).
     mark_bytes: u64,
 }
+
+const _: () = assert!(std::mem::size_of::<DropTail<crate::packet::Packet>>() == 64, "DropTail outgrew one cache line");
 
 impl<P: QPacket> DropTail<P> {
     pub fn new(limit: Limit) -> Self {
         // No room reserved: the buffer grows on demand, a few times per port at most (a k = 32
         // fat-tree has 49,152 ports, and reserving 32 packets each took 48 MiB, most never used).
-        DropTail { q: VecDeque::new(), bytes: 0, limit, mark_pkts: usize::MAX, mark_bytes: u64::MAX }
+        DropTail {
+            q: VecDeque::new(),
+            bytes: 0,
+            limit_pkts: limit.pkts.unwrap_or(u32::MAX),
+            mark_pkts: u32::MAX,
+            limit_bytes: limit.bytes.unwrap_or(u64::MAX),
+            mark_bytes: u64::MAX,
+        }
     }
 
     /// A DropTail queue that marks as `c` says (no marking if `c` sets no threshold).
     pub fn with_marking(limit: Limit, c: &DropTailConfig) -> Self {
         let mut q = DropTail::new(limit);
-        q.mark_pkts = c.mark_threshold_pkts.map_or(usize::MAX, |k| k as usize);
+        q.mark_pkts = c.mark_threshold_pkts.unwrap_or(u32::MAX);
         q.mark_bytes = c.mark_threshold_bytes.unwrap_or(u64::MAX);
         q
     }
@@ -101,6 +116,29 @@ impl<P: QPacket> DropTail<P> {
     #[inline(always)]
     pub fn front_ptr(&self) -> Option<*const P> {
         self.q.front().map(|p| p as *const P)
+    }
+}
+
+impl<P> DropTail<P> {
+    /// The buffer limit it was built with.
+    pub fn limit(&self) -> Limit {
+        Limit {
+            pkts: (self.limit_pkts != u32::MAX).then_some(self.limit_pkts),
+            bytes: (self.limit_bytes != u64::MAX).then_some(self.limit_bytes),
+        }
+    }
+}
+
+/// Shows the limit as the [`Limit`] it was built from, as every other discipline's `Debug` does.
+impl<P: std::fmt::Debug> std::fmt::Debug for DropTail<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DropTail")
+            .field("q", &self.q)
+            .field("bytes", &self.bytes)
+            .field("limit", &self.limit())
+            .field("mark_pkts", &(self.mark_pkts != u32::MAX).then_some(self.mark_pkts))
+            .field("mark_bytes", &(self.mark_bytes != u64::MAX).then_some(self.mark_bytes))
+            .finish()
     }
 }
 
@@ -119,8 +157,9 @@ impl<P: QPacket> Qdisc for DropTail<P> {
 
     #[inline]
     fn enqueue(&mut self, mut pkt: P, _now: SimTime, ev: &mut QdiscEvents<P>) {
-        if self.limit.fits(self.q.len(), self.bytes, pkt.size()) {
-            if pkt.ecn() != Ecn::NotEct && (self.q.len() >= self.mark_pkts || self.bytes >= self.mark_bytes) {
+        let len = self.q.len() as u64;
+        if len < self.limit_pkts as u64 && self.bytes + pkt.size() as u64 <= self.limit_bytes {
+            if pkt.ecn() != Ecn::NotEct && (len >= self.mark_pkts as u64 || self.bytes >= self.mark_bytes) {
                 pkt.set_ecn(Ecn::Ce);
                 ev.mark(MarkReason::Threshold);
             }
@@ -239,16 +278,18 @@ mod tests {
     fn not_ect_is_never_marked_and_overflow_still_drops() {
         let mut q = marking(Some(1), None, Limit::pkts(3));
         let mut queue = Queue::new(q);
+        let mut ev = QdiscEvents::default();
         for s in 0..5 {
-            queue.enqueue(pkt(1, s, 1500), SimTime::ZERO);
+            queue.enqueue(pkt(1, s, 1500), SimTime::ZERO, &mut ev);
         }
         assert_eq!(queue.stats.marks_total(), 0);
         assert_eq!(queue.stats.drops_by_reason(DropReason::Overflow), 2);
         // a full queue drops an ECT packet rather than marking it
         q = marking(Some(1), None, Limit::pkts(2));
         let mut queue = Queue::new(q);
+        let mut ev = QdiscEvents::default();
         for s in 0..3 {
-            queue.enqueue(ect(1, s, 1500), SimTime::ZERO);
+            queue.enqueue(ect(1, s, 1500), SimTime::ZERO, &mut ev);
         }
         assert_eq!((queue.stats.marks_total(), queue.stats.drops_pkts()), (1, 1));
         // CE stays CE (counted as a mark again: the switch saw congestion too)

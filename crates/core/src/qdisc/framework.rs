@@ -216,8 +216,8 @@ pub trait Qdisc {
 
 /// Per-port counters kept by [`Queue`] around any discipline.
 ///
-/// `repr(C)`: the counters every packet updates, together (one cache line, with [`QdiscEvents`]
-/// before them in [`Queue`]); the counters by reason, touched only on marks and drops, out of
+/// `repr(C)`: the counters every packet updates, together (one cache line, at the start of
+/// [`Queue`]); the counters by reason, touched only on marks and drops, out of
 /// line in [`ByReason`].
 ///
 /// Packets received (offered) are not counted apart: each is enqueued or refused
@@ -285,33 +285,34 @@ impl QdiscStats {
 
 /// A discipline plus the accounting the framework keeps for it.
 ///
-/// `repr(C)`: the events and the hot counters of [`QdiscStats`] first, then the discipline, so
-/// that every call touches as few cache lines as it can.
+/// `repr(C)`: the hot counters of [`QdiscStats`] first, then the discipline, so that every
+/// call touches as few cache lines as it can. What a call reports goes to a [`QdiscEvents`]
+/// the caller owns and passes in: one scratch for all of its queues (the engine keeps one for
+/// every port of the network), not one per queue.
 #[derive(Debug)]
 #[repr(C)]
 pub struct Queue<Q: Qdisc> {
-    /// Events of the last call; drained by the caller.
-    pub ev: QdiscEvents<Q::Pkt>,
     pub stats: QdiscStats,
     pub qdisc: Q,
 }
 
 impl<Q: Qdisc> Queue<Q> {
     pub fn new(qdisc: Q) -> Self {
-        Queue { ev: QdiscEvents::default(), stats: QdiscStats::default(), qdisc }
+        Queue { stats: QdiscStats::default(), qdisc }
     }
 
-    /// Offers a packet; afterwards `self.ev.dropped` lists what was dropped (caller drains it).
-    /// Always inlined, like the dispatch of `AnyQdisc::enqueue`, into both of its callers (the
-    /// engine's port and the port probe): it is the packet path of every run.
+    /// Offers a packet; afterwards `ev.dropped` lists what was dropped (the caller drains it).
+    /// `ev` is cleared first. Always inlined, like the dispatch of `AnyQdisc::enqueue`, into
+    /// both of its callers (the engine's port and the port probe): it is the packet path of
+    /// every run.
     #[inline(always)]
-    pub fn enqueue(&mut self, pkt: Q::Pkt, now: SimTime) {
-        self.ev.clear();
+    pub fn enqueue(&mut self, pkt: Q::Pkt, now: SimTime, ev: &mut QdiscEvents<Q::Pkt>) {
+        ev.clear();
         let size = pkt.size() as u64;
-        self.qdisc.enqueue(pkt, now, &mut self.ev);
+        self.qdisc.enqueue(pkt, now, ev);
         let mut refused = false;
         let (mut out_pkts, mut out_bytes) = (0, 0);
-        for d in &self.ev.dropped {
+        for d in &ev.dropped {
             let b = d.pkt.size() as u64;
             if d.queued {
                 let c = &mut self.stats.by_reason.dropped_after[d.reason as usize];
@@ -332,7 +333,7 @@ impl<Q: Qdisc> Queue<Q> {
         self.stats.enqueued_bytes += in_bytes;
         self.stats.len_pkts = self.stats.len_pkts + in_pkts - out_pkts;
         self.stats.len_bytes = self.stats.len_bytes + in_bytes - out_bytes;
-        self.account_marks();
+        self.account_marks(ev);
         let (len, lb) = (self.stats.len_pkts, self.stats.len_bytes);
         if len > self.stats.max_len_pkts {
             self.stats.max_len_pkts = len;
@@ -343,12 +344,13 @@ impl<Q: Qdisc> Queue<Q> {
         self.debug_check_identity();
     }
 
-    /// Takes the next packet to send; afterwards `self.ev.dropped` lists packets dropped on the way.
+    /// Takes the next packet to send; afterwards `ev.dropped` lists packets dropped on the way
+    /// (`ev` is cleared first).
     #[inline]
-    pub fn dequeue(&mut self, now: SimTime) -> Option<Q::Pkt> {
-        self.ev.clear();
-        let out = self.qdisc.dequeue(now, &mut self.ev);
-        for d in &self.ev.dropped {
+    pub fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<Q::Pkt>) -> Option<Q::Pkt> {
+        ev.clear();
+        let out = self.qdisc.dequeue(now, ev);
+        for d in &ev.dropped {
             debug_assert!(d.queued, "dequeue can only drop stored packets");
             let b = d.pkt.size() as u64;
             let c = &mut self.stats.by_reason.dropped_after[d.reason as usize];
@@ -364,7 +366,7 @@ impl<Q: Qdisc> Queue<Q> {
             self.stats.len_pkts -= 1;
             self.stats.len_bytes -= b;
         }
-        self.account_marks();
+        self.account_marks(ev);
         self.debug_check_identity();
         out
     }
@@ -379,11 +381,11 @@ impl<Q: Qdisc> Queue<Q> {
     }
 
     #[inline]
-    fn account_marks(&mut self) {
-        if self.ev.marks == [0; MarkReason::COUNT] {
+    fn account_marks(&mut self, ev: &QdiscEvents<Q::Pkt>) {
+        if ev.marks == [0; MarkReason::COUNT] {
             return; // most calls mark nothing
         }
-        for (i, m) in self.ev.marks.iter().enumerate() {
+        for (i, m) in ev.marks.iter().enumerate() {
             self.stats.by_reason.marks[i] += *m as u64;
         }
     }

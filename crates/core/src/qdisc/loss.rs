@@ -75,7 +75,7 @@ mod tests {
     use super::*;
     use crate::qdisc::droptail::DropTail;
     use crate::qdisc::testkit::{check_accounting, ctx, pkt};
-    use crate::qdisc::{Limit, Queue};
+    use crate::qdisc::{Limit, QdiscEvents, Queue};
 
     fn lossy(rate: f64) -> Queue<LossyPort<crate::packet::Packet, DropTail>> {
         Queue::new(LossyPort::new(rate, DropTail::new(Limit::pkts(1_000_000)), &ctx(5)))
@@ -83,10 +83,10 @@ mod tests {
 
     #[test]
     fn losses_follow_the_rate_and_are_counted_as_link_loss() {
-        let mut q = lossy(0.1);
+        let (mut q, mut ev) = (lossy(0.1), QdiscEvents::default());
         for i in 0..100_000u64 {
-            q.enqueue(pkt((i % 3) as u32, i, 1000), SimTime::ZERO);
-            q.ev.dropped.clear();
+            q.enqueue(pkt((i % 3) as u32, i, 1000), SimTime::ZERO, &mut ev);
+            ev.dropped.clear();
         }
         let lost = q.stats.drops_by_reason(DropReason::LinkLoss) as f64;
         assert!((lost / 100_000.0 - 0.1).abs() < 0.005, "{lost}");

@@ -685,14 +685,15 @@ mod tests {
 
     fn run(seed: u64) -> (Vec<u64>, Vec<(u64, DropReason)>) {
         let mut q = Queue::new(Red::new(&aggressive(), Limit::pkts(10), &ctx(seed)));
+        let mut ev = QdiscEvents::default();
         let (mut out, mut drops) = (Vec::new(), Vec::new());
         let mut now = SimTime::ZERO;
         for i in 0..3000u64 {
             now += SimDuration::from_us(7);
-            q.enqueue(pkt((i % 4) as u32, i, 1500), now);
-            drops.extend(q.ev.dropped.drain(..).map(|d| (d.pkt.uid, d.reason)));
+            q.enqueue(pkt((i % 4) as u32, i, 1500), now, &mut ev);
+            drops.extend(ev.dropped.drain(..).map(|d| (d.pkt.uid, d.reason)));
             if i % 3 == 0 {
-                if let Some(p) = q.dequeue(now) {
+                if let Some(p) = q.dequeue(now, &mut ev) {
                     out.push(p.uid);
                 }
             }

@@ -1,7 +1,7 @@
 //! Test support shared by every discipline's tests: a random workload that checks the
 //! accounting identities and conservation after every call.
 
-use super::{PortContext, Qdisc, Queue};
+use super::{PortContext, Qdisc, QdiscEvents, Queue};
 use crate::packet::{Packet, Proto};
 use crate::rng::Streams;
 use crate::time::{BitsPerSec, SimTime};
@@ -32,6 +32,7 @@ pub fn ctx(seed: u64) -> PortContext {
 /// stored packets match `len_pkts` / `len_bytes`. Returns the departed packets in order.
 pub fn check_accounting<Q: Qdisc<Pkt = Packet>>(q: Q, arrivals: &[(bool, u32, u32)]) -> Vec<Packet> {
     let mut queue = Queue::new(q);
+    let mut ev = QdiscEvents::default();
     let mut seqs = std::collections::HashMap::<u32, u64>::new();
     let mut now = SimTime::ZERO;
     let mut out = Vec::new();
@@ -45,12 +46,12 @@ pub fn check_accounting<Q: Qdisc<Pkt = Packet>>(q: Q, arrivals: &[(bool, u32, u3
             let s = seqs.entry(flow).or_insert(0);
             *s += 1;
             in_bytes += size as u64;
-            queue.enqueue(pkt(flow, *s, size), now);
-        } else if let Some(p) = queue.dequeue(now) {
+            queue.enqueue(pkt(flow, *s, size), now, &mut ev);
+        } else if let Some(p) = queue.dequeue(now, &mut ev) {
             out_bytes += p.size as u64;
             out.push(p);
         }
-        for d in queue.ev.dropped.drain(..) {
+        for d in ev.dropped.drain(..) {
             dropped += 1;
             drop_bytes += d.pkt.size as u64;
         }

@@ -168,6 +168,7 @@ mod tests {
     fn never_exceeds(cfg: &XpassConfig, seed: u64) {
         let bps = 10_000_000_000u64;
         let mut q = Queue::new(shaper(cfg, bps));
+        let mut ev = QdiscEvents::default();
         // expected prices, picoseconds (f64, independent of the shaper's integer arithmetic)
         let m = match cfg.credit_tokens {
             CreditTokens::Count => cfg.credit_min_bytes as f64,
@@ -189,10 +190,10 @@ mod tests {
             for _ in 0..rng.gen_range(0..4) {
                 seq += 1;
                 let size = rng.gen_range(cfg.credit_min_bytes..=cfg.credit_max_bytes);
-                q.enqueue(credit(seq, size), now);
-                q.ev.dropped.clear();
+                q.enqueue(credit(seq, size), now, &mut ev);
+                ev.dropped.clear();
             }
-            while let Some(p) = q.dequeue(now) {
+            while let Some(p) = q.dequeue(now, &mut ev) {
                 out.push((now.0, p.size));
             }
             if let Some(r) = q.qdisc.ready_at() {
@@ -292,22 +293,23 @@ mod tests {
     fn credit_queue_bound_holds_and_data_is_untouched() {
         let cfg = XpassConfig { credit_queue_pkts: 8, ..Default::default() };
         let mut q = Queue::new(shaper(&cfg, 10_000_000_000));
+        let mut ev = QdiscEvents::default();
         for i in 0..20 {
-            q.enqueue(credit(i, 84), SimTime::ZERO);
+            q.enqueue(credit(i, 84), SimTime::ZERO, &mut ev);
         }
         assert_eq!(q.qdisc.credits_queued(), 8);
         assert_eq!(q.stats.drops_by_reason(DropReason::CreditOverflow), 12);
         for i in 0..30 {
-            q.enqueue(pkt(1, i, 1500), SimTime::ZERO);
+            q.enqueue(pkt(1, i, 1500), SimTime::ZERO, &mut ev);
         }
         assert_eq!(q.stats.drops_by_reason(DropReason::CreditOverflow), 12);
         assert_eq!(q.len_pkts(), 38);
         // first credit now, then data while the next credit waits
-        assert_eq!(q.dequeue(SimTime::ZERO).unwrap().proto, Proto::Credit);
-        assert_eq!(q.dequeue(SimTime::ZERO).unwrap().proto, Proto::Tcp);
+        assert_eq!(q.dequeue(SimTime::ZERO, &mut ev).unwrap().proto, Proto::Credit);
+        assert_eq!(q.dequeue(SimTime::ZERO, &mut ev).unwrap().proto, Proto::Tcp);
         // the data queue's own limit still applies
         for i in 0..100 {
-            q.enqueue(pkt(1, 100 + i, 1500), SimTime::ZERO);
+            q.enqueue(pkt(1, 100 + i, 1500), SimTime::ZERO, &mut ev);
         }
         assert!(q.stats.drops_by_reason(DropReason::Overflow) > 0);
     }
@@ -319,17 +321,18 @@ mod tests {
         check_accounting(shaper(&XpassConfig::default(), 1_000_000_000), &ops);
         // and with credits: the testkit's packets are TCP; drive credits by hand
         let mut q = Queue::new(shaper(&XpassConfig { credit_queue_pkts: 2, ..Default::default() }, 1_000_000_000));
+        let mut ev = QdiscEvents::default();
         let mut now = SimTime::ZERO;
         for i in 0..3000u64 {
             now += SimDuration::from_ns(rng.gen_range(0..2000));
             if rng.gen_bool(0.5) {
-                q.enqueue(credit(i, rng.gen_range(84..=92)), now);
+                q.enqueue(credit(i, rng.gen_range(84..=92)), now, &mut ev);
             } else if rng.gen_bool(0.3) {
-                q.enqueue(pkt(2, i, 1500), now);
+                q.enqueue(pkt(2, i, 1500), now, &mut ev);
             } else {
-                q.dequeue(now);
+                q.dequeue(now, &mut ev);
             }
-            q.ev.dropped.clear();
+            ev.dropped.clear();
             let st = &q.stats;
             assert_eq!(st.len_pkts, q.qdisc.len_pkts() as u64);
             assert_eq!(st.len_bytes, q.qdisc.len_bytes());

@@ -52,8 +52,8 @@ pub(super) fn table(sim: &Sim, window: f64) -> Table {
     let u64s = |f: &dyn Fn(&Port) -> u64| Column::U64(measured.iter().map(|p| f(p)).collect());
     let mut t = Table::new();
     t.push("port", port.finish());
-    t.push("packets_out", u64s(&|p| p.pkts_out));
-    t.push("bytes_out", u64s(&|p| p.bytes_out));
+    t.push("packets_out", u64s(&|p| p.queue.stats.dequeued_pkts));
+    t.push("bytes_out", u64s(&|p| p.queue.stats.dequeued_bytes));
     t.push(
         "utilization",
         Column::F64(

@@ -95,17 +95,18 @@ fn a_flow_above_the_fair_share_is_cut_to_it_and_a_flow_below_loses_nothing() {
     // One aggressive flow (4 arrivals out of 5) and one mild one; a saturated 1-packet-per-step link.
     let c = AfdConfig { target_pkts: Some(20), shadow_pkts: 500, interval_us: 10.0, ..AfdConfig::default() };
     let mut q = Queue::new(afd(&c, 100));
+    let mut ev = QdiscEvents::default();
     let mut now = SimTime::ZERO;
     let (mut sent, mut dropped) = ([0u64; 2], [0u64; 2]);
     for i in 0..200_000u64 {
         now += US;
         let flow = if i % 5 == 4 { 1 } else { 0 };
-        q.enqueue(pkt(flow, i, 1000), now);
-        for d in q.ev.dropped.drain(..) {
+        q.enqueue(pkt(flow, i, 1000), now, &mut ev);
+        for d in ev.dropped.drain(..) {
             dropped[d.pkt.flow as usize] += 1;
         }
         if i % 2 == 0 {
-            if let Some(p) = q.dequeue(now) {
+            if let Some(p) = q.dequeue(now, &mut ev) {
                 sent[p.flow as usize] += 1;
             }
         }
@@ -122,19 +123,20 @@ fn elephant_trap_spares_mice() {
     // fair-dropped even when its bin's shadow count exceeds the (tiny) fair share
     let c = AfdConfig { elephant_bytes: 100_000, elephant_age_us: 1000.0, shadow_pkts: 100, ..AfdConfig::default() };
     let mut q = Queue::new(afd(&c, 50));
+    let mut ev = QdiscEvents::default();
     let mut now = SimTime::ZERO;
     let mut mouse_fair_drops = 0;
     for i in 0..100_000u64 {
         now += US;
         let mouse = i % 50 == 0;
-        q.enqueue(pkt(if mouse { 1 } else { 0 }, i, 1000), now);
-        for d in q.ev.dropped.drain(..) {
+        q.enqueue(pkt(if mouse { 1 } else { 0 }, i, 1000), now, &mut ev);
+        for d in ev.dropped.drain(..) {
             if d.pkt.flow == 1 && d.reason == DropReason::FlowLimit {
                 mouse_fair_drops += 1;
             }
         }
         if i % 3 == 0 {
-            q.dequeue(now);
+            q.dequeue(now, &mut ev);
         }
     }
     assert_eq!(mouse_fair_drops, 0);
@@ -145,12 +147,13 @@ fn elephant_trap_spares_mice() {
 fn same_seed_same_decisions() {
     let run = || {
         let mut q = Queue::new(afd(&AfdConfig { shadow_pkts: 50, ..AfdConfig::default() }, 30));
+        let mut ev = QdiscEvents::default();
         let mut out = Vec::new();
         for i in 0..5000u64 {
-            q.enqueue(pkt((i % 7) as u32, i, 1000), SimTime::ZERO + SimDuration(US.0 * i));
-            out.extend(q.ev.dropped.drain(..).map(|d| d.pkt.uid));
+            q.enqueue(pkt((i % 7) as u32, i, 1000), SimTime::ZERO + SimDuration(US.0 * i), &mut ev);
+            out.extend(ev.dropped.drain(..).map(|d| d.pkt.uid));
             if i % 2 == 0 {
-                q.dequeue(SimTime::ZERO + SimDuration(US.0 * i));
+                q.dequeue(SimTime::ZERO + SimDuration(US.0 * i), &mut ev);
             }
         }
         out

@@ -373,14 +373,15 @@ fn tail_drop_at_the_limit() {
 #[test]
 fn marks_are_reported_with_the_codel_reason() {
     let mut q = Queue::new(codel(true, None));
+    let mut ev = QdiscEvents::default();
     for i in 0..30 {
-        q.enqueue(ect(1, i, Ecn::Ect0), SimTime::ZERO);
+        q.enqueue(ect(1, i, Ecn::Ect0), SimTime::ZERO, &mut ev);
     }
     let mut marks = 0u64;
     for k in 1..=30u64 {
-        let p = q.dequeue(t_ms(10.0 * k as f64)).unwrap();
-        assert!(q.ev.dropped.is_empty());
-        let m = q.ev.marks[MarkReason::Codel as usize] as u64;
+        let p = q.dequeue(t_ms(10.0 * k as f64), &mut ev).unwrap();
+        assert!(ev.dropped.is_empty());
+        let m = ev.marks[MarkReason::Codel as usize] as u64;
         assert_eq!(m == 1, p.ecn == Ecn::Ce);
         marks += m;
     }
@@ -394,15 +395,16 @@ fn marks_are_reported_with_the_codel_reason() {
 fn a_fifo_fed_faster_than_it_drains_drops_at_the_head() {
     // 3 arrivals for every 2 departures, one event every 0.5 ms
     let mut q = Queue::new(codel(false, None));
+    let mut ev = QdiscEvents::default();
     let mut now = SimTime::ZERO;
     let (mut seq, mut codel_drops, mut first_drop) = (0, 0, None);
     for step in 0..3000u64 {
         now += SimDuration::from_us(500);
         seq += 1;
-        q.enqueue(pkt(1, seq, 1500), now);
+        q.enqueue(pkt(1, seq, 1500), now, &mut ev);
         if step % 3 != 2 {
-            q.dequeue(now);
-            for d in q.ev.dropped.drain(..) {
+            q.dequeue(now, &mut ev);
+            for d in ev.dropped.drain(..) {
                 assert_eq!(d.reason, DropReason::Codel);
                 first_drop.get_or_insert(now);
                 codel_drops += 1;

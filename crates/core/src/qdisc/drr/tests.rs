@@ -227,14 +227,15 @@ fn no_reordering_within_a_flow() {
 fn run(seed: u64) -> (Vec<u64>, Vec<u64>) {
     let c = DrrConfig { buckets: 16, quantum_bytes: 700 };
     let mut q = Queue::new(Drr::new(&c, Limit::pkts(30), &ctx(seed)));
+    let mut ev = QdiscEvents::default();
     let (mut out, mut drops) = (Vec::new(), Vec::new());
     let mut now = SimTime::ZERO;
     for i in 0..5000u64 {
         now += SimDuration::from_us(3);
-        q.enqueue(pkt((i * 7 % 40) as u32, i, 200 + (i * 53 % 1300) as u32), now);
-        drops.extend(q.ev.dropped.drain(..).map(|d| d.pkt.uid));
+        q.enqueue(pkt((i * 7 % 40) as u32, i, 200 + (i * 53 % 1300) as u32), now, &mut ev);
+        drops.extend(ev.dropped.drain(..).map(|d| d.pkt.uid));
         if i % 2 == 0 {
-            if let Some(p) = q.dequeue(now) {
+            if let Some(p) = q.dequeue(now, &mut ev) {
                 out.push(p.uid);
             }
         }

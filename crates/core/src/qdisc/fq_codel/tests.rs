@@ -412,17 +412,18 @@ fn colliding_flows_share_one_fifo() {
 fn run(seed: u64) -> Vec<u64> {
     let c = FqCodelConfig { flows: 16, target_us: 2.0, interval_us: 20.0, ..dflt() };
     let mut q = Queue::new(FqCodel::new(&c, Limit::pkts(30), &ctx(seed)));
+    let mut ev = QdiscEvents::default();
     let mut log = Vec::new();
     let mut now = SimTime::ZERO;
     for i in 0..5000u64 {
         now += SimDuration::from_us(1);
-        q.enqueue(pkt((i * 7 % 40) as u32, i, 200 + (i * 53 % 1300) as u32), now);
-        log.extend(q.ev.dropped.drain(..).map(|d| d.pkt.uid | 1 << 63));
+        q.enqueue(pkt((i * 7 % 40) as u32, i, 200 + (i * 53 % 1300) as u32), now, &mut ev);
+        log.extend(ev.dropped.drain(..).map(|d| d.pkt.uid | 1 << 63));
         if i % 2 == 0 {
-            if let Some(p) = q.dequeue(now) {
+            if let Some(p) = q.dequeue(now, &mut ev) {
                 log.push(p.uid);
             }
-            log.extend(q.ev.dropped.drain(..).map(|d| d.pkt.uid | 1 << 63));
+            log.extend(ev.dropped.drain(..).map(|d| d.pkt.uid | 1 << 63));
         }
     }
     log
@@ -442,6 +443,7 @@ fn codel_acts_on_the_backlogged_queue_only() {
     // flow a offers twice the link rate, flow b one 200-byte packet every 24 us.
     let c = FqCodelConfig { target_us: 5.0, interval_us: 100.0, ..dflt() };
     let mut q = Queue::new(FqCodel::new(&c, Limit::pkts(1000), &ctx(1)));
+    let mut ev = QdiscEvents::default();
     let f = distinct_flows(&q.qdisc, 2);
     let (a, b) = (f[0], f[1]);
     let mut now = SimTime::ZERO;
@@ -453,22 +455,22 @@ fn codel_acts_on_the_backlogged_queue_only() {
         now += SimDuration::from_ps(1_200_000);
         for _ in 0..2 {
             sa += 1;
-            q.enqueue(pkt(a, sa, 1500), now);
+            q.enqueue(pkt(a, sa, 1500), now, &mut ev);
         }
         if step % 20 == 10 {
             sb += 1;
-            q.enqueue(pkt(b, sb, 200), now);
+            q.enqueue(pkt(b, sb, 200), now, &mut ev);
             enq_b.insert(sb, now);
         }
-        for d in q.ev.dropped.drain(..) {
+        for d in ev.dropped.drain(..) {
             *drops.entry((d.pkt.flow, d.reason)).or_insert(0) += 1;
         }
-        if let Some(p) = q.dequeue(now) {
+        if let Some(p) = q.dequeue(now, &mut ev) {
             if p.flow == b {
                 worst_b = worst_b.max(now - enq_b[&p.seq]);
             }
         }
-        for d in q.ev.dropped.drain(..) {
+        for d in ev.dropped.drain(..) {
             *drops.entry((d.pkt.flow, d.reason)).or_insert(0) += 1;
         }
     }
@@ -482,13 +484,14 @@ fn ecn_mode_marks_instead_of_dropping() {
     let c = FqCodelConfig { target_us: 5.0, interval_us: 100.0, ecn: true, ..dflt() };
     for (e, marks_expected) in [(Ecn::Ect0, true), (Ecn::NotEct, false)] {
         let mut q = Queue::new(FqCodel::new(&c, Limit::pkts(100_000), &ctx(1)));
+        let mut ev = QdiscEvents::default();
         let mut now = SimTime::ZERO;
         for step in 0..20_000u64 {
             now += SimDuration::from_ps(1_200_000);
             for k in 0..2 {
-                q.enqueue(Packet { ecn: e, ..pkt(1, 2 * step + k, 1500) }, now);
+                q.enqueue(Packet { ecn: e, ..pkt(1, 2 * step + k, 1500) }, now, &mut ev);
             }
-            q.dequeue(now);
+            q.dequeue(now, &mut ev);
         }
         let marks = q.stats.by_reason.marks[MarkReason::Codel as usize];
         let drops = q.stats.drops_by_reason(DropReason::Codel);
