@@ -88,8 +88,8 @@ pub const VIA_PER_PACKET: u32 = u32::MAX - 1;
 
 /// Busy ports from which a run gets the engine's two-step cache hints (`Sim::prefetch_ahead`):
 /// 4,096 ports' first [`crate::net::PORT_HOT_LINES`] lines take 768 KiB of a core's 1 MiB
-/// second-level cache. The ports a run keeps busy are counted as at most [`PORTS_PER_FLOW`] per flow, and
-/// at most all of them. A run below it keeps its ports cached and takes the one-step hints of
+/// second-level cache. The ports a run keeps busy are counted as at most [`PORTS_PER_FLOW`]
+/// per flow, and at most all of them. A run below it keeps its ports cached and takes the one-step hints of
 /// `Sim::prefetch_next`, which cost it less: with two steps a k = 8 fat-tree runs about a fifth
 /// slower, and so does a k = 8 one with 8,192 flows, or a k = 32 one with 128; a k = 16
 /// permutation (6,144 ports) runs as fast with either, a k = 32 one faster with two

@@ -39,9 +39,9 @@ pub struct Node {
 // per-packet counters, and the discipline when it is DropTail, the one kept inline in
 // `AnyQdisc`); the link's other fields and the name after them. Packets and bytes sent are
 // the queue's dequeue counters (every packet a port dequeues goes on the wire at once), and
-// what a queue call reports goes to the engine's one scratch, not to the port. A fat-tree of k = 32 has
-// 49,152 ports, far more than the caches hold, and each line a packet touches in a port is a
-// likely miss (docs/performance.md).
+// what a queue call reports goes to the engine's one scratch, not to the port. A fat-tree of
+// k = 32 has 49,152 ports, far more than the caches hold, and each line a packet touches in a
+// port is a likely miss (docs/performance.md).
 #[repr(C, align(64))]
 pub struct Port {
     /// When the packet being serialized (if any) is fully on the wire.

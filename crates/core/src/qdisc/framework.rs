@@ -216,9 +216,9 @@ pub trait Qdisc {
 
 /// Per-port counters kept by [`Queue`] around any discipline.
 ///
-/// `repr(C)`: the counters every packet updates, together (one cache line, at the start of
-/// [`Queue`]); the counters by reason, touched only on marks and drops, out of
-/// line in [`ByReason`].
+/// `repr(C)`: the counters every packet updates, together (64 bytes, at the start of
+/// [`Queue`]); the counters by reason, touched only on marks and drops, out of line in
+/// [`ByReason`].
 ///
 /// Packets received (offered) are not counted apart: each is enqueued or refused
 /// ([`QdiscStats::received_pkts`]).
@@ -256,13 +256,19 @@ impl QdiscStats {
         self.enqueued_pkts + self.dropped_before_pkts()
     }
     pub fn received_bytes(&self) -> u64 {
-        self.enqueued_bytes + self.by_reason.dropped_before.iter().map(|d| d.1).sum::<u64>()
+        self.enqueued_bytes + self.dropped_before_bytes()
     }
     pub fn dropped_before_pkts(&self) -> u64 {
         self.by_reason.dropped_before.iter().map(|d| d.0).sum()
     }
+    pub fn dropped_before_bytes(&self) -> u64 {
+        self.by_reason.dropped_before.iter().map(|d| d.1).sum()
+    }
     pub fn dropped_after_pkts(&self) -> u64 {
         self.by_reason.dropped_after.iter().map(|d| d.0).sum()
+    }
+    pub fn dropped_after_bytes(&self) -> u64 {
+        self.by_reason.dropped_after.iter().map(|d| d.1).sum()
     }
     pub fn drops_pkts(&self) -> u64 {
         self.dropped_before_pkts() + self.dropped_after_pkts()
@@ -278,8 +284,7 @@ impl QdiscStats {
         self.enqueued_pkts - self.dequeued_pkts - self.dropped_after_pkts()
     }
     pub fn queued_bytes(&self) -> u64 {
-        let after: u64 = self.by_reason.dropped_after.iter().map(|d| d.1).sum();
-        self.enqueued_bytes - self.dequeued_bytes - after
+        self.enqueued_bytes - self.dequeued_bytes - self.dropped_after_bytes()
     }
 }
 
