@@ -32,12 +32,15 @@
 //!   output port of the next arrival, routed ahead without a draw).
 //!   Hints only (`dcfair_core::hint`): nothing depends on them, and the peeks behind them
 //!   (`EventQueue::peek_hint`, `EventQueue::peek_ahead`, `Routes::hint`) change no state.
-//! - Every packet meets what a port runs in one pipeline: `port_in` (FairQ's rewrite at a
-//!   switch, then the discipline's enqueue, made by the port's probe when it has one) and
+//! - Every packet meets what a port runs in one pipeline: `offer` (FairQ's rewrite at a switch)
+//!   then `port_in` (the discipline's enqueue, made by the port's probe when it has one) and
 //!   `port_out` (the discipline's dequeue, then the probe's record); each ends by freeing the
 //!   packets the discipline dropped. A probe (`probe.rs`: drop runs, `[measure.trace]`) makes the
 //!   very same call and records what happened; any other port pays one comparison per packet for
-//!   the feature.
+//!   the feature. A packet offered to an idle port that stores nothing, without a probe, takes
+//!   the enqueue and the dequeue in one step (`Queue::pass`): the same packet out, counters and
+//!   drops, but DropTail never writes it into its ring and reads it back (on a large fabric,
+//!   a cache miss on the port's buffer for most packets: `docs/performance.md`).
 //! - The engine owns the dispatch of every event: the observers and mechanisms it carries (the
 //!   probes, the time series sampler, FairQ) are plain state with functions the engine calls,
 //!   and none of them imports the engine.
@@ -502,11 +505,38 @@ impl Sim {
     }
 
     /// Offers a packet that came in through port `from` (global id, or [`FROM_HOST`]) to port
-    /// `pid`: it goes through the port's pipeline ([`Sim::port_in`]), then serialization starts
-    /// if the port is idle.
+    /// `pid`: FairQ sees it when the run has FairQ and the packet crosses a switch (the switch
+    /// may rewrite the window of an ACK, in the packet's slab slot; no field of the [`PktRef`]
+    /// changes); then it goes through the port's pipeline ([`Sim::port_in`]) and serialization
+    /// starts if the port is idle, or, at an idle port without a probe whose queue is empty,
+    /// both in one step ([`Queue::pass`](dcfair_core::qdisc::Queue::pass)).
     #[inline]
     fn offer(&mut self, pid: u32, pkt: PktRef, from: u32, now: SimTime) {
-        let port = self.port_in(pid, pkt, from, now);
+        if from != FROM_HOST {
+            if let Some(fq) = self.fairq.as_deref_mut() {
+                fq.on_switch(now, from, pid, &mut self.slab.items[pkt.handle as usize].pkt);
+            }
+        }
+        let port = &mut self.net.ports[pid as usize];
+        // An idle port with nothing stored: enqueue and dequeue in one step, which a discipline
+        // that can (DropTail) makes without storing the packet (`Queue::pass`). A probe records
+        // the two calls, and a traced run writes them out: both make them.
+        let idle = !port.txdone_pending && now >= port.busy_until && port.queue.is_empty();
+        let pkt = if idle && port.probe == NO_PROBE && !cfg!(feature = "trace") {
+            match port.queue.pass(pkt, now, &mut self.qev) {
+                Ok(sent) => {
+                    self.slab.free_dropped(&mut self.qev);
+                    if let Some(pkt) = sent {
+                        self.transmit(pid, pkt, now);
+                    }
+                    return;
+                }
+                Err(pkt) => pkt,
+            }
+        } else {
+            pkt
+        };
+        let port = self.port_in(pid, pkt, now);
         if port.txdone_pending {
             return;
         }
@@ -519,24 +549,15 @@ impl Sim {
         }
     }
 
-    /// The way in of a port's pipeline, the one place where a packet meets what a port runs,
-    /// in this order:
-    /// 1. FairQ, when the run has it and the packet crosses a switch (`from` is a port): the
-    ///    switch may rewrite the window of an ACK, in the packet's slab slot (no field of the
-    ///    [`PktRef`] changes);
-    /// 2. the port's probe, which makes the discipline's call itself and records what
+    /// The way in of a port's pipeline, after FairQ ([`Sim::offer`]), in this order:
+    /// 1. the port's probe, which makes the discipline's call itself and records what
     ///    happened, or else the discipline's `enqueue`;
-    /// 3. every packet the discipline dropped leaves the slab (its stats have counted it).
+    /// 2. every packet the discipline dropped leaves the slab (its stats have counted it).
     ///
     /// Returns the port, so that the caller goes on with the port it already holds instead of
     /// a second look-up (and bounds check) of `ports[pid]`.
     #[inline]
-    fn port_in(&mut self, pid: u32, pkt: PktRef, from: u32, now: SimTime) -> &mut Port {
-        if from != FROM_HOST {
-            if let Some(fq) = self.fairq.as_deref_mut() {
-                fq.on_switch(now, from, pid, &mut self.slab.items[pkt.handle as usize].pkt);
-            }
-        }
+    fn port_in(&mut self, pid: u32, pkt: PktRef, now: SimTime) -> &mut Port {
         let port = &mut self.net.ports[pid as usize];
         #[cfg(feature = "trace")]
         let (tflow, tseq, tsize) = {
@@ -582,9 +603,9 @@ impl Sim {
     #[inline]
     fn start_tx(&mut self, pid: u32, now: SimTime) {
         let next = self.port_out(pid, now);
-        let port = &mut self.net.ports[pid as usize];
         let Some(pkt) = next else {
             // A shaper (ExpressPass credits) may hold packets back: try again when it says.
+            let port = &self.net.ports[pid as usize];
             if !port.queue.is_empty() {
                 if let Some(at) = dcfair_core::qdisc::Qdisc::ready_at(&port.queue.qdisc) {
                     self.q.schedule(at.max(now), Event::Wake { port: pid });
@@ -592,6 +613,15 @@ impl Sim {
             }
             return;
         };
+        self.transmit(pid, pkt, now);
+    }
+
+    /// Puts `pkt`, just out of port `pid`'s pipeline, on the wire: the port is busy until its
+    /// last bit is out, when a `TxDone` follows if packets wait, and it arrives at the peer a
+    /// link delay later.
+    #[inline]
+    fn transmit(&mut self, pid: u32, pkt: PktRef, now: SimTime) {
+        let port = &mut self.net.ports[pid as usize];
         #[cfg(feature = "trace")]
         if port.measured {
             use std::fmt::Write as _;

@@ -117,6 +117,21 @@ impl<P: QPacket> DropTail<P> {
     pub fn front_ptr(&self) -> Option<*const P> {
         self.q.front().map(|p| p as *const P)
     }
+
+    /// Whether `pkt` fits (then it is CE-marked, and the mark reported, when the queue is at a
+    /// marking threshold and the packet is ECN-capable).
+    #[inline(always)]
+    fn admit(&self, pkt: &mut P, ev: &mut QdiscEvents<P>) -> bool {
+        let len = self.q.len() as u64;
+        if len >= self.limit_pkts as u64 || self.bytes + pkt.size() as u64 > self.limit_bytes {
+            return false;
+        }
+        if pkt.ecn() != Ecn::NotEct && (len >= self.mark_pkts as u64 || self.bytes >= self.mark_bytes) {
+            pkt.set_ecn(Ecn::Ce);
+            ev.mark(MarkReason::Threshold);
+        }
+        true
+    }
 }
 
 impl<P> DropTail<P> {
@@ -157,16 +172,23 @@ impl<P: QPacket> Qdisc for DropTail<P> {
 
     #[inline]
     fn enqueue(&mut self, mut pkt: P, _now: SimTime, ev: &mut QdiscEvents<P>) {
-        let len = self.q.len() as u64;
-        if len < self.limit_pkts as u64 && self.bytes + pkt.size() as u64 <= self.limit_bytes {
-            if pkt.ecn() != Ecn::NotEct && (len >= self.mark_pkts as u64 || self.bytes >= self.mark_bytes) {
-                pkt.set_ecn(Ecn::Ce);
-                ev.mark(MarkReason::Threshold);
-            }
+        if self.admit(&mut pkt, ev) {
             self.bytes += pkt.size() as u64;
             self.q.push_back(pkt);
         } else {
             ev.drop(pkt, DropReason::Overflow, false);
+        }
+    }
+    /// An empty FIFO sends what it admits at once: nothing to store (a ring slot written and
+    /// read back, a likely cache miss when the port's buffer has left the cache).
+    #[inline]
+    fn pass_empty(&mut self, mut pkt: P, _now: SimTime, ev: &mut QdiscEvents<P>) -> Result<Option<P>, P> {
+        debug_assert!(self.q.is_empty());
+        if self.admit(&mut pkt, ev) {
+            Ok(Some(pkt))
+        } else {
+            ev.drop(pkt, DropReason::Overflow, false);
+            Ok(None)
         }
     }
     #[inline]
@@ -337,6 +359,61 @@ mod tests {
     }
 
     // --- accounting identities ----------------------------------------------------------
+    // --- an idle port's packet in one step -----------------------------------------------
+    /// A queue that has seen `history` (each packet enqueued, then the queue drained), so that
+    /// its counters (maxima, marks, drops) are not all zero.
+    fn seasoned(limit: Limit, k_pkts: Option<u32>, k_bytes: Option<u64>, history: &[(u32, bool)]) -> Queue<DropTail> {
+        let mut q = Queue::new(marking(k_pkts, k_bytes, limit));
+        let mut ev = QdiscEvents::default();
+        for (i, &(size, ecn)) in history.iter().enumerate() {
+            let p = if ecn { ect(1, i as u64, size) } else { pkt(1, i as u64, size) };
+            q.enqueue(p, SimTime::ZERO, &mut ev);
+        }
+        while q.dequeue(SimTime::ZERO, &mut ev).is_some() {}
+        q
+    }
+
+    proptest! {
+        /// `Queue::pass` on an empty DropTail is `enqueue` then `dequeue`: the same packet out
+        /// (with the same mark), the same counters, the same events, an empty queue after.
+        #[test]
+        fn pass_is_enqueue_then_dequeue(
+            limit_pkts in proptest::option::of(0u32..4), limit_bytes in proptest::option::of(0u64..3000),
+            k_pkts in proptest::option::of(0u32..3), k_bytes in proptest::option::of(0u64..2000),
+            history in proptest::collection::vec((40u32..1500, any::<bool>()), 0..6),
+            size in 40u32..1500, ecn in any::<bool>(),
+        ) {
+            let limit = Limit { pkts: limit_pkts, bytes: limit_bytes };
+            let offered = if ecn { ect(2, 7, size) } else { pkt(2, 7, size) };
+            let (mut a, mut b) = (seasoned(limit, k_pkts, k_bytes, &history), seasoned(limit, k_pkts, k_bytes, &history));
+            let (mut ea, mut eb) = (QdiscEvents::default(), QdiscEvents::default());
+            let out_a = a.pass(offered.clone(), SimTime::ZERO, &mut ea).expect("DropTail takes the one step");
+            b.enqueue(offered, SimTime::ZERO, &mut eb);
+            let (drops_b, marks_b) = (eb.dropped.iter().map(|d| (d.pkt.uid, d.reason, d.queued)).collect::<Vec<_>>(), eb.marks);
+            let out_b = b.dequeue(SimTime::ZERO, &mut eb);
+            prop_assert!(eb.dropped.is_empty() && eb.marks == [0; MarkReason::COUNT], "a dequeue of one packet drops or marks nothing");
+            prop_assert_eq!(out_a.as_ref().map(|p| (p.uid, p.ecn)), out_b.as_ref().map(|p| (p.uid, p.ecn)));
+            prop_assert_eq!(ea.dropped.iter().map(|d| (d.pkt.uid, d.reason, d.queued)).collect::<Vec<_>>(), drops_b);
+            prop_assert_eq!(ea.marks, marks_b);
+            prop_assert_eq!(&a.stats, &b.stats);
+            prop_assert_eq!(format!("{:?}", a.qdisc), format!("{:?}", b.qdisc));
+            prop_assert_eq!((a.qdisc.len_pkts(), a.qdisc.len_bytes()), (0, 0));
+        }
+    }
+
+    #[test]
+    fn a_discipline_that_stores_its_packets_hands_the_packet_back() {
+        // a discipline without its own `pass_empty` (here DropTail behind a wrapper)
+        let mut q = Queue::new(EctIn(DropTail::new(Limit::pkts(4))));
+        let mut ev = QdiscEvents::default();
+        let back = q.pass(pkt(1, 3, 1500), SimTime::ZERO, &mut ev).expect_err("the default hands the packet back");
+        assert_eq!(back.seq, 3);
+        assert_eq!(q.stats, crate::qdisc::QdiscStats::default());
+        let mut q = Queue::new(crate::qdisc::AnyQdisc::DropTail(DropTail::new(Limit::pkts(4))));
+        assert_eq!(q.pass(pkt(1, 4, 1500), SimTime::ZERO, &mut ev).unwrap().unwrap().seq, 4);
+        assert_eq!((q.stats.enqueued_pkts, q.stats.dequeued_pkts, q.stats.max_len_pkts, q.stats.len_pkts), (1, 1, 1, 0));
+    }
+
     proptest! {
         #[test]
         fn accounting_holds(ops in proptest::collection::vec((any::<bool>(), 0u32..8, 40u32..1500), 1..400)) {

@@ -212,6 +212,15 @@ pub trait Qdisc {
     fn ready_at(&self) -> Option<SimTime> {
         None
     }
+    /// `enqueue(pkt)` then `dequeue()` on a discipline that stores nothing, in one step that
+    /// stores nothing either, for a discipline that can tell what the two calls would do
+    /// (DropTail: the packet goes straight through, or is refused): the same packet out, the
+    /// same events in `ev` (only the offered packet can be refused) and the same state
+    /// after. `Err(pkt)` (the default) hands the packet back for the two calls.
+    #[inline(always)]
+    fn pass_empty(&mut self, pkt: Self::Pkt, _now: SimTime, _ev: &mut QdiscEvents<Self::Pkt>) -> Result<Option<Self::Pkt>, Self::Pkt> {
+        Err(pkt)
+    }
 }
 
 /// Per-port counters kept by [`Queue`] around any discipline.
@@ -374,6 +383,36 @@ impl<Q: Qdisc> Queue<Q> {
         self.account_marks(ev);
         self.debug_check_identity();
         out
+    }
+
+    /// A packet offered to an empty queue whose port is idle, which sends whatever it can at
+    /// once: `enqueue(pkt)` then `dequeue()`, with the same packet out, counters and events
+    /// (`ev` holds the enqueue's: a refused packet), in one step when the discipline can take it
+    /// ([`Qdisc::pass_empty`]) so that the packet is never stored. `Err(pkt)` when the
+    /// discipline cannot: the caller makes the two calls.
+    #[inline]
+    pub fn pass(&mut self, pkt: Q::Pkt, now: SimTime, ev: &mut QdiscEvents<Q::Pkt>) -> Result<Option<Q::Pkt>, Q::Pkt> {
+        debug_assert_eq!(self.stats.len_pkts, 0, "pass is for an empty queue");
+        ev.clear();
+        let size = pkt.size() as u64;
+        let out = self.qdisc.pass_empty(pkt, now, ev)?;
+        if out.is_some() {
+            self.stats.enqueued_pkts += 1;
+            self.stats.enqueued_bytes += size;
+            self.stats.dequeued_pkts += 1;
+            self.stats.dequeued_bytes += size;
+            self.stats.max_len_pkts = self.stats.max_len_pkts.max(1);
+            self.stats.max_len_bytes = self.stats.max_len_bytes.max(size);
+        }
+        for d in &ev.dropped {
+            debug_assert!(!d.queued && out.is_none(), "only the offered packet can be refused");
+            let c = &mut self.stats.by_reason.dropped_before[d.reason as usize];
+            c.0 += 1;
+            c.1 += d.pkt.size() as u64;
+        }
+        self.account_marks(ev);
+        self.debug_check_identity();
+        Ok(out)
     }
 
     /// Debug builds: the queue's count of stored packets and bytes is the discipline's, and

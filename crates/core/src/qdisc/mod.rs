@@ -329,6 +329,13 @@ impl<P: QPacket> Qdisc for AnyQdisc<P> {
     fn ready_at(&self) -> Option<SimTime> {
         dispatch!(self, q => q.ready_at())
     }
+    #[inline(always)]
+    fn pass_empty(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) -> Result<Option<P>, P> {
+        match self {
+            AnyQdisc::DropTail(q) => q.pass_empty(pkt, now, ev),
+            _ => Err(pkt),
+        }
+    }
 }
 
 #[cfg(test)]
