@@ -25,6 +25,10 @@
 //! `docs/mechanisms/droptail.md`.
 //!
 //! Without a threshold the discipline never marks: it is a plain FIFO.
+//!
+//! An empty FIFO offered a packet when its port is idle (`Qdisc::pass_empty`, the step
+//! `Queue::pass` makes) applies rules 1 and 2 to it and hands it straight back instead of
+//! storing it and giving it out at the next dequeue: the same outcome without the ring's slot.
 //! Validation: a threshold of 0, or one above the matching buffer limit, is a [`ConfigError`]
 //! naming the key. Cost: O(1) per packet. Validation of the model: `docs/validation.md`
 //! (side by side with ns-2's `Queue/DropTail`) and `docs/mechanisms/dctcp.md`.
