@@ -2,7 +2,8 @@
 """Scale: building time, memory and CPU per packet of a k-ary fat-tree, k = 4 to 64.
 
     python bench/scale.py [--ks 4,8,16,32] [--ns2-ks 4,8,16] [--duration 0.005] [--reps 3]
-                          [--scenario FILE] [--section scale-bench] [--no-doc] [--results FILE]
+                          [--scenario FILE | --senders N,N,...] [--section scale-bench]
+                          [--no-doc] [--results FILE]
 
 The workload is ``bench/fattree_k8.toml``'s (one long-lived TCP NewReno flow per host along a
 random permutation, every link 10 Gbit/s and 1 us, DropTail ports of 100 packets,
@@ -10,7 +11,11 @@ random permutation, every link 10 Gbit/s and 1 us, DropTail ports of 100 packets
 each ``k`` into a temporary TOML, with the permutation (seed ``--perm-seed``, as
 ``bench/fattree.py`` draws it) spelled out as ``[flows] src = [...] dst = [...]``.
 ``--scenario FILE`` runs a scenario file instead, with ``topology.k=K`` set on the command line
-(a file whose flows follow ``k``, such as a permutation pattern).
+(a file whose flows follow ``k``, such as a permutation pattern). ``--senders N,...`` runs each
+``k`` once per count ``N`` (those that divide the ``k^3 / 4`` hosts): only every
+``hosts / N``-th host takes part, sending one flow to a permutation of the same hosts, so that
+the fabric stays the same while the flows, and the state they keep hot, grow; the table then
+has a ``flows`` column.
 
 For every ``k``, with ``target/release/examples/simrun``:
 
@@ -43,6 +48,7 @@ import datetime
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -65,16 +71,19 @@ DOC = REPO / "docs/performance.md"
 BUILD_ONLY = ["sim.duration_s=1e-9"]
 
 
-def generated(k: int, seed: int) -> str:
-    """``bench/fattree_k8.toml`` on a fat-tree of ``k``, with its own permutation of hosts."""
+def generated(k: int, seed: int, senders: int | None = None) -> str:
+    """``bench/fattree_k8.toml`` on a fat-tree of ``k``, with its own permutation of hosts; with
+    ``senders``, only every ``hosts / senders``-th host takes part (it sends one flow, to a
+    permutation of the same hosts, and receives one)."""
     n = k ** 3 // 4
-    p = permutation(n, seed)
+    hosts = list(range(0, n, n // senders)) if senders else list(range(n))
+    p = permutation(len(hosts), seed)
     text = BASE.read_text()
     text = re.sub(r"^name = .*$", f'name = "fattree-k{k}-permutation"', text, count=1, flags=re.M)
     text = re.sub(r"^k = \d+", f"k = {k}", text, count=1, flags=re.M)
-    text = re.sub(r"^count = \d+", f"count = {n}", text, count=1, flags=re.M)
-    text = re.sub(r"^src = \[.*?\]", lambda _: "src = [" + ", ".join(f'"h{i}"' for i in range(n)) + "]", text, flags=re.M | re.S)
-    text = re.sub(r"^dst = \[.*?\]", lambda _: "dst = [" + ", ".join(f'"h{x}"' for x in p) + "]", text, flags=re.M | re.S)
+    text = re.sub(r"^count = \d+", f"count = {len(hosts)}", text, count=1, flags=re.M)
+    text = re.sub(r"^src = \[.*?\]", lambda _: "src = [" + ", ".join(f'"h{h}"' for h in hosts) + "]", text, flags=re.M | re.S)
+    text = re.sub(r"^dst = \[.*?\]", lambda _: "dst = [" + ", ".join(f'"h{hosts[x]}"' for x in p) + "]", text, flags=re.M | re.S)
     return text
 
 
@@ -111,11 +120,19 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--perm-seed", type=int, default=1)
     ap.add_argument("--scenario", type=Path, help="a scenario file to run with topology.k=K instead")
+    ap.add_argument("--senders", help="flow counts to run at each k (every hosts/N-th host takes part; "
+                    "counts above k^3/4 or not dividing it are skipped); default: every host")
     ap.add_argument("--section", default="scale-bench", help="the section of docs/performance.md to write")
     ap.add_argument("--no-doc", action="store_true")
     ap.add_argument("--results", type=Path, help="where to write the JSON results (default bench/results/<section>.json)")
     a = ap.parse_args(argv)
     ks = [int(x) for x in a.ks.split(",")]
+    if a.senders and a.scenario:
+        ap.error("--senders needs the generated scenario: leave out --scenario")
+    senders = [int(x) for x in a.senders.split(",")] if a.senders else [None]
+    if any(n is not None and n < 2 for n in senders):
+        ap.error("--senders takes counts of at least 2 (a permutation needs two hosts)")
+    configs = [(k, n) for k in ks for n in senders if n is None or (n <= k ** 3 // 4 and (k ** 3 // 4) % n == 0)]
     ns2_ks = set() if a.scenario else {int(x) for x in a.ns2_ks.split(",") if x.strip()}
     if ns2_ks and not shutil.which("ns"):
         sys.exit("ns-2 (`ns`) not found: apt-get install ns2, or --ns2-ks \"\"")
@@ -127,14 +144,14 @@ def main(argv=None) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="dcfair-scale-"))
     rows = []
     try:
-        for k in ks:
+        for k, n in configs:
             if a.scenario:
                 text, k_args = a.scenario.read_text(), [f"topology.k={k}"]
             else:
-                text, k_args = generated(k, a.perm_seed), []
+                text, k_args = generated(k, a.perm_seed, n), []
             # the build run's 1 ns must hold the scenario's measurement window, if it sets one
             build_only = BUILD_ONLY + (["measure.window_s=1e-9"] if "window_s" in tomllib.loads(text).get("measure", {}) else [])
-            scenario, counting = tmp / f"k{k}.toml", tmp / f"k{k}-every-port.toml"
+            scenario, counting = tmp / f"k{k}-n{n}.toml", tmp / f"k{k}-n{n}-every-port.toml"
             scenario.write_text(text)
             counting.write_text(every_port_measured(text, k))
             log(f"k = {k}: counting run, {a.duration:g} s simulated, every port measured")
@@ -165,7 +182,7 @@ def main(argv=None) -> int:
                             "cpu_ns_per_hop": ns2_work / ns2["hops"] * 1e9 if ns2["hops"] and ns2_work > 0 else None,
                             "samples": {"build": samples["ns2-build"], "traffic": samples["ns2-traffic"]}})
             rows.append({
-                "k": k, "hosts": k ** 3 // 4, "switches": 5 * k * k // 4,
+                "k": k, "hosts": k ** 3 // 4, "switches": 5 * k * k // 4, "flows": n or k ** 3 // 4,
                 "build_wall_s": med(build, lambda s: s["wall_s"]), "build_cpu_s": b_cpu,
                 "build_peak_rss_mib": med(build, lambda s: s["peak_rss_kib"]) / 1024,
                 "traffic_cpu_s": t_cpu, "traffic_peak_rss_mib": med(traffic, lambda s: s["peak_rss_kib"]) / 1024,
@@ -181,7 +198,7 @@ def main(argv=None) -> int:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
-    command = "python bench/scale.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    command = "python bench/scale.py " + shlex.join(argv if argv is not None else sys.argv[1:])
     doc = {
         "benchmark": "k-ary fat-tree, permutation of long TCP flows: building, memory, CPU per packet",
         "scenario": str(a.scenario) if a.scenario else f"{BASE.relative_to(REPO)} at each k, permutation seed {a.perm_seed}",
@@ -196,20 +213,21 @@ def main(argv=None) -> int:
 
     m = doc["machine"]
     loads = [x for r in rows for x in r["loads"]]
-    ref = next((r for r in rows if r["k"] == 8 and r["cpu_ns_per_delivered"]), None)
+    ref = next((r for r in rows if r["k"] == 8 and r["flows"] == r["hosts"] and r["cpu_ns_per_delivered"]), None)
+    flows_col = a.senders is not None
     t = [f"Machine: {describe(m)}, {m['logical_cpus']} logical CPUs, shared (1-minute load average "
          f"{min(loads):.1f} to {max(loads):.1f} during the runs); {a.reps} interleaved repetitions, medians; "
          f"{a.duration * 1e3:g} ms simulated; engine build `{doc['engine_build']}`; `{doc['command']}` on {doc['generated_utc']}.", "",
-         "| k | hosts | switches | build wall | build CPU | build peak RSS | traffic peak RSS | delivered packets "
+         "| k | hosts | " + ("flows | " if flows_col else "") + "switches | build wall | build CPU | build peak RSS | traffic peak RSS | delivered packets "
          "| hops | events | CPU per delivered packet | CPU per hop | events per CPU s | per packet vs k = 8 "
          "| ns-2 build CPU | ns-2 traffic peak RSS | ns-2 hops | ns-2 CPU per hop | ns-2 / dcfair per hop |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "|---|---|" + ("---|" if flows_col else "") + "---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     f = lambda x, fmt, unit="": "n/a" if x is None else format(x, fmt) + unit  # noqa: E731
     for r in rows:
         rel = r["cpu_ns_per_delivered"] / ref["cpu_ns_per_delivered"] if ref and r["cpu_ns_per_delivered"] else None
         ns2 = r["ns2"] or {}
         ns2_rel = ns2["cpu_ns_per_hop"] / r["cpu_ns_per_hop"] if ns2.get("cpu_ns_per_hop") and r["cpu_ns_per_hop"] else None
-        t.append(f"| {r['k']} | {r['hosts']:,} | {r['switches']:,} | {r['build_wall_s']:.2f} s | {r['build_cpu_s']:.2f} s "
+        t.append(f"| {r['k']} | {r['hosts']:,} | " + (f"{r['flows']:,} | " if flows_col else "") + f"{r['switches']:,} | {r['build_wall_s']:.2f} s | {r['build_cpu_s']:.2f} s "
                  f"| {r['build_peak_rss_mib']:.0f} MiB | {r['traffic_peak_rss_mib']:.0f} MiB | {r['delivered'] / 1e6:.2f} M "
                  f"| {r['hops'] / 1e6:.2f} M | {r['events'] / 1e6:.2f} M | {f(r['cpu_ns_per_delivered'], '.0f', ' ns')} "
                  f"| {f(r['cpu_ns_per_hop'], '.0f', ' ns')} | {f(r['events_per_cpu_s'] and r['events_per_cpu_s'] / 1e6, '.1f', ' M')} "

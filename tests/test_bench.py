@@ -259,6 +259,32 @@ def test_the_scale_and_mptcp_benchmarks_measure_what_they_say(tmp_path, capsys):
     assert scale.DOC.read_text() == doc
 
 
+def test_scale_senders_take_every_nth_host_in_a_permutation_of_their_own(tmp_path, capsys):
+    """``--senders N``: every hosts/N-th host sends one flow to another of the same hosts and
+    receives one; without it, every host (the flows of ``bench/fattree.py``'s permutation)."""
+    scale = _load("scale")
+    full = tomllib.loads(scale.generated(8, 1))["flows"]
+    assert full["src"] == [f"h{i}" for i in range(128)] and full["dst"] == [f"h{x}" for x in scale.permutation(128, 1)]
+    part = tomllib.loads(scale.generated(8, 1, 16))["flows"]
+    assert part["count"] == 16 and part["src"] == [f"h{i}" for i in range(0, 128, 8)]
+    assert sorted(part["dst"], key=lambda h: int(h[1:])) == part["src"]
+    assert all(s != d for s, d in zip(part["src"], part["dst"]))
+    assert part == tomllib.loads(scale.generated(8, 1, 16))["flows"]
+    with pytest.raises(SystemExit):
+        scale.main(["--senders", "16", "--scenario", "scenarios/scale/permutation.toml", "--no-doc"])
+    assert "--senders needs the generated scenario" in capsys.readouterr().err
+    if not scale.SIMRUN.exists():
+        pytest.skip("target/release/examples/simrun not built")
+    out = tmp_path / "senders.json"
+    # 3 does not divide 16 hosts and 64 is more than there are: both skipped
+    assert scale.main(["--ks", "4", "--senders", "4,3,16,64", "--ns2-ks", "", "--duration", "0.0005", "--reps", "1",
+                       "--no-doc", "--results", str(out)]) == 0
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["k"], r["flows"]) for r in rows] == [(4, 4), (4, 16)]
+    assert 0 < rows[0]["delivered"] < rows[1]["delivered"]
+    assert "| k | hosts | flows | switches |" in capsys.readouterr().out
+
+
 def _misses():
     spec = importlib.util.spec_from_file_location("bench_misses", REPO / "bench" / "misses.py")
     mod = importlib.util.module_from_spec(spec)
