@@ -68,19 +68,23 @@ def run_at_once(jobs: list[tuple[str, list[str], int]]) -> dict[str, float]:
         # stderr to a file, not a pipe: a long run's progress lines would fill a pipe nobody reads
         err = tempfile.TemporaryFile()
         p = subprocess.Popen(pin + cmd, stdout=subprocess.DEVNULL, stderr=err)
-        procs[p.pid] = (name, err)
+        # keep the Popen alive until its child is reaped here: a Popen dropped while its child
+        # runs polls it on the way out (and later through subprocess's cleanup), which can reap
+        # a child that has already exited before wait4 below sees it
+        procs[p.pid] = (name, err, p)
     times, errors = {}, []
     while len(times) < len(jobs):
         pid, status, ru = os.wait4(-1, 0)
         if pid not in procs:
             continue
-        name, err = procs[pid]
+        name, err, p = procs[pid]
         times[name] = cpu_of(ru)
         code = os.waitstatus_to_exitcode(status)
+        p.returncode = code  # reaped: the Popen must not wait for it again
         if code != 0:
             err.seek(0)
             errors.append(f"{name} exited {code}: {err.read().decode(errors='replace')[-500:]}")
-    for _, err in procs.values():
+    for _, err, _ in procs.values():
         err.close()
     if errors:
         raise SystemExit("ab.py: " + "; ".join(errors))

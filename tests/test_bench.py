@@ -184,6 +184,22 @@ def test_ab_reports_a_failing_command():
         _ab().main(["--reps", "1", "--cpus", "0,0", "true", "sh -c 'exit 3'"])
 
 
+def test_ab_reaps_a_child_that_exits_before_the_other_starts(monkeypatch):
+    """A command that ends while the next one is being started is still counted: ab keeps each
+    Popen until its own wait reaps the child (a Popen dropped early reaps it itself)."""
+    import time
+    ab = _ab()
+
+    class SlowStart(ab.subprocess.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            time.sleep(0.3)  # the child (``true``) exits meanwhile
+
+    monkeypatch.setattr(ab.subprocess, "Popen", SlowStart)
+    times = ab.run_at_once([("a", ["true"], 0), ("b", ["true"], 0)])
+    assert sorted(times) == ["a", "b"] and all(t >= 0 for t in times.values())
+
+
 def test_the_pfabric_benchmark_prints_a_reduced_command_for_ab(capsys):
     assert _pfabric().main(["--print-cmd", "40", "--mechs", "dctcp", "--simrun", "/x/simrun"]) == 0
     cmd = capsys.readouterr().out.split()
