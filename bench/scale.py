@@ -76,7 +76,7 @@ def generated(k: int, seed: int, senders: int | None = None) -> str:
     ``senders``, only every ``hosts / senders``-th host takes part (it sends one flow, to a
     permutation of the same hosts, and receives one)."""
     n = k ** 3 // 4
-    hosts = list(range(0, n, n // senders)) if senders else list(range(n))
+    hosts = list(range(0, n, n // senders if senders else 1))
     p = permutation(len(hosts), seed)
     text = BASE.read_text()
     text = re.sub(r"^name = .*$", f'name = "fattree-k{k}-permutation"', text, count=1, flags=re.M)
@@ -132,7 +132,7 @@ def main(argv=None) -> int:
     senders = [int(x) for x in a.senders.split(",")] if a.senders else [None]
     if any(n is not None and n < 2 for n in senders):
         ap.error("--senders takes counts of at least 2 (a permutation needs two hosts)")
-    configs = [(k, n) for k in ks for n in senders if n is None or (n <= k ** 3 // 4 and (k ** 3 // 4) % n == 0)]
+    configs = [(k, n) for k in ks for n in senders if n is None or (k ** 3 // 4) % n == 0]  # a count above the hosts leaves a remainder too
     ns2_ks = set() if a.scenario else {int(x) for x in a.ns2_ks.split(",") if x.strip()}
     if ns2_ks and not shutil.which("ns"):
         sys.exit("ns-2 (`ns`) not found: apt-get install ns2, or --ns2-ks \"\"")

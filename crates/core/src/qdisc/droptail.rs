@@ -122,19 +122,21 @@ impl<P: QPacket> DropTail<P> {
         self.q.front().map(|p| p as *const P)
     }
 
-    /// Whether `pkt` fits (then it is CE-marked, and the mark reported, when the queue is at a
-    /// marking threshold and the packet is ECN-capable).
+    /// Rules 1 and 2 for an arrival: `pkt` back when it fits (CE-marked, and the mark reported,
+    /// when the queue is at a marking threshold and the packet is ECN-capable), else `None`
+    /// with the drop reported.
     #[inline(always)]
-    fn admit(&self, pkt: &mut P, ev: &mut QdiscEvents<P>) -> bool {
+    fn admit(&self, mut pkt: P, ev: &mut QdiscEvents<P>) -> Option<P> {
         let len = self.q.len() as u64;
         if len >= self.limit_pkts as u64 || self.bytes + pkt.size() as u64 > self.limit_bytes {
-            return false;
+            ev.drop(pkt, DropReason::Overflow, false);
+            return None;
         }
         if pkt.ecn() != Ecn::NotEct && (len >= self.mark_pkts as u64 || self.bytes >= self.mark_bytes) {
             pkt.set_ecn(Ecn::Ce);
             ev.mark(MarkReason::Threshold);
         }
-        true
+        Some(pkt)
     }
 }
 
@@ -175,25 +177,18 @@ impl<P: QPacket> Qdisc for DropTail<P> {
     type Pkt = P;
 
     #[inline]
-    fn enqueue(&mut self, mut pkt: P, _now: SimTime, ev: &mut QdiscEvents<P>) {
-        if self.admit(&mut pkt, ev) {
+    fn enqueue(&mut self, pkt: P, _now: SimTime, ev: &mut QdiscEvents<P>) {
+        if let Some(pkt) = self.admit(pkt, ev) {
             self.bytes += pkt.size() as u64;
             self.q.push_back(pkt);
-        } else {
-            ev.drop(pkt, DropReason::Overflow, false);
         }
     }
     /// An empty FIFO sends what it admits at once: nothing to store (a ring slot written and
     /// read back, a likely cache miss when the port's buffer has left the cache).
     #[inline]
-    fn pass_empty(&mut self, mut pkt: P, _now: SimTime, ev: &mut QdiscEvents<P>) -> Result<Option<P>, P> {
+    fn pass_empty(&mut self, pkt: P, _now: SimTime, ev: &mut QdiscEvents<P>) -> Result<Option<P>, P> {
         debug_assert!(self.q.is_empty());
-        if self.admit(&mut pkt, ev) {
-            Ok(Some(pkt))
-        } else {
-            ev.drop(pkt, DropReason::Overflow, false);
-            Ok(None)
-        }
+        Ok(self.admit(pkt, ev))
     }
     #[inline]
     fn dequeue(&mut self, _now: SimTime, _ev: &mut QdiscEvents<P>) -> Option<P> {

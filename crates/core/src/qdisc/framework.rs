@@ -324,6 +324,14 @@ impl<Q: Qdisc> Queue<Q> {
         ev.clear();
         let size = pkt.size() as u64;
         self.qdisc.enqueue(pkt, now, ev);
+        self.count_offer(size, ev);
+        self.debug_check_identity();
+    }
+
+    /// The counters of an offer of `size` bytes, from what the discipline reported in `ev`:
+    /// stored, or refused, and the stored packets it pushed out.
+    #[inline(always)]
+    fn count_offer(&mut self, size: u64, ev: &QdiscEvents<Q::Pkt>) {
         let mut refused = false;
         let (mut out_pkts, mut out_bytes) = (0, 0);
         for d in &ev.dropped {
@@ -355,7 +363,15 @@ impl<Q: Qdisc> Queue<Q> {
         if lb > self.stats.max_len_bytes {
             self.stats.max_len_bytes = lb;
         }
-        self.debug_check_identity();
+    }
+
+    /// The counters of a packet of `size` bytes leaving the queue for the wire.
+    #[inline(always)]
+    fn count_sent(&mut self, size: u64) {
+        self.stats.dequeued_pkts += 1;
+        self.stats.dequeued_bytes += size;
+        self.stats.len_pkts -= 1;
+        self.stats.len_bytes -= size;
     }
 
     /// Takes the next packet to send; afterwards `ev.dropped` lists packets dropped on the way
@@ -374,11 +390,7 @@ impl<Q: Qdisc> Queue<Q> {
             self.stats.len_bytes -= b;
         }
         if let Some(p) = &out {
-            let b = p.size() as u64;
-            self.stats.dequeued_pkts += 1;
-            self.stats.dequeued_bytes += b;
-            self.stats.len_pkts -= 1;
-            self.stats.len_bytes -= b;
+            self.count_sent(p.size() as u64);
         }
         self.account_marks(ev);
         self.debug_check_identity();
@@ -396,21 +408,11 @@ impl<Q: Qdisc> Queue<Q> {
         ev.clear();
         let size = pkt.size() as u64;
         let out = self.qdisc.pass_empty(pkt, now, ev)?;
-        if out.is_some() {
-            self.stats.enqueued_pkts += 1;
-            self.stats.enqueued_bytes += size;
-            self.stats.dequeued_pkts += 1;
-            self.stats.dequeued_bytes += size;
-            self.stats.max_len_pkts = self.stats.max_len_pkts.max(1);
-            self.stats.max_len_bytes = self.stats.max_len_bytes.max(size);
+        // counted as the two calls count them: the offer, then the packet sent
+        self.count_offer(size, ev);
+        if let Some(p) = &out {
+            self.count_sent(p.size() as u64);
         }
-        for d in &ev.dropped {
-            debug_assert!(!d.queued && out.is_none(), "only the offered packet can be refused");
-            let c = &mut self.stats.by_reason.dropped_before[d.reason as usize];
-            c.0 += 1;
-            c.1 += d.pkt.size() as u64;
-        }
-        self.account_marks(ev);
         self.debug_check_identity();
         Ok(out)
     }
