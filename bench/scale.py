@@ -215,25 +215,30 @@ def main(argv=None) -> int:
     loads = [x for r in rows for x in r["loads"]]
     ref = next((r for r in rows if r["k"] == 8 and r["flows"] == r["hosts"] and r["cpu_ns_per_delivered"]), None)
     flows_col = a.senders is not None
+    ns2_cols = any(r["ns2"] for r in rows)  # the ns-2 columns only where some row ran ns-2
+    head = (["k", "hosts"] + (["flows"] if flows_col else [])
+            + ["switches", "build wall", "build CPU", "build peak RSS", "traffic peak RSS", "delivered packets", "hops",
+               "events", "CPU per delivered packet", "CPU per hop", "events per CPU s", "per packet vs k = 8"]
+            + (["ns-2 build CPU", "ns-2 traffic peak RSS", "ns-2 hops", "ns-2 CPU per hop", "ns-2 / dcfair per hop"] if ns2_cols else []))
     t = [f"Machine: {describe(m)}, {m['logical_cpus']} logical CPUs, shared (1-minute load average "
          f"{min(loads):.1f} to {max(loads):.1f} during the runs); {a.reps} interleaved repetitions, medians; "
          f"{a.duration * 1e3:g} ms simulated; engine build `{doc['engine_build']}`; `{doc['command']}` on {doc['generated_utc']}.", "",
-         "| k | hosts | " + ("flows | " if flows_col else "") + "switches | build wall | build CPU | build peak RSS | traffic peak RSS | delivered packets "
-         "| hops | events | CPU per delivered packet | CPU per hop | events per CPU s | per packet vs k = 8 "
-         "| ns-2 build CPU | ns-2 traffic peak RSS | ns-2 hops | ns-2 CPU per hop | ns-2 / dcfair per hop |",
-         "|---|---|" + ("---|" if flows_col else "") + "---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     f = lambda x, fmt, unit="": "n/a" if x is None else format(x, fmt) + unit  # noqa: E731
     for r in rows:
         rel = r["cpu_ns_per_delivered"] / ref["cpu_ns_per_delivered"] if ref and r["cpu_ns_per_delivered"] else None
-        ns2 = r["ns2"] or {}
-        ns2_rel = ns2["cpu_ns_per_hop"] / r["cpu_ns_per_hop"] if ns2.get("cpu_ns_per_hop") and r["cpu_ns_per_hop"] else None
-        t.append(f"| {r['k']} | {r['hosts']:,} | " + (f"{r['flows']:,} | " if flows_col else "") + f"{r['switches']:,} | {r['build_wall_s']:.2f} s | {r['build_cpu_s']:.2f} s "
-                 f"| {r['build_peak_rss_mib']:.0f} MiB | {r['traffic_peak_rss_mib']:.0f} MiB | {r['delivered'] / 1e6:.2f} M "
-                 f"| {r['hops'] / 1e6:.2f} M | {r['events'] / 1e6:.2f} M | {f(r['cpu_ns_per_delivered'], '.0f', ' ns')} "
-                 f"| {f(r['cpu_ns_per_hop'], '.0f', ' ns')} | {f(r['events_per_cpu_s'] and r['events_per_cpu_s'] / 1e6, '.1f', ' M')} "
-                 f"| {f(rel, '.2f', 'x')} | {f(ns2.get('build_cpu_s'), '.2f', ' s')} "
-                 f"| {f(ns2.get('traffic_peak_rss_mib'), '.0f', ' MiB')} | {f(ns2.get('hops') and ns2['hops'] / 1e6, '.2f', ' M')} "
-                 f"| {f(ns2.get('cpu_ns_per_hop'), '.0f', ' ns')} | {f(ns2_rel, '.1f', 'x')} |")
+        cells = [str(r["k"]), f"{r['hosts']:,}"] + ([f"{r['flows']:,}"] if flows_col else []) + [
+            f"{r['switches']:,}", f"{r['build_wall_s']:.2f} s", f"{r['build_cpu_s']:.2f} s", f"{r['build_peak_rss_mib']:.0f} MiB",
+            f"{r['traffic_peak_rss_mib']:.0f} MiB", f"{r['delivered'] / 1e6:.2f} M", f"{r['hops'] / 1e6:.2f} M",
+            f"{r['events'] / 1e6:.2f} M", f(r["cpu_ns_per_delivered"], ".0f", " ns"), f(r["cpu_ns_per_hop"], ".0f", " ns"),
+            f(r["events_per_cpu_s"] and r["events_per_cpu_s"] / 1e6, ".1f", " M"), f(rel, ".2f", "x")]
+        if ns2_cols:
+            ns2 = r["ns2"] or {}
+            ns2_rel = ns2["cpu_ns_per_hop"] / r["cpu_ns_per_hop"] if ns2.get("cpu_ns_per_hop") and r["cpu_ns_per_hop"] else None
+            cells += [f(ns2.get("build_cpu_s"), ".2f", " s"), f(ns2.get("traffic_peak_rss_mib"), ".0f", " MiB"),
+                      f(ns2.get("hops") and ns2["hops"] / 1e6, ".2f", " M"), f(ns2.get("cpu_ns_per_hop"), ".0f", " ns"),
+                      f(ns2_rel, ".1f", "x")]
+        t.append("| " + " | ".join(cells) + " |")
     text = "\n".join(t)
     print(text)
     if not a.no_doc:

@@ -271,7 +271,12 @@ def test_the_scale_and_mptcp_benchmarks_measure_what_they_say(tmp_path, capsys):
     assert mptcp.main(["--subflows", "1,2", "--duration", "0.0005", "--reps", "1", "--no-doc", "--results", str(out)]) == 0
     rows = json.loads(out.read_text())["rows"]
     assert [r["subflows"] for r in rows] == [1, 2] and all(0 < r["delivered"] <= r["hops"] for r in rows)
-    assert "| subflows |" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "| subflows |" in printed
+    # ns-2's columns are there when it ran, and every row of the scale table is as wide as its head
+    assert ("| ns-2 CPU per hop |" in printed) == bool(ns2)
+    scale_lines = [x for x in printed.split("| subflows |")[0].splitlines() if x.startswith("|")]
+    assert len(scale_lines) == 4 and len({x.count("|") for x in scale_lines}) == 1, scale_lines
     assert scale.DOC.read_text() == doc
 
 
@@ -298,7 +303,11 @@ def test_scale_senders_take_every_nth_host_in_a_permutation_of_their_own(tmp_pat
     rows = json.loads(out.read_text())["rows"]
     assert [(r["k"], r["flows"]) for r in rows] == [(4, 4), (4, 16)]
     assert 0 < rows[0]["delivered"] < rows[1]["delivered"]
-    assert "| k | hosts | flows | switches |" in capsys.readouterr().out
+    table = capsys.readouterr().out
+    # no ns-2 run asked for: no ns-2 columns, and every row as wide as the head
+    assert "| k | hosts | flows | switches |" in table and "ns-2" not in table
+    lines = [x for x in table.splitlines() if x.startswith("|")]
+    assert len(lines) == 4 and len({x.count("|") for x in lines}) == 1, lines
 
 
 def _misses():
