@@ -4,6 +4,7 @@
     python bench/scale.py [--ks 4,8,16,32] [--ns2-ks 4,8,16] [--duration 0.005] [--reps 3]
                           [--scenario FILE | --senders N,N,...] [--section scale-bench]
                           [--no-doc] [--results FILE]
+    python bench/scale.py --render [--section scale-bench] [--results FILE] [--no-doc]
 
 The workload is ``bench/fattree_k8.toml``'s (one long-lived TCP NewReno flow per host along a
 random permutation, every link 10 Gbit/s and 1 us, DropTail ports of 100 packets,
@@ -35,7 +36,8 @@ runs the same network, flows and duration through ``bench/ns2/fattree.tcl`` (the
 ``bench/fattree.py`` checks link for link at k = 8): a counting run with a monitor on every link
 (its hops), then build and traffic runs interleaved with dcfair's. Its CPU per hop is computed
 the same way, and the last column is ns-2's CPU per hop over dcfair's. Writes ``bench/results/<section>.json`` and the section
-``<section>`` of ``docs/performance.md`` (not with ``--no-doc``). k = 64 (65,536 hosts, 19
+``<section>`` of ``docs/performance.md`` (not with ``--no-doc``); ``--render`` runs nothing and
+writes the section from its results file, as the run that made it would have. k = 64 (65,536 hosts, 19
 million hops in the first simulated millisecond) is for a separate, shorter run:
 ``--ks 64 --duration 0.001 --reps 1 --section scale-bench-k64``.
 """
@@ -112,6 +114,42 @@ def cpu(s: dict) -> float:
     return s["user_s"] + s["sys_s"]
 
 
+def render(doc: dict) -> str:
+    """The section of ``docs/performance.md`` for a results document (what a run writes to
+    ``bench/results/<section>.json``): the machine line and the table, with a ``flows`` column
+    for a ``--senders`` run and ns-2's columns only when some row ran ns-2."""
+    rows = doc["rows"]
+    m = doc["machine"]
+    loads = [x for r in rows for x in r["loads"]]
+    ref = next((r for r in rows if r["k"] == 8 and r["flows"] == r["hosts"] and r["cpu_ns_per_delivered"]), None)
+    flows_col = "--senders" in shlex.split(doc["command"])
+    ns2_cols = any(r["ns2"] for r in rows)  # the ns-2 columns only where some row ran ns-2
+    head = (["k", "hosts"] + (["flows"] if flows_col else [])
+            + ["switches", "build wall", "build CPU", "build peak RSS", "traffic peak RSS", "delivered packets", "hops",
+               "events", "CPU per delivered packet", "CPU per hop", "events per CPU s", "per packet vs k = 8"]
+            + (["ns-2 build CPU", "ns-2 traffic peak RSS", "ns-2 hops", "ns-2 CPU per hop", "ns-2 / dcfair per hop"] if ns2_cols else []))
+    t = [f"Machine: {describe(m)}, {m['logical_cpus']} logical CPUs, shared (1-minute load average "
+         f"{min(loads):.1f} to {max(loads):.1f} during the runs); {doc['reps']} interleaved repetitions, medians; "
+         f"{doc['duration_s'] * 1e3:g} ms simulated; engine build `{doc['engine_build']}`; `{doc['command']}` on {doc['generated_utc']}.", "",
+         "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    f = lambda x, fmt, unit="": "n/a" if x is None else format(x, fmt) + unit  # noqa: E731
+    for r in rows:
+        rel = r["cpu_ns_per_delivered"] / ref["cpu_ns_per_delivered"] if ref and r["cpu_ns_per_delivered"] else None
+        cells = [str(r["k"]), f"{r['hosts']:,}"] + ([f"{r['flows']:,}"] if flows_col else []) + [
+            f"{r['switches']:,}", f"{r['build_wall_s']:.2f} s", f"{r['build_cpu_s']:.2f} s", f"{r['build_peak_rss_mib']:.0f} MiB",
+            f"{r['traffic_peak_rss_mib']:.0f} MiB", f"{r['delivered'] / 1e6:.2f} M", f"{r['hops'] / 1e6:.2f} M",
+            f"{r['events'] / 1e6:.2f} M", f(r["cpu_ns_per_delivered"], ".0f", " ns"), f(r["cpu_ns_per_hop"], ".0f", " ns"),
+            f(r["events_per_cpu_s"] and r["events_per_cpu_s"] / 1e6, ".1f", " M"), f(rel, ".2f", "x")]
+        if ns2_cols:
+            ns2 = r["ns2"] or {}
+            ns2_rel = ns2["cpu_ns_per_hop"] / r["cpu_ns_per_hop"] if ns2.get("cpu_ns_per_hop") and r["cpu_ns_per_hop"] else None
+            cells += [f(ns2.get("build_cpu_s"), ".2f", " s"), f(ns2.get("traffic_peak_rss_mib"), ".0f", " MiB"),
+                      f(ns2.get("hops") and ns2["hops"] / 1e6, ".2f", " M"), f(ns2.get("cpu_ns_per_hop"), ".0f", " ns"),
+                      f(ns2_rel, ".1f", "x")]
+        t.append("| " + " | ".join(cells) + " |")
+    return "\n".join(t)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ks", default="4,8,16,32", help="fat-tree sizes (even; default 4,8,16,32)")
@@ -125,7 +163,15 @@ def main(argv=None) -> int:
     ap.add_argument("--section", default="scale-bench", help="the section of docs/performance.md to write")
     ap.add_argument("--no-doc", action="store_true")
     ap.add_argument("--results", type=Path, help="where to write the JSON results (default bench/results/<section>.json)")
+    ap.add_argument("--render", action="store_true",
+                    help="run nothing: write the section from its results file (--results, default bench/results/<section>.json)")
     a = ap.parse_args(argv)
+    if a.render:
+        text = render(json.loads((a.results or REPO / f"bench/results/{a.section}.json").read_text()))
+        print(text)
+        if not a.no_doc:
+            docsection.replace(DOC, a.section, text)
+        return 0
     ks = [int(x) for x in a.ks.split(",")]
     if a.senders and a.scenario:
         ap.error("--senders needs the generated scenario: leave out --scenario")
@@ -211,35 +257,7 @@ def main(argv=None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1) + "\n")
 
-    m = doc["machine"]
-    loads = [x for r in rows for x in r["loads"]]
-    ref = next((r for r in rows if r["k"] == 8 and r["flows"] == r["hosts"] and r["cpu_ns_per_delivered"]), None)
-    flows_col = a.senders is not None
-    ns2_cols = any(r["ns2"] for r in rows)  # the ns-2 columns only where some row ran ns-2
-    head = (["k", "hosts"] + (["flows"] if flows_col else [])
-            + ["switches", "build wall", "build CPU", "build peak RSS", "traffic peak RSS", "delivered packets", "hops",
-               "events", "CPU per delivered packet", "CPU per hop", "events per CPU s", "per packet vs k = 8"]
-            + (["ns-2 build CPU", "ns-2 traffic peak RSS", "ns-2 hops", "ns-2 CPU per hop", "ns-2 / dcfair per hop"] if ns2_cols else []))
-    t = [f"Machine: {describe(m)}, {m['logical_cpus']} logical CPUs, shared (1-minute load average "
-         f"{min(loads):.1f} to {max(loads):.1f} during the runs); {a.reps} interleaved repetitions, medians; "
-         f"{a.duration * 1e3:g} ms simulated; engine build `{doc['engine_build']}`; `{doc['command']}` on {doc['generated_utc']}.", "",
-         "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    f = lambda x, fmt, unit="": "n/a" if x is None else format(x, fmt) + unit  # noqa: E731
-    for r in rows:
-        rel = r["cpu_ns_per_delivered"] / ref["cpu_ns_per_delivered"] if ref and r["cpu_ns_per_delivered"] else None
-        cells = [str(r["k"]), f"{r['hosts']:,}"] + ([f"{r['flows']:,}"] if flows_col else []) + [
-            f"{r['switches']:,}", f"{r['build_wall_s']:.2f} s", f"{r['build_cpu_s']:.2f} s", f"{r['build_peak_rss_mib']:.0f} MiB",
-            f"{r['traffic_peak_rss_mib']:.0f} MiB", f"{r['delivered'] / 1e6:.2f} M", f"{r['hops'] / 1e6:.2f} M",
-            f"{r['events'] / 1e6:.2f} M", f(r["cpu_ns_per_delivered"], ".0f", " ns"), f(r["cpu_ns_per_hop"], ".0f", " ns"),
-            f(r["events_per_cpu_s"] and r["events_per_cpu_s"] / 1e6, ".1f", " M"), f(rel, ".2f", "x")]
-        if ns2_cols:
-            ns2 = r["ns2"] or {}
-            ns2_rel = ns2["cpu_ns_per_hop"] / r["cpu_ns_per_hop"] if ns2.get("cpu_ns_per_hop") and r["cpu_ns_per_hop"] else None
-            cells += [f(ns2.get("build_cpu_s"), ".2f", " s"), f(ns2.get("traffic_peak_rss_mib"), ".0f", " MiB"),
-                      f(ns2.get("hops") and ns2["hops"] / 1e6, ".2f", " M"), f(ns2.get("cpu_ns_per_hop"), ".0f", " ns"),
-                      f(ns2_rel, ".1f", "x")]
-        t.append("| " + " | ".join(cells) + " |")
-    text = "\n".join(t)
+    text = render(doc)
     print(text)
     if not a.no_doc:
         docsection.replace(DOC, a.section, text)

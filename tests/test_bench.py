@@ -280,6 +280,28 @@ def test_the_scale_and_mptcp_benchmarks_measure_what_they_say(tmp_path, capsys):
     assert scale.DOC.read_text() == doc
 
 
+def test_the_scale_sections_of_the_performance_page_are_what_their_results_render_to(tmp_path):
+    """Every scale section of ``docs/performance.md`` is ``--render`` of its results file, so a
+    section cannot drift from the numbers behind it; ``--render`` writes the section and
+    runs nothing."""
+    scale = _load("scale")
+    doc = scale.DOC.read_text()
+    sections = [f.stem for f in sorted((REPO / "bench/results").glob("scale*.json")) if f"<!-- {f.stem}:begin -->" in doc]
+    assert {"scale-bench", "scale-bench-k64", "scale-senders"} <= set(sections), sections
+    for name in sections:
+        body = doc.split(f"<!-- {name}:begin -->\n", 1)[1].split(f"<!-- {name}:end -->", 1)[0]
+        assert body.rstrip("\n") == scale.render(json.loads((REPO / f"bench/results/{name}.json").read_text())), name
+    # into a copy of the page, a section emptied out comes back from its results file
+    page = tmp_path / "performance.md"
+    page.write_text(doc.replace(doc.split("<!-- scale-senders:begin -->\n", 1)[1].split("<!-- scale-senders:end -->", 1)[0], ""))
+    old, scale.DOC = scale.DOC, page
+    try:
+        assert scale.main(["--render", "--section", "scale-senders"]) == 0
+    finally:
+        scale.DOC = old
+    assert page.read_text() == doc
+
+
 def test_scale_senders_take_every_nth_host_in_a_permutation_of_their_own(tmp_path, capsys):
     """``--senders N``: every hosts/N-th host sends one flow to another of the same hosts and
     receives one; without it, every host (the flows of ``bench/fattree.py``'s permutation)."""
