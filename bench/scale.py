@@ -121,8 +121,11 @@ def render(doc: dict) -> str:
     rows = doc["rows"]
     m = doc["machine"]
     loads = [x for r in rows for x in r["loads"]]
-    ref = next((r for r in rows if r["k"] == 8 and r["flows"] == r["hosts"] and r["cpu_ns_per_delivered"]), None)
-    flows_col = "--senders" in shlex.split(doc["command"])
+    args = shlex.split(doc["command"])
+    # the k = 8 reference is the generated permutation's (a --scenario file's flows are its own)
+    ref = None if "--scenario" in args else next(
+        (r for r in rows if r["k"] == 8 and r["flows"] == r["hosts"] and r["cpu_ns_per_delivered"]), None)
+    flows_col = "--senders" in args
     ns2_cols = any(r["ns2"] for r in rows)  # the ns-2 columns only where some row ran ns-2
     head = (["k", "hosts"] + (["flows"] if flows_col else [])
             + ["switches", "build wall", "build CPU", "build peak RSS", "traffic peak RSS", "delivered packets", "hops",
@@ -167,7 +170,10 @@ def main(argv=None) -> int:
                     help="run nothing: write the section from its results file (--results, default bench/results/<section>.json)")
     a = ap.parse_args(argv)
     if a.render:
-        text = render(json.loads((a.results or REPO / f"bench/results/{a.section}.json").read_text()))
+        results = a.results or REPO / f"bench/results/{a.section}.json"
+        if not results.exists():
+            ap.error(f"--render: {results} not found (a run with --section {a.section} writes it)")
+        text = render(json.loads(results.read_text()))
         print(text)
         if not a.no_doc:
             docsection.replace(DOC, a.section, text)
