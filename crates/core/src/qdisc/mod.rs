@@ -331,10 +331,7 @@ impl<P: QPacket> Qdisc for AnyQdisc<P> {
     }
     #[inline(always)]
     fn pass_empty(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) -> Result<Option<P>, P> {
-        match self {
-            AnyQdisc::DropTail(q) => q.pass_empty(pkt, now, ev),
-            _ => Err(pkt),
-        }
+        dispatch!(self, q => q.pass_empty(pkt, now, ev))
     }
 }
 
