@@ -153,31 +153,8 @@ def render(doc: dict) -> str:
     return "\n".join(t)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ks", default="4,8,16,32", help="fat-tree sizes (even; default 4,8,16,32)")
-    ap.add_argument("--ns2-ks", default="4,8,16", help="the sizes also run in ns-2 (default 4,8,16; \"\" for none)")
-    ap.add_argument("--duration", type=float, default=0.005, help="simulated seconds of the traffic run")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--perm-seed", type=int, default=1)
-    ap.add_argument("--scenario", type=Path, help="a scenario file to run with topology.k=K instead")
-    ap.add_argument("--senders", help="flow counts to run at each k (every hosts/N-th host takes part; "
-                    "counts above k^3/4 or not dividing it are skipped); default: every host")
-    ap.add_argument("--section", default="scale-bench", help="the section of docs/performance.md to write")
-    ap.add_argument("--no-doc", action="store_true")
-    ap.add_argument("--results", type=Path, help="where to write the JSON results (default bench/results/<section>.json)")
-    ap.add_argument("--render", action="store_true",
-                    help="run nothing: write the section from its results file (--results, default bench/results/<section>.json)")
-    a = ap.parse_args(argv)
-    if a.render:
-        results = a.results or REPO / f"bench/results/{a.section}.json"
-        if not results.exists():
-            ap.error(f"--render: {results} not found (a run with --section {a.section} writes it)")
-        text = render(json.loads(results.read_text()))
-        print(text)
-        if not a.no_doc:
-            docsection.replace(DOC, a.section, text)
-        return 0
+def measure(a: argparse.Namespace, ap: argparse.ArgumentParser, argv) -> dict:
+    """The runs ``a`` asks for, as the results document ``render`` reads."""
     ks = [int(x) for x in a.ks.split(",")]
     if a.senders and a.scenario:
         ap.error("--senders needs the generated scenario: leave out --scenario")
@@ -259,10 +236,34 @@ def main(argv=None) -> int:
         "generated_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "rows": rows,
     }
-    out = a.results or REPO / f"bench/results/{a.section}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=1) + "\n")
+    return doc
 
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ks", default="4,8,16,32", help="fat-tree sizes (even; default 4,8,16,32)")
+    ap.add_argument("--ns2-ks", default="4,8,16", help="the sizes also run in ns-2 (default 4,8,16; \"\" for none)")
+    ap.add_argument("--duration", type=float, default=0.005, help="simulated seconds of the traffic run")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--perm-seed", type=int, default=1)
+    ap.add_argument("--scenario", type=Path, help="a scenario file to run with topology.k=K instead")
+    ap.add_argument("--senders", help="flow counts to run at each k (every hosts/N-th host takes part; "
+                    "counts above k^3/4 or not dividing it are skipped); default: every host")
+    ap.add_argument("--section", default="scale-bench", help="the section of docs/performance.md to write")
+    ap.add_argument("--no-doc", action="store_true")
+    ap.add_argument("--results", type=Path, help="where to write the JSON results (default bench/results/<section>.json)")
+    ap.add_argument("--render", action="store_true",
+                    help="run nothing: write the section from its results file (--results, default bench/results/<section>.json)")
+    a = ap.parse_args(argv)
+    results = a.results or REPO / f"bench/results/{a.section}.json"
+    if a.render:
+        if not results.exists():
+            ap.error(f"--render: {results} not found (a run with --section {a.section} writes it)")
+        doc = json.loads(results.read_text())
+    else:
+        doc = measure(a, ap, argv)
+        results.parent.mkdir(parents=True, exist_ok=True)
+        results.write_text(json.dumps(doc, indent=1) + "\n")
     text = render(doc)
     print(text)
     if not a.no_doc:
