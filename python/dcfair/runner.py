@@ -147,6 +147,8 @@ class Tally:
     stale: int = 0
     repaired: int = 0
     failed: int = 0
+    #: Points a peer simulator cannot run (``dcfair reproduce --peer``).
+    unsupported: int = 0
     #: Where damaged entries were moved (for the message).
     moved: List[str] = field(default_factory=list)
 
@@ -156,9 +158,11 @@ class Tally:
             parts.append(f"{self.stale} rerun as stale (another engine build or changed input files)")
         if self.repaired:
             parts.append(f"{self.repaired} repaired (damaged entries moved to {DAMAGED_DIR}/)")
+        if self.unsupported:
+            parts.append(f"{self.unsupported} not run (the peer cannot run their setting)")
         if self.failed:
             parts.append(f"{self.failed} failed")
-        total = self.run + self.reused + self.failed
+        total = self.run + self.reused + self.unsupported + self.failed
         return f"{total} points: " + ", ".join(parts)
 
 
@@ -325,8 +329,11 @@ def _worker_init(parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _run_point(scenario: str, text: str, overrides: List[Override], seed: int, out: str, meta: Optional[Dict[str, Any]]) -> Dict[str, Any]:
-    """In a worker: one run into `out`, then point.json. Failures come back as data."""
+def _run_point(scenario: str, text: str, overrides: List[Override], seed: int, out: str, meta: Optional[Dict[str, Any]],
+               peer: Optional[Tuple[str, str, bool, Tuple[Tuple[str, Any], ...]]] = None) -> Dict[str, Any]:
+    """In a worker: one run into `out`, then point.json. Failures come back as data. ``peer``:
+    ``(peer, reproduction, quick, labels)`` to run the point in a peer simulator
+    (:func:`dcfair.peers.run_job`) instead of the engine."""
     from dcfair import api
 
     t0 = time.perf_counter()
@@ -334,7 +341,12 @@ def _run_point(scenario: str, text: str, overrides: List[Override], seed: int, o
         fault = os.environ.get("DCFAIR_FAULT_RAISE")
         if fault and fault in os.path.basename(out):  # fault injection (tests/test_faults.py)
             raise RuntimeError(f"fault injected in {os.path.basename(out)} (DCFAIR_FAULT_RAISE)")
-        summary = api.run(text=text, origin=scenario, overrides=overrides, seed=seed, out=out)
+        if peer is None:
+            summary = api.run(text=text, origin=scenario, overrides=overrides, seed=seed, out=out)
+        else:
+            from dcfair import peers
+
+            summary = peers.run_job(peer, scenario, text, overrides, seed, out)
         if meta is not None:
             _finish_point(Path(out), meta, time.perf_counter() - t0)
     except api.InvalidInput as e:
@@ -342,6 +354,10 @@ def _run_point(scenario: str, text: str, overrides: List[Override], seed: int, o
     except KeyboardInterrupt:
         return {"ok": False, "exit": 130, "message": "interrupted"}
     except Exception as e:  # noqa: BLE001 - reported, not hidden
+        from dcfair.peers import Unsupported
+
+        if isinstance(e, Unsupported):
+            return {"ok": False, "exit": 0, "unsupported": str(e), "message": f"not run in the peer: {e}"}
         return {"ok": False, "exit": 1, "message": f"{type(e).__name__}: {e}"}
     return {"ok": True, "summary": summary, "wall_s": time.perf_counter() - t0}
 
@@ -426,10 +442,16 @@ def run_points(
     on_done: Optional[Callable[[int, int, Point, Dict[str, Any]], None]] = None,
     ray: Optional[str] = None,
     tally: Optional[Tally] = None,
+    peer: Optional[Tuple[str, str, bool]] = None,
 ) -> List[Dict[str, Any]]:
     """Runs every point not already done under ``out_dir``; returns one record per point, in
     order: ``{"point", "dir", "ok", "cached", "summary" | "message"}`` (``"stale"`` or
     ``"repaired"`` set when a point was rerun for that reason).
+
+    ``peer``: ``(peer, reproduction, quick)`` runs every point in that peer simulator instead
+    of the engine (:mod:`dcfair.peers`): the same cache rules, with the peer's identity
+    (:func:`dcfair.peers.peer_build`) in place of the engine build; a point the peer cannot run
+    comes back with ``ok=False`` and ``unsupported`` (the reason), and is not cached.
 
     ``on_done(done, total, point, record)`` is called as points finish (for progress).
     ``ray``: run on Ray instead of local processes: a cluster address (``"auto"``,
@@ -445,7 +467,14 @@ def run_points(
         if p.scenario not in texts:
             texts[p.scenario] = api.read_scenario(p.scenario)
     inputs, memory = check_points(points, texts)
-    build = engine_build()
+    if peer is not None:
+        from dcfair import peers
+
+        if ray is not None:
+            raise ValueError("peer simulators run on local cores only, not on Ray")
+        build = peers.peer_build(peer[0], peer[1])
+    else:
+        build = engine_build()
 
     records: List[Optional[Dict[str, Any]]] = [None] * len(points)
     total, done = len(points), 0
@@ -459,6 +488,8 @@ def run_points(
             tally.reused += 1
         elif rec.get("ok"):
             tally.run += 1
+        elif rec.get("unsupported"):
+            tally.unsupported += 1
         else:
             tally.failed += 1
         if on_done:
@@ -510,7 +541,7 @@ def run_points(
                     _run_on_ray(ray, jobs, todo, texts, finish)
                 else:
                     largest = max(memory[(j.point.scenario, j.point.overrides)] for j in todo)
-                    _run_local(jobs, todo, texts, finish, largest)
+                    _run_local(jobs, todo, texts, finish, largest, peer)
             finally:
                 for j in todo:
                     j.lock.release()
@@ -524,7 +555,8 @@ def _record(job: _Job, r: Dict[str, Any]) -> Dict[str, Any]:
     return {"point": job.point, "dir": job.dir, "cached": False, **job.extra, **r}
 
 
-def _run_local(jobs: Optional[int], todo: List[_Job], texts: Dict[str, str], finish, largest: int = 0) -> None:
+def _run_local(jobs: Optional[int], todo: List[_Job], texts: Dict[str, str], finish, largest: int = 0,
+               peer: Optional[Tuple[str, str, bool]] = None) -> None:
     """Runs ``todo`` on a pool of local worker processes, at most ``jobs`` at a time and at most
     as many as memory holds at ``largest`` bytes each (module rules). A worker that dies fails
     the point it ran; the others go on in a new pool."""
@@ -544,8 +576,9 @@ def _run_local(jobs: Optional[int], todo: List[_Job], texts: Dict[str, str], fin
             def submit() -> None:
                 while queue and len(futures) < 2 * workers:
                     j = queue.pop(0)
+                    who = None if peer is None else (*peer, j.point.labels)
                     futures[ex.submit(_run_point, j.point.resolve_from, texts[j.point.scenario], list(j.point.overrides),
-                                      j.point.seed, str(j.dir), j.meta)] = j
+                                      j.point.seed, str(j.dir), j.meta, who)] = j
 
             submit()
             while futures:

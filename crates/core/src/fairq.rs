@@ -72,10 +72,10 @@ use crate::packet::{flags, Packet, Proto, NO_WSCALE};
 use crate::config::ConfigError;
 use crate::tcp::{decode_window, MAX_WINDOW_FIELD, MAX_WSCALE};
 use crate::time::{SimDuration, SimTime};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// How the switch learns the scale factor of the windows it rewrites (`fairq.wscale`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum WscaleMode {
     /// An end-host helper writes the receiver's factor into 4 reserved header bits.
@@ -88,7 +88,7 @@ pub enum WscaleMode {
 }
 
 /// The `[fairq]` table.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct FairqConfig {
     /// Switches (by name) whose ports run FairQ; empty: every switch.

@@ -292,7 +292,29 @@ fn switch_main(py: Python<'_>, argv: Vec<String>) {
     py.allow_threads(|| dcfair_switch::cli::run(argv))
 }
 
-/// The exact engine build written into every output (`dcfair_sim::ENGINE_BUILD`).
+/// The scenario as the engine builds it, as JSON text: its resolved document (every default
+/// filled in), nodes, ports (rates, delays, measured), flows (ends, start times, sizes, routes)
+/// (`dcfair_switch::fabric::plan_of`). Peer simulators read it instead of the TOML
+/// (`dcfair.peers`). `seed` overrides the scenario's.
+#[cfg(target_os = "linux")]
+#[pyfunction]
+#[pyo3(signature = (text, origin, overrides = Vec::new(), seed = None))]
+fn plan(py: Python<'_>, text: String, origin: String, overrides: Vec<(String, String)>, seed: Option<u64>) -> PyResult<String> {
+    let out = py.allow_threads(|| {
+        let sc = match dcfair_sim::load_scenario(&text, &origin, &overrides) {
+            Ok(sc) => sc,
+            Err(e) => return Outcome::Failed(e),
+        };
+        let seed = seed.unwrap_or(sc.seed);
+        match panic::catch_unwind(AssertUnwindSafe(|| dcfair_switch::fabric::plan_of(&sc, seed, false))) {
+            Ok(Ok(v)) => Outcome::Done(v.to_string()),
+            Ok(Err(e)) => Outcome::Failed(e),
+            Err(payload) => Outcome::Panicked(panic_message(payload.as_ref())),
+        }
+    });
+    finish(py, out)
+}
+
 /// The queue disciplines the engine knows, in registry order: `(kind, one-line summary)`.
 #[pyfunction]
 fn queue_kinds() -> Vec<(&'static str, &'static str)> {
@@ -307,6 +329,7 @@ fn memory_bound(py: Python<'_>) -> PyResult<Option<(u64, &'static str)>> {
     dcfair_sim::admission::bound().map_err(|e| to_pyerr(py, e))
 }
 
+/// The exact engine build written into every output (`dcfair_sim::ENGINE_BUILD`).
 #[pyfunction]
 fn build() -> &'static str {
     dcfair_sim::ENGINE_BUILD
@@ -331,6 +354,8 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(memory_bound, m)?)?;
     #[cfg(target_os = "linux")]
     m.add_function(wrap_pyfunction!(switch_main, m)?)?;
+    #[cfg(target_os = "linux")]
+    m.add_function(wrap_pyfunction!(plan, m)?)?;
     m.add("__version__", dcfair_sim::ENGINE_VERSION)?;
     m.add("__build__", dcfair_sim::ENGINE_BUILD)?;
     Ok(())

@@ -37,6 +37,14 @@ pub const HOST_TTL: u8 = 64;
 
 /// Loads and builds the scenario as a run of it with `seed` would.
 pub fn build(path: &str, overrides: &[String], seed: Option<u64>) -> Result<Sim, Error> {
+    let sc = load(path, overrides)?;
+    let sim = dcfair_sim::assemble::build(&sc, seed.unwrap_or(sc.seed))?;
+    Ok(sim)
+}
+
+/// Reads and validates the scenario at `path` with `--set`-style `KEY=VALUE` overrides, for
+/// switches: a scenario whose routing they cannot reproduce is invalid input.
+fn load(path: &str, overrides: &[String]) -> Result<dcfair_sim::Scenario, Error> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::invalid("--scenario", format!("cannot read {path}: {e}")))?;
     let mut ov = Vec::new();
     for s in overrides {
@@ -47,8 +55,7 @@ pub fn build(path: &str, overrides: &[String], seed: Option<u64>) -> Result<Sim,
     if sc.routing.equal_length && sc.routing.core == dcfair_sim::scenario::CoreChoice::RandomPacket {
         return Err(Error::invalid("routing.core", "random_packet draws a core per packet at the sender; switches cannot see that draw"));
     }
-    let sim = dcfair_sim::assemble::build(&sc, seed.unwrap_or(sc.seed))?;
-    Ok(sim)
+    Ok(sc)
 }
 
 /// Hop distances between switches over switch-to-switch links (`u32::MAX`: unreachable).
@@ -227,11 +234,31 @@ fn walk(sim: &Sim, mut pkt: Packet, rng: &mut Rng) -> Vec<String> {
 }
 
 /// The scenario as the testbed needs it (`dcfair-switch plan`): nodes, ports (with the
-/// simulator's names, rates, delays and whether measured), TCP flows (ids, groups, ends, start
+/// simulator's names, rates, delays, whether measured and the discipline they run), TCP flows (ids, groups, ends, start
 /// times, sizes, 5-tuples, waypoints). With `simulate`, the simulation is run and every port's
 /// packets out are added (`sim_pkts_out`), for the link-usage check.
 pub fn plan(path: &str, overrides: &[String], seed: Option<u64>, simulate: bool) -> Result<Value, Error> {
-    let mut sim = build(path, overrides, seed)?;
+    let sc = load(path, overrides)?;
+    plan_of(&sc, seed.unwrap_or(sc.seed), simulate)
+}
+
+/// The scenario as it runs, every default filled in: the document of `sc` with the active
+/// discipline's table of `[queue]`, `[host_queue]` (or the host FIFO it stands for) and the
+/// `[xpass]` table when a flow uses ExpressPass. A peer simulator or the testbed reads this
+/// instead of the TOML, so that no default is copied out of the engine.
+pub fn resolved(sc: &dcfair_sim::Scenario) -> Value {
+    let mut r = sc.clone();
+    r.queue = sc.queue.with_defaults();
+    r.host_queue = sc.host_queue().map(|q| q.with_defaults());
+    if sc.uses_xpass() {
+        r.xpass = Some(sc.xpass_config());
+    }
+    serde_json::to_value(&r).expect("a scenario serializes")
+}
+
+/// [`plan`] of a loaded scenario run with `seed`, plus `"scenario"`, its [`resolved`] form.
+pub fn plan_of(sc: &dcfair_sim::Scenario, seed: u64, simulate: bool) -> Result<Value, Error> {
+    let mut sim = dcfair_sim::assemble::build(sc, seed)?;
     let nodes: Vec<Value> =
         sim.net.nodes.iter().map(|n| json!({"name": n.name, "kind": if n.kind == NodeKind::Switch { "switch" } else { "host" }})).collect();
     let mut rng = Streams::new(0).stream("routing.spray", 0);
@@ -270,6 +297,7 @@ pub fn plan(path: &str, overrides: &[String], seed: Option<u64>, simulate: bool)
             let mut v = json!({
                 "id": i, "name": p.name, "node": n.name, "local": local, "peer": sim.net.nodes[p.peer_node as usize].name,
                 "peer_local": p.peer_port, "rate_bps": p.rate.0, "delay_us": p.delay.0 as f64 / 1e6, "measured": p.measured,
+                "qdisc": dcfair_core::qdisc::Qdisc::name(&p.queue.qdisc),
             });
             if simulate {
                 v["sim_pkts_out"] = json!(p.queue.stats.dequeued_pkts);
@@ -279,7 +307,7 @@ pub fn plan(path: &str, overrides: &[String], seed: Option<u64>, simulate: bool)
         .collect();
     Ok(json!({
         "nodes": nodes, "ports": ports, "flows": flows, "udp_sources": udp, "incast": incast,
-        "cores": sim.packet_cores.len(), "simulated": simulate,
+        "cores": sim.packet_cores.len(), "simulated": simulate, "seed": seed, "scenario": resolved(sc),
     }))
 }
 
@@ -348,6 +376,25 @@ mod tests {
             Err(Error::Invalid { key, .. }) => assert_eq!(key, "routing.core"),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn the_plan_carries_the_scenario_with_every_default_filled_in() {
+        let ov = ["queue.kind=hcf".to_string(), "queue.limit_pkts=33".to_string()];
+        let p = plan(OUTCAST, &ov, Some(7), false).unwrap();
+        let sc = &p["scenario"];
+        assert_eq!(p["seed"], 7);
+        assert_eq!(sc["queue"]["kind"], "hcf");
+        assert_eq!(sc["queue"]["limit_pkts"], 33);
+        let hcf = dcfair_core::qdisc::hcf::HcfConfig::default();
+        assert_eq!(sc["queue"]["hcf"]["bins"], json!(hcf.bins), "the active discipline's table, with its defaults");
+        assert!(sc["queue"]["afd"].is_null(), "an inactive discipline's absent table stays absent");
+        let tcp = dcfair_core::tcp::TcpConfig::default();
+        assert_eq!(sc["tcp"]["mss_bytes"], json!(tcp.mss_bytes));
+        assert!(p["ports"].as_array().unwrap().iter().any(|q| q["qdisc"] == "hcf"), "ports name their discipline");
+        // the document reads back as the same scenario
+        let back: dcfair_sim::Scenario = serde_json::from_value(sc.clone()).unwrap();
+        assert_eq!(back.queue.limit_pkts, Some(33));
     }
 
     #[test]

@@ -35,10 +35,10 @@ use crate::packet::{hash_flow, Packet};
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
 use rand::Rng as _;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `[queue.afd]`.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct AfdConfig {
     /// Queue length the controller steers to, packets (default: a quarter of the buffer).

@@ -39,10 +39,10 @@ use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime, PS_PER_SEC};
 use rand::Rng as _;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `[queue.blackout]`: see the module documentation.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct BlackoutConfig {
     pub mean_off_s: f64,

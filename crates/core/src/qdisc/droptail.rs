@@ -37,11 +37,11 @@ use crate::config::{ConfigError, Limit};
 use super::framework::{Discipline, DropReason, MarkReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{Ecn, Packet};
 use crate::time::SimTime;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// `[queue.droptail]`: the optional ECN marking threshold (see the module documentation).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DropTailConfig {
     pub mark_threshold_pkts: Option<u32>,

@@ -51,10 +51,10 @@ use crate::config::{ConfigError, Limit};
 use crate::packet::{FlowHasher, Packet};
 use crate::time::SimTime;
 use rand::Rng as _;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `[queue.drr]`: see the module documentation for the meaning of every key.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DrrConfig {
     pub buckets: u32,

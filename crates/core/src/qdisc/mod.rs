@@ -63,7 +63,7 @@ pub use framework::{
 use crate::packet::Packet;
 use crate::time::SimTime;
 use crate::xpass::XpassConfig;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
 /// A `[queue.<kind>]` table as written, or its defaults when absent.
@@ -97,7 +97,7 @@ macro_rules! disciplines {
         $( pub mod $field; )+
 
         /// Which discipline a port runs (`queue.kind`).
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
         #[serde(rename_all = "snake_case")]
         pub enum QdiscKind {
             #[default]
@@ -121,7 +121,7 @@ macro_rules! disciplines {
         /// parameters of every discipline and `--set queue.kind=...` switches between them.
         /// Every sub-table present is validated, used or not: a wrong value in a file is an
         /// error whichever discipline runs.
-        #[derive(Clone, Debug, Deserialize)]
+        #[derive(Clone, Debug, Deserialize, Serialize)]
         #[serde(deny_unknown_fields)]
         pub struct QueueConfig {
             #[serde(default)]
@@ -162,6 +162,17 @@ macro_rules! disciplines {
                         AnyQdisc::$variant(stored!($store, <$($ty)::+<P> as Discipline>::build(&cfg, limit, ctx)))
                     } )+
                 }
+            }
+
+            /// The same table with the active kind's `[queue.<kind>]` filled in with its
+            /// defaults when absent: the discipline as a port runs it (a scenario's resolved
+            /// form, `dcfair-switch plan`).
+            pub fn with_defaults(&self) -> QueueConfig {
+                let mut q = self.clone();
+                match q.kind {
+                    $( QdiscKind::$kind => { q.$field = Some(table(&self.$field).into_owned()); } )+
+                }
+                q
             }
 
             /// After the whole network is built: lets the active discipline resolve what its

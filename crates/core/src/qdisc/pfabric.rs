@@ -37,11 +37,11 @@ use crate::config::{ConfigError, Limit};
 use super::framework::{Discipline, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::Packet;
 use crate::time::SimTime;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// `[queue.pfabric]`: pFabric's buffer takes no parameters beyond the `[queue]` limit; the
 /// table may be present (empty) like every discipline's.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PfabricConfig {}
 

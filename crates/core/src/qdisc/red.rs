@@ -49,11 +49,11 @@ use crate::packet::{Ecn, Packet};
 use crate::rng::Rng;
 use crate::time::{BitsPerSec, SimTime, PS_PER_SEC};
 use rand::Rng as _;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// `[queue.red]`: see the module documentation for the meaning of every key.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct RedConfig {
     pub min_thresh_pkts: f64,

@@ -55,10 +55,10 @@ pub use sender::{SenderState, TcpSender};
 use crate::packet::{Addr, FlowId, Packet, Proto};
 use crate::config::ConfigError;
 use crate::time::SimDuration;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Congestion control algorithm of a sender.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CcKind {
     /// RFC 5681 Reno: fast recovery ends on the first new ACK.
@@ -76,7 +76,7 @@ pub enum CcKind {
 }
 
 /// What a sender writes into [`crate::packet::Packet::priority`] (`tcp.priority`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum PriorityMode {
     /// 0 on every packet.
@@ -89,7 +89,7 @@ pub enum PriorityMode {
 
 /// TCP parameters (the `[tcp]` table of a scenario). Units are in the key names; `docs/tcp.md`
 /// describes each key with its default.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct TcpConfig {
     /// Congestion control of every sender (`"reno"`, `"newreno"` or `"cubic"`).

@@ -26,10 +26,10 @@
 //! | cc | `maxcwnd_` | queue - 1 (0: none) | `max_cwnd_pkts` = queue - 1 |
 //! | cc | `windowOption_` | 0: basic (1) | not modelled (see the doc) |
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A named profile (`tcp.profile`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TcpProfile {
     /// The pFabric settings (FQ-CoDel paper, Table II).
@@ -47,7 +47,7 @@ impl TcpProfile {
 }
 
 /// A category of Table II (`tcp.profile_categories`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ProfileCategory {
     /// Retransmission timer.

@@ -22,10 +22,10 @@ pub mod endpoint;
 pub mod feedback;
 
 use crate::config::ConfigError;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// How the receiver adapts its credit rate.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum FeedbackLaw {
     /// Algorithm 1 of the paper.
@@ -41,7 +41,7 @@ pub enum FeedbackLaw {
 /// Which data echoes a feedback update period counts (see `docs/mechanisms/expresspass.md`,
 /// "Feedback lag"). A credit's loss shows one RTT after it was sent, so the period that follows
 /// a decrease still measures the loss of the credits sent at the old, higher rate.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum StaleEchoes {
     /// Every echo that arrives in the period counts (the ns-2 code; the paper says nothing).
@@ -55,7 +55,7 @@ pub enum StaleEchoes {
 
 /// The lowest credit rate the feedback control keeps a flow at. The paper gives none; without
 /// one a flow that lost every credit would never send again.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum RateFloor {
     /// One credit per smoothed RTT (the update period when `update_period_us` is set): the
@@ -68,7 +68,7 @@ pub enum RateFloor {
 }
 
 /// What one token of the switch credit shaper pays for.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CreditTokens {
     /// One token per credit, whatever its size: `rate / (8 (credit_min + data))` credits/s,
@@ -85,7 +85,7 @@ pub enum CreditTokens {
 }
 
 /// The `[xpass]` table.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct XpassConfig {
     // --- switch side (every port of a run with ExpressPass flows) ---

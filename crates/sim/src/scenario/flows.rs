@@ -18,10 +18,10 @@
 use super::check::non_negative;
 use dcfair_core::qdisc::ConfigError;
 use dcfair_core::tcp::TcpConfig;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// One host name or a list of them.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum Hosts {
     One(String),
@@ -40,7 +40,7 @@ impl Hosts {
 /// A group of TCP flows. Without `src`/`dst` (dumbbell only), global flow i runs from sender
 /// `i % senders` to receiver `i % receivers`; with them, the group's j-th flow runs from
 /// `src[j % len]` to `dst[j % len]`; with `pattern`, the pattern places them (module rules).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FlowsConfig {
     /// Number of flows; required without `pattern`, not allowed with it.
@@ -80,7 +80,7 @@ pub struct FlowsConfig {
 }
 
 /// `flows.pattern`: which host of the pattern's N hosts (`hosts`, in order) sends to which.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum Pattern {
     /// A random derangement: each host sends to one other host and receives from one (N flows).
@@ -106,7 +106,7 @@ impl Pattern {
 }
 
 /// A flow group's transport.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
     #[default]
@@ -201,7 +201,7 @@ impl FlowsConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum UdpPattern {
     /// Exponential inter-arrival times.
@@ -212,7 +212,7 @@ pub enum UdpPattern {
 }
 
 /// UDP background from its own sender host to receiver 0.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct UdpConfig {
     /// Mean rate as a fraction of the bottleneck rate.
@@ -235,7 +235,7 @@ pub struct UdpConfig {
 /// Server i runs on `src[i % len(src)]` and answers `dst[(i / len(src)) % len(dst)]` (every
 /// source for the first client, then every source for the next, ...); on a dumbbell the
 /// defaults are senders `s0 .. s<servers-1>` and the client `r0`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct IncastConfig {
     /// Number of server connections.
@@ -277,7 +277,7 @@ pub struct IncastConfig {
 }
 
 /// `incast.connection`.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum IncastConnection {
     #[default]

@@ -6,10 +6,10 @@
 //!   time: `series.rs`, `groups.rs` and `probe.rs` (at the crate root).
 //! - Imports nothing of this crate.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The measurement window is `[duration_s - window_s, duration_s]`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct MeasureConfig {
     /// Length of the measurement window, seconds (default: the whole run).
@@ -63,7 +63,7 @@ pub const MAX_TRACE_ROWS: u64 = 50_000_000;
 const DEFAULT_TRACE_ROWS: u64 = 1_000_000;
 
 /// `[measure.trace]`: the event trace of one port.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceConfig {
     /// The output port, by name (`"e0_0->h0"`).

@@ -25,7 +25,7 @@
 use super::flows::{Hosts, Transport};
 use super::topology::TopologyConfig;
 use crate::error::Error;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -35,7 +35,7 @@ pub const GROUP_1PKT: &str = "poisson_1pkt";
 /// At most this many flows per run (memory: `docs/workloads.md`); `max_flows` cannot raise it.
 pub const MAX_FLOWS: u64 = 5_000_000;
 /// Unit of the values of a CDF file.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum CdfUnit {
     /// Segments of `tcp.mss_bytes` payload (the ns-2 PIAS/pFabric/MQ-ECN files, 1460 bytes).
@@ -44,7 +44,7 @@ pub enum CdfUnit {
 }
 
 /// The `[poisson]` table.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PoissonConfig {
     /// Offered load, a fraction of the sources' access link capacity, in (0, 1].

@@ -5,10 +5,10 @@
 //!   `routing.rs` (at the crate root), which reads these.
 //! - Imports nothing of this crate.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The `[routing]` table: how switches choose among equal-cost next hops (`routing.rs`).
-#[derive(Clone, Debug, Deserialize, Default)]
+#[derive(Clone, Debug, Deserialize, Serialize, Default)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingConfig {
     #[serde(default)]
@@ -29,7 +29,7 @@ pub struct RoutingConfig {
 
 /// How a switch picks among equal-cost next hops (`routing.mode`; the modes are described in
 /// `routing.rs`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum RoutingMode {
     #[default]
@@ -85,7 +85,17 @@ impl<'de> Deserialize<'de> for HashSeed {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+/// Written as it is read: the number, or the word `"run"`.
+impl Serialize for HashSeed {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HashSeed::Fixed(v) => s.serialize_u64(*v),
+            HashSeed::Run => s.serialize_str("run"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CoreChoice {
     /// Uniformly at random per flow (stream `routing.core`).

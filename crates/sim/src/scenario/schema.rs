@@ -16,10 +16,10 @@ use super::routing::RoutingConfig;
 use super::topology::{PortQueue, TopologyConfig};
 use dcfair_core::qdisc::QueueConfig;
 use dcfair_core::tcp::TcpConfig;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// A whole scenario file.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
     /// Name used in outputs and as the default output directory.
@@ -76,7 +76,7 @@ fn default_seed() -> u64 {
     1
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimConfig {
     /// Simulated time, seconds.
@@ -95,7 +95,7 @@ pub struct SimConfig {
 /// the first one takes the last free buffer slot. Which one goes first changes starvation a
 /// lot (in the HCF long-flow scenario, "timer first" always: 19 % of the flows starved,
 /// "ACK first" always: 32 %).
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum TieBreak {
     /// Scheduling order. A timer, armed long before, runs before a packet event of its instant.

@@ -13,11 +13,11 @@
 
 use super::check::{at_least_one, non_negative, positive};
 use dcfair_core::qdisc::{ConfigError, QueueConfig};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// The `[topology]` table, tagged by `kind`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum TopologyConfig {
     /// `senders` hosts -> one switch -> bottleneck port(s) -> `receivers` hosts.
@@ -85,7 +85,7 @@ impl TopologyConfig {
 
 /// A port's own buffer and/or discipline: the value of `[ports."<port name>"]` in a scenario,
 /// and of the per-link and per-end keys of custom links (`docs/topologies.md`).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PortQueue {
     /// Buffer in packets: `limit_pkts` of the port's discipline, whichever it is.
@@ -130,7 +130,7 @@ pub(crate) fn default_host_buffer() -> u32 {
 /// Name of the host the dumbbell adds for UDP background.
 pub const UDP_HOST: &str = "udp";
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct DumbbellConfig {
     /// Sender hosts (TCP flows are spread over them round robin).
@@ -187,7 +187,7 @@ impl DumbbellConfig {
 // Fat-tree (`topo/fat_tree.rs`)
 // ---------------------------------------------------------------------------------------------
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FatTreeConfig {
     /// Ports per switch; even, at least 2.
@@ -222,7 +222,7 @@ impl FatTreeConfig {
 // Leaf-spine (`topo/leaf_spine.rs`)
 // ---------------------------------------------------------------------------------------------
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LeafSpineConfig {
     pub leaves: u32,
@@ -283,7 +283,7 @@ impl LeafSpineConfig {
 // Parking lot (`topo/parking_lot.rs`)
 // ---------------------------------------------------------------------------------------------
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParkingLotConfig {
     pub bottlenecks: u32,
@@ -315,7 +315,7 @@ impl ParkingLotConfig {
 // Custom (`topo/custom.rs`)
 // ---------------------------------------------------------------------------------------------
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct CustomConfig {
     pub hosts: Vec<String>,
@@ -325,7 +325,7 @@ pub struct CustomConfig {
     pub host_buffer_pkts: u32,
 }
 
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct LinkConfig {
     pub a: String,

@@ -62,14 +62,14 @@ use crate::config::{ConfigError, Limit};
 use super::framework::{Discipline, DropReason, MarkReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::packet::{Ecn, Packet};
 use crate::time::{SimDuration, SimTime};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Largest `target_us`, `interval_us` or `ce_threshold_us` accepted (1000 s).
 pub const MAX_US: f64 = 1e9;
 
 /// `[queue.codel]`: see the module documentation for the meaning of every key.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct CodelConfig {
     pub target_us: f64,
@@ -86,7 +86,7 @@ impl Default for CodelConfig {
 }
 
 /// How the law computes `1/sqrt(count)` (`invsqrt`; see the module documentation).
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum InvSqrt {
     /// Floating point, exact to the picosecond.

@@ -65,7 +65,7 @@ use crate::config::{ConfigError, Limit};
 use crate::packet::{FlowHasher, Packet};
 use crate::time::SimTime;
 use rand::Rng as _;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Largest `flows` accepted (Linux's limit).
 pub const MAX_FLOWS: u32 = 65_536;
@@ -73,7 +73,7 @@ pub const MAX_FLOWS: u32 = 65_536;
 pub const MAX_QUANTUM_BYTES: u32 = 1 << 20;
 
 /// `[queue.fq_codel]`: see the module documentation for the meaning of every key.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct FqCodelConfig {
     pub flows: u32,

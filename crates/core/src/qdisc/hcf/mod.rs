@@ -75,7 +75,7 @@ use crate::packet::Packet;
 use crate::rng::{mix64, Rng};
 use crate::time::{SimDuration, SimTime};
 use rand::RngCore;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 
 /// Largest accepted `bins` (16 MiB of bins per port).
@@ -84,7 +84,7 @@ pub const MAX_BINS: u32 = 1 << 20;
 pub const DEFAULT_HP_FRACTION: f64 = 0.5;
 
 /// How a priority period ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum PeriodKind {
     /// When the HP queue runs dry after serving an HP packet (Algorithm 1).
@@ -95,7 +95,7 @@ pub enum PeriodKind {
 }
 
 /// What one credit is worth.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum CreditUnit {
     /// One credit admits one packet to HP.
@@ -107,7 +107,7 @@ pub enum CreditUnit {
 
 /// The `[queue.hcf]` table. Defaults are the paper's baseline (K = 20, c0 = 1, B/2 per queue,
 /// dynamic period, swapping).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct HcfConfig {
     /// K: number of credit bins.

@@ -63,7 +63,7 @@ use crate::packet::{FlowHasher, Packet};
 use crate::rng::Rng;
 use crate::time::{SimDuration, SimTime};
 use rand::Rng as _;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Largest `buckets` accepted (per-bucket state is preallocated for every port).
 pub const MAX_BUCKETS: u32 = 1 << 20;
@@ -71,7 +71,7 @@ pub const MAX_BUCKETS: u32 = 1 << 20;
 pub const MAX_DEPTH_PKTS: u32 = 1 << 20;
 
 /// `[queue.sfq]`: see the module documentation for the meaning of every key.
-#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct SfqConfig {
     pub buckets: u32,
@@ -83,7 +83,7 @@ pub struct SfqConfig {
 }
 
 /// What SFQ does when the shared buffer runs short (`queue.sfq.drop_rule`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SfqDropRule {
     /// Linux: store the arrival, push packets out of the longest bucket's tail.
@@ -94,7 +94,7 @@ pub enum SfqDropRule {
 }
 
 /// How packets are classified into buckets (`queue.sfq.hash`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SfqHash {
     /// A salted hash of the directed 5-tuple.

@@ -64,10 +64,10 @@ pub use reno::Reno;
 
 use super::{CcKind, TcpConfig};
 use crate::time::{SimDuration, SimTime};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// What `ssthresh` is half of after a loss (`tcp.ssthresh_from`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SsthreshFrom {
     /// RFC 5681 equation (4): `max(FlightSize / 2, 2 SMSS)`, exact bytes.
@@ -79,7 +79,7 @@ pub enum SsthreshFrom {
 }
 
 /// `cwnd` (before inflation) on entering fast recovery (`tcp.recovery_cwnd`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecoveryCwnd {
     /// RFC 5681 3.2 step 3: `cwnd = ssthresh + dupacks * SMSS`.
@@ -91,7 +91,7 @@ pub enum RecoveryCwnd {
 }
 
 /// `cwnd` when fast recovery ends on a full ACK (`tcp.recovery_exit`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RecoveryExit {
     /// RFC 6582 3.2 step 3 (second option) / RFC 5681 step 6: `cwnd = ssthresh`.

@@ -44,10 +44,10 @@
 //!   smooths `l_r`; Linux (and this) uses the raw value.
 
 use crate::time::SimDuration;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The coupled increase of a connection's subflows (`tcp.mptcp.coupling`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Coupling {
     /// RFC 6356 Linked Increases.

@@ -62,13 +62,13 @@ pub use scheduler::PathView;
 
 use super::CcKind;
 use crate::config::ConfigError;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// Most subflows a connection may have.
 pub const MAX_SUBFLOWS: u32 = 32;
 
 /// MPTCP parameters (the `tcp.mptcp` table).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MptcpConfig {
     /// Subflows of each connection; 1 is plain TCP.
