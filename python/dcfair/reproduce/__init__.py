@@ -264,9 +264,9 @@ def variant_suffix(sets: Pairs, only: Pairs = ()) -> str:
     return safe
 
 
-def command(name: str, quick: bool, sets: Pairs = (), only: Pairs = ()) -> str:
-    """The command line that runs reproduction ``name`` with these overrides."""
-    parts = ["dcfair", "reproduce", name] + (["--quick"] if quick else [])
+def command(name: str, quick: bool, sets: Pairs = (), only: Pairs = (), peer: Optional[str] = None) -> str:
+    """The command line that runs reproduction ``name`` with these overrides (in ``peer``)."""
+    parts = ["dcfair", "reproduce", name] + (["--quick"] if quick else []) + (["--peer", peer] if peer else [])
     for k, v in sets:
         parts += ["--set", f"{k}={_literal(v)}"]
     for k, v in only:
@@ -302,9 +302,11 @@ def default_out(name: str, quick: bool, root: Path = DEFAULT_ROOT) -> Path:
 
 
 def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, progress: bool = True,
-        sets: Pairs = (), only: Pairs = (), runs: Optional[Path] = None, tally: Optional[Tally] = None) -> Dict[str, Any]:
+        sets: Pairs = (), only: Pairs = (), runs: Optional[Path] = None, tally: Optional[Tally] = None,
+        peer: Optional[str] = None) -> Dict[str, Any]:
     """Runs reproduction ``name`` into ``out`` (its runs into ``runs``, default ``out/runs``),
-    with ``sets`` added to the points ``only`` selects; returns the claims document."""
+    with ``sets`` added to the points ``only`` selects; returns the claims document. ``peer``:
+    run the points in that peer simulator instead (:func:`second_opinion`)."""
     from dcfair import display, runner
 
     reps = load_all()
@@ -320,16 +322,17 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
     tally = tally if tally is not None else Tally()
     try:
         records = runner.run_points(points, Path(runs) if runs is not None else out / "runs", jobs=jobs, on_done=on_done,
-                                    tally=tally)
+                                    tally=tally, peer=None if peer is None else (peer, name, quick))
     finally:
         if on_done is not None:
             on_done.close()
-    failed = [rec for rec in records if not rec.get("ok")]
+    unsupported = [rec for rec in records if rec.get("unsupported")]
+    failed = [rec for rec in records if not rec.get("ok") and not rec.get("unsupported")]
     if failed:
         msgs = sorted({rec.get("message", "?") for rec in failed})
         raise RuntimeError(f"{len(failed)} of {len(records)} runs failed: " + "; ".join(msgs[:3]))
     out.mkdir(parents=True, exist_ok=True)
-    cmd = command(name, quick, sets, only)
+    cmd = command(name, quick, sets, only, peer)
     study = Study(name=name, out=out, quick=quick, records=records, command=cmd)
     _write_results_csv(study)
     claims = r.analyze(study)
@@ -349,6 +352,17 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         "figure_file": "figure.png",
         "claims": [c.to_json() for c in claims],
     }
+    if peer is not None:
+        from dcfair import peers
+
+        p = peers.get(peer)
+        doc.update(peer=peer, peer_title=p.title, peer_build=peers.peer_build(peer, name),
+                   unsupported=[{"labels": dict(rec["point"].labels), "seed": rec["point"].seed, "why": rec["unsupported"]}
+                                for rec in unsupported])
+        why = "; ".join(sorted({rec["unsupported"] for rec in unsupported})) or "no run gave a value"
+        for c in doc["claims"]:
+            if not c["dcfair"]["n"]:
+                c["why_not"] = why
     if study.table is not None:
         import pandas as pd
 
@@ -359,9 +373,75 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
 
 
 def write_claims(out: Path, doc: Dict[str, Any]) -> None:
+    """Writes ``out/claims.json``: a reproduction's claims with the explanations of the failing
+    ones (full forms) and the second opinions of the peers that ran it (:func:`fold_opinions`);
+    a peer's own claims go to ``<out>@<peer>/claims.json`` and into the main document beside
+    it when there is one."""
+    out = Path(out)
+    if doc.get("peer"):
+        atomic_write(out / "claims.json", json.dumps(doc, indent=1) + "\n")
+        main = out.with_name(out.name.rsplit("@", 1)[0]) / "claims.json"
+        if main.is_file():
+            mdoc = json.loads(main.read_text())
+            fold_opinions(mdoc, [doc])
+            atomic_write(main, json.dumps(mdoc, indent=1) + "\n")
+        return
     if not doc.get("quick"):
         explain(doc)
-    atomic_write(Path(out) / "claims.json", json.dumps(doc, indent=1) + "\n")
+    fold_opinions(doc, peer_docs(out))
+    atomic_write(out / "claims.json", json.dumps(doc, indent=1) + "\n")
+
+
+def peer_out(out: Path, peer: str) -> Path:
+    """Where reproduction output ``out`` run in ``peer`` writes: ``<out>@<peer>``."""
+    out = Path(out)
+    return out.with_name(f"{out.name}@{peer}")
+
+
+def peer_docs(out: Path) -> List[Dict[str, Any]]:
+    """The claims documents of the peers that ran the reproduction written to ``out``
+    (``<out>@<peer>/claims.json``), by peer name."""
+    out = Path(out)
+    docs = []
+    for d in sorted(out.parent.glob(f"{out.name}@*")):
+        f = d / "claims.json"
+        if f.is_file() and "+" not in d.name[len(out.name):]:
+            try:
+                docs.append(json.loads(f.read_text()))
+            except ValueError:
+                continue
+    return docs
+
+
+def second_opinion(claim: Dict[str, Any], pdoc: Dict[str, Any]) -> Dict[str, Any]:
+    """What peer document ``pdoc`` says of ``claim`` (matched by id): the peer's values of the
+    claim's quantity (mean, spread: the standard deviation over seeds, min, max, n) and whether
+    the claim holds there by the same criterion, with the command that reruns it; or
+    ``why_not`` when the peer gave no value."""
+    mine = next((c for c in pdoc["claims"] if c["id"] == claim["id"]), None)
+    so: Dict[str, Any] = {"peer": pdoc["peer"], "title": pdoc.get("peer_title", ""), "build": pdoc.get("peer_build", ""),
+                          "command": pdoc["command"]}
+    if mine is None or not mine["dcfair"]["n"]:
+        so.update(value=None, spread=None, holds=None,
+                  why_not=(mine or {}).get("why_not") or "the peer's analysis gives no such claim")
+        return so
+    st = mine["dcfair"]
+    so.update(value=st["mean"], spread=st["std"], min=st["min"], max=st["max"], n=st["n"], values=st["values"],
+              holds=bool(mine["holds"]), criterion=mine["criterion"], why_not="")
+    return so
+
+
+def fold_opinions(doc: Dict[str, Any], pdocs: Sequence[Dict[str, Any]]) -> None:
+    """Sets ``second_opinion`` of every claim of ``doc`` from the peer documents ``pdocs`` of
+    the same form (quick or full); with several peers, the last by name wins and the others
+    are kept in ``second_opinions``."""
+    pdocs = [p for p in pdocs if p.get("quick") == doc.get("quick") and p.get("reproduction") == doc["reproduction"]]
+    for c in doc["claims"]:
+        ops = {p["peer"]: second_opinion(c, p) for p in pdocs}
+        merged = {**{o["peer"]: o for o in c.get("second_opinions", [])}, **ops}
+        if merged:
+            c["second_opinions"] = [merged[k] for k in sorted(merged)]
+            c["second_opinion"] = c["second_opinions"][-1]
 
 
 EXPLANATIONS = Path(__file__).with_name("explanations.toml")
