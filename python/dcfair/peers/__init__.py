@@ -26,6 +26,9 @@ Rules:
   command that installs it. A reproduction without a runner in the peer is invalid input too.
 - Peer-side files live in the checkout, under ``validation/<peer>/``: second opinions run from a
   checkout of dcfair (``make peers`` installs or builds the peers), not from a wheel.
+- A peer of one's own is a module that registers like the built-in ones, named in the
+  environment variable ``DCFAIR_PEER_MODULES`` (comma-separated module names, importable from
+  ``PYTHONPATH``): :func:`load_all` imports them after the built-in ones.
 """
 
 from __future__ import annotations
@@ -43,6 +46,13 @@ from dcfair.errors import InvalidInput
 REPO = Path(__file__).resolve().parents[3]
 #: The peer modules, imported by :func:`load_all`.
 _MODULES = ("dcfair.peers.ns2",)
+
+
+#: Reproductions no peer here can run, and why (said in docs/claims.md in place of a second
+#: opinion).
+NO_PEER: Dict[str, str] = {
+    "afd-fairness": "neither ns-2.35 nor ns-3.37 has AFD, and no public simulator code of the AFD paper is known",
+}
 
 
 class Unsupported(Exception):
@@ -150,7 +160,8 @@ def register(p: Peer) -> Peer:
 def load_all() -> Dict[str, Peer]:
     from importlib import import_module
 
-    for m in _MODULES:
+    extra = [m.strip() for m in os.environ.get("DCFAIR_PEER_MODULES", "").split(",") if m.strip()]
+    for m in (*_MODULES, *extra):
         import_module(m)
     return REGISTRY
 
@@ -212,6 +223,9 @@ def run_job(who: Tuple[str, str, bool, Tuple[Tuple[str, Any], ...]], scenario: s
     summary = {
         "scenario": job.resolved()["scenario"]["name"],
         "seed": job.seed,
+        # as the engine's summary.json: analyses read them (mptcp.py's halvings)
+        "sim_time_s": job.get("sim.duration_s"),
+        "window_s": job.get("measure.window_s", job.get("sim.duration_s")),
         "peer": p.name,
         "peer_title": p.title,
         "peer_build": peer_build(peer, reproduction),

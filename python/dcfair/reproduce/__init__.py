@@ -333,9 +333,13 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         raise RuntimeError(f"{len(failed)} of {len(records)} runs failed: " + "; ".join(msgs[:3]))
     out.mkdir(parents=True, exist_ok=True)
     cmd = command(name, quick, sets, only, peer)
-    study = Study(name=name, out=out, quick=quick, records=records, command=cmd)
+    study = Study(name=name, out=out, quick=quick, records=[rec for rec in records if rec.get("ok")], command=cmd)
     _write_results_csv(study)
-    claims = r.analyze(study)
+    if unsupported:
+        engine_runs = Path(runs).with_name("runs") if runs is not None else out / "runs"
+        claims = analyze_partial(r, study, [rec["point"] for rec in unsupported], engine_runs, jobs)
+    else:
+        claims = r.analyze(study)
     seeds = sorted({rec["point"].seed for rec in records})
     doc = {
         "reproduction": name,
@@ -363,6 +367,8 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         for c in doc["claims"]:
             if not c["dcfair"]["n"]:
                 c["why_not"] = why
+        if unsupported:
+            doc["figure_note"] = "the points the peer cannot run (unsupported) are drawn from dcfair's own runs"
     if study.table is not None:
         import pandas as pd
 
@@ -370,6 +376,74 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         atomic_write(out / "table.csv", pd.DataFrame(study.table).to_csv(index=False))
     write_claims(out, doc)
     return doc
+
+
+#: Columns of the result tables that place a row (ids, times, names): :func:`_shifted` keeps them.
+_PLACING = {"flow_id", "id", "seed", "port", "sport", "dport", "subflow", "conn", "t", "time_s", "start_s", "end_s",
+            "t_s", "window_start_s", "window_end_s"}
+
+
+def _shift(v: Any) -> Any:
+    """A number moved to another value (bools and non-numbers unchanged)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return v
+    return v * 1.5 + (1 if isinstance(v, int) else 1e-3)
+
+
+def _shifted(rec: Dict[str, Any], tmp: Path) -> Dict[str, Any]:
+    """A copy of run record ``rec`` whose measured numbers are all moved (:func:`_shift`): its
+    summary's metrics and the numeric columns of its tables but those that place a row
+    (``_PLACING``), written under ``tmp``."""
+    import pandas as pd
+
+    src = Path(rec["dir"])
+    d = tmp / src.name
+    d.mkdir(parents=True, exist_ok=True)
+    summary = dict(rec["summary"], metrics={k: _shift(v) for k, v in rec["summary"].get("metrics", {}).items()})
+    (d / "summary.json").write_text(json.dumps(summary))
+    for f in src.glob("*.csv"):
+        df = pd.read_csv(f)
+        for c in df.columns:
+            if c not in _PLACING and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]):
+                df[c] = df[c] * 1.5 + (1 if pd.api.types.is_integer_dtype(df[c]) else 1e-3)
+        df.to_csv(d / f.name, index=False)
+    return dict(rec, dir=d, summary=summary)
+
+
+def analyze_partial(r: "Reproduction", study: Study, missing: Sequence[Point], engine_runs: Path,
+                    jobs: Optional[int] = None) -> List[Claim]:
+    """The claims of a peer that could not run the points ``missing``, each only where its
+    values do not depend on those points. ``analyze`` needs every point, so it runs twice with
+    dcfair's own runs of the missing points standing in (from the engine's store
+    ``engine_runs``): once as they are (the claims, the figure and the table), once with every
+    number of theirs moved (:func:`_shifted`). A claim whose values or verdict differ between
+    the two depends on the missing points: it is given no values (the peer's document then
+    says why). The figure draws dcfair's runs for the missing points (``figure_note``)."""
+    import tempfile
+
+    from dcfair import runner
+
+    filled = runner.run_points(list(missing), engine_runs, jobs=jobs)
+    bad = [f for f in filled if not f.get("ok")]
+    if bad:
+        raise RuntimeError(f"dcfair's runs of the points the peer cannot run failed: {bad[0].get('message')}")
+    ran = list(study.records)
+    study.records = ran + filled
+    claims = r.analyze(study)
+    with tempfile.TemporaryDirectory(prefix="dcfair-peer-") as tmp:
+        moved = [_shifted(f, Path(tmp)) for f in filled]
+        alt = Study(name=study.name, out=Path(tmp) / "moved", quick=study.quick, records=ran + moved, command=study.command)
+        alt.out.mkdir()
+        try:
+            other = {c.id: c for c in r.analyze(alt)}
+        except Exception:  # noqa: BLE001 - the moved numbers broke the analysis: every claim may depend on them
+            other = {}
+    for c in claims:
+        o = other.get(c.id)
+        if o is None or _stats(o.values) != _stats(c.values) or bool(o.holds) != bool(c.holds):
+            c.values, c.holds, c.explored = [], False, []
+    study.records = ran
+    return claims
 
 
 def write_claims(out: Path, doc: Dict[str, Any]) -> None:
@@ -533,7 +607,7 @@ def _write_results_csv(study: Study) -> None:
     import pandas as pd
 
     rows = []
-    for rec in study.records:
+    for rec in study.records:  # the runs that happened (not the points a peer could not run)
         row = dict(rec["point"].labels)
         row["seed"] = rec["point"].seed
         for k, v in rec["summary"]["metrics"].items():
