@@ -141,10 +141,14 @@ test-py: install
 	@echo "==> pytest"
 	$(PY) -m pytest -q tests
 
-# Peer simulators for validation and benchmarks (Debian packages), installed when missing:
+# Peer simulators for validation, second opinions and benchmarks, installed when missing:
 # ns-2 (the `ns` command) and ns-3 3.37 (the library and its headers; validation/ns3/ compiles
-# its own program against them with pkg-config and g++).
+# its own programs against them with pkg-config and g++), from Debian; then the project's build
+# of ns-2.35 with its own modules (HCF, FairQ: validation/ns2/build.py, from Debian's source
+# tarball; about 4 minutes on 2 cores the first time, nothing when up to date). ns2-xpass and
+# htsim are fetched and built by the user (docs/validation.md, "Second opinions").
 NS3_PKGS := ns3 libns3-dev pkg-config g++
+NS2_BUILD_PKGS := g++ make tcl-dev libotcl1-dev libtclcl1-dev tclcl
 peers:
 	@if ! command -v ns >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -162,6 +166,17 @@ peers:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	  else echo "dcfair: please install the Debian packages: $$missing" >&2; exit 1; fi; \
 	fi
+	@missing=""; \
+	for p in $(NS2_BUILD_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$${missing:+$$missing }$$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "==> apt-get install $$missing (to build ns-2.35 with the project's modules)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  else echo "dcfair: please install the Debian packages: $$missing" >&2; exit 1; fi; \
+	fi
+	$(PYTHON) validation/ns2/build.py
 
 validate: install peers
 	cargo build --release -p dcfair-sim --example simrun

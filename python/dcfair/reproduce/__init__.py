@@ -384,10 +384,11 @@ _PLACING = {"flow_id", "id", "seed", "port", "sport", "dport", "subflow", "conn"
 
 
 def _shift(v: Any) -> Any:
-    """A number moved to another value (bools and non-numbers unchanged)."""
+    """A number moved to another value of its type (an integer stays an integer: tables parse
+    them with ``int``); bools and non-numbers unchanged."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return v
-    return v * 1.5 + (1 if isinstance(v, int) else 1e-3)
+    return (v * 3 + 2) // 2 if isinstance(v, int) else v * 1.5 + 1e-3
 
 
 def _shifted(rec: Dict[str, Any], tmp: Path) -> Dict[str, Any]:
@@ -405,7 +406,7 @@ def _shifted(rec: Dict[str, Any], tmp: Path) -> Dict[str, Any]:
         df = pd.read_csv(f)
         for c in df.columns:
             if c not in _PLACING and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]):
-                df[c] = df[c] * 1.5 + (1 if pd.api.types.is_integer_dtype(df[c]) else 1e-3)
+                df[c] = (df[c] * 3 + 2) // 2 if pd.api.types.is_integer_dtype(df[c]) else df[c] * 1.5 + 1e-3
         df.to_csv(d / f.name, index=False)
     return dict(rec, dir=d, summary=summary)
 
@@ -441,7 +442,10 @@ def analyze_partial(r: "Reproduction", study: Study, missing: Sequence[Point], e
     for c in claims:
         o = other.get(c.id)
         if o is None or _stats(o.values) != _stats(c.values) or bool(o.holds) != bool(c.holds):
-            c.values, c.holds, c.explored = [], False, []
+            c.values, c.holds = [], False
+        # other readings of the same runs that analyze adds may lean on the stand-ins: a peer's
+        # document keeps only what its own runs give
+        c.explored = []
     study.records = ran
     return claims
 
