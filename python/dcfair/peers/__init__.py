@@ -79,6 +79,7 @@ class Job:
     overrides: Tuple[Tuple[str, str], ...]
     seed: int
     labels: Dict[str, Any]
+    #: The point's directory (absolute).
     out: Path
     quick: bool = False
     _cache: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -193,12 +194,13 @@ def _sha256(path: Path) -> str:
 def peer_build(peer: str, reproduction: str) -> str:
     """The identity of what runs ``reproduction`` in ``peer``, for the cache key and the
     results: ``<peer>:<version>:<digest>``, the digest over the peer's files, the runner's
-    module and this one."""
+    module and the shared measures (``measure.py``)."""
     import sys
 
     p, _ = runner(peer, reproduction)
     _, module, own = p.runners[reproduction]
-    files = sorted({REPO / f for f in (*p.files, *own)} | {Path(sys.modules[module].__file__), Path(__file__)})
+    files = sorted({REPO / f for f in (*p.files, *own)}
+                   | {Path(sys.modules[module].__file__), Path(__file__).with_name("measure.py")})
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode())
@@ -215,7 +217,7 @@ def run_job(who: Tuple[str, str, bool, Tuple[Tuple[str, Any], ...]], scenario: s
     peer, reproduction, quick, labels = who
     p, fn = runner(peer, reproduction)
     p.check()
-    d = Path(out)
+    d = Path(out).resolve()  # absolute: runners start peers in it and name files under it
     d.mkdir(parents=True, exist_ok=True)
     job = Job(reproduction, scenario, text, tuple((str(k), str(v)) for k, v in overrides), int(seed), dict(labels), d,
               bool(quick))

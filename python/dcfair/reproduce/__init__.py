@@ -335,9 +335,11 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
     cmd = command(name, quick, sets, only, peer)
     study = Study(name=name, out=out, quick=quick, records=[rec for rec in records if rec.get("ok")], command=cmd)
     _write_results_csv(study)
+    why_not: Dict[str, str] = {}
     if unsupported:
         engine_runs = Path(runs).with_name("runs") if runs is not None else out / "runs"
-        claims = analyze_partial(r, study, [rec["point"] for rec in unsupported], engine_runs, jobs)
+        claims, why_not = analyze_partial(r, study, [(rec["point"], rec["unsupported"]) for rec in unsupported],
+                                          engine_runs, jobs)
     else:
         claims = r.analyze(study)
     seeds = sorted({rec["point"].seed for rec in records})
@@ -363,10 +365,9 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         doc.update(peer=peer, peer_title=p.title, peer_build=peers.peer_build(peer, name),
                    unsupported=[{"labels": dict(rec["point"].labels), "seed": rec["point"].seed, "why": rec["unsupported"]}
                                 for rec in unsupported])
-        why = "; ".join(sorted({rec["unsupported"] for rec in unsupported})) or "no run gave a value"
         for c in doc["claims"]:
             if not c["dcfair"]["n"]:
-                c["why_not"] = why
+                c["why_not"] = why_not.get(c["id"]) or "no run gave a value"
         if unsupported:
             doc["figure_note"] = "the points the peer cannot run (unsupported) are drawn from dcfair's own runs"
     if study.table is not None:
@@ -411,43 +412,53 @@ def _shifted(rec: Dict[str, Any], tmp: Path) -> Dict[str, Any]:
     return dict(rec, dir=d, summary=summary)
 
 
-def analyze_partial(r: "Reproduction", study: Study, missing: Sequence[Point], engine_runs: Path,
-                    jobs: Optional[int] = None) -> List[Claim]:
-    """The claims of a peer that could not run the points ``missing``, each only where its
-    values do not depend on those points. ``analyze`` needs every point, so it runs twice with
-    dcfair's own runs of the missing points standing in (from the engine's store
-    ``engine_runs``): once as they are (the claims, the figure and the table), once with every
-    number of theirs moved (:func:`_shifted`). A claim whose values or verdict differ between
-    the two depends on the missing points: it is given no values (the peer's document then
-    says why). The figure draws dcfair's runs for the missing points (``figure_note``)."""
+def analyze_partial(r: "Reproduction", study: Study, missing: Sequence[Tuple[Point, str]], engine_runs: Path,
+                    jobs: Optional[int] = None) -> Tuple[List[Claim], Dict[str, str]]:
+    """The claims of a peer that could not run the points ``missing`` (each with the reason),
+    each only where its values do not depend on those points; and, for each claim that does,
+    why (the reasons of the points it depends on).
+
+    ``analyze`` needs every point, so it runs with dcfair's own runs of the missing points
+    standing in (from the engine's store ``engine_runs``): once as they are (the claims, the
+    figure and the table), then once per reason with the numbers of that reason's stand-ins
+    moved (:func:`_shifted`). A claim whose values or verdict move depends on those points: it
+    is given no values. The figure draws dcfair's runs for the missing points
+    (``figure_note``)."""
     import tempfile
 
     from dcfair import runner
 
-    filled = runner.run_points(list(missing), engine_runs, jobs=jobs)
+    filled = runner.run_points([p for p, _ in missing], engine_runs, jobs=jobs)
     bad = [f for f in filled if not f.get("ok")]
     if bad:
         raise RuntimeError(f"dcfair's runs of the points the peer cannot run failed: {bad[0].get('message')}")
+    reasons = [why for _, why in missing]
     ran = list(study.records)
     study.records = ran + filled
     claims = r.analyze(study)
+    depends: Dict[str, List[str]] = {}
     with tempfile.TemporaryDirectory(prefix="dcfair-peer-") as tmp:
-        moved = [_shifted(f, Path(tmp)) for f in filled]
-        alt = Study(name=study.name, out=Path(tmp) / "moved", quick=study.quick, records=ran + moved, command=study.command)
-        alt.out.mkdir()
-        try:
-            other = {c.id: c for c in r.analyze(alt)}
-        except Exception:  # noqa: BLE001 - the moved numbers broke the analysis: every claim may depend on them
-            other = {}
+        for k, why in enumerate(sorted(set(reasons))):
+            moved = [_shifted(f, Path(tmp) / str(k)) if reasons[i] == why else f for i, f in enumerate(filled)]
+            alt = Study(name=study.name, out=Path(tmp) / f"moved{k}", quick=study.quick, records=ran + moved,
+                        command=study.command)
+            alt.out.mkdir()
+            try:
+                other = {c.id: c for c in r.analyze(alt)}
+            except Exception:  # noqa: BLE001 - the moved numbers broke the analysis: any claim may depend on them
+                other = {}
+            for c in claims:
+                o = other.get(c.id)
+                if o is None or _stats(o.values) != _stats(c.values) or bool(o.holds) != bool(c.holds):
+                    depends.setdefault(c.id, []).append(why)
     for c in claims:
-        o = other.get(c.id)
-        if o is None or _stats(o.values) != _stats(c.values) or bool(o.holds) != bool(c.holds):
+        if c.id in depends:
             c.values, c.holds = [], False
         # other readings of the same runs that analyze adds may lean on the stand-ins: a peer's
         # document keeps only what its own runs give
         c.explored = []
     study.records = ran
-    return claims
+    return claims, {cid: "; ".join(whys) for cid, whys in depends.items()}
 
 
 def write_claims(out: Path, doc: Dict[str, Any]) -> None:
