@@ -45,7 +45,8 @@ from dcfair.errors import InvalidInput
 #: The checkout this package runs from (peer-side files are under ``validation/``).
 REPO = Path(__file__).resolve().parents[3]
 #: The peer modules, imported by :func:`load_all`.
-_MODULES = ("dcfair.peers.ns2", "dcfair.peers.ns2_hcf", "dcfair.peers.ns2_fairq", "dcfair.peers.htsim")
+_MODULES = ("dcfair.peers.ns2", "dcfair.peers.ns2_hcf", "dcfair.peers.ns2_fairq", "dcfair.peers.ns2_outcast",
+            "dcfair.peers.htsim")
 
 
 #: Reproductions no peer here can run, and why (said in docs/claims.md in place of a second
