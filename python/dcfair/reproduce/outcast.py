@@ -181,7 +181,12 @@ NS2_RTO = Reading("ns2-min-rto", "ns-2's default minimum RTO of 200 ms instead o
                   (("tcp.min_rto_ms", 200.0),))
 DELAYED_ACK = Reading("delayed-ack", "delayed ACKs at the receiver, as Linux: 5 quick ACKs, then one ACK per two "
                       "segments or 40 ms", (("tcp.delayed_ack", True), ("tcp.quickack_segments", 5)))
-CASE_READINGS = (TESTBED_TCP, NS2_RTO, DELAYED_ACK)
+LINUX_2_6_18 = Reading("linux-2.6.18", "the testbed kernel's defaults together (CentOS 5.5, Linux 2.6.18: 'We used the "
+                      "default values for all TCP parameters except the minimum round-trip timeout'): CUBIC for its BIC "
+                      "(dcfair has no BIC), SACK, timestamps, delayed ACKs after quick ACKs, an initial window of 3",
+                      (("tcp.cc", "cubic"), ("tcp.sack", True), ("tcp.timestamps", True), ("tcp.delayed_ack", True),
+                       ("tcp.quickack_segments", 5), ("tcp.init_cwnd_pkts", 3)))
+CASE_READINGS = (TESTBED_TCP, NS2_RTO, DELAYED_ACK, LINUX_2_6_18)
 
 
 # --- case I: one 2-hop flow against 2, 6, 12 six-hop flows (figure 3) ---------------------------
