@@ -142,3 +142,11 @@ def test_the_summary_counts_agreement_per_paper():
     # hold 3, checked 2, agree 1 | fail 4, fail too 1, hold in peer 1, none 2
     assert row.split("|")[2:10] == [" 3 ", " 2 ", " 1 ", " 4 ", " 1 ", " 1 ", " 2 ", ""][:8]
     assert any("2 of 4 failing claims (50 %) have a second opinion" in ln for ln in lines)
+
+
+def test_user_built_peers_say_how_to_get_them():
+    """ns2-xpass and htsim are built by the user from the authors' code: without the variable
+    that names the build, the command says which and how (exit 2)."""
+    env = {"DCFAIR_NS2_XPASS": "", "DCFAIR_HTSIM": ""}
+    assert_clean_error(dcfair("reproduce", "xpass-fig9", "--peer", "ns2-xpass", env=env), 2, "--peer", "DCFAIR_NS2_XPASS")
+    assert_clean_error(dcfair("reproduce", "mptcp-goals", "--peer", "htsim", env=env), 2, "--peer", "DCFAIR_HTSIM")

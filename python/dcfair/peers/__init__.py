@@ -46,7 +46,7 @@ from dcfair.errors import InvalidInput
 REPO = Path(__file__).resolve().parents[3]
 #: The peer modules, imported by :func:`load_all`.
 _MODULES = ("dcfair.peers.ns2", "dcfair.peers.ns2_hcf", "dcfair.peers.ns2_fairq", "dcfair.peers.ns2_outcast",
-            "dcfair.peers.htsim")
+            "dcfair.peers.ns2xpass", "dcfair.peers.htsim")
 
 
 #: Reproductions no peer here can run, and why (said in docs/claims.md in place of a second
@@ -222,7 +222,12 @@ def run_job(who: Tuple[str, str, bool, Tuple[Tuple[str, Any], ...]], scenario: s
     d.mkdir(parents=True, exist_ok=True)
     job = Job(reproduction, scenario, text, tuple((str(k), str(v)) for k, v in overrides), int(seed), dict(labels), d,
               bool(quick))
-    metrics = fn(job)
+    try:
+        metrics = fn(job)
+    except Unsupported:
+        if not any(d.iterdir()):
+            d.rmdir()  # nothing ran: leave no empty point directory behind
+        raise
     summary = {
         "scenario": job.resolved()["scenario"]["name"],
         "seed": job.seed,
