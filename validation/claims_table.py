@@ -128,8 +128,15 @@ def opinion_cell(c: dict) -> str:
 
 
 def opinion_line(c: dict, reproduction: str) -> str:
-    """``docs/claims.md``'s line on a claim's second opinion: the peer's values and verdict with
-    the command, or why there is none."""
+    """``docs/claims.md``'s lines on a claim's second opinions, one per peer that ran it: the
+    peer's values and verdict with the command, or why there is none."""
+    ops = c.get("second_opinions") or ([c["second_opinion"]] if c.get("second_opinion") else [])
+    if len(ops) > 1:
+        return "\n".join(_opinion_line({**c, "second_opinion": so}, reproduction) for so in ops)
+    return _opinion_line(c, reproduction)
+
+
+def _opinion_line(c: dict, reproduction: str) -> str:
     so = c.get("second_opinion")
     if so and so.get("value") is not None:
         st = {k: so.get(k) for k in ("mean", "std", "min", "max", "n")}

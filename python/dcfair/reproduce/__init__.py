@@ -522,15 +522,17 @@ def second_opinion(claim: Dict[str, Any], pdoc: Dict[str, Any]) -> Dict[str, Any
 
 def fold_opinions(doc: Dict[str, Any], pdocs: Sequence[Dict[str, Any]]) -> None:
     """Sets ``second_opinion`` of every claim of ``doc`` from the peer documents ``pdocs`` of
-    the same form (quick or full); with several peers, the last by name wins and the others
-    are kept in ``second_opinions``."""
+    the same form (quick or full); with several peers, every opinion is kept in
+    ``second_opinions`` (by peer name) and ``second_opinion`` is the last that gives a value
+    (the last one when none does)."""
     pdocs = [p for p in pdocs if p.get("quick") == doc.get("quick") and p.get("reproduction") == doc["reproduction"]]
     for c in doc["claims"]:
         ops = {p["peer"]: second_opinion(c, p) for p in pdocs}
         merged = {**{o["peer"]: o for o in c.get("second_opinions", [])}, **ops}
         if merged:
             c["second_opinions"] = [merged[k] for k in sorted(merged)]
-            c["second_opinion"] = c["second_opinions"][-1]
+            valued = [o for o in c["second_opinions"] if o.get("value") is not None]
+            c["second_opinion"] = (valued or c["second_opinions"])[-1]
 
 
 EXPLANATIONS = Path(__file__).with_name("explanations.toml")
