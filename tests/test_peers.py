@@ -150,3 +150,12 @@ def test_user_built_peers_say_how_to_get_them():
     env = {"DCFAIR_NS2_XPASS": "", "DCFAIR_HTSIM": ""}
     assert_clean_error(dcfair("reproduce", "xpass-fig9", "--peer", "ns2-xpass", env=env), 2, "--peer", "DCFAIR_NS2_XPASS")
     assert_clean_error(dcfair("reproduce", "mptcp-goals", "--peer", "htsim", env=env), 2, "--peer", "DCFAIR_HTSIM")
+
+
+def test_a_slow_peer_runs_its_first_seeds_only(tmp_path):
+    p = dcfair("reproduce", "outcast-case1", "--quick", "--peer", "fake", "--out", tmp_path / "c",
+               env={**FAKE, "DCFAIR_FAKE_PEER_SEEDS": "1"})
+    assert p.returncode == 0, p.stderr
+    doc = json.loads((tmp_path / "c@fake" / "claims.json").read_text())
+    assert doc["seeds"] == [1]
+    assert {c["dcfair"]["n"] for c in doc["claims"] if c["id"] == "six-about-2x"} == {1}

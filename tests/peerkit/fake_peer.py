@@ -1,7 +1,7 @@
 """A peer for the tests of dcfair.peers: it "simulates" a point by running dcfair's own engine,
 so that its second opinions must equal dcfair's values exactly; points labelled ``six`` = 12
 (outcast-case1's largest case) are a setting it "cannot run". ``DCFAIR_FAKE_PEER_MISSING=1``
-makes it not installed."""
+makes it not installed; ``DCFAIR_FAKE_PEER_SEEDS=N`` makes it run the first N seeds only."""
 
 import os
 
@@ -14,6 +14,7 @@ PEER = register(Peer(
     install="nothing to install: unset DCFAIR_FAKE_PEER_MISSING",
     missing=lambda: "DCFAIR_FAKE_PEER_MISSING is set" if os.environ.get("DCFAIR_FAKE_PEER_MISSING") else None,
     version=lambda: "1",
+    seeds=int(os.environ["DCFAIR_FAKE_PEER_SEEDS"]) if os.environ.get("DCFAIR_FAKE_PEER_SEEDS") else None,
 ))
 
 

@@ -22,6 +22,7 @@ Rules:
   the runner's files; :func:`dcfair.runner.run_points` with ``peer=`` caches the points as it
   does the engine's, keyed by :func:`peer_build` in place of the engine build (the peer's
   version and the SHA-256 of its files and of its adapter module).
+- A peer too slow to run every seed here declares ``seeds``: it runs the first ones only.
 - A peer that is not installed is invalid input (:class:`PeerMissing`, exit 2) naming the
   command that installs it. A reproduction without a runner in the peer is invalid input too.
 - Peer-side files live in the checkout, under ``validation/<peer>/``: second opinions run from a
@@ -46,13 +47,14 @@ from dcfair.errors import InvalidInput
 REPO = Path(__file__).resolve().parents[3]
 #: The peer modules, imported by :func:`load_all`.
 _MODULES = ("dcfair.peers.ns2", "dcfair.peers.ns2_hcf", "dcfair.peers.ns2_fairq", "dcfair.peers.ns2_outcast",
-            "dcfair.peers.ns2xpass", "dcfair.peers.htsim")
+            "dcfair.peers.ns2xpass", "dcfair.peers.ns3", "dcfair.peers.htsim")
 
 
 #: Reproductions no peer here can run, and why (said in docs/claims.md in place of a second
 #: opinion).
 NO_PEER: Dict[str, str] = {
     "afd-fairness": "neither ns-2.35 nor ns-3.37 has AFD, and no public simulator code of the AFD paper is known",
+    "fqcodel-fig4": "both claims compare with pFabric, which neither ns-3.37 nor ns-2.35 has",
 }
 
 
@@ -125,6 +127,10 @@ class Peer:
     version: Callable[[], str]
     #: Peer-side files every run depends on, relative to the checkout.
     files: Sequence[str] = ()
+    #: Run only the first ``seeds`` seeds of each reproduction (a peer too slow for all of
+    #: them here; ``None``: every seed). Its claims then rest on fewer seeds, which their ``n``
+    #: says.
+    seeds: Optional[int] = None
     #: reproduction -> (runner, its module, the files its runs depend on besides ``files``).
     runners: Dict[str, Tuple[Runner, str, Tuple[str, ...]]] = field(default_factory=dict)
 

@@ -313,6 +313,13 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
     r = reps[name]
     out = Path(out)
     points = apply_sets(r.plan(quick), sets, only)
+    if peer is not None:
+        from dcfair import peers
+
+        limit = peers.get(peer).seeds
+        if limit is not None:
+            keep = sorted({p.seed for p in points})[:limit]
+            points = [p for p in points if p.seed in keep]
     if sets and not any(_matches(p, only) for p in points):
         from dcfair.errors import InvalidInput
 
