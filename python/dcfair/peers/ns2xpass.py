@@ -65,8 +65,10 @@ DCFAIR_CEILING = 1500.0 / 1584.0
 #: scripts/multi-bottleneck.tcl: ALPHA 1/32); the other figures keep the point's (the code's
 #: default alpha_ 0.5 is dcfair's default initial_rate).
 AUTHORS_INITIAL_RATE = {"xpass-fig10": 1.0 / 32.0, "xpass-fig11": 1.0 / 32.0}
-#: The token bucket of every port: ns-default.tcl's max_tokens_ (84 x 10 bytes).
-BUCKET_BYTES = 840
+#: The token bucket of every port: ns-default.tcl's max_tokens_ (84 x 10 bytes), or the bytes
+#: ``DCFAIR_NS2_XPASS_BUCKET_BYTES`` names (92: one credit, dcfair's depth), which enter the
+#: peer's build identity.
+BUCKET_BYTES = int(os.environ.get("DCFAIR_NS2_XPASS_BUCKET_BYTES") or 840)
 LONG_FLOW = 0
 
 
@@ -95,7 +97,8 @@ def _digest(path: str) -> str:
 
 def _version() -> str:
     b = _binary()
-    return f"{COMMIT}-ns.{_digest(str(b)) if b and b.is_file() else 'missing'}"
+    bucket = "" if BUCKET_BYTES == 840 else f"-bucket{BUCKET_BYTES}"
+    return f"{COMMIT}-ns.{_digest(str(b)) if b and b.is_file() else 'missing'}{bucket}"
 
 
 PEER = register(Peer(
