@@ -190,19 +190,13 @@ def runner(peer: str, reproduction: str) -> Tuple[Peer, Runner]:
     return p, p.runners[reproduction][0]
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def peer_build(peer: str, reproduction: str) -> str:
     """The identity of what runs ``reproduction`` in ``peer``, for the cache key and the
     results: ``<peer>:<version>:<digest>``, the digest over the peer's files, the runner's
     module and the shared measures (``measure.py``)."""
     import sys
+
+    from dcfair.runner import sha256_file
 
     p, _ = runner(peer, reproduction)
     _, module, own = p.runners[reproduction]
@@ -211,7 +205,7 @@ def peer_build(peer: str, reproduction: str) -> str:
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode())
-        h.update(_sha256(f).encode() if f.is_file() else b"missing")
+        h.update(sha256_file(f).encode() if f.is_file() else b"missing")
     return f"{peer}:{p.version()}:{h.hexdigest()[:12]}"
 
 
