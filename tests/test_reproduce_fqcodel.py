@@ -49,9 +49,11 @@ def test_breakdown_time_settings_shorten_flows(quick):
     # (its 5 us CoDel target drops, so it times out with the defaults) ...
     assert t.loc[("fq_codel", "rtx"), "fct_mean_us"] < 0.9 * t.loc[("fq_codel", "none"), "fct_mean_us"]
     # ... and leave DCTCP's as it was: marking at the switch and the NICs, it loses nothing here,
-    # so no timer ever fires.
-    assert t.loc[("dctcp", "rtx"), "timeouts"] == t.loc[("dctcp", "none"), "timeouts"] == 0
-    assert t.loc[("dctcp", "rtx"), "fct_mean_us"] == t.loc[("dctcp", "none"), "fct_mean_us"]
+    # so with a 200 ms minimum no timer fires; with pFabric's 45 us one some fire while a queue
+    # holds a segment longer than that (quick form: 22), spuriously: the mean FCT moves < 1 %.
+    assert t.loc[("dctcp", "none"), "timeouts"] == 0
+    assert t.loc[("dctcp", "rtx"), "timeouts"] > 0
+    assert abs(t.loc[("dctcp", "rtx"), "fct_mean_us"] / t.loc[("dctcp", "none"), "fct_mean_us"] - 1) < 0.01
     # All settings lengthen DCTCP's 1-packet FCT (quick form: 31 -> 58 us; the full form: -50 %),
     # where the paper reports 30 % shorter: docs/mechanisms/fq_codel.md traces the claim.
     assert t.loc[("dctcp", "all"), "fct_1pkt_us"] > 1.3 * t.loc[("dctcp", "none"), "fct_1pkt_us"]
