@@ -13,12 +13,24 @@
 //! - A port keeps at most one pending `TxDone`, and only when a packet is waiting: a packet
 //!   that finds the port idle starts at once, and one that finds it busy with nothing pending
 //!   schedules the `TxDone` at `busy_until`.
+//! - The engine drives every flow's endpoints through `dcfair_core::transport::Endpoint` and
+//!   names no transport: a packet that reaches a host goes to `on_packet` of its flow's end
+//!   there, a timer to `on_timer`, and what they emit leaves the host's NIC. What differs
+//!   between transports is the transports' (their registry, `crates/core/src/transport/`); the
+//!   engine keeps per flow only its ids, start, group, timer bookkeeping and window snapshots
+//!   (`workload::Flow`). Two hooks stay the engine's, whatever the transport: FairQ's tagging
+//!   of what a receiver emits, and the incast's count of delivered bytes.
 //! - Transport timers are lazy: each endpoint has at most one timer event in the queue, at or
 //!   before its deadline; when it fires, the endpoint checks its own deadline and the engine
 //!   re-arms at the endpoint's next deadline. Moving a deadline later costs nothing. A paced
 //!   sender (`tcp.pacing`) reports the release time of its next held segment as a deadline, so
 //!   pacing runs on this same timer; without it a sender's deadline is its retransmission (or
-//!   persist) timer alone.
+//!   persist) timer alone. A sender that is a clock (a UDP source: `Endpoint::clocked`) has its
+//!   next event scheduled at exactly its deadline, before what it emitted, and never moved.
+//! - Flows bound by their transport (an MPTCP connection's subflows, `Flow::bond`) are still
+//!   flows; around the calls of one of them the engine calls the bond
+//!   (`dcfair_core::transport::Bond`) with the bond's flows, and re-arms the flows it says it
+//!   touched. A flow on its own pays one branch for it.
 //! - Events of the same instant run in scheduling order (`sim.tie_break = "fifo"`), or with
 //!   `"random_timers"` a timer goes before or after the others by a seeded coin (stream
 //!   `"engine.timer_ties"`) drawn when it is armed, or with `"float_clock"` every event also
@@ -47,26 +59,29 @@
 //! - With the `trace` cargo feature (tests and the ns-2 differential scripts only), `Sim::trace`
 //!   collects one text line per event of interest: at a measured port `+` (offered and
 //!   stored), `d` (dropped), `-` (serialization starts); `r` (arrival at the destination
-//!   host); `x` (a TCP segment leaves its sender); `s` (sender state after each ACK or timer).
+//!   host); `x` (a TCP segment leaves its sender); `s` (a TCP sender's state after each ACK or
+//!   timer, `Endpoint::trace_state`).
 //!   Fields are documented in [`trace`]. Without the feature none of this is compiled.
 
 use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
 use crate::metrics::FlowObs;
-use crate::mptcp::{Connection, NO_CONN};
 use crate::net::{Network, Port, NO_PROBE};
 use crate::pktref::{PktRef, Slab};
 use crate::poisson::Plan;
 use crate::probe::Probe;
 use crate::routing::{Routes, NO_ROW};
 use crate::series::Series;
-use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
+use crate::workload::{Bound, Flow, Incast, RoundEnd, NO_BOND};
 use std::ops::ControlFlow;
 use dcfair_core::hint::prefetch;
-use dcfair_core::packet::{Packet, Proto};
+use dcfair_core::packet::Packet;
+#[cfg(feature = "trace")]
+use dcfair_core::packet::Proto;
 use dcfair_core::qdisc::QdiscEvents;
 use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
+use dcfair_core::transport::Side;
 use rand::Rng as _;
 
 /// A progress callback: return `ControlFlow::Break(())` to stop the run
@@ -110,10 +125,14 @@ pub struct Sim {
     pub routes: Routes,
     /// Per-packet choices of `spray` routing.
     route_rng: Rng,
-    pub tcp: Vec<TcpFlow>,
-    /// The MPTCP connections (`mptcp.rs`), indexed by `TcpFlow::conn` of their subflows.
-    pub conns: Vec<Connection>,
-    pub udp: Vec<UdpSource>,
+    /// Every flow by flow id: the flow groups', the incast servers', the Poisson flows', then
+    /// from `background` on the background sources (`[udp]`).
+    pub flows: Vec<Flow>,
+    /// The first background source: the flows before it are the ones the per-flow figures
+    /// count.
+    pub background: usize,
+    /// The bonds over several flows (MPTCP connections), indexed by `Flow::bond`.
+    pub bonds: Vec<Bound>,
     pub incast: Option<Incast>,
     /// Equal-length routing: the waypoint of every flow's packets, by flow id (`NO_VIA`: none;
     /// [`VIA_PER_PACKET`]: a core drawn for each packet from `packet_cores`).
@@ -121,7 +140,7 @@ pub struct Sim {
     /// The cores a `VIA_PER_PACKET` flow's packets are spread over, and the stream that picks.
     pub packet_cores: Vec<u32>,
     pub core_rng: Option<Rng>,
-    /// Receiver-side observations, indexed by flow id (TCP flows, then UDP sources).
+    /// Receiver-side observations, indexed by flow id.
     pub obs: Vec<FlowObs>,
     pub window_start: SimTime,
     /// Every port's drops when the measurement window opened, by port id (empty before).
@@ -134,8 +153,8 @@ pub struct Sim {
     pub series: Option<Series>,
     /// Port probes (`probe.rs`), indexed by `Port::probe`.
     pub probes: Vec<Probe>,
-    /// The flow group of every flow by flow id (TCP flows, then UDP sources), an index into
-    /// `group_names`: the groups of `flows.csv`.
+    /// The flow group of every flow by flow id, an index into `group_names`: the groups of
+    /// `flows.csv`.
     pub flow_group: Vec<u16>,
     pub group_names: Vec<String>,
     /// The rates and window the `[poisson]` flows were drawn from, for the Poisson metrics.
@@ -170,10 +189,11 @@ pub struct Parts {
     pub routes: Routes,
     /// The stream of `spray` routing's per-packet choices.
     pub route_rng: Rng,
-    pub tcp: Vec<TcpFlow>,
-    /// The MPTCP connections; their subflows are flows of `tcp`.
-    pub conns: Vec<Connection>,
-    pub udp: Vec<UdpSource>,
+    /// Every flow by flow id, the background sources last (from `background` on).
+    pub flows: Vec<Flow>,
+    pub background: usize,
+    /// The bonds over several flows; their flows are flows of `flows`.
+    pub bonds: Vec<Bound>,
     pub incast: Option<Incast>,
     /// The waypoint of every flow, by flow id (see [`Sim::via`]).
     pub via: Vec<u32>,
@@ -212,22 +232,12 @@ pub mod trace {
         format!("{:.9}", now.as_secs_f64())
     }
 
-    /// The `s` line of a sender.
-    pub fn sender(now: dcfair_core::time::SimTime, fid: usize, why: &str, s: &dcfair_core::tcp::TcpSender) -> String {
-        format!(
-            "s {} {fid} {why} {} {} {} {} {} {} {} {:.6} {} {}\n",
-            t(now),
-            s.cwnd_bytes(),
-            s.ssthresh_bytes(),
-            s.snd_una(),
-            s.snd_nxt(),
-            s.snd_max(),
-            s.dupacks(),
-            s.in_recovery() as u8,
-            s.rto().as_secs_f64(),
-            s.rtt_estimator().backoff(),
-            s.stats().timeouts
-        )
+    /// The `s` line of a sender, for a transport that writes one (TCP's; empty otherwise).
+    pub fn sender(now: dcfair_core::time::SimTime, fid: usize, why: &str, e: &dcfair_core::transport::Endpoint) -> String {
+        match e.trace_state() {
+            Some(state) => format!("s {} {fid} {why} {state}\n", t(now)),
+            None => String::new(),
+        }
     }
 }
 
@@ -237,10 +247,10 @@ impl Sim {
     /// series' first tick (events of one instant run in this order).
     pub fn new(parts: Parts) -> Sim {
         let Parts {
-            net, routes, route_rng, tcp, conns, udp, incast, via, packet_cores, core_rng, window_start, end, measured_rate_bps,
-            probes, flow_group, group_names, fairq, series, poisson_plan, timer_coin, float_clock,
+            net, routes, route_rng, flows, background, bonds, incast, via, packet_cores, core_rng, window_start, end,
+            measured_rate_bps, probes, flow_group, group_names, fairq, series, poisson_plan, timer_coin, float_clock,
         } = parts;
-        let n = tcp.len() + udp.len();
+        let n = flows.len();
         debug_assert_eq!(via.len(), n);
         let deep_hints = net.ports.len().min(n.saturating_mul(PORTS_PER_FLOW)) >= DEEP_HINT_PORTS;
         let mut sim = Sim {
@@ -248,9 +258,9 @@ impl Sim {
             net,
             routes,
             route_rng,
-            tcp,
-            conns,
-            udp,
+            flows,
+            background,
+            bonds,
             incast,
             via,
             packet_cores,
@@ -298,24 +308,23 @@ impl Sim {
         self.slab.live()
     }
 
-    /// Schedules the starts of every source and the window opening.
+    /// Schedules the starts of every flow (in flow id order) and the window opening.
     fn schedule_starts(&mut self) {
-        for i in 0..self.tcp.len() {
+        for i in 0..self.flows.len() {
             // a server that answers each request on a new connection opens it at the request
             if self.incast.as_ref().is_some_and(|ic| ic.per_request.is_some() && ic.server_of(i as u32).is_some()) {
                 continue;
             }
-            // the subflows of an MPTCP connection after the first open when it says (mptcp.rs)
-            let c = self.tcp[i].conn;
-            if c != NO_CONN && self.conns[c as usize].first != i as u32 {
-                continue;
+            // the flows of a bond other than those it opens itself (an MPTCP connection's joins)
+            let b = self.flows[i].bond;
+            if b != NO_BOND {
+                let bond = &self.bonds[b as usize].bond;
+                if !bond.opens(i - bond.flows().start) {
+                    continue;
+                }
             }
-            let at = self.tcp[i].start;
+            let at = self.flows[i].start;
             self.at(at, at.as_secs_f64(), Event::Start { flow: i as u32 });
-        }
-        for i in 0..self.udp.len() {
-            let at = self.udp[i].start;
-            self.at(at, at.as_secs_f64(), Event::UdpSend { source: i as u32 });
         }
         if let Some(ic) = &self.incast {
             // After the servers' own Start events at the same instant (ties run FIFO).
@@ -455,22 +464,7 @@ impl Sim {
                 }
             }
             Event::Timer { endpoint } => self.timer(now, endpoint),
-            Event::Start { flow } => {
-                let mut out = std::mem::take(&mut self.scratch);
-                self.tcp[flow as usize].start(now, &mut out);
-                let c = self.tcp[flow as usize].conn;
-                let opened = if c != NO_CONN { self.conn_send(c, now, &mut out) } else { 0 };
-                self.note_deadline(flow as usize, 0, now);
-                #[cfg(feature = "trace")]
-                self.trace.push_str(&trace::sender(now, flow as usize, "start", &self.tcp[flow as usize].sender));
-                self.emit(now, self.tcp[flow as usize].ids.src, &mut out);
-                self.scratch = out;
-                self.rearm(flow as usize, 0);
-                if opened != 0 {
-                    self.rearm_subflows(c, opened, now);
-                }
-            }
-            Event::UdpSend { source } => self.udp_send(now, source as usize),
+            Event::Start { flow } => self.start(now, flow as usize),
             Event::Request => self.request(now),
             Event::Sample => self.open_window(),
             Event::SeriesTick => self.series_tick(now),
@@ -681,10 +675,10 @@ impl Sim {
         }
     }
 
-    /// The packet in slab slot `h` reached host `host`: observe it and hand it to its transport,
-    /// which reads it in its slot (a copy would cost a pass over all its 152 bytes; a data
-    /// segment's transport reads only the first two of its three cache lines). The slot is freed
-    /// as soon as the transport is done with it, before the transport's replies are emitted.
+    /// The packet in slab slot `h` reached host `host`: observe it and hand it to its flow's
+    /// end there, which reads it in its slot (a copy would cost a pass over all its 152 bytes; a
+    /// data segment's transport reads only the first two of its three cache lines). The slot is
+    /// freed as soon as the endpoint is done with it, before its replies are emitted.
     fn deliver(&mut self, now: SimTime, host: u32, h: u32) {
         let pkt = &self.slab.items[h as usize].pkt;
         let f = pkt.flow as usize;
@@ -694,33 +688,29 @@ impl Sim {
             let _ = writeln!(self.trace, "r {} {f} {} {} {} {}", trace::t(now), pkt.seq, pkt.size, pkt.flags, pkt.ack);
         }
         let in_window = now >= self.window_start;
-        if pkt.proto == Proto::Udp {
-            let size = pkt.size;
-            self.slab.free(h);
-            let src = &mut self.udp[f - self.tcp.len()];
-            src.bytes_received += size as u64;
-            let start = src.start;
-            self.obs[f].arrival(now, start, size, in_window);
-            return;
-        }
         let mut out = std::mem::take(&mut self.scratch);
-        let flow = &mut self.tcp[f];
-        // a run without MPTCP reads no flow's `conn` (one predictable branch per packet)
-        let c = if self.conns.is_empty() { NO_CONN } else { flow.conn };
+        let flow = &mut self.flows[f];
+        // a run without bonds reads no flow's `bond` (one predictable branch per packet)
+        let b = if self.bonds.is_empty() { NO_BOND } else { flow.bond };
         if host == flow.ids.dst {
-            if pkt.is_data() {
-                self.obs[f].arrival(now, flow.start, pkt.size, in_window);
-            }
-            flow.to_receiver(pkt, now, &mut out);
+            let size = pkt.size;
+            let got = flow.ends.receive(pkt, now, &mut out);
             self.slab.free(h);
-            if c != NO_CONN {
-                let conn = &mut self.conns[c as usize];
-                conn.on_delivered(f - conn.first as usize, flow.receiver.delivered_bytes(), now, in_window);
+            if got.arrival {
+                self.obs[f].arrival(now, flow.start, size, in_window);
             }
-            if let Some(fq) = self.fairq.as_deref() {
-                fq.tag(&mut out, flow.receiver.wscale_shift());
+            let delivered = got.delivered;
+            if b != NO_BOND {
+                let bd = &mut self.bonds[b as usize];
+                let k = f - bd.bond.flows().start;
+                let advanced = bd.bond.after_receive(k, delivered);
+                if advanced > 0 {
+                    bd.obs.arrival(now, bd.bond.start(), advanced.min(u32::MAX as u64) as u32, in_window);
+                    if bd.obs.completed.is_none() && bd.bond.size().is_some_and(|s| bd.bond.delivered_bytes() >= s) {
+                        bd.obs.completed = Some(now);
+                    }
+                }
             }
-            let delivered = flow.delivered_bytes();
             if let Some(size) = flow.size {
                 if self.obs[f].completed.is_none() && delivered >= size {
                     self.obs[f].completed = Some(now);
@@ -730,70 +720,117 @@ impl Sim {
                 match ic.on_delivered(f as u32, delivered, now) {
                     RoundEnd::NotYet => {}
                     RoundEnd::NextRequestAt(at) => self.q.schedule(at, Event::Request),
-                    // The last answer is in: the run ends here (no idle tail).
                     // The last answer is in: the run ends here unless other traffic runs.
                     RoundEnd::LastRound if ic.ends_run => self.end = now,
                     RoundEnd::LastRound => {}
                 }
             }
+            if got.one_way {
+                // a receiver that answers nothing and keeps no timer (a UDP sink)
+                self.scratch = out;
+                return;
+            }
+            if let Some(fq) = self.fairq.as_deref() {
+                if let Some(shift) = flow.ends.window_shift() {
+                    fq.tag(&mut out, shift);
+                }
+            }
             let dst = flow.ids.dst;
-            self.note_deadline(f, 1, now);
+            self.note_deadline(f, Side::Receiver, now);
             self.emit(now, dst, &mut out);
             self.scratch = out;
-            self.rearm(f, 1);
+            self.rearm(f, Side::Receiver);
         } else {
-            if c != NO_CONN {
-                let conn = &mut self.conns[c as usize];
-                conn.before_ack(&mut self.tcp[conn.range()], f - conn.first as usize);
+            if b != NO_BOND {
+                let bond = &mut self.bonds[b as usize].bond;
+                let r = bond.flows();
+                bond.before_packet(&mut self.flows[r.clone()], f - r.start, Side::Sender);
             }
-            let flow = &mut self.tcp[f];
-            flow.to_sender(pkt, now, &mut out);
+            let flow = &mut self.flows[f];
+            flow.ends.on_packet(Side::Sender, pkt, now, &mut out);
             self.slab.free(h);
             #[cfg(feature = "trace")]
-            self.trace.push_str(&trace::sender(now, f, "ack", &flow.sender));
+            self.trace.push_str(&trace::sender(now, f, "ack", &flow.ends));
             let src = flow.ids.src;
-            let opened = if c != NO_CONN { self.conn_send(c, now, &mut out) } else { 0 };
-            self.note_deadline(f, 0, now);
+            let touched = if b != NO_BOND { self.bond_send(b, now, &mut out) } else { 0 };
+            self.note_deadline(f, Side::Sender, now);
             self.emit(now, src, &mut out);
             self.scratch = out;
-            self.rearm(f, 0);
-            if opened != 0 {
-                self.rearm_subflows(c, opened, now);
+            self.rearm(f, Side::Sender);
+            if touched != 0 {
+                self.rearm_bond(b, touched, now);
             }
         }
     }
 
-    /// After an ACK reached a subflow sender of connection `c` (or its first subflow opened):
-    /// the connection hands out data and opens its other subflows when due
-    /// ([`Connection::after_ack`]); returns the subflows that sent or opened (bit k).
-    fn conn_send(&mut self, c: u32, now: SimTime, out: &mut Vec<Packet>) -> u32 {
-        let conn = &mut self.conns[c as usize];
-        conn.after_ack(&mut self.tcp[conn.range()], now, out)
+    /// A flow starts: its sender opens (and, for a flow of a bond, the bond may make its other
+    /// senders send).
+    fn start(&mut self, now: SimTime, f: usize) {
+        let mut out = std::mem::take(&mut self.scratch);
+        self.flows[f].ends.start(now, &mut out);
+        let b = self.flows[f].bond;
+        let touched = if b != NO_BOND { self.bond_send(b, now, &mut out) } else { 0 };
+        #[cfg(feature = "trace")]
+        self.trace.push_str(&trace::sender(now, f, "start", &self.flows[f].ends));
+        let src = self.flows[f].ids.src;
+        self.after_timed(now, f, Side::Sender, src, out);
+        if touched != 0 {
+            self.rearm_bond(b, touched, now);
+        }
     }
 
-    /// The sender timers of the subflows of connection `c` in the mask (bit k: subflow k).
-    fn rearm_subflows(&mut self, c: u32, mut mask: u32, now: SimTime) {
-        let first = self.conns[c as usize].first as usize;
+    /// After a sender of bond `b` took a packet or started: the bond may make its senders
+    /// send; returns the flows it touched (bit k: the bond's flow k).
+    fn bond_send(&mut self, b: u32, now: SimTime, out: &mut Vec<Packet>) -> u32 {
+        let bond = &mut self.bonds[b as usize].bond;
+        let r = bond.flows();
+        bond.after_send(&mut self.flows[r], now, out)
+    }
+
+    /// The sender timers of the flows of bond `b` in the mask (bit k: the bond's flow k).
+    fn rearm_bond(&mut self, b: u32, mut mask: u32, now: SimTime) {
+        let first = self.bonds[b as usize].bond.flows().start;
         while mask != 0 {
             let k = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            self.note_deadline(first + k, 0, now);
-            self.rearm(first + k, 0);
+            self.note_deadline(first + k, Side::Sender, now);
+            self.rearm(first + k, Side::Sender);
         }
     }
 
-    /// Makes sure endpoint `side` (0 sender, 1 receiver) of flow `f` has a timer event at or
-    /// before its deadline.
+    /// After end `side` of flow `f` started or took its timer: what it emitted leaves `host`,
+    /// and its timer is re-armed, lazily or, for a clock, at exactly its next tick (scheduled
+    /// before what it emitted).
+    #[inline(always)]
+    fn after_timed(&mut self, now: SimTime, f: usize, side: Side, host: u32, mut out: Vec<Packet>) {
+        if self.flows[f].ends.clocked() {
+            if let Some(d) = self.flows[f].ends.deadline(side) {
+                self.flows[f].timer_at[side.index()] = Some(d);
+                let fd = self.fnow + d.saturating_since(now).as_secs_f64();
+                self.at(d, fd, Event::Timer { endpoint: (f * 2 + side.index()) as u32 });
+            }
+            self.emit(now, host, &mut out);
+            self.scratch = out;
+            return;
+        }
+        self.note_deadline(f, side, now);
+        self.emit(now, host, &mut out);
+        self.scratch = out;
+        self.rearm(f, side);
+    }
+
+    /// Makes sure end `side` of flow `f` has a timer event at or before its deadline.
     #[inline]
-    fn rearm(&mut self, f: usize, side: usize) {
-        let flow = &mut self.tcp[f];
-        let deadline = flow.deadline(side);
+    fn rearm(&mut self, f: usize, side: Side) {
+        let flow = &mut self.flows[f];
+        let deadline = flow.ends.deadline(side);
+        let s = side.index();
         if let Some(d) = deadline {
-            if flow.timer_at[side].is_none_or(|t| d < t) {
+            if flow.timer_at[s].is_none_or(|t| d < t) {
                 let d = d.max(self.q.now());
-                flow.timer_at[side] = Some(d);
-                let fd = flow.timer_f[side];
-                let ev = Event::Timer { endpoint: (f * 2 + side) as u32 };
+                flow.timer_at[s] = Some(d);
+                let fd = flow.timer_f[s];
+                let ev = Event::Timer { endpoint: (f * 2 + s) as u32 };
                 if self.timer_coin.as_mut().is_some_and(|rng| rng.gen::<bool>()) {
                     self.q.schedule_last(d, ev);
                 } else {
@@ -803,49 +840,49 @@ impl Sim {
         }
     }
 
-    /// Float-clock mode: when endpoint `side` of flow `f` has a new deadline, its shadow-clock
-    /// time is `fnow + (deadline - now)` (ns-2: `resched(rto)` at the current time).
+    /// Float-clock mode: when end `side` of flow `f` has a new deadline, its shadow-clock time
+    /// is `fnow + (deadline - now)` (ns-2: `resched(rto)` at the current time).
     #[inline]
-    fn note_deadline(&mut self, f: usize, side: usize, now: SimTime) {
+    fn note_deadline(&mut self, f: usize, side: Side, now: SimTime) {
         if !self.float_clock {
             return;
         }
-        let flow = &mut self.tcp[f];
-        let d = flow.deadline(side);
-        if d != flow.deadline_seen[side] {
-            flow.deadline_seen[side] = d;
+        let flow = &mut self.flows[f];
+        let s = side.index();
+        let d = flow.ends.deadline(side);
+        if d != flow.deadline_seen[s] {
+            flow.deadline_seen[s] = d;
             if let Some(d) = d {
-                flow.timer_f[side] = self.fnow + d.saturating_since(now).as_secs_f64();
+                flow.timer_f[s] = self.fnow + d.saturating_since(now).as_secs_f64();
             }
         }
     }
 
     fn timer(&mut self, now: SimTime, endpoint: u32) {
-        let (f, side) = ((endpoint / 2) as usize, (endpoint % 2) as usize);
-        let flow = &mut self.tcp[f];
-        if flow.timer_at[side] != Some(now) {
+        let (f, side) = ((endpoint / 2) as usize, Side::BOTH[(endpoint % 2) as usize]);
+        let flow = &mut self.flows[f];
+        if flow.timer_at[side.index()] != Some(now) {
             return; // superseded by an earlier timer event that already ran
         }
-        flow.timer_at[side] = None;
+        flow.timer_at[side.index()] = None;
         let mut out = std::mem::take(&mut self.scratch);
-        flow.on_timer(side, now, &mut out);
-        let tcp = flow.xpass.is_none();
-        let host = if side == 0 {
-            #[cfg(feature = "trace")]
-            if tcp {
-                self.trace.push_str(&trace::sender(now, f, "timer", &flow.sender));
+        flow.ends.on_timer(side, now, &mut out);
+        let host = match side {
+            Side::Sender => {
+                #[cfg(feature = "trace")]
+                self.trace.push_str(&trace::sender(now, f, "timer", &flow.ends));
+                flow.ids.src
             }
-            flow.ids.src
-        } else {
-            if let (true, Some(fq)) = (tcp, self.fairq.as_deref()) {
-                fq.tag(&mut out, flow.receiver.wscale_shift());
+            Side::Receiver => {
+                if let Some(fq) = self.fairq.as_deref() {
+                    if let Some(shift) = flow.ends.window_shift() {
+                        fq.tag(&mut out, shift);
+                    }
+                }
+                flow.ids.dst
             }
-            flow.ids.dst
         };
-        self.note_deadline(f, side, now);
-        self.emit(now, host, &mut out);
-        self.scratch = out;
-        self.rearm(f, side);
+        self.after_timed(now, f, side, host, out);
     }
 
     /// The incast client asks every server for its share of the next block, all at once.
@@ -859,35 +896,20 @@ impl Sim {
         let (first, servers, bytes, per_request) = (ic.first, ic.servers, ic.per_server, ic.per_request.take());
         for f in first..first + servers {
             let mut out = std::mem::take(&mut self.scratch);
-            let flow = &mut self.tcp[f as usize];
+            let flow = &mut self.flows[f as usize];
             match &per_request {
-                Some(tcp) => flow.reconnect(tcp, bytes, now, &mut out),
-                None => flow.write(bytes, now, &mut out),
+                Some(tcp) => flow.ends.reconnect(&mut flow.ids, tcp, bytes, now, &mut out),
+                None => flow.ends.write(bytes, now, &mut out),
             }
             let src = flow.ids.src;
-            self.note_deadline(f as usize, 0, now);
+            self.note_deadline(f as usize, Side::Sender, now);
             self.emit(now, src, &mut out);
             self.scratch = out;
-            self.rearm(f as usize, 0);
+            self.rearm(f as usize, Side::Sender);
         }
         if let Some(ic) = &mut self.incast {
             ic.per_request = per_request;
         }
-    }
-
-    fn udp_send(&mut self, now: SimTime, i: usize) {
-        let src = &mut self.udp[i];
-        let p = src.packet();
-        src.pkts_sent += 1;
-        src.bytes_sent += p.size as u64;
-        let gap = src.next_gap();
-        let host = src.src;
-        let f = self.fnow + gap.as_secs_f64();
-        self.at(now + gap, f, Event::UdpSend { source: i as u32 });
-        let mut out = std::mem::take(&mut self.scratch);
-        out.push(p);
-        self.emit(now, host, &mut out);
-        self.scratch = out;
     }
 
     /// Attaches a time series sampler (`series.rs`) and schedules its first tick.
@@ -900,7 +922,7 @@ impl Sim {
     /// A `SeriesTick`: sample, then schedule the next tick if it falls inside the run.
     fn series_tick(&mut self, now: SimTime) {
         let Some(s) = self.series.as_mut() else { return };
-        s.sample(now, &self.net, &self.tcp, &self.udp, &self.flow_group);
+        s.sample(now, &self.net, &self.flows, &self.flow_group);
         let next = s.advance();
         if next <= self.end && next > now {
             self.q.schedule(next, Event::SeriesTick);
@@ -938,16 +960,12 @@ impl Sim {
 
     /// Snapshot of cumulative counters when the measurement window opens.
     fn open_window(&mut self) {
-        for f in &mut self.tcp {
+        for f in &mut self.flows {
             f.delivered_at_window = f.delivered_bytes();
             f.sent_at_window = f.data_pkts_sent();
         }
-        for c in &mut self.conns {
-            c.delivered_at_window = c.delivered_bytes();
-        }
-        for u in &mut self.udp {
-            u.bytes_received_at_window = u.bytes_received;
-            u.pkts_sent_at_window = u.pkts_sent;
+        for b in &mut self.bonds {
+            b.delivered_at_window = b.bond.delivered_bytes();
         }
         self.drops_at_window = self.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).collect();
     }

@@ -9,10 +9,11 @@
 //!   a floating-point clock would, or `u64::MAX` ([`EventQueue::schedule_last`]) to put an
 //!   event after the ordinary events of its instant (see `engine.rs`, `scenario::TieBreak`).
 //! - An event is packed into 32 bits: 3 bits of kind and a 29-bit id (a packet handle, a port,
-//!   a flow's endpoint `2 x flow + side`, a flow; at most [`MAX_ID`], 536 million: a k = 64
+//!   a flow's end `2 x flow + side`, a flow; at most [`MAX_ID`], 536 million: a k = 64
 //!   fat-tree has 393,216 ports and 65,536 hosts, whose flows have twice as many endpoints,
 //!   and memory bounds the packets in flight far below it). Kinds 0 to 4 are the events every
-//!   packet, flow or shaper makes (`Kind`); 5 and 6 are free for the next such event. Kind 7
+//!   packet, flow or shaper makes, whatever the transport (a transport's timers are its
+//!   endpoints' `Timer` events); 5 and 6 are free for the next such event. Kind 7
 //!   holds every other event (`Ext`): a sub-kind byte and a 21-bit id (at most
 //!   [`MAX_EXT_ID`], two million), so that a new mechanism adds its events as sub-kinds of
 //!   their own without taking bits from another's.
@@ -52,10 +53,8 @@ pub enum Event {
     Timer { endpoint: u32 },
     /// A flow (or generator) starts.
     Start { flow: u32 },
-    /// A port whose shaper held packets back (ExpressPass credits) may send again.
+    /// A port whose discipline held packets back (a transport's shaper) may send again.
     Wake { port: u32 },
-    /// A UDP source emits its next packet.
-    UdpSend { source: u32 },
     /// The incast client sends its next request to every server.
     Request,
     /// The measurement window opens (snapshot of cumulative counters).
@@ -75,19 +74,9 @@ const ID_BITS: u32 = 29;
 pub const MAX_EXT_ID: u32 = (1 << EXT_ID_BITS) - 1;
 const EXT_ID_BITS: u32 = ID_BITS - 8;
 
-/// The 3-bit kinds of a packed event.
-#[repr(u32)]
-enum Kind {
-    Arrive = 0,
-    TxDone = 1,
-    Timer = 2,
-    Start = 3,
-    Wake = 4,
-    UdpSend = 5,
-    // 6: free
-    /// An [`Ext`] event: a sub-kind byte, then its id.
-    Ext = 7,
-}
+/// The kind of an [`Ext`] event. Kinds 0 to 4 are [`Event::pack`]'s first five; 5 and 6 are
+/// free.
+const KIND_EXT: u32 = 7;
 
 /// The sub-kinds of kind 7: one byte, 256 of them.
 #[repr(u32)]
@@ -103,12 +92,11 @@ impl Event {
     #[inline(always)]
     fn pack(self) -> u64 {
         let (kind, id) = match self {
-            Event::Arrive { pkt } => (Kind::Arrive, pkt),
-            Event::TxDone { port } => (Kind::TxDone, port),
-            Event::Timer { endpoint } => (Kind::Timer, endpoint),
-            Event::Start { flow } => (Kind::Start, flow),
-            Event::Wake { port } => (Kind::Wake, port),
-            Event::UdpSend { source } => (Kind::UdpSend, source),
+            Event::Arrive { pkt } => (0, pkt),
+            Event::TxDone { port } => (1, port),
+            Event::Timer { endpoint } => (2, endpoint),
+            Event::Start { flow } => (3, flow),
+            Event::Wake { port } => (4, port),
             Event::Request => return Event::ext(Ext::Request, 0),
             Event::Sample => return Event::ext(Ext::Sample, 0),
             Event::SeriesTick => return Event::ext(Ext::SeriesTick, 0),
@@ -116,14 +104,14 @@ impl Event {
             Event::FairqTick => return Event::ext(Ext::FairqTick, 0),
         };
         debug_assert!(id <= MAX_ID, "event id {id} needs more than {ID_BITS} bits");
-        ((kind as u32) << ID_BITS | id) as u64
+        (kind << ID_BITS | id) as u64
     }
 
     /// An event of kind 7: its sub-kind byte, then its id.
     #[inline(always)]
     fn ext(sub: Ext, id: u32) -> u64 {
         debug_assert!(id <= MAX_EXT_ID, "event id {id} needs more than {EXT_ID_BITS} bits");
-        ((Kind::Ext as u32) << ID_BITS | (sub as u32) << EXT_ID_BITS | id) as u64
+        (KIND_EXT << ID_BITS | (sub as u32) << EXT_ID_BITS | id) as u64
     }
 
     #[inline(always)]
@@ -135,13 +123,12 @@ impl Event {
             2 => Event::Timer { endpoint: id },
             3 => Event::Start { flow: id },
             4 => Event::Wake { port: id },
-            5 => Event::UdpSend { source: id },
             _ => Event::unpack_ext(id),
         }
     }
 
     /// The event of kind 7 whose sub-kind and id are `bits`.
-    #[inline]
+    #[inline(always)]
     fn unpack_ext(bits: u32) -> Event {
         match bits >> EXT_ID_BITS {
             0 => Event::Request,
@@ -542,7 +529,6 @@ mod tests {
                 Event::Timer { endpoint: id },
                 Event::Start { flow: id },
                 Event::Wake { port: id },
-                Event::UdpSend { source: id },
                 Event::Request,
                 Event::Sample,
                 Event::SeriesTick,

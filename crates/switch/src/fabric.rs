@@ -139,7 +139,7 @@ impl Router {
             let id = by_name(h, &key)?;
             hosts.insert(ip(a, &key)?, id);
         }
-        let flows: Vec<FlowIds> = sim.tcp.iter().map(|f| f.ids).collect();
+        let flows: Vec<FlowIds> = sim.flows[..sim.background].iter().map(|f| f.ids).collect();
         let mut table = HashMap::new();
         for (i, f) in cfg.flow.iter().enumerate() {
             let key = format!("fabric.flow[{i}]");
@@ -244,15 +244,14 @@ pub fn plan(path: &str, overrides: &[String], seed: Option<u64>, simulate: bool)
 
 /// The scenario as it runs, every default filled in: the document of `sc` with the active
 /// discipline's table of `[queue]`, `[host_queue]` (or the host FIFO it stands for) and the
-/// `[xpass]` table when a flow uses ExpressPass. A peer simulator or the testbed reads this
-/// instead of the TOML, so that no default is copied out of the engine.
+/// table of every transport the flows use that has one (`[xpass]` when a flow uses
+/// ExpressPass). A peer simulator or the testbed reads this instead of the TOML, so that no
+/// default is copied out of the engine.
 pub fn resolved(sc: &dcfair_sim::Scenario) -> Value {
     let mut r = sc.clone();
     r.queue = sc.queue.with_defaults();
     r.host_queue = sc.host_queue().map(|q| q.with_defaults());
-    if sc.uses_xpass() {
-        r.xpass = Some(sc.xpass_config());
-    }
+    r.resolve_transport_tables(&sc.transports_used());
     serde_json::to_value(&r).expect("a scenario serializes")
 }
 
@@ -263,7 +262,7 @@ pub fn plan_of(sc: &dcfair_sim::Scenario, seed: u64, simulate: bool) -> Result<V
         sim.net.nodes.iter().map(|n| json!({"name": n.name, "kind": if n.kind == NodeKind::Switch { "switch" } else { "host" }})).collect();
     let mut rng = Streams::new(0).stream("routing.spray", 0);
     let flows: Vec<Value> = sim
-        .tcp
+        .flows[..sim.background]
         .iter()
         .map(|f| {
             let via = sim.via.get(f.ids.flow as usize).copied().unwrap_or(NO_VIA);
@@ -281,7 +280,7 @@ pub fn plan_of(sc: &dcfair_sim::Scenario, seed: u64, simulate: bool) -> Result<V
             })
         })
         .collect();
-    let udp = sim.udp.len();
+    let udp = sim.flows.len() - sim.background;
     let incast = sim.incast.is_some();
     if simulate && sim.run(None).is_break() {
         return Err(Error::Interrupted);

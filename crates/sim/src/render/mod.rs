@@ -4,11 +4,12 @@
 //! Rules:
 //! - One file per result family, each computing its own part of `summary.json`'s `metrics`
 //!   from the engine's raw counters, and its own table where it has one: [`flows`] (per-flow
-//!   figures, UDP, `flows.csv`), [`ports`] (the measured ports, drops by reason, FairQ's
-//!   rewrites, `ports.csv`), [`groups`] (the per-group figures), [`incast`] (rounds and
-//!   answers), [`xpass`] (ExpressPass credits) and the Poisson figures of `poisson.rs`. The
-//!   optional tables (time series, drop runs, the packet trace) come from their observers,
-//!   but `subflows.csv` (the MPTCP subflows), which the flows family renders.
+//!   figures, the background source's throughput, `flows.csv`), [`ports`] (the measured ports,
+//!   drops by reason, FairQ's rewrites, `ports.csv`), [`groups`] (the per-group figures),
+//!   [`incast`] (rounds and answers), [`transports`] (each transport's own figures) and the
+//!   Poisson figures of `poisson.rs`. The optional tables (time series, drop runs, the packet
+//!   trace) come from their observers, but `subflows.csv` (the flows of the bonds: MPTCP's
+//!   subflows), which the flows family renders.
 //! - The run is a pure function of (scenario, seed): JSON keys are sorted and floats use Rust's
 //!   shortest round-trip formatting, so the files are byte-identical for the same inputs. The
 //!   single exception is `wall_time_s` in `summary.json`, the run's own wall-clock time.
@@ -18,7 +19,7 @@ mod flows;
 mod groups;
 mod incast;
 mod ports;
-mod xpass;
+mod transports;
 
 use crate::assemble::poisson_group;
 use crate::engine::Sim;
@@ -55,9 +56,9 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
     if let Some(ic) = &sim.incast {
         incast::summary(ic, &mut m);
     }
-    xpass::summary(sim, &mut m);
+    transports::summary(sim, &mut m);
     if let Some(plan) = &sim.poisson_plan {
-        let (done, bytes_1pkt) = crate::poisson::done_flows(&sim.tcp, &sim.obs, &sim.via, &sim.net, &sim.routes, poisson_group(sc));
+        let (done, bytes_1pkt) = crate::poisson::done_flows(&sim.flows, &sim.obs, &sim.via, &sim.net, &sim.routes, poisson_group(sc));
         crate::poisson::insert_metrics(&mut m, sc, plan, &done, bytes_1pkt);
     }
 
