@@ -7,7 +7,8 @@
 //!   endpoints (an MPTCP flow of a group: one flow per subflow, bound by one connection); the
 //!   routes, with every flow's ends checked for a path (both ways, but for a transport whose
 //!   packets go one way) and the tables for loops; the waypoints; the flow groups; the probes, FairQ and the
-//!   time series. [`Sim::new`] then takes every part at once and schedules the first events.
+//!   time series. They make the run's [`World`], its one list of parts; [`Sim::new`] then
+//!   adds the engine's own state and schedules the first events.
 //! - Everything random comes from the run's seed through named streams (`routing.hash`,
 //!   `routing.spray`, `routing.core`, `routing.core_packet`, `engine.timer_ties`, and those of
 //!   the topology and workloads). Building twice from one seed gives the same `Sim`.
@@ -16,7 +17,7 @@
 //!   waypoint that is not a switch or not on a path, equal-length routing without a core tier,
 //!   an unknown port of `[measure]` or `[ports]`.
 
-use crate::engine::{Parts, Sim, VIA_PER_PACKET};
+use crate::engine::{Sim, World, VIA_PER_PACKET};
 use crate::error::Error;
 use crate::fairq::FairqNet;
 use crate::net::NodeKind;
@@ -83,14 +84,14 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     let flow_group: Vec<u16> = flows.iter().map(|f| f.group).collect();
     let mut net = built.net;
     let probes = probe::attach(sc, &mut net, flow_group.len(), group_names.len())?;
-    let fairq = FairqNet::new(sc, &net)?;
+    let fairq = FairqNet::new(sc, &net)?.map(Box::new);
     let series = Series::new(sc, &net, &group_names, &flow_group)?;
     let (timer_coin, float_clock) = match sc.sim.tie_break {
         TieBreak::Fifo => (None, false),
         TieBreak::RandomTimers => (Some(streams.stream("engine.timer_ties", 0)), false),
         TieBreak::FloatClock => (None, true),
     };
-    Ok(Sim::new(Parts {
+    Ok(Sim::new(World {
         net,
         routes,
         route_rng: streams.stream("routing.spray", 0),

@@ -37,9 +37,10 @@ pub(super) struct Row<'a> {
 /// The rows of flows.csv of the flows the figures count (all but the background sources), in
 /// flow id order.
 pub(super) fn rows(sim: &Sim) -> Vec<Row<'_>> {
-    let counted = &sim.flows[..sim.background];
+    let w = sim.world();
+    let counted = &w.flows[..w.background];
     let mut v = Vec::with_capacity(counted.len());
-    for (i, (f, o)) in counted.iter().zip(&sim.obs).enumerate() {
+    for (i, (f, o)) in counted.iter().zip(sim.obs()).enumerate() {
         if f.bond == NO_BOND {
             v.push(Row {
                 flow: f,
@@ -53,13 +54,13 @@ pub(super) fn rows(sim: &Sim) -> Vec<Row<'_>> {
             });
             continue;
         }
-        let b = &sim.bonds[f.bond as usize];
+        let b = &w.bonds[f.bond as usize];
         let subs = b.bond.flows();
         if subs.start != i {
             continue;
         }
         let mut stats = SenderStats::default();
-        for s in &sim.flows[subs.clone()] {
+        for s in &w.flows[subs.clone()] {
             stats.add(&s.ends.sender_stats());
         }
         let delivered = b.bond.delivered_bytes();
@@ -69,8 +70,8 @@ pub(super) fn rows(sim: &Sim) -> Vec<Row<'_>> {
             size: b.bond.size(),
             delivered,
             delivered_at_window: b.delivered_at_window.min(delivered),
-            pkts_in_window: sim.obs[subs.clone()].iter().map(|o| o.pkts_in_window).sum(),
-            sent_in_window: sim.flows[subs].iter().map(sent_in_window).sum(),
+            pkts_in_window: sim.obs()[subs.clone()].iter().map(|o| o.pkts_in_window).sum(),
+            sent_in_window: w.flows[subs].iter().map(sent_in_window).sum(),
             stats,
         });
     }
@@ -92,11 +93,12 @@ pub(super) struct Figures<'a> {
 
 impl Figures<'_> {
     pub fn of(sim: &Sim, window: f64) -> Figures<'_> {
+        let w = sim.world();
         let rows = rows(sim);
         Figures {
             pkts: rows.iter().map(|r| r.pkts_in_window as f64).collect(),
             sent: rows.iter().map(|r| r.sent_in_window as f64).collect(),
-            gaps: rows.iter().map(|r| r.obs.max_gap_until(r.flow.start, sim.end).as_secs_f64()).collect(),
+            gaps: rows.iter().map(|r| r.obs.max_gap_until(r.flow.start, w.end).as_secs_f64()).collect(),
             goodput: rows.iter().map(|r| (r.delivered - r.delivered_at_window) as f64 * 8.0 / window).collect(),
             rows,
         }
@@ -114,6 +116,7 @@ pub(super) fn fct_of(r: &Row<'_>) -> Option<f64> {
 }
 
 pub(super) fn summary(sim: &Sim, fig: &Figures<'_>, window: f64, m: &mut Map<String, Value>) {
+    let w = sim.world();
     let fcts: Vec<f64> = fig.rows.iter().filter_map(fct_of).collect();
     m.insert("jain_index".into(), num(jain(&fig.pkts)));
     m.insert("throughput_variance_pkts".into(), num(variance(&fig.pkts)));
@@ -132,19 +135,20 @@ pub(super) fn summary(sim: &Sim, fig: &Figures<'_>, window: f64, m: &mut Map<Str
     m.insert("retransmits".into(), json!(fig.rows.iter().map(|r| r.stats.retransmits).sum::<u64>()));
     m.insert("throughput_bps_tcp".into(), num(mean(&fig.goodput)));
     // the first background source, under its group's name (`throughput_bps_udp`)
-    if let Some(u) = sim.flows.get(sim.background) {
+    if let Some(u) = w.flows.get(w.background) {
         let got = u.delivered_bytes() - u.delivered_at_window;
-        m.insert(format!("throughput_bps_{}", sim.group_names[u.group as usize]), num(Some(got as f64 * 8.0 / window)));
+        m.insert(format!("throughput_bps_{}", w.group_names[u.group as usize]), num(Some(got as f64 * 8.0 / window)));
     }
     insert_fct(m, "", &fcts);
 }
 
 /// `flows.csv` as columns: one row per counted row ([`rows`]), then one per background source.
 pub(super) fn table(sim: &Sim, rows: &[Row<'_>]) -> Table {
-    let groups = &sim.group_names;
-    let background = &sim.flows[sim.background..];
+    let w = sim.world();
+    let groups = &w.group_names;
+    let background = &w.flows[w.background..];
     let n = rows.len() + background.len();
-    let name = |a: u32| sim.net.nodes[a as usize].name.as_str();
+    let name = |a: u32| w.net.nodes[a as usize].name.as_str();
     let (mut flow_id, mut src, mut dst, mut kind) = (Vec::with_capacity(n), CatBuilder::new(), CatBuilder::new(), CatBuilder::new());
     let (mut start_s, mut end_s, mut fct_s, mut max_gap_s) =
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
@@ -166,14 +170,14 @@ pub(super) fn table(sim: &Sim, rows: &[Row<'_>]) -> Table {
         pkts_in_window.push(r.pkts_in_window);
         pkts_sent_in_window.push(r.sent_in_window);
         fct_s.push(fct_of(r).unwrap_or(f64::NAN));
-        max_gap_s.push(o.max_gap_until(f.start, sim.end).as_secs_f64());
+        max_gap_s.push(o.max_gap_until(f.start, w.end).as_secs_f64());
         retransmits.push(st.retransmits);
         timeouts.push(st.timeouts);
         group.push(&groups[f.group as usize]);
         size_bytes.push(r.size.map_or(f64::NAN, |b| b as f64));
     }
     for u in background {
-        let o: &FlowObs = &sim.obs[u.ids.flow as usize];
+        let o: &FlowObs = &sim.obs()[u.ids.flow as usize];
         let st = u.ends.sender_stats();
         flow_id.push(u.ids.flow as u64);
         src.push(name(u.ids.src));
@@ -186,7 +190,7 @@ pub(super) fn table(sim: &Sim, rows: &[Row<'_>]) -> Table {
         pkts_in_window.push(o.pkts_in_window);
         pkts_sent_in_window.push(sent_in_window(u));
         fct_s.push(f64::NAN);
-        max_gap_s.push(o.max_gap_until(u.start, sim.end).as_secs_f64());
+        max_gap_s.push(o.max_gap_until(u.start, w.end).as_secs_f64());
         retransmits.push(st.retransmits);
         timeouts.push(st.timeouts);
         group.push(&groups[u.group as usize]);
@@ -221,16 +225,17 @@ fn sent_in_window(f: &Flow) -> u64 {
 /// in flow id order; `None` when the run has no bond. `connection_id` is the flow id of the
 /// bond's row in flows.csv; `path` the switches its data packets cross ([`path_of`]).
 pub(super) fn subflows_table(sim: &Sim) -> Option<Table> {
-    if sim.bonds.is_empty() {
+    let w = sim.world();
+    if w.bonds.is_empty() {
         return None;
     }
-    let name = |a: u32| sim.net.nodes[a as usize].name.as_str();
+    let name = |a: u32| w.net.nodes[a as usize].name.as_str();
     let (mut conn_id, mut subflow, mut flow_id, mut sport) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut src, mut dst, mut path) = (CatBuilder::new(), CatBuilder::new(), CatBuilder::new());
     let (mut bytes_sent, mut bytes_delivered, mut retransmits, mut timeouts) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for b in &sim.bonds {
+    for b in &w.bonds {
         let subs = b.bond.flows();
-        for (k, f) in sim.flows[subs.clone()].iter().enumerate() {
+        for (k, f) in w.flows[subs.clone()].iter().enumerate() {
             let st = f.ends.sender_stats();
             conn_id.push(subs.start as u64);
             subflow.push(k as u64);
@@ -265,8 +270,9 @@ pub(super) fn subflows_table(sim: &Sim) -> Option<Table> {
 /// packet (ecmp, symmetric, dst_bits). `"spray"` under per-packet spraying and
 /// `"random_packet"` with a core drawn per packet: those have no single path.
 pub(super) fn path_of(sim: &Sim, f: &Flow) -> String {
-    let via = sim.via[f.ids.flow as usize];
-    if sim.routes.mode() == RoutingMode::Spray {
+    let w = sim.world();
+    let via = w.via[f.ids.flow as usize];
+    if w.routes.mode() == RoutingMode::Spray {
         return "spray".into();
     }
     if via == crate::engine::VIA_PER_PACKET {
@@ -277,15 +283,15 @@ pub(super) fn path_of(sim: &Sim, f: &Flow) -> String {
     let mut pkt = f.ids.forward();
     pkt.via = via;
     let mut names: Vec<&str> = Vec::new();
-    let mut port = sim.net.nodes[f.ids.src as usize].ports[0];
-    while names.len() <= sim.net.nodes.len() {
-        let p = &sim.net.ports[port as usize];
+    let mut port = w.net.nodes[f.ids.src as usize].ports[0];
+    while names.len() <= w.net.nodes.len() {
+        let p = &w.net.ports[port as usize];
         if !p.peer_switch {
             break;
         }
-        names.push(&sim.net.nodes[p.peer_node as usize].name);
+        names.push(&w.net.nodes[p.peer_node as usize].name);
         pkt.hops = pkt.hops.saturating_add(1);
-        match sim.routes.next_global_port(p.peer_node, &mut pkt, &mut rng) {
+        match w.routes.next_global_port(p.peer_node, &mut pkt, &mut rng) {
             Some(next) => port = next,
             None => break,
         }

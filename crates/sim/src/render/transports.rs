@@ -6,7 +6,7 @@ use crate::engine::Sim;
 use serde_json::{json, Map, Value};
 
 pub(super) fn summary(sim: &Sim, m: &mut Map<String, Value>) {
-    for (key, value) in dcfair_core::transport::summary(sim.flows.iter().map(|f| &f.ends)) {
+    for (key, value) in dcfair_core::transport::summary(sim.world().flows.iter().map(|f| &f.ends)) {
         m.insert(key.into(), json!(value));
     }
 }
