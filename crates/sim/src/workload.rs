@@ -363,9 +363,8 @@ pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, group: u16, built:
         return None;
     }
     let rate = bottleneck.as_f64() * u.rate_fraction;
-    let gap = SimDuration::from_secs_f64(u.packet_bytes as f64 * 8.0 / rate);
     let ids = FlowIds { flow, src: host, dst, sport: 5000, dport: 5001 };
-    let ends = UdpEnds::new(ids, u.pattern, u.packet_bytes, gap, streams.stream("udp", flow as u64));
+    let ends = UdpEnds::new(ids, u.pattern, u.packet_bytes, rate, streams.stream("udp", flow as u64));
     Some(Flow::new(ids, group, None, SimTime::from_secs_f64(u.start_s), Endpoint::Udp(ends)))
 }
 

@@ -25,6 +25,7 @@ use crate::config::FabricConfig;
 use dcfair_core::packet::{Packet, Proto, NO_VIA};
 use dcfair_core::rng::{Rng, Streams};
 use dcfair_core::tcp::FlowIds;
+use dcfair_core::transport::{udp::UdpEnds, Variant};
 use dcfair_sim::engine::{World, VIA_PER_PACKET};
 use dcfair_sim::net::NodeKind;
 use dcfair_sim::routing::Routes;
@@ -234,9 +235,12 @@ fn walk(w: &World, mut pkt: Packet, rng: &mut Rng) -> Vec<String> {
 }
 
 /// The scenario as the testbed needs it (`dcfair-switch plan`): nodes, ports (with the
-/// simulator's names, rates, delays, whether measured and the discipline they run), TCP flows (ids, groups, ends, start
-/// times, sizes, 5-tuples, waypoints). With `simulate`, the simulation is run and every port's
-/// packets out are added (`sim_pkts_out`), for the link-usage check.
+/// simulator's names, rates, delays, whether measured and the discipline they run), the flows
+/// (ids, groups, ends, start times, sizes, 5-tuples, waypoints), the background sources
+/// (`sources`: ends, start, transport; a UDP source's pattern, packet size and mean rate) and
+/// their count (`udp_sources`), the incast's share of a request per server (`incast`, or null),
+/// and the scenario as it runs (`scenario`, [`resolved`]). With `simulate`, the simulation is
+/// run and every port's packets out are added (`sim_pkts_out`), for the link-usage check.
 pub fn plan(path: &str, overrides: &[String], seed: Option<u64>, simulate: bool) -> Result<Value, Error> {
     let sc = load(path, overrides)?;
     plan_of(&sc, seed.unwrap_or(sc.seed), simulate)
@@ -281,7 +285,24 @@ pub fn plan_of(sc: &dcfair_sim::Scenario, seed: u64, simulate: bool) -> Result<V
         })
         .collect();
     let udp = w.flows.len() - w.background;
-    let incast = w.incast.is_some();
+    // what the testbed's incast generator needs beside the scenario: each server's share of a
+    // request, as the engine splits the block
+    let incast = w.incast.as_ref().map(|ic| json!({"per_server_bytes": ic.per_server, "block_bytes": ic.per_server * ic.servers as u64}));
+    let sources: Vec<Value> = w.flows[w.background..]
+        .iter()
+        .map(|f| {
+            let mut v = json!({
+                "id": f.ids.flow, "group": w.group_names.get(f.group as usize), "src": w.net.nodes[f.ids.src as usize].name,
+                "dst": w.net.nodes[f.ids.dst as usize].name, "start_s": f.start.as_secs_f64(), "transport": f.ends.name(),
+            });
+            if let Some(u) = UdpEnds::of(&f.ends) {
+                v["pattern"] = json!(u.pattern());
+                v["packet_bytes"] = json!(u.packet_bytes());
+                v["rate_bps"] = json!(u.rate_bps());
+            }
+            v
+        })
+        .collect();
     if simulate && sim.run(None).is_break() {
         return Err(Error::Interrupted);
     }
@@ -306,7 +327,7 @@ pub fn plan_of(sc: &dcfair_sim::Scenario, seed: u64, simulate: bool) -> Result<V
         })
         .collect();
     Ok(json!({
-        "nodes": nodes, "ports": ports, "flows": flows, "udp_sources": udp, "incast": incast,
+        "nodes": nodes, "ports": ports, "flows": flows, "udp_sources": udp, "sources": sources, "incast": incast,
         "cores": w.packet_cores.len(), "simulated": simulate, "seed": seed, "scenario": resolved(sc),
     }))
 }

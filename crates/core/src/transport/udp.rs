@@ -36,7 +36,8 @@ pub struct UdpEnds {
     pattern: UdpPattern,
     /// Bytes per packet on the wire.
     size: u32,
-    /// Mean time between packets.
+    /// Mean rate, bits/s on the wire, and the mean time between packets it makes.
+    rate_bps: f64,
     gap: SimDuration,
     rng: Rng,
     /// When the next packet leaves (`None` before the start).
@@ -47,10 +48,27 @@ pub struct UdpEnds {
 }
 
 impl UdpEnds {
-    /// A source of flow `ids` sending `size`-byte packets every `gap` on average, spaced by
-    /// `pattern` with draws from `rng`.
-    pub fn new(ids: FlowIds, pattern: UdpPattern, size: u32, gap: SimDuration, rng: Rng) -> UdpEnds {
-        UdpEnds { ids, pattern, size, gap, rng, next: None, pkts_sent: 0, bytes_sent: 0, bytes_received: 0 }
+    /// A source of flow `ids` sending `size`-byte packets at `rate_bps` on average (a packet
+    /// every `8 size / rate` seconds, rounded to the picosecond), spaced by `pattern` with draws
+    /// from `rng`.
+    pub fn new(ids: FlowIds, pattern: UdpPattern, size: u32, rate_bps: f64, rng: Rng) -> UdpEnds {
+        let gap = SimDuration::from_secs_f64(size as f64 * 8.0 / rate_bps);
+        UdpEnds { ids, pattern, size, rate_bps, gap, rng, next: None, pkts_sent: 0, bytes_sent: 0, bytes_received: 0 }
+    }
+
+    /// How the source spaces its packets.
+    pub fn pattern(&self) -> UdpPattern {
+        self.pattern
+    }
+
+    /// Bytes per packet on the wire.
+    pub fn packet_bytes(&self) -> u32 {
+        self.size
+    }
+
+    /// The mean rate, bits/s on the wire.
+    pub fn rate_bps(&self) -> f64 {
+        self.rate_bps
     }
 
     /// The gap to the next packet.
@@ -136,7 +154,7 @@ mod tests {
 
     fn source(pattern: UdpPattern) -> UdpEnds {
         let ids = FlowIds { flow: 3, src: 1, dst: 2, sport: 5000, dport: 5001 };
-        UdpEnds::new(ids, pattern, 1500, SimDuration::from_us(12), Streams::new(1).stream("udp", 3))
+        UdpEnds::new(ids, pattern, 1500, 1e9, Streams::new(1).stream("udp", 3))
     }
 
     #[test]
