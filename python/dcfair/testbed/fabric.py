@@ -6,7 +6,7 @@ Rules (docs/testbed.md, "Fabrics"):
   come from the simulator's own build of the scenario, through ``dcfair-switch plan`` (the
   switch crate links the simulator): nothing here re-derives them. Routing is not planned
   here at all: every switch process builds the same scenario and routes with the simulator's
-  ``Routes`` (``crates/switch/src/fabric.rs``).
+  ``Routes`` (``dcfair_switch::fabric``).
 - Every simulated node is a namespace: host ``i`` (in the simulator's node order) is
   ``<prefix>h<i>`` with ``eth0`` (addresses and MACs as the dumbbell's, ``bed.host_ip``);
   switch ``j`` is ``<prefix>sw<j>``, its simulator port ``k`` the interface ``p<k>``. Every
