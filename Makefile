@@ -28,11 +28,11 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 DEMO_ARGS ?=
 
-.PHONY: help install demo test test-deps testbed-deps test-rust test-py system peers validate validate-outcast validate-ns3 validate-ns3-aqm validate-all claims claims-check bench bench-deps clean distclean
+.PHONY: help install demo test test-deps testbed-deps test-rust test-py system peers second-opinions validate validate-outcast validate-ns3 validate-ns3-aqm validate-all claims claims-check bench bench-deps clean distclean
 
 help:
 	@echo "make demo       install everything, then compare every discipline on the HCF paper's long flows: out/demo/report.html"
-	@echo "make test       install (and chromium for the report's browser test), then cargo test (release) and pytest"
+	@echo "make test       install (and chromium for the report's browser test, ns-2 for a second opinion), then cargo test (release) and pytest"
 	@echo "make install    venv $(VENV) with the Python deps and the extension (idempotent)"
 	@echo "make test-rust  only the Rust tests;  make test-py  only the Python tests"
 	@echo "make testbed-deps  install iperf3, ethtool and iproute2 for \`dcfair testbed\` (part of make test)"
@@ -43,6 +43,7 @@ help:
 	@echo "make validate-ns3-aqm  FQ-CoDel and DCTCP beside ns-3 3.37 on a dumbbell (~2 CPU-minutes) and refresh docs/validation.md"
 	@echo "make validate-all  both"
 	@echo "make claims     every reproduction in full with every reading it declares, then every claims table and docs/claims.md"
+	@echo "make second-opinions  every reproduction a peer simulator can run, rerun in it (after make claims), then docs/claims.md"
 	@echo "make bench      time dcfair beside ns-2 (HCF long flows, k=8 fat-tree) and ns-3 (pFabric fabric) and refresh docs/performance.md"
 	@echo "make bench-deps install valgrind, for bench/instructions.py and bench/misses.py (instructions and cache misses, counted)"
 	@echo "make clean      remove the built extension and cargo's target/;  make distclean  also .venv and out/"
@@ -98,6 +99,14 @@ test-deps:
 	  else echo "dcfair: chromium not found (Debian package chromium); the report's browser tests will be skipped" >&2; fi; \
 	fi
 	@$(MAKE) testbed-deps
+	@# ns-2 for the one second opinion the tests run against a real peer (tests/test_peers_ns2.py);
+	@# unlike the browser and the testbed, a test suite without it fails: it is not optional.
+	@if ! command -v ns >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "==> apt-get install ns2 (for the second opinion of the tests)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ns2 >/dev/null; \
+	  else echo "dcfair: please install the Debian package ns2 (the tests run a second opinion in ns-2)" >&2; exit 1; fi; \
+	fi
 
 # What the testbed (`dcfair testbed`, tests/test_testbed.py) and the real-packet switch's netns test
 # (crates/switch/tests/netns.rs) need from Debian: iperf3 for the flows, ethtool for the offloads,
@@ -132,10 +141,14 @@ test-py: install
 	@echo "==> pytest"
 	$(PY) -m pytest -q tests
 
-# Peer simulators for validation and benchmarks (Debian packages), installed when missing:
+# Peer simulators for validation, second opinions and benchmarks, installed when missing:
 # ns-2 (the `ns` command) and ns-3 3.37 (the library and its headers; validation/ns3/ compiles
-# its own program against them with pkg-config and g++).
+# its own programs against them with pkg-config and g++), from Debian; then the project's build
+# of ns-2.35 with its own modules (HCF, FairQ: validation/ns2/build.py, from Debian's source
+# tarball; about 4 minutes on 2 cores the first time, nothing when up to date). ns2-xpass and
+# htsim are fetched and built by the user (docs/validation.md, "Second opinions").
 NS3_PKGS := ns3 libns3-dev pkg-config g++
+NS2_BUILD_PKGS := g++ make tcl-dev libotcl1-dev libtclcl1-dev tclcl
 peers:
 	@if ! command -v ns >/dev/null; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
@@ -153,6 +166,17 @@ peers:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	  else echo "dcfair: please install the Debian packages: $$missing" >&2; exit 1; fi; \
 	fi
+	@missing=""; \
+	for p in $(NS2_BUILD_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$${missing:+$$missing }$$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "==> apt-get install $$missing (to build ns-2.35 with the project's modules)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	  else echo "dcfair: please install the Debian packages: $$missing" >&2; exit 1; fi; \
+	fi
+	$(PYTHON) validation/ns2/build.py
 
 validate: install peers
 	cargo build --release -p dcfair-sim --example simrun
@@ -193,6 +217,13 @@ validate-all: validate validate-ns3
 # `make claims` on the same build only redraws. docs/claims.md gives the CPU time of a cold run.
 claims: install
 	$(VENV)/bin/dcfair reproduce all --explore
+	$(PY) validation/claims_table.py
+
+# Second opinions (docs/validation.md, "Second opinions"): every peer that is installed runs every
+# reproduction it has a runner for (dcfair reproduce all --peer PEER, cached in
+# out/reproduce/runs@PEER), then the claims pages are redrawn with each claim's second opinion.
+second-opinions: claims peers
+	$(PY) validation/second_opinions.py
 	$(PY) validation/claims_table.py
 
 # Fails (exit 1) when a generated claims section differs from its claims.json (stale docs).

@@ -1,10 +1,14 @@
-"""A wheel install is whole: `pip install .` (not editable) into a fresh virtualenv, then, from a
-directory that is not the checkout, a reproduction, the demo and the real-packet switch run from
-the installed package alone (its scenarios, workloads and switch are package data and code).
+"""A wheel install is whole: the wheel of the checkout, installed (not editable) into a fresh
+virtualenv with pip, then, from a directory that is not the checkout, a reproduction, the demo
+and the real-packet switch run from the installed package alone (its scenarios, workloads and
+switch are package data and code).
 
-The build reuses the checkout's `target/` (maturin's default), so it costs a link, not a compile,
-after `make install`. The testbed part needs root and network namespaces and says why when it
-skips (the same conditions as tests/test_testbed.py).
+The wheel is built by `maturin build --release` for the checkout's own interpreter, as `make
+install` builds the extension, so that it reuses the checkout's `target/` and costs a link, not a
+compile (built for the fresh virtualenv's interpreter, pyo3 and every crate above it compile
+again: about 100 s here). The wheel is abi3: the same file installs in any CPython >= 3.9. The
+testbed part needs root and network namespaces and says why when it skips (the same conditions
+as tests/test_testbed.py).
 """
 
 from __future__ import annotations
@@ -31,7 +35,14 @@ def wheel(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    p = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-input", str(REPO)],
+    maturin = Path(sys.executable).parent / "maturin"
+    dist = d / "dist"
+    p = subprocess.run([str(maturin), "build", "--release", "-i", sys.executable, "-o", str(dist),
+                        "-m", str(REPO / "crates" / "py" / "Cargo.toml")],
+                       cwd=REPO, env={**env, "PYO3_PYTHON": sys.executable}, capture_output=True, text=True, timeout=2400)
+    assert p.returncode == 0, p.stderr[-4000:]
+    [whl] = dist.glob("dcfair-*.whl")
+    p = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-input", str(whl)],
                        env=env, capture_output=True, text=True, timeout=2400)
     assert p.returncode == 0, p.stderr[-4000:]
     work = d / "elsewhere"

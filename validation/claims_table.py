@@ -22,6 +22,12 @@ Rules:
   stderr.
 - ``docs/claims.md`` gives the cost of the verdicts: the runs of this engine build in
   ``ROOT/runs`` and the sum of their wall times.
+- Second opinions come from the peers' claims documents beside each reproduction
+  (``ROOT/<reproduction>@<peer>/claims.json``, written by ``dcfair reproduce NAME --peer PEER``;
+  ``make second-opinions``), folded in as they are now: every claim of ``docs/claims.md`` gets a
+  line with the peer's value, its verdict by the same criterion and the command, or why it has
+  none; every claims table a column; and each paper a summary of where dcfair and its peers
+  agree (``docs/validation.md``, "Second opinions").
 - ``--check`` rewrites nothing and exits 1 if a generated section differs from what is there
   (the docs are stale) or a failing claim has no explanation.
 """
@@ -94,7 +100,10 @@ def load(root: Path) -> List[dict]:
             raise SystemExit(f"claims_table: explanations.toml explains claims {d['reproduction']} does not have: {unknown}")
         for c in d["claims"]:
             c["explanation"] = ""
+            c.pop("second_opinion", None)
+            c.pop("second_opinions", None)
         reproduce.explain(d)
+        reproduce.fold_opinions(d, reproduce.peer_docs(root / d["reproduction"]))
     builds = {d.get("engine_build") for d in docs}
     if len(builds) != 1:
         raise SystemExit(f"claims_table: the reproductions come from several engine builds {sorted(map(str, builds))}: "
@@ -110,9 +119,60 @@ def tried(c: dict) -> str:
     return f"{len(held)} of {len(ex)}" + (f" ({', '.join(held)})" if held else "")
 
 
+def opinion_cell(c: dict) -> str:
+    """A claims table's cell for the claim's second opinion: ``peer: mean, holds``, or ``-``."""
+    so = c.get("second_opinion")
+    if not so or so.get("value") is None:
+        return "-"
+    return f"{so['peer']}: {fmt(so['value'])} ({'holds' if so['holds'] else 'fails'})"
+
+
+def opinion_line(c: dict, reproduction: str) -> str:
+    """``docs/claims.md``'s lines on a claim's second opinions, one per peer that ran it: the
+    peer's values and verdict with the command, or why there is none."""
+    ops = c.get("second_opinions") or ([c["second_opinion"]] if c.get("second_opinion") else [])
+    if len(ops) > 1:
+        return "\n".join(_opinion_line({**c, "second_opinion": so}, reproduction) for so in ops)
+    return _opinion_line(c, reproduction)
+
+
+def _opinion_line(c: dict, reproduction: str) -> str:
+    so = c.get("second_opinion")
+    if so and so.get("value") is not None:
+        st = {k: so.get(k) for k in ("mean", "std", "min", "max", "n")}
+        st["mean"], st["std"] = so["value"], so["spread"]
+        verdict = "holds" if so["holds"] else "fails"
+        mine = c["dcfair"]
+        apart = ""
+        if mine["mean"] is not None and mine["std"] is not None and so["spread"] is not None:
+            if abs(mine["mean"] - so["value"]) > mine["std"] + so["spread"]:
+                apart = "; dcfair and the peer differ by more than their seed spreads"
+        return (f"- Second opinion ({so['title'] or so['peer']}): {value(st, c.get('unit', ''))}; the claim {verdict} "
+                f"there{apart}. Run: `{so['command']}`.")
+    if so:
+        return f"- Second opinion ({so['title'] or so['peer']}): none: {so['why_not']}. Run: `{so['command']}`."
+    return f"- Second opinion: none: {no_opinion(reproduction)}."
+
+
+def no_opinion(reproduction: str) -> str:
+    """Why a reproduction has no second opinion: no peer runs it, or its peers have not run it."""
+    from dcfair import peers
+
+    why = peers.NO_PEER.get(reproduction)
+    if why:
+        return why
+    able = [p for p in peers.load_all().values() if reproduction in p.runners]
+    if not able:
+        return "no peer has a runner for it yet"
+    cmds = "; ".join(f"`dcfair reproduce {reproduction} --peer {p.name}`"
+                     + (f" ({p.name} is not installed here: {p.missing()})" if p.missing() else "") for p in able)
+    return f"not run yet: {cmds}"
+
+
 def claims_table(docs: List[dict], scope: str) -> Tuple[str, int, int]:
-    rows = ["| reproduction | claim | paper | dcfair (mean +- std [min, max], n) | holds | criterion | readings that hold |",
-            "|---|---|---|---|---|---|---|"]
+    rows = ["| reproduction | claim | paper | dcfair (mean +- std [min, max], n) | holds | criterion | readings that hold "
+            "| second opinion |",
+            "|---|---|---|---|---|---|---|---|"]
     held = total = 0
     for d in docs:
         for c in d["claims"]:
@@ -120,7 +180,7 @@ def claims_table(docs: List[dict], scope: str) -> Tuple[str, int, int]:
                 continue
             rows.append(f"| {d['reproduction']} ({d['figure']}) | {cell(c['claim'])} | {cell(c['paper_value'])} | "
                         f"{value(c['dcfair'], c.get('unit', ''))} | {'yes' if c['holds'] else '**no**'} | "
-                        f"{cell(c['criterion'])} | {tried(c)} |")
+                        f"{cell(c['criterion'])} | {tried(c)} | {cell(opinion_cell(c))} |")
             held += bool(c["holds"])
             total += 1
     return "\n".join(rows), held, total
@@ -179,6 +239,7 @@ def verdicts(docs: List[dict], build: str, cost: Tuple[int, float] = (0, 0.0)) -
         summary.append((paper, page, short, held, len(cs)))
         lines.append(f"| {short} | {held} of {len(cs)} | `{page}` |")
     lines.append("")
+    lines += opinions_summary(by_paper)
     for paper, page, short, held, total in summary:
         lines += [f"## {short}", "", f"{held} of {total} claims hold (`{page}`).", ""]
         failing = [(d, c) for d in by_paper.get(paper, []) for c in d["claims"]
@@ -193,6 +254,7 @@ def verdicts(docs: List[dict], build: str, cost: Tuple[int, float] = (0, 0.0)) -
             lines.append(f"- Criterion: {c['criterion']}.")
             lines.append(f"- Run: `{d['command']}`.")
             lines.append(f"- What the runs show: {c.get('explanation') or 'not traced beyond the readings below.'}")
+            lines.append(opinion_line(c, d["reproduction"]))
             ex = c.get("explored") or []
             if ex:
                 holds = [e["reading"] for e in ex if e["holds"]]
@@ -208,6 +270,40 @@ def verdicts(docs: List[dict], build: str, cost: Tuple[int, float] = (0, 0.0)) -
                 lines.append("- No other reading was tried.")
             lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def has_opinion(c: dict) -> bool:
+    so = c.get("second_opinion")
+    return bool(so) and so.get("value") is not None
+
+
+def opinions_summary(by_paper: Dict[str, List[dict]]) -> List[str]:
+    """The second opinions' summary: per paper, the claims that hold in dcfair (how many a peer
+    checked, and agrees with), the failing claims that also fail in the peer (the paper's result
+    does not reproduce from its description, in either simulator), those that hold in the peer
+    (dcfair's to explain), and those without a second opinion."""
+    lines = ["## Second opinions", "",
+             "Each claim rerun in an independent simulator (`dcfair reproduce NAME --peer PEER`; `make "
+             "second-opinions` reruns them all; `docs/validation.md`, \"Second opinions\", names the peers and what "
+             "each runs).", "",
+             "| paper | hold in dcfair | of them checked by a peer | the peer agrees | fail in dcfair | fail in the peer "
+             "too | hold in the peer | no second opinion |",
+             "|---|---|---|---|---|---|---|---|"]
+    failing_all = failing_seen = 0
+    for paper, (_, short) in PAGES.items():
+        cs = [c for d in by_paper.get(paper, []) for c in d["claims"] if c.get("scope", "paper") == "paper"]
+        good = [c for c in cs if c["holds"]]
+        bad = [c for c in cs if not c["holds"]]
+        good_seen = [c for c in good if has_opinion(c)]
+        bad_seen = [c for c in bad if has_opinion(c)]
+        both = sum(not c["second_opinion"]["holds"] for c in bad_seen)
+        lines.append(f"| {short} | {len(good)} | {len(good_seen)} | {sum(c['second_opinion']['holds'] for c in good_seen)} "
+                     f"| {len(bad)} | {both} | {len(bad_seen) - both} | {len(bad) - len(bad_seen)} |")
+        failing_all += len(bad)
+        failing_seen += len(bad_seen)
+    share = f"{100 * failing_seen / failing_all:.0f} %" if failing_all else "-"
+    lines += ["", f"{failing_seen} of {failing_all} failing claims ({share}) have a second opinion.", ""]
+    return lines
 
 
 def sections(docs: List[dict]) -> Dict[Tuple[str, str], str]:

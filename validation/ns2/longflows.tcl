@@ -9,7 +9,8 @@
 # Every key has a default equal to the value in longflows.toml (or to ns-2.35's
 # default where the TOML follows ns-2); see `options` below and README.md.
 # The most used ones:
-#   --qdisc droptail|red|sfq|drr   bottleneck discipline
+#   --qdisc droptail|red|sfq|drr|hcf   bottleneck discipline (hcf: Queue/HCF, only in the
+#                                  project's module build of ns-2.35, validation/ns2/build.py)
 #   --seed N                       seed (> 0) of ns-2's RNG streams
 #   --duration S                   simulated seconds
 #   --window S                     measurement window (only recorded in the trace header)
@@ -18,6 +19,11 @@
 #                                  transmitted not counted), as dcfair's queue.limit_pkts;
 #                                  translated per discipline (see "buffer" below)
 #   --trace PATH|none              trace output (a file or a FIFO); "none" disables tracing
+#   --hcf_bins K --hcf_credits C0 --hcf_hp_fraction F --hcf_swap 0|1 --hcf_zero_on_lp 0|1
+#   --hcf_period_us P (0 = dynamic period) --hcf_hashes H
+#                                  the TOML's queue.hcf.* (validation/ns2/modules/hcf/hcf.cc);
+#                                  used with --qdisc hcf only (and written to the trace header
+#                                  only then)
 #
 # Trace format (one record a line, whitespace separated):
 #   # key value                    header: every parameter, ns version
@@ -26,6 +32,10 @@
 #   r t from to type size flags fid src dst seq uid   arrival at the receiver end of the bottleneck
 #   d t from to type size flags fid src dst seq uid   drop at the bottleneck queue
 #   F fid ndatapack nrexmitpack nrexmit ack t_seqno cwnd   per TCP flow, at the end
+#   W fid ndatapack nrexmitpack    per TCP flow at the window's start (duration - window), only
+#                                  with --window_snapshot 1: F - W = data packets the flow sent
+#                                  in the window, retransmissions included (the HCF paper's
+#                                  "packets sent"; docs/metrics.md pkts_sent_in_window)
 #   E t                            end of simulation
 # The r/d lines are ns-2's standard link trace records (times rounded to 1 us).
 
@@ -54,6 +64,13 @@ array set cfg {
     sfq_buckets          16
     drr_buckets          16
     drr_quantum          1500
+    hcf_bins             20
+    hcf_credits          1
+    hcf_hp_fraction      0.5
+    hcf_swap             1
+    hcf_zero_on_lp       1
+    hcf_period_us        0
+    hcf_hashes           1
     mss_bytes            1460
     header_bytes         40
     rcv_window_pkts      44
@@ -68,6 +85,7 @@ array set cfg {
     udp_rate_fraction    0.05
     udp_pkt_bytes        1500
     progress_s           0
+    window_snapshot      0
 }
 
 proc usage {msg} {
@@ -91,8 +109,19 @@ foreach k [array names cfg] {
     if {$k eq "qdisc" || $k eq "trace"} continue
     if {![string is double -strict $cfg($k)]} { usage "--$k must be a number, got '$cfg($k)'" }
 }
-if {[lsearch -exact {droptail red sfq drr} $cfg(qdisc)] < 0} {
-    usage "--qdisc must be droptail, red, sfq or drr, got '$cfg(qdisc)'"
+if {[lsearch -exact {droptail red sfq drr hcf} $cfg(qdisc)] < 0} {
+    usage "--qdisc must be droptail, red, sfq, drr or hcf, got '$cfg(qdisc)'"
+}
+if {$cfg(qdisc) eq "hcf"} {
+    if {[catch {Queue/HCF info vars}]} {
+        puts stderr "longflows.tcl: --qdisc hcf needs the module build of ns-2.35 (Queue/HCF): run it with out/peers/ns2/bin/ns (python3 validation/ns2/build.py)"
+        exit 2
+    }
+    if {$cfg(hcf_bins) < 1 || $cfg(hcf_bins) != int($cfg(hcf_bins))} { usage "--hcf_bins must be an integer >= 1" }
+    if {$cfg(hcf_credits) < 0 || $cfg(hcf_credits) != int($cfg(hcf_credits))} { usage "--hcf_credits must be an integer >= 0" }
+    if {$cfg(hcf_hp_fraction) < 0 || $cfg(hcf_hp_fraction) > 1} { usage "--hcf_hp_fraction must be in \[0, 1\]" }
+    if {$cfg(hcf_period_us) < 0} { usage "--hcf_period_us must be >= 0 (0: dynamic period)" }
+    if {$cfg(hcf_hashes) < 1 || $cfg(hcf_hashes) > 16 || $cfg(hcf_hashes) != int($cfg(hcf_hashes))} { usage "--hcf_hashes must be an integer in 1..16" }
 }
 if {$cfg(seed) < 1 || $cfg(seed) != int($cfg(seed))} { usage "--seed must be an integer >= 1" }
 if {$cfg(flows) < 1 || $cfg(flows) != int($cfg(flows))} { usage "--flows must be an integer >= 1" }
@@ -121,7 +150,12 @@ if {$tracing} {
     fconfigure $tf -buffering full -buffersize 1048576
     puts $tf "# format dcfair-ns2-longflows-1"
     puts $tf "# ns_version [ns-version]"
-    foreach k [lsort [array names cfg]] { puts $tf "# $k $cfg($k)" }
+    foreach k [lsort [array names cfg]] {
+        # keys added for the module build stay out of the other runs' headers
+        if {[string match hcf_* $k] && $cfg(qdisc) ne "hcf"} continue
+        if {$k eq "window_snapshot" && !$cfg(window_snapshot)} continue
+        puts $tf "# $k $cfg($k)"
+    }
 }
 
 # ---------------------------------------------------------------- defaults of the agents
@@ -161,6 +195,7 @@ set acDelay  "[expr {$cfg(access_delay_us) * 1e-6}]"
 #   RED      drops an arrival when waiting >= limit_       -> limit_   = limit_pkts
 #   SFQ      refuses once maxqueue_ - 1 are waiting        -> maxqueue_ = limit_pkts + 1
 #   DRR      keeps total bytes <= blimit_                  -> blimit_  = limit_pkts x pkt_bytes
+#   HCF      refuses an arrival once limit_ packets wait   -> limit_   = limit_pkts
 set limit    [expr {int($cfg(limit_pkts))}]
 switch $cfg(qdisc) {
     droptail { set nsLimit [expr {$limit + 1}] }
@@ -205,6 +240,22 @@ switch $cfg(qdisc) {
         Queue/DRR set quantum_ [expr {int($cfg(drr_quantum))}]
         Queue/DRR set blimit_  [expr {$limit * int($cfg(pkt_bytes))}]
         Queue/DRR set mask_    0
+    }
+    hcf {
+        # Queue/HCF (validation/ns2/modules/hcf): limit_ = B, the packets waiting in HP and
+        # LP together (the packet in transmission not counted), as limit_pkts.
+        set qtype HCF
+        Queue/HCF set bins_        [expr {int($cfg(hcf_bins))}]
+        Queue/HCF set credits_     [expr {int($cfg(hcf_credits))}]
+        Queue/HCF set hp_fraction_ $cfg(hcf_hp_fraction)
+        Queue/HCF set swap_        [expr {$cfg(hcf_swap) ? "true" : "false"}]
+        Queue/HCF set zero_on_lp_  [expr {$cfg(hcf_zero_on_lp) ? "true" : "false"}]
+        Queue/HCF set period_      [expr {$cfg(hcf_period_us) * 1e-6}]
+        Queue/HCF set hashes_      [expr {int($cfg(hcf_hashes))}]
+        Queue/HCF set hash_mode_   0
+        Queue/HCF set rehash_      true
+        # the hash functions' salts come from the run's seed
+        Queue/HCF set seed_        [expr {int($cfg(seed))}]
     }
 }
 
@@ -299,6 +350,16 @@ proc progress {} {
     }
 }
 if {$cfg(progress_s) > 0} { $ns at $cfg(progress_s) progress }
+
+proc window_snapshot {} {
+    global tf tcp nflows
+    for {set i 0} {$i < $nflows} {incr i} {
+        puts $tf [format "W %d %d %d" $i [$tcp($i) set ndatapack_] [$tcp($i) set nrexmitpack_]]
+    }
+}
+if {$tracing && $cfg(window_snapshot)} {
+    $ns at [expr {$cfg(duration) - $cfg(window)}] window_snapshot
+}
 
 proc finish {} {
     global ns tf tracing tcp nflows

@@ -22,10 +22,14 @@ Rules:
   the runner's files; :func:`dcfair.runner.run_points` with ``peer=`` caches the points as it
   does the engine's, keyed by :func:`peer_build` in place of the engine build (the peer's
   version and the SHA-256 of its files and of its adapter module).
+- A peer too slow to run every seed here declares ``seeds``: it runs the first ones only.
 - A peer that is not installed is invalid input (:class:`PeerMissing`, exit 2) naming the
   command that installs it. A reproduction without a runner in the peer is invalid input too.
 - Peer-side files live in the checkout, under ``validation/<peer>/``: second opinions run from a
   checkout of dcfair (``make peers`` installs or builds the peers), not from a wheel.
+- A peer of one's own is a module that registers like the built-in ones, named in the
+  environment variable ``DCFAIR_PEER_MODULES`` (comma-separated module names, importable from
+  ``PYTHONPATH``): :func:`load_all` imports them after the built-in ones.
 """
 
 from __future__ import annotations
@@ -42,7 +46,16 @@ from dcfair.errors import InvalidInput
 #: The checkout this package runs from (peer-side files are under ``validation/``).
 REPO = Path(__file__).resolve().parents[3]
 #: The peer modules, imported by :func:`load_all`.
-_MODULES = ("dcfair.peers.ns2",)
+_MODULES = ("dcfair.peers.ns2", "dcfair.peers.ns2_hcf", "dcfair.peers.ns2_fairq", "dcfair.peers.ns2_outcast",
+            "dcfair.peers.ns2xpass", "dcfair.peers.ns3", "dcfair.peers.htsim")
+
+
+#: Reproductions no peer here can run, and why (said in docs/claims.md in place of a second
+#: opinion).
+NO_PEER: Dict[str, str] = {
+    "afd-fairness": "neither ns-2.35 nor ns-3.37 has AFD, and no public simulator code of the AFD paper is known",
+    "fqcodel-fig4": "both claims compare with pFabric, which neither ns-3.37 nor ns-2.35 has",
+}
 
 
 class Unsupported(Exception):
@@ -69,6 +82,7 @@ class Job:
     overrides: Tuple[Tuple[str, str], ...]
     seed: int
     labels: Dict[str, Any]
+    #: The point's directory (absolute).
     out: Path
     quick: bool = False
     _cache: Dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -114,6 +128,10 @@ class Peer:
     version: Callable[[], str]
     #: Peer-side files every run depends on, relative to the checkout.
     files: Sequence[str] = ()
+    #: Run only the first ``seeds`` seeds of each reproduction (a peer too slow for all of
+    #: them here; ``None``: every seed). Its claims then rest on fewer seeds, which their ``n``
+    #: says.
+    seeds: Optional[int] = None
     #: reproduction -> (runner, its module, the files its runs depend on besides ``files``).
     runners: Dict[str, Tuple[Runner, str, Tuple[str, ...]]] = field(default_factory=dict)
 
@@ -151,7 +169,8 @@ def register(p: Peer) -> Peer:
 def load_all() -> Dict[str, Peer]:
     from importlib import import_module
 
-    for m in _MODULES:
+    extra = [m.strip() for m in os.environ.get("DCFAIR_PEER_MODULES", "").split(",") if m.strip()]
+    for m in (*_MODULES, *extra):
         import_module(m)
     return REGISTRY
 
@@ -172,27 +191,22 @@ def runner(peer: str, reproduction: str) -> Tuple[Peer, Runner]:
     return p, p.runners[reproduction][0]
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def peer_build(peer: str, reproduction: str) -> str:
     """The identity of what runs ``reproduction`` in ``peer``, for the cache key and the
     results: ``<peer>:<version>:<digest>``, the digest over the peer's files, the runner's
-    module and this one."""
+    module and the shared measures (``measure.py``)."""
     import sys
+
+    from dcfair.runner import sha256_file
 
     p, _ = runner(peer, reproduction)
     _, module, own = p.runners[reproduction]
-    files = sorted({REPO / f for f in (*p.files, *own)} | {Path(sys.modules[module].__file__), Path(__file__)})
+    files = sorted({REPO / f for f in (*p.files, *own)}
+                   | {Path(sys.modules[module].__file__), Path(__file__).with_name("measure.py")})
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode())
-        h.update(_sha256(f).encode() if f.is_file() else b"missing")
+        h.update(sha256_file(f).encode() if f.is_file() else b"missing")
     return f"{peer}:{p.version()}:{h.hexdigest()[:12]}"
 
 
@@ -205,14 +219,22 @@ def run_job(who: Tuple[str, str, bool, Tuple[Tuple[str, Any], ...]], scenario: s
     peer, reproduction, quick, labels = who
     p, fn = runner(peer, reproduction)
     p.check()
-    d = Path(out)
+    d = Path(out).resolve()  # absolute: runners start peers in it and name files under it
     d.mkdir(parents=True, exist_ok=True)
     job = Job(reproduction, scenario, text, tuple((str(k), str(v)) for k, v in overrides), int(seed), dict(labels), d,
               bool(quick))
-    metrics = fn(job)
+    try:
+        metrics = fn(job)
+    except Unsupported:
+        if not any(d.iterdir()):
+            d.rmdir()  # nothing ran: leave no empty point directory behind
+        raise
     summary = {
         "scenario": job.resolved()["scenario"]["name"],
         "seed": job.seed,
+        # as the engine's summary.json: analyses read them (mptcp.py's halvings)
+        "sim_time_s": job.get("sim.duration_s"),
+        "window_s": job.get("measure.window_s", job.get("sim.duration_s")),
         "peer": p.name,
         "peer_title": p.title,
         "peer_build": peer_build(peer, reproduction),

@@ -130,3 +130,53 @@ def flows_csv(rows: List[Dict[str, object]], columns: Sequence[str]) -> str:
     lines = [",".join(columns)]
     lines += [",".join(cell(r.get(c)) for c in columns) for r in rows]
     return "\n".join(lines) + "\n"
+
+
+#: pFabric's size classes of the Poisson workload (``docs/metrics.md``): ``1pkt`` (size <=
+#: ``tcp.mss_bytes``), ``small`` (< 100 KB), ``mid`` (100 KB up to 10 MB), ``large`` (>= 10 MB),
+#: and ``all``; ``small``, ``mid`` and ``large`` partition the flows, ``1pkt`` is part of
+#: ``small`` (``crates/sim/src/poisson.rs``).
+SIZE_CLASSES = ("all", "1pkt", "small", "mid", "large")
+SMALL_BELOW_BYTES = 100_000
+LARGE_FROM_BYTES = 10_000_000
+
+
+def in_size_class(cls: str, size: int, mss: int) -> bool:
+    if cls == "1pkt":
+        return size <= mss
+    if cls == "small":
+        return size < SMALL_BELOW_BYTES
+    if cls == "mid":
+        return SMALL_BELOW_BYTES <= size < LARGE_FROM_BYTES
+    if cls == "large":
+        return size >= LARGE_FROM_BYTES
+    return True
+
+
+def size_classes(flows: Sequence[Dict[str, Optional[float]]], mss: int) -> Dict[str, Optional[float]]:
+    """The Poisson flows' per-class measures of ``docs/metrics.md``, from dicts with ``size``
+    (bytes), ``fct`` (seconds, ``None`` when unfinished) and ``ideal`` (the ideal FCT: base RTT
+    plus size at the source NIC's rate, seconds), for each class ``C`` of :data:`SIZE_CLASSES`:
+    ``flows_size_C``, ``flows_completed_size_C``, ``fct_{mean,p50,p99,max}_s_size_C``,
+    ``slowdown_{mean,p99}_size_C`` and ``mean_throughput_bps_size_C`` (8 x mean size / mean
+    FCT, both over the finished flows). Statistics of a class without finished flows are
+    ``None``; every key is present."""
+    out: Dict[str, Optional[float]] = {}
+    for c in SIZE_CLASSES:
+        of = [f for f in flows if in_size_class(c, int(f["size"]), mss)]
+        done = [f for f in of if f["fct"] is not None]
+        fct = [float(f["fct"]) for f in done]
+        slow = [float(f["fct"]) / float(f["ideal"]) for f in done]
+        sizes = [float(f["size"]) for f in done]
+        s = f"_size_{c}"
+        out[f"flows{s}"] = len(of)
+        out[f"flows_completed{s}"] = len(done)
+        out[f"fct_mean_s{s}"] = mean(fct)
+        out[f"fct_p50_s{s}"] = percentile(fct, 50)
+        out[f"fct_p99_s{s}"] = percentile(fct, 99)
+        out[f"fct_max_s{s}"] = max(fct) if fct else None
+        out[f"slowdown_mean{s}"] = mean(slow)
+        out[f"slowdown_p99{s}"] = percentile(slow, 99)
+        ms, mf = mean(sizes), mean(fct)
+        out[f"mean_throughput_bps{s}"] = 8.0 * ms / mf if ms is not None and mf else None
+    return out

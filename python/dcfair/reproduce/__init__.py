@@ -313,6 +313,13 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
     r = reps[name]
     out = Path(out)
     points = apply_sets(r.plan(quick), sets, only)
+    if peer is not None:
+        from dcfair import peers
+
+        limit = peers.get(peer).seeds
+        if limit is not None:
+            keep = sorted({p.seed for p in points})[:limit]
+            points = [p for p in points if p.seed in keep]
     if sets and not any(_matches(p, only) for p in points):
         from dcfair.errors import InvalidInput
 
@@ -333,9 +340,15 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         raise RuntimeError(f"{len(failed)} of {len(records)} runs failed: " + "; ".join(msgs[:3]))
     out.mkdir(parents=True, exist_ok=True)
     cmd = command(name, quick, sets, only, peer)
-    study = Study(name=name, out=out, quick=quick, records=records, command=cmd)
+    study = Study(name=name, out=out, quick=quick, records=[rec for rec in records if rec.get("ok")], command=cmd)
     _write_results_csv(study)
-    claims = r.analyze(study)
+    why_not: Dict[str, str] = {}
+    if unsupported:
+        engine_runs = Path(runs).with_name("runs") if runs is not None else out / "runs"
+        claims, why_not = analyze_partial(r, study, [(rec["point"], rec["unsupported"]) for rec in unsupported],
+                                          engine_runs, jobs)
+    else:
+        claims = r.analyze(study)
     seeds = sorted({rec["point"].seed for rec in records})
     doc = {
         "reproduction": name,
@@ -359,10 +372,11 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         doc.update(peer=peer, peer_title=p.title, peer_build=peers.peer_build(peer, name),
                    unsupported=[{"labels": dict(rec["point"].labels), "seed": rec["point"].seed, "why": rec["unsupported"]}
                                 for rec in unsupported])
-        why = "; ".join(sorted({rec["unsupported"] for rec in unsupported})) or "no run gave a value"
         for c in doc["claims"]:
             if not c["dcfair"]["n"]:
-                c["why_not"] = why
+                c["why_not"] = why_not.get(c["id"]) or "no run gave a value"
+        if unsupported:
+            doc["figure_note"] = "the points the peer cannot run (unsupported) are drawn from dcfair's own runs"
     if study.table is not None:
         import pandas as pd
 
@@ -370,6 +384,88 @@ def run(name: str, out: Path, quick: bool = False, jobs: Optional[int] = None, p
         atomic_write(out / "table.csv", pd.DataFrame(study.table).to_csv(index=False))
     write_claims(out, doc)
     return doc
+
+
+#: Columns of the result tables that place a row (ids, times, names): :func:`_shifted` keeps them.
+_PLACING = {"flow_id", "id", "seed", "port", "sport", "dport", "subflow", "conn", "t", "time_s", "start_s", "end_s",
+            "t_s", "window_start_s", "window_end_s"}
+
+
+def _shift(v: Any) -> Any:
+    """A number moved to another value of its type (an integer stays an integer: tables parse
+    them with ``int``); bools and non-numbers unchanged."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return v
+    return (v * 3 + 2) // 2 if isinstance(v, int) else v * 1.5 + 1e-3
+
+
+def _shifted(rec: Dict[str, Any], tmp: Path) -> Dict[str, Any]:
+    """A copy of run record ``rec`` whose measured numbers are all moved (:func:`_shift`): its
+    summary's metrics and the numeric columns of its tables but those that place a row
+    (``_PLACING``), written under ``tmp``."""
+    import pandas as pd
+
+    src = Path(rec["dir"])
+    d = tmp / src.name
+    d.mkdir(parents=True, exist_ok=True)
+    summary = dict(rec["summary"], metrics={k: _shift(v) for k, v in rec["summary"].get("metrics", {}).items()})
+    (d / "summary.json").write_text(json.dumps(summary))
+    for f in src.glob("*.csv"):
+        df = pd.read_csv(f)
+        for c in df.columns:
+            if c not in _PLACING and pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]):
+                df[c] = (df[c] * 3 + 2) // 2 if pd.api.types.is_integer_dtype(df[c]) else df[c] * 1.5 + 1e-3
+        df.to_csv(d / f.name, index=False)
+    return dict(rec, dir=d, summary=summary)
+
+
+def analyze_partial(r: "Reproduction", study: Study, missing: Sequence[Tuple[Point, str]], engine_runs: Path,
+                    jobs: Optional[int] = None) -> Tuple[List[Claim], Dict[str, str]]:
+    """The claims of a peer that could not run the points ``missing`` (each with the reason),
+    each only where its values do not depend on those points; and, for each claim that does,
+    why (the reasons of the points it depends on).
+
+    ``analyze`` needs every point, so it runs with dcfair's own runs of the missing points
+    standing in (from the engine's store ``engine_runs``): once as they are (the claims, the
+    figure and the table), then once per reason with the numbers of that reason's stand-ins
+    moved (:func:`_shifted`). A claim whose values or verdict move depends on those points: it
+    is given no values. The figure draws dcfair's runs for the missing points
+    (``figure_note``)."""
+    import tempfile
+
+    from dcfair import runner
+
+    filled = runner.run_points([p for p, _ in missing], engine_runs, jobs=jobs)
+    bad = [f for f in filled if not f.get("ok")]
+    if bad:
+        raise RuntimeError(f"dcfair's runs of the points the peer cannot run failed: {bad[0].get('message')}")
+    reasons = [why for _, why in missing]
+    ran = list(study.records)
+    study.records = ran + filled
+    claims = r.analyze(study)
+    depends: Dict[str, List[str]] = {}
+    with tempfile.TemporaryDirectory(prefix="dcfair-peer-") as tmp:
+        for k, why in enumerate(sorted(set(reasons))):
+            moved = [_shifted(f, Path(tmp) / str(k)) if reasons[i] == why else f for i, f in enumerate(filled)]
+            alt = Study(name=study.name, out=Path(tmp) / f"moved{k}", quick=study.quick, records=ran + moved,
+                        command=study.command)
+            alt.out.mkdir()
+            try:
+                other = {c.id: c for c in r.analyze(alt)}
+            except Exception:  # noqa: BLE001 - the moved numbers broke the analysis: any claim may depend on them
+                other = {}
+            for c in claims:
+                o = other.get(c.id)
+                if o is None or _stats(o.values) != _stats(c.values) or bool(o.holds) != bool(c.holds):
+                    depends.setdefault(c.id, []).append(why)
+    for c in claims:
+        if c.id in depends:
+            c.values, c.holds = [], False
+        # other readings of the same runs that analyze adds may lean on the stand-ins: a peer's
+        # document keeps only what its own runs give
+        c.explored = []
+    study.records = ran
+    return claims, {cid: "; ".join(whys) for cid, whys in depends.items()}
 
 
 def write_claims(out: Path, doc: Dict[str, Any]) -> None:
@@ -433,15 +529,17 @@ def second_opinion(claim: Dict[str, Any], pdoc: Dict[str, Any]) -> Dict[str, Any
 
 def fold_opinions(doc: Dict[str, Any], pdocs: Sequence[Dict[str, Any]]) -> None:
     """Sets ``second_opinion`` of every claim of ``doc`` from the peer documents ``pdocs`` of
-    the same form (quick or full); with several peers, the last by name wins and the others
-    are kept in ``second_opinions``."""
+    the same form (quick or full); with several peers, every opinion is kept in
+    ``second_opinions`` (by peer name) and ``second_opinion`` is the last that gives a value
+    (the last one when none does)."""
     pdocs = [p for p in pdocs if p.get("quick") == doc.get("quick") and p.get("reproduction") == doc["reproduction"]]
     for c in doc["claims"]:
         ops = {p["peer"]: second_opinion(c, p) for p in pdocs}
         merged = {**{o["peer"]: o for o in c.get("second_opinions", [])}, **ops}
         if merged:
             c["second_opinions"] = [merged[k] for k in sorted(merged)]
-            c["second_opinion"] = c["second_opinions"][-1]
+            valued = [o for o in c["second_opinions"] if o.get("value") is not None]
+            c["second_opinion"] = (valued or c["second_opinions"])[-1]
 
 
 EXPLANATIONS = Path(__file__).with_name("explanations.toml")
@@ -533,7 +631,7 @@ def _write_results_csv(study: Study) -> None:
     import pandas as pd
 
     rows = []
-    for rec in study.records:
+    for rec in study.records:  # the runs that happened (not the points a peer could not run)
         row = dict(rec["point"].labels)
         row["seed"] = rec["point"].seed
         for k, v in rec["summary"]["metrics"].items():

@@ -39,10 +39,11 @@ FAIRQ = [("fairq.switches", '["core"]')]
 DCTCP_K = 87
 
 #: The compared variants: name -> overrides. The DropTail baselines are the scenario files as
-#: written (DropTail at every switch); FairQ adds a [fairq] table at the core.
+#: written (DropTail at every switch); FairQ adds a [fairq] table at the core. The paper's "Reno"
+#: is NewReno (section IV-E: "DCTCP [22], Cubic and New-Reno (abbreviated to Reno)").
 VARIANTS: Dict[str, List[Tuple[str, object]]] = {
-    "reno-droptail": [("tcp.cc", "reno")],
-    "reno-fairq": [("tcp.cc", "reno")] + FAIRQ,
+    "reno-droptail": [("tcp.cc", "newreno")],
+    "reno-fairq": [("tcp.cc", "newreno")] + FAIRQ,
     "cubic-droptail": [("tcp.cc", "cubic")],
     "cubic-fairq": [("tcp.cc", "cubic")] + FAIRQ,
     # DCTCP with DropTail marking at a quarter of the queue (the paper's ECN_mark module: "marked
@@ -274,9 +275,14 @@ READINGS = (
     Reading("initial-rto-half", "diagnostic, not the paper's setting: an initial retransmission timeout of 0.5 s "
             "instead of 1 s, to see whether the longest answers wait for a new connection's first timeout",
             (("tcp.initial_rto_s", 0.5),), FAIRQ_VARIANTS, ("tail-lowfreq", "tens-of-ms-lowfreq")),
-    Reading("linux-3.18", "the testbed kernel's TCP (Linux 3.18): initial window 10, SACK, delayed ACKs after "
-            "5 quick ACKs (its initial receive window of 10 segments over 2)",
-            (("tcp.init_cwnd_pkts", 10), ("tcp.sack", True), ("tcp.delayed_ack", True), ("tcp.quickack_segments", 5))),
+    Reading("linux-3.18", "the testbed kernel's TCP (Linux 3.18): initial window 10, SACK, timestamps and Linux's "
+            "Karn rule, delayed ACKs after 5 quick ACKs (its initial receive window of 10 segments over 2)",
+            (("tcp.init_cwnd_pkts", 10), ("tcp.sack", True), ("tcp.timestamps", True), ("tcp.karn_strict", True),
+             ("tcp.delayed_ack", True), ("tcp.quickack_segments", 5))),
+    Reading("rfc5681-reno", "Reno as RFC 5681 (the first new ACK ends recovery) instead of the paper's NewReno",
+            (("tcp.cc", "reno"),), (("variant", ("reno-droptail", "reno-fairq")),)),
+    Reading("code-floor", "the per-flow window's floor of the authors' public code (88 bytes) instead of one MSS",
+            (("fairq.min_window_bytes", 88),), FAIRQ_VARIANTS),
 )
 
 

@@ -52,6 +52,8 @@ READINGS = RULE_READINGS + (
             "longest finish time (connections opened before the request)", (("incast.rounds", 1),)),
     Reading("fresh-connections", "one block per run, each server on a connection the request opens (handshake, data, "
             "FIN): N flows that start together", (("incast.rounds", 1), ("incast.connection", "per_request")), TCP_ONLY),
+    Reading("ns2-window", "ns-2's default receive window of 20 packets (window_ 20 x 960 B) instead of 64,000 bytes",
+            (("tcp.rcv_buf_bytes", 19200),)),
     # Not a reading of the paper (which splits the buffer evenly): a test of the cause of HCF's
     # losses in a synchronized burst, its LP half filling first (docs/mechanisms/hcf.md).
     Reading("lp-three-quarters", "diagnostic, not the paper's setting: LP gets three quarters of the buffer "

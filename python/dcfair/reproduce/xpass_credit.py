@@ -369,15 +369,18 @@ NS2_CREDITS = Reading("ns2-credits", "the ns-2 code's credits: fixed 84-byte cre
                       (("xpass.credit_max_bytes", 84), ("xpass.credit_bucket_pkts", 10), ("xpass.credit_queue_pkts", 10)))
 NO_FEEDBACK = Reading("no-feedback", "no feedback control (figure 6(a) is in section 3.1, before feedback is introduced)",
                       (("xpass.feedback_law", "none"),))
+AUTHORS_CODE = Reading("authors-code", "the authors' ns-2 code as it runs (kaist-ina/ns2-xpass, the peer ns2-xpass): its "
+                       "feedback law and its 840-byte credit bucket (max_tokens_, 10 credits), credit sizes as in the paper",
+                       (("xpass.feedback_law", "code"), ("xpass.credit_bucket_pkts", 10)))
 BUCKET10 = Reading("bucket-10", "a credit bucket of 10 credits (the ns-2 code's max_tokens_) instead of 1",
                    (("xpass.credit_bucket_pkts", 10),), (("part", "convergence"),))
 
 
 register(Reproduction("xpass-fig6a", PAPER, "fig. 6(a)", "ExpressPass fig. 6(a): Jain over 1 ms against flows and credit jitter",
-                      _fig6a_plan, _fig6a_analyze, (NO_FEEDBACK, CODE_LAW, NS2_CREDITS, FLOOR)))
+                      _fig6a_plan, _fig6a_analyze, (NO_FEEDBACK, CODE_LAW, NS2_CREDITS, FLOOR, AUTHORS_CODE)))
 register(Reproduction("xpass-fig8", PAPER, "fig. 8", "ExpressPass fig. 8: initial rate against convergence time and credit waste",
-                      _fig8_plan, _fig8_analyze, (BUCKET10, NS2_CREDITS, FLOOR)))
+                      _fig8_plan, _fig8_analyze, (BUCKET10, NS2_CREDITS, FLOOR, AUTHORS_CODE)))
 register(Reproduction("xpass-fig9", PAPER, "fig. 9", "ExpressPass fig. 9: credit queue capacity against under-utilization",
-                      _fig9_plan, _fig9_analyze, (CODE_LAW, SKIP, FLOOR, Reading(NS2_CREDITS.id, "the ns-2 code's credits: "
+                      _fig9_plan, _fig9_analyze, (CODE_LAW, SKIP, FLOOR, AUTHORS_CODE, Reading(NS2_CREDITS.id, "the ns-2 code's credits: "
                       "fixed 84-byte credits and a 10-credit bucket (the queue is what figure 9 varies)",
                       (("xpass.credit_max_bytes", 84), ("xpass.credit_bucket_pkts", 10))))))
