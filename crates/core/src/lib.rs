@@ -8,10 +8,14 @@
 //! - [`packet`]: the plain packet struct and flow hashing.
 //! - [`qdisc`]: queue disciplines behind one trait, accounting outside the discipline.
 //! - [`tcp`]: TCP sender and receiver state machines, congestion controls.
-//! - [`xpass`]: ExpressPass endpoints (credit pacing, feedback control); its shaper is `qdisc::xpass`.
+//! - [`transport`]: the transports above the disciplines; ExpressPass (credit pacing, feedback
+//!   control, the switches' credit shaper) in [`transport::xpass`].
 //! - [`config`]: the configuration error that names a key, and buffer limits.
 //! - [`hint`]: cache prefetch hints (never change a result).
 //! - [`fairq`]: FairQ, the switch that rewrites the receive window of ACKs (beside any discipline).
+
+#[macro_use]
+mod registry;
 
 pub mod config;
 pub mod fairq;
@@ -21,4 +25,4 @@ pub mod qdisc;
 pub mod rng;
 pub mod time;
 pub mod tcp;
-pub mod xpass;
+pub mod transport;

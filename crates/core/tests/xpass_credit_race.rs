@@ -10,13 +10,13 @@
 
 use dcfair_core::packet::{flags, Packet};
 use dcfair_core::qdisc::droptail::DropTail;
-use dcfair_core::qdisc::xpass::CreditShaper;
+use dcfair_core::transport::xpass::shaper::CreditShaper;
 use dcfair_core::qdisc::{AnyQdisc, Limit, PortContext, QdiscEvents, Queue};
 use dcfair_core::rng::Streams;
 use dcfair_core::tcp::FlowIds;
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
-use dcfair_core::xpass::endpoint::XpassReceiver;
-use dcfair_core::xpass::{CreditTokens, FeedbackLaw, XpassConfig};
+use dcfair_core::transport::xpass::endpoint::XpassReceiver;
+use dcfair_core::transport::xpass::{CreditTokens, FeedbackLaw, XpassConfig};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -43,11 +43,11 @@ struct Port {
 fn race(cfg: &XpassConfig, n: usize, ms: u64, seed: u64) -> (f64, f64) {
     let streams = Streams::new(seed);
     let mk_port = |i: usize| Port {
-        q: Queue::new(AnyQdisc::Xpass(Box::new(CreditShaper::new(
+        q: Queue::new(AnyQdisc::wrap(CreditShaper::new(
             cfg,
             AnyQdisc::DropTail(DropTail::new(Limit::pkts(100))),
             &PortContext { rate: RATE, mtu: 1500, port_index: i as u64, streams },
-        )))),
+        ))),
         busy_until: SimTime::ZERO,
     };
     let mut ports: Vec<Port> = (0..=n).map(mk_port).collect();

@@ -3,10 +3,12 @@
 //! Rules:
 //! - [`build`] is the only place a simulation is put together, in this order: the topology
 //!   (`topo/`) and the discipline's post-build wiring; the workloads (flow groups, incast,
-//!   Poisson, UDP), which number the flows (an MPTCP flow of a group: one flow per subflow and
-//!   one `mptcp::Connection`); the routes, with every flow's ends checked for a
-//!   path and the tables for loops; the waypoints; the flow groups; the probes, FairQ and the
-//!   time series. [`Sim::new`] then takes every part at once and schedules the first events.
+//!   Poisson, then the background UDP source), which number the flows and build their
+//!   endpoints (an MPTCP flow of a group: one flow per subflow, bound by one connection); the
+//!   routes, with every flow's ends checked for a path (both ways, but for a transport whose
+//!   packets go one way) and the tables for loops; the waypoints; the flow groups; the probes, FairQ and the
+//!   time series. They make the run's [`World`], its one list of parts; [`Sim::new`] then
+//!   adds the engine's own state and schedules the first events.
 //! - Everything random comes from the run's seed through named streams (`routing.hash`,
 //!   `routing.spray`, `routing.core`, `routing.core_packet`, `engine.timer_ties`, and those of
 //!   the topology and workloads). Building twice from one seed gives the same `Sim`.
@@ -15,7 +17,7 @@
 //!   waypoint that is not a switch or not on a path, equal-length routing without a core tier,
 //!   an unknown port of `[measure]` or `[ports]`.
 
-use crate::engine::{Parts, Sim, VIA_PER_PACKET};
+use crate::engine::{Sim, World, VIA_PER_PACKET};
 use crate::error::Error;
 use crate::fairq::FairqNet;
 use crate::net::NodeKind;
@@ -23,8 +25,8 @@ use crate::routing::Routes;
 use crate::scenario::{CoreChoice, HashSeed, Scenario, TieBreak};
 use crate::series::Series;
 use crate::topo::Built;
-use crate::workload::{TcpFlow, UdpSource};
-use crate::{mptcp, poisson, probe, topo, workload};
+use crate::workload::Flow;
+use crate::{poisson, probe, topo, workload};
 use dcfair_core::packet::NO_VIA;
 use dcfair_core::rng::Streams;
 use dcfair_core::time::SimTime;
@@ -36,18 +38,22 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
 
     let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
     sc.queue.wire(&mut built.net).map_err(|e| Error::invalid(format!("queue.{}", e.key), e.reason))?;
-    let (mut tcp, specs) = workload::tcp_flows(sc, streams, &built);
-    let conns = mptcp::connections(&mut tcp, &specs);
-    let (servers, incast) = workload::incast(sc, streams, tcp.len() as u32, sc.flow_groups().len() as u16, &built);
-    tcp.extend(servers);
+    let (mut flows, bonds) = workload::group_flows(sc, streams, &built);
+    let (servers, incast) = workload::incast(sc, streams, flows.len() as u32, sc.flow_groups().len() as u16, &built);
+    flows.extend(servers);
     let poisson_plan = sc.poisson.as_ref().map(|p| poisson::plan(sc, p, &built.net));
     if let Some(plan) = &poisson_plan {
-        tcp.extend(poisson::flows(sc, streams, &built, plan, tcp.len() as u32, poisson_group(sc))?);
+        flows.extend(poisson::flows(sc, streams, &built, plan, flows.len() as u32, poisson_group(sc))?);
     }
-    let udp_flow = tcp.len() as u32;
+    let background = flows.len();
+    let mut group_names: Vec<String> = group_names(sc).into_iter().map(String::from).collect();
     // UDP's rate is a fraction of the first measured port's rate (the dumbbell: one bottleneck).
     let first_measured = built.net.ports.iter().find(|p| p.measured).map_or(built.measured_rate, |p| p.rate);
-    let udp: Vec<_> = workload::udp_source(sc, streams, udp_flow, &built, first_measured).into_iter().collect();
+    let udp_group = group_names.len() as u16;
+    if let Some(u) = workload::udp_source(sc, streams, background as u32, udp_group, &built, first_measured) {
+        flows.push(u);
+        group_names.push("udp".into());
+    }
 
     let hash_seed = match sc.routing.hash_seed {
         HashSeed::Fixed(s) => s,
@@ -57,7 +63,10 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     if let Some(tiers) = built.tiers {
         routes = routes.with_tiers(tiers);
     }
-    let pairs = tcp.iter().flat_map(|f| [(f.ids.src, f.ids.dst), (f.ids.dst, f.ids.src)]).chain(udp.iter().map(|u| (u.src, u.dst)));
+    let pairs = flows.iter().flat_map(|f| {
+        let (a, b) = (f.ids.src, f.ids.dst);
+        std::iter::once((a, b)).chain((!f.ends.one_way()).then_some((b, a)))
+    });
     let name = |x: u32| &built.net.nodes[x as usize].name;
     if let Some((a, b)) = routes.first_unreachable(&built.net, pairs) {
         return Err(Error::invalid("topology", format!("host {} cannot reach host {}: the topology is not connected", name(a), name(b))));
@@ -65,35 +74,30 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     if let Some((sw, dst)) = routes.first_loop(&built.net) {
         return Err(Error::invalid("routing", format!("the routes towards {} loop through switch {}", name(dst), name(sw))));
     }
-    let via = waypoints(sc, streams, &built, &routes, &tcp, &udp)?;
+    let via = waypoints(sc, streams, &built, &routes, &flows)?;
     let (packet_cores, core_rng) = if sc.routing.equal_length && sc.routing.core == CoreChoice::RandomPacket {
         (built.cores.clone(), Some(streams.stream("routing.core_packet", 0)))
     } else {
         (Vec::new(), None)
     };
 
-    let mut group_names: Vec<String> = group_names(sc).into_iter().map(String::from).collect();
-    let mut flow_group: Vec<u16> = tcp.iter().map(|f| f.group).collect();
-    if !udp.is_empty() {
-        flow_group.extend(std::iter::repeat_n(group_names.len() as u16, udp.len()));
-        group_names.push("udp".into());
-    }
+    let flow_group: Vec<u16> = flows.iter().map(|f| f.group).collect();
     let mut net = built.net;
     let probes = probe::attach(sc, &mut net, flow_group.len(), group_names.len())?;
-    let fairq = FairqNet::new(sc, &net)?;
+    let fairq = FairqNet::new(sc, &net)?.map(Box::new);
     let series = Series::new(sc, &net, &group_names, &flow_group)?;
     let (timer_coin, float_clock) = match sc.sim.tie_break {
         TieBreak::Fifo => (None, false),
         TieBreak::RandomTimers => (Some(streams.stream("engine.timer_ties", 0)), false),
         TieBreak::FloatClock => (None, true),
     };
-    Ok(Sim::new(Parts {
+    Ok(Sim::new(World {
         net,
         routes,
         route_rng: streams.stream("routing.spray", 0),
-        tcp,
-        conns,
-        udp,
+        flows,
+        background,
+        bonds,
         incast,
         via,
         packet_cores,
@@ -115,15 +119,15 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
 /// The waypoint each flow's packets (both directions) pass through, by flow id: the group's
 /// `via` switch if it names one, else with equal-length routing the core the flow climbs to,
 /// else none.
-fn waypoints(sc: &Scenario, streams: Streams, built: &Built, routes: &Routes, tcp: &[TcpFlow], udp: &[UdpSource]) -> Result<Vec<u32>, Error> {
-    let n = tcp.len() + udp.len();
+fn waypoints(sc: &Scenario, streams: Streams, built: &Built, routes: &Routes, flows: &[Flow]) -> Result<Vec<u32>, Error> {
+    let n = flows.len();
     let mut via = vec![NO_VIA; n];
     if sc.routing.equal_length {
         if built.cores.is_empty() {
             return Err(Error::invalid("routing.equal_length", "this topology has no core tier to climb to (use fat_tree or leaf_spine)"));
         }
         let host_no = |h: u32| built.net.nodes[..h as usize].iter().filter(|x| x.kind == NodeKind::Host).count() as u64;
-        let ends = tcp.iter().map(|f| (f.ids.flow, f.ids.dst)).chain(udp.iter().map(|u| (u.flow, u.dst)));
+        let ends = flows.iter().map(|f| (f.ids.flow, f.ids.dst));
         let cores = built.cores.len() as u64;
         for (flow, dst) in ends {
             via[flow as usize] = match sc.routing.core {
@@ -134,7 +138,7 @@ fn waypoints(sc: &Scenario, streams: Streams, built: &Built, routes: &Routes, tc
         }
     }
     let groups = sc.flow_groups();
-    for f in tcp {
+    for f in flows {
         let Some((gname, g)) = groups.get(f.group as usize) else { continue };
         let Some(name) = &g.via else { continue };
         let key = if *gname == "flows" { "flows.via".to_string() } else { format!("groups.{gname}.via") };

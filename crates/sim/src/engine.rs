@@ -13,12 +13,24 @@
 //! - A port keeps at most one pending `TxDone`, and only when a packet is waiting: a packet
 //!   that finds the port idle starts at once, and one that finds it busy with nothing pending
 //!   schedules the `TxDone` at `busy_until`.
+//! - The engine drives every flow's endpoints through `dcfair_core::transport::Endpoint` and
+//!   names no transport: a packet that reaches a host goes to `on_packet` of its flow's end
+//!   there, a timer to `on_timer`, and what they emit leaves the host's NIC. What differs
+//!   between transports is the transports' (their registry, `crates/core/src/transport/`); the
+//!   engine keeps per flow only its ids, start, group, timer bookkeeping and window snapshots
+//!   (`workload::Flow`). Two hooks stay the engine's, whatever the transport: FairQ's tagging
+//!   of what a receiver emits, and the incast's count of delivered bytes.
 //! - Transport timers are lazy: each endpoint has at most one timer event in the queue, at or
 //!   before its deadline; when it fires, the endpoint checks its own deadline and the engine
 //!   re-arms at the endpoint's next deadline. Moving a deadline later costs nothing. A paced
 //!   sender (`tcp.pacing`) reports the release time of its next held segment as a deadline, so
 //!   pacing runs on this same timer; without it a sender's deadline is its retransmission (or
-//!   persist) timer alone.
+//!   persist) timer alone. A sender that is a clock (a UDP source: `Endpoint::clocked`) has its
+//!   next event scheduled at exactly its deadline, before what it emitted, and never moved.
+//! - Flows bound by their transport (an MPTCP connection's subflows, `Flow::bond`) are still
+//!   flows; around the calls of one of them the engine calls the bond
+//!   (`dcfair_core::transport::Bond`) with the bond's flows, and re-arms the flows it says it
+//!   touched. A flow on its own pays one branch for it.
 //! - Events of the same instant run in scheduling order (`sim.tie_break = "fifo"`), or with
 //!   `"random_timers"` a timer goes before or after the others by a seeded coin (stream
 //!   `"engine.timer_ties"`) drawn when it is armed, or with `"float_clock"` every event also
@@ -44,29 +56,32 @@
 //! - The engine owns the dispatch of every event: the observers and mechanisms it carries (the
 //!   probes, the time series sampler, FairQ) are plain state with functions the engine calls,
 //!   and none of them imports the engine.
-//! - With the `trace` cargo feature (tests and the ns-2 differential scripts only), `Sim::trace`
-//!   collects one text line per event of interest: at a measured port `+` (offered and
-//!   stored), `d` (dropped), `-` (serialization starts); `r` (arrival at the destination
-//!   host); `x` (a TCP segment leaves its sender); `s` (sender state after each ACK or timer).
+//! - With the `trace` cargo feature (tests and the ns-2 differential scripts only), the run
+//!   collects one text line per event of interest (`Sim::take_trace`): at a measured port `+`
+//!   (offered and stored), `d` (dropped), `-` (serialization starts); `r` (arrival at the
+//!   destination host); `x` (a TCP segment leaves its sender); `s` (a TCP sender's state after each ACK or
+//!   timer, `Endpoint::trace_state`).
 //!   Fields are documented in [`trace`]. Without the feature none of this is compiled.
 
 use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
 use crate::metrics::FlowObs;
-use crate::mptcp::{Connection, NO_CONN};
 use crate::net::{Network, Port, NO_PROBE};
 use crate::pktref::{PktRef, Slab};
 use crate::poisson::Plan;
 use crate::probe::Probe;
 use crate::routing::{Routes, NO_ROW};
 use crate::series::Series;
-use crate::workload::{Incast, RoundEnd, TcpFlow, UdpSource};
+use crate::workload::{Bound, Flow, Incast, RoundEnd, NO_BOND};
 use std::ops::ControlFlow;
 use dcfair_core::hint::prefetch;
-use dcfair_core::packet::{Packet, Proto};
+use dcfair_core::packet::Packet;
+#[cfg(feature = "trace")]
+use dcfair_core::packet::Proto;
 use dcfair_core::qdisc::QdiscEvents;
 use dcfair_core::rng::Rng;
 use dcfair_core::time::SimTime;
+use dcfair_core::transport::Side;
 use rand::Rng as _;
 
 /// A progress callback: return `ControlFlow::Break(())` to stop the run
@@ -103,17 +118,24 @@ pub const DEEP_HINT_PORTS: usize = 4096;
 /// ports each way (data and ACKs).
 pub const PORTS_PER_FLOW: usize = 12;
 
-/// The whole simulated world and its clock.
-pub struct Sim {
-    pub q: EventQueue,
+/// Everything a run is made of, as the builder (`assemble.rs`) decides it: the network and its
+/// routes, the flows with their endpoints, the workloads' state and the observers. It is the
+/// one list of a run's parts: the builder fills it in once, [`Sim::new`] adds the clock and the
+/// engine's own state (the event queue, the packet slab, the flows' observations), and readers
+/// (the result files, the real-packet switch, tests) see it through [`Sim::world`].
+pub struct World {
     pub net: Network,
     pub routes: Routes,
     /// Per-packet choices of `spray` routing.
-    route_rng: Rng,
-    pub tcp: Vec<TcpFlow>,
-    /// The MPTCP connections (`mptcp.rs`), indexed by `TcpFlow::conn` of their subflows.
-    pub conns: Vec<Connection>,
-    pub udp: Vec<UdpSource>,
+    pub route_rng: Rng,
+    /// Every flow by flow id: the flow groups', the incast servers', the Poisson flows', then
+    /// from `background` on the background sources (`[udp]`).
+    pub flows: Vec<Flow>,
+    /// The first background source: the flows before it are the ones the per-flow figures
+    /// count.
+    pub background: usize,
+    /// The bonds over several flows (MPTCP connections), indexed by `Flow::bond`.
+    pub bonds: Vec<Bound>,
     pub incast: Option<Incast>,
     /// Equal-length routing: the waypoint of every flow's packets, by flow id (`NO_VIA`: none;
     /// [`VIA_PER_PACKET`]: a core drawn for each packet from `packet_cores`).
@@ -121,11 +143,8 @@ pub struct Sim {
     /// The cores a `VIA_PER_PACKET` flow's packets are spread over, and the stream that picks.
     pub packet_cores: Vec<u32>,
     pub core_rng: Option<Rng>,
-    /// Receiver-side observations, indexed by flow id (TCP flows, then UDP sources).
-    pub obs: Vec<FlowObs>,
+    /// When the measurement window opens.
     pub window_start: SimTime,
-    /// Every port's drops when the measurement window opened, by port id (empty before).
-    drops_at_window: Vec<u64>,
     /// End of the run: `sim.duration_s`, or earlier when an incast finishes its last round.
     pub end: SimTime,
     /// Total rate of the measured ports, bits/s (for utilization).
@@ -134,25 +153,36 @@ pub struct Sim {
     pub series: Option<Series>,
     /// Port probes (`probe.rs`), indexed by `Port::probe`.
     pub probes: Vec<Probe>,
-    /// The flow group of every flow by flow id (TCP flows, then UDP sources), an index into
-    /// `group_names`: the groups of `flows.csv`.
+    /// The flow group of every flow by flow id, an index into `group_names`: the groups of
+    /// `flows.csv`.
     pub flow_group: Vec<u16>,
     pub group_names: Vec<String>,
     /// The rates and window the `[poisson]` flows were drawn from, for the Poisson metrics.
     pub poisson_plan: Option<Plan>,
+    /// With `sim.tie_break = "random_timers"`: the coin that puts an armed timer before or
+    /// after the other events of its instant.
+    pub timer_coin: Option<Rng>,
+    /// With `sim.tie_break = "float_clock"`: order ties by the `f64` shadow clock.
+    pub float_clock: bool,
+    /// FairQ at some switches (`fairq.rs`), when the scenario has `[fairq]`.
+    pub fairq: Option<Box<FairqNet>>,
+}
+
+/// A run: its [`World`] and what the engine keeps to run it. The fields are the engine's own;
+/// everything else reads the world ([`Sim::world`]) and the observations ([`Sim::obs`]).
+pub struct Sim {
+    q: EventQueue,
+    w: World,
+    /// Receiver-side observations, indexed by flow id.
+    obs: Vec<FlowObs>,
+    /// Every port's drops when the measurement window opened, by port id (empty before).
+    drops_at_window: Vec<u64>,
     slab: Slab,
     /// What the last call into a port's queue reported: one scratch for every port, drained
     /// (its drops freed from the slab) right after each call.
     qev: QdiscEvents<PktRef>,
     scratch: Vec<Packet>,
     next_uid: u64,
-    /// With `sim.tie_break = "random_timers"`: the coin that puts an armed timer before or
-    /// after the other events of its instant.
-    pub timer_coin: Option<dcfair_core::rng::Rng>,
-    /// With `sim.tie_break = "float_clock"`: order ties by the `f64` shadow clock.
-    pub float_clock: bool,
-    /// FairQ at some switches (`fairq.rs`), when the scenario has `[fairq]`.
-    pub fairq: Option<Box<FairqNet>>,
     /// The shadow clock's time of the event being handled (float-clock mode).
     fnow: f64,
     /// Look two events ahead for cache hints ([`Sim::prefetch_ahead`]): a run that keeps at
@@ -160,36 +190,7 @@ pub struct Sim {
     deep_hints: bool,
     /// Event log (feature `trace`); see [`trace`].
     #[cfg(feature = "trace")]
-    pub trace: String,
-}
-
-/// Everything a [`Sim`] is made of, as the builder (`assemble.rs`) decides it; [`Sim::new`]
-/// adds the clock, the packet slab and the per-flow observations.
-pub struct Parts {
-    pub net: Network,
-    pub routes: Routes,
-    /// The stream of `spray` routing's per-packet choices.
-    pub route_rng: Rng,
-    pub tcp: Vec<TcpFlow>,
-    /// The MPTCP connections; their subflows are flows of `tcp`.
-    pub conns: Vec<Connection>,
-    pub udp: Vec<UdpSource>,
-    pub incast: Option<Incast>,
-    /// The waypoint of every flow, by flow id (see [`Sim::via`]).
-    pub via: Vec<u32>,
-    pub packet_cores: Vec<u32>,
-    pub core_rng: Option<Rng>,
-    pub window_start: SimTime,
-    pub end: SimTime,
-    pub measured_rate_bps: f64,
-    pub probes: Vec<Probe>,
-    pub flow_group: Vec<u16>,
-    pub group_names: Vec<String>,
-    pub fairq: Option<FairqNet>,
-    pub series: Option<Series>,
-    pub poisson_plan: Option<Plan>,
-    pub timer_coin: Option<Rng>,
-    pub float_clock: bool,
+    trace: String,
 }
 
 /// The `trace` feature's line formats. Times are seconds with 9 decimals (ns resolution);
@@ -212,79 +213,80 @@ pub mod trace {
         format!("{:.9}", now.as_secs_f64())
     }
 
-    /// The `s` line of a sender.
-    pub fn sender(now: dcfair_core::time::SimTime, fid: usize, why: &str, s: &dcfair_core::tcp::TcpSender) -> String {
-        format!(
-            "s {} {fid} {why} {} {} {} {} {} {} {} {:.6} {} {}\n",
-            t(now),
-            s.cwnd_bytes(),
-            s.ssthresh_bytes(),
-            s.snd_una(),
-            s.snd_nxt(),
-            s.snd_max(),
-            s.dupacks(),
-            s.in_recovery() as u8,
-            s.rto().as_secs_f64(),
-            s.rtt_estimator().backoff(),
-            s.stats().timeouts
-        )
+    /// The `s` line of a sender, for a transport that writes one (TCP's; empty otherwise).
+    pub fn sender(now: dcfair_core::time::SimTime, fid: usize, why: &str, e: &dcfair_core::transport::Endpoint) -> String {
+        match e.trace_state() {
+            Some(state) => format!("s {} {fid} {why} {state}\n", t(now)),
+            None => String::new(),
+        }
     }
 }
 
 impl Sim {
-    /// The world of `parts`, with its first events scheduled: FairQ's first sample and tick,
-    /// every source's start, the window opening, the incast's first request, then the time
+    /// The run of `world`, with its first events scheduled: FairQ's first sample and tick,
+    /// every flow's start, the window opening, the incast's first request, then the time
     /// series' first tick (events of one instant run in this order).
-    pub fn new(parts: Parts) -> Sim {
-        let Parts {
-            net, routes, route_rng, tcp, conns, udp, incast, via, packet_cores, core_rng, window_start, end, measured_rate_bps,
-            probes, flow_group, group_names, fairq, series, poisson_plan, timer_coin, float_clock,
-        } = parts;
-        let n = tcp.len() + udp.len();
-        debug_assert_eq!(via.len(), n);
-        let deep_hints = net.ports.len().min(n.saturating_mul(PORTS_PER_FLOW)) >= DEEP_HINT_PORTS;
+    pub fn new(world: World) -> Sim {
+        let n = world.flows.len();
+        debug_assert_eq!(world.via.len(), n);
+        let deep_hints = world.net.ports.len().min(n.saturating_mul(PORTS_PER_FLOW)) >= DEEP_HINT_PORTS;
         let mut sim = Sim {
             q: EventQueue::new(),
-            net,
-            routes,
-            route_rng,
-            tcp,
-            conns,
-            udp,
-            incast,
-            via,
-            packet_cores,
-            core_rng,
+            w: world,
             obs: vec![FlowObs::default(); n],
-            window_start,
             drops_at_window: Vec::new(),
-            end,
-            measured_rate_bps,
-            series: None,
-            probes,
-            flow_group,
-            group_names,
-            poisson_plan,
             slab: Slab::default(),
             qev: QdiscEvents::default(),
             scratch: Vec::with_capacity(64),
             next_uid: 1,
-            timer_coin,
-            float_clock,
-            fairq: None,
             fnow: 0.0,
             deep_hints,
             #[cfg(feature = "trace")]
             trace: String::new(),
         };
-        if let Some(fq) = fairq {
-            sim.attach_fairq(fq);
+        if let Some(fq) = sim.w.fairq.as_deref() {
+            let now = sim.q.now();
+            let (sample_dt, tick_dt) = (fq.sample_interval(), fq.tick_interval());
+            sim.q.schedule(now + sample_dt, Event::FairqSample);
+            sim.q.schedule(now + tick_dt, Event::FairqTick);
         }
         sim.schedule_starts();
-        if let Some(series) = series {
-            sim.attach_series(series);
+        if let Some(series) = &sim.w.series {
+            sim.q.schedule(series.next_time(), Event::SeriesTick);
         }
         sim
+    }
+
+    /// What the run is made of: the network, the flows and their endpoints, the observers.
+    pub fn world(&self) -> &World {
+        &self.w
+    }
+
+    /// The run's world, for a caller that builds a run only to read what it is made of (the
+    /// real-packet switch's routes and flows).
+    pub fn into_world(self) -> World {
+        self.w
+    }
+
+    /// The world, to take the observers' tables out once the run is over (`render/`).
+    pub(crate) fn world_mut(&mut self) -> &mut World {
+        &mut self.w
+    }
+
+    /// Receiver-side observations, by flow id.
+    pub fn obs(&self) -> &[FlowObs] {
+        &self.obs
+    }
+
+    /// Events run so far.
+    pub fn events(&self) -> u64 {
+        self.q.events()
+    }
+
+    /// The event log (feature `trace`; see [`trace`]), taken out of the run.
+    #[cfg(feature = "trace")]
+    pub fn take_trace(&mut self) -> String {
+        std::mem::take(&mut self.trace)
     }
 
     /// Whether the run looks two events ahead for cache hints (see [`DEEP_HINT_PORTS`]).
@@ -298,36 +300,35 @@ impl Sim {
         self.slab.live()
     }
 
-    /// Schedules the starts of every source and the window opening.
+    /// Schedules the starts of every flow (in flow id order) and the window opening.
     fn schedule_starts(&mut self) {
-        for i in 0..self.tcp.len() {
+        for i in 0..self.w.flows.len() {
             // a server that answers each request on a new connection opens it at the request
-            if self.incast.as_ref().is_some_and(|ic| ic.per_request.is_some() && ic.server_of(i as u32).is_some()) {
+            if self.w.incast.as_ref().is_some_and(|ic| ic.per_request.is_some() && ic.server_of(i as u32).is_some()) {
                 continue;
             }
-            // the subflows of an MPTCP connection after the first open when it says (mptcp.rs)
-            let c = self.tcp[i].conn;
-            if c != NO_CONN && self.conns[c as usize].first != i as u32 {
-                continue;
+            // the flows of a bond other than those it opens itself (an MPTCP connection's joins)
+            let b = self.w.flows[i].bond;
+            if b != NO_BOND {
+                let bond = &self.w.bonds[b as usize].bond;
+                if !bond.opens(i - bond.flows().start) {
+                    continue;
+                }
             }
-            let at = self.tcp[i].start;
+            let at = self.w.flows[i].start;
             self.at(at, at.as_secs_f64(), Event::Start { flow: i as u32 });
         }
-        for i in 0..self.udp.len() {
-            let at = self.udp[i].start;
-            self.at(at, at.as_secs_f64(), Event::UdpSend { source: i as u32 });
-        }
-        if let Some(ic) = &self.incast {
+        if let Some(ic) = &self.w.incast {
             // After the servers' own Start events at the same instant (ties run FIFO).
             self.q.schedule(ic.start, Event::Request);
         }
-        self.q.schedule(self.window_start, Event::Sample);
+        self.q.schedule(self.w.window_start, Event::Sample);
     }
 
     /// Schedules `ev` at `t`, whose shadow-clock time is `f` (used only with `float_clock`).
     #[inline]
     fn at(&mut self, t: SimTime, f: f64, ev: Event) {
-        if self.float_clock {
+        if self.w.float_clock {
             self.q.schedule_tie(t, f.max(0.0).to_bits(), ev);
         } else {
             self.q.schedule(t, ev);
@@ -339,14 +340,14 @@ impl Sim {
     pub fn run(&mut self, mut progress: Option<ProgressFn<'_>>) -> ControlFlow<()> {
         let wall = std::time::Instant::now();
         let mut last_report = 0.0f64;
-        let duration_s = self.end.as_secs_f64();
+        let duration_s = self.w.end.as_secs_f64();
         loop {
             // Check the wall clock only every 64k events: it is for progress display only.
             for _ in 0..65_536 {
-                let Some((now, ev)) = self.q.pop_until(self.end) else {
+                let Some((now, ev)) = self.q.pop_until(self.w.end) else {
                     return self.report(&mut progress, wall, duration_s, true);
                 };
-                if self.float_clock {
+                if self.w.float_clock {
                     self.fnow = f64::from_bits(self.q.now_tie());
                 }
                 if self.deep_hints {
@@ -402,13 +403,13 @@ impl Sim {
         match next {
             Some(Event::Arrive { pkt }) => {
                 let f = &self.slab.items[pkt as usize];
-                if let Some(out) = self.routes.hint(f.node, self.routes.row(f.node), f.col, &f.pkt) {
+                if let Some(out) = self.w.routes.hint(f.node, self.w.routes.row(f.node), f.col, &f.pkt) {
                     self.prefetch_port(out);
                 }
             }
             // its port's lines were asked for one event ago, when it was the event after next
             Some(Event::TxDone { port }) if after.is_some() => {
-                if let Some(p) = self.net.ports[port as usize].queue.qdisc.next_out_hint() {
+                if let Some(p) = self.w.net.ports[port as usize].queue.qdisc.next_out_hint() {
                     prefetch(p);
                 }
             }
@@ -420,7 +421,7 @@ impl Sim {
     /// Asks for the first [`crate::net::PORT_HOT_LINES`] lines of port `port`.
     #[inline(always)]
     fn prefetch_port(&self, port: u32) {
-        let p = self.net.ports.as_ptr().wrapping_add(port as usize) as *const u8;
+        let p = self.w.net.ports.as_ptr().wrapping_add(port as usize) as *const u8;
         for line in 0..crate::net::PORT_HOT_LINES {
             prefetch(p.wrapping_add(64 * line));
         }
@@ -443,34 +444,19 @@ impl Sim {
         match ev {
             Event::Arrive { pkt } => self.arrive(now, pkt),
             Event::TxDone { port } => {
-                self.net.ports[port as usize].txdone_pending = false;
+                self.w.net.ports[port as usize].txdone_pending = false;
                 self.start_tx(port, now);
             }
             Event::Wake { port } => {
                 // a shaper's held-back packet may be due; only if the port is idle and no
                 // TxDone will come anyway (a stale wake does nothing)
-                let p = &self.net.ports[port as usize];
+                let p = &self.w.net.ports[port as usize];
                 if !p.txdone_pending && now >= p.busy_until {
                     self.start_tx(port, now);
                 }
             }
             Event::Timer { endpoint } => self.timer(now, endpoint),
-            Event::Start { flow } => {
-                let mut out = std::mem::take(&mut self.scratch);
-                self.tcp[flow as usize].start(now, &mut out);
-                let c = self.tcp[flow as usize].conn;
-                let opened = if c != NO_CONN { self.conn_send(c, now, &mut out) } else { 0 };
-                self.note_deadline(flow as usize, 0, now);
-                #[cfg(feature = "trace")]
-                self.trace.push_str(&trace::sender(now, flow as usize, "start", &self.tcp[flow as usize].sender));
-                self.emit(now, self.tcp[flow as usize].ids.src, &mut out);
-                self.scratch = out;
-                self.rearm(flow as usize, 0);
-                if opened != 0 {
-                    self.rearm_subflows(c, opened, now);
-                }
-            }
-            Event::UdpSend { source } => self.udp_send(now, source as usize),
+            Event::Start { flow } => self.start(now, flow as usize),
             Event::Request => self.request(now),
             Event::Sample => self.open_window(),
             Event::SeriesTick => self.series_tick(now),
@@ -482,7 +468,7 @@ impl Sim {
     /// Sends the packets in `out` from host `host`'s NIC, draining `out`.
     #[inline]
     fn emit(&mut self, now: SimTime, host: u32, out: &mut Vec<Packet>) {
-        let nic = self.net.nodes[host as usize].ports[0];
+        let nic = self.w.net.nodes[host as usize].ports[0];
         #[cfg(feature = "trace")]
         for p in out.iter() {
             use std::fmt::Write as _;
@@ -493,12 +479,12 @@ impl Sim {
         for mut p in out.drain(..) {
             p.uid = self.next_uid;
             self.next_uid += 1;
-            p.via = self.via[p.flow as usize];
+            p.via = self.w.via[p.flow as usize];
             if p.via == VIA_PER_PACKET {
-                let rng = self.core_rng.as_mut().expect("a core stream with per-packet cores");
-                p.via = self.packet_cores[rng.gen_range(0..self.packet_cores.len())];
+                let rng = self.w.core_rng.as_mut().expect("a core stream with per-packet cores");
+                p.via = self.w.packet_cores[rng.gen_range(0..self.w.packet_cores.len())];
             }
-            let col = self.routes.column(p.dst);
+            let col = self.w.routes.column(p.dst);
             let r = self.slab.insert(p, col);
             self.offer(nic, r, FROM_HOST, now);
         }
@@ -513,11 +499,11 @@ impl Sim {
     #[inline]
     fn offer(&mut self, pid: u32, pkt: PktRef, from: u32, now: SimTime) {
         if from != FROM_HOST {
-            if let Some(fq) = self.fairq.as_deref_mut() {
+            if let Some(fq) = self.w.fairq.as_deref_mut() {
                 fq.on_switch(now, from, pid, &mut self.slab.items[pkt.handle as usize].pkt);
             }
         }
-        let port = &mut self.net.ports[pid as usize];
+        let port = &mut self.w.net.ports[pid as usize];
         // An idle port with nothing stored: enqueue and dequeue in one step, which a discipline
         // that can (DropTail) makes without storing the packet (`Queue::pass`). A probe records
         // the two calls, and a traced run writes them out: both make them.
@@ -558,7 +544,7 @@ impl Sim {
     /// a second look-up (and bounds check) of `ports[pid]`.
     #[inline]
     fn port_in(&mut self, pid: u32, pkt: PktRef, now: SimTime) -> &mut Port {
-        let port = &mut self.net.ports[pid as usize];
+        let port = &mut self.w.net.ports[pid as usize];
         #[cfg(feature = "trace")]
         let (tflow, tseq, tsize) = {
             let p = self.slab.pkt(pkt.handle);
@@ -567,7 +553,7 @@ impl Sim {
         if port.probe == NO_PROBE {
             port.queue.enqueue(pkt, now, &mut self.qev);
         } else {
-            self.probes[port.probe as usize].offer(now, pkt, &mut port.queue, &mut self.qev, &self.flow_group, &self.slab);
+            self.w.probes[port.probe as usize].offer(now, pkt, &mut port.queue, &mut self.qev, &self.w.flow_group, &self.slab);
         }
         #[cfg(feature = "trace")]
         if port.measured {
@@ -590,10 +576,10 @@ impl Sim {
     /// records it, then every packet the discipline dropped on the way leaves the slab.
     #[inline]
     fn port_out(&mut self, pid: u32, now: SimTime) -> Option<PktRef> {
-        let port = &mut self.net.ports[pid as usize];
+        let port = &mut self.w.net.ports[pid as usize];
         let next = port.queue.dequeue(now, &mut self.qev);
         if port.probe != NO_PROBE {
-            self.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.qev.dropped, &self.flow_group, &self.slab);
+            self.w.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.qev.dropped, &self.w.flow_group, &self.slab);
         }
         self.slab.free_dropped(&mut self.qev);
         next
@@ -605,7 +591,7 @@ impl Sim {
         let next = self.port_out(pid, now);
         let Some(pkt) = next else {
             // A shaper (ExpressPass credits) may hold packets back: try again when it says.
-            let port = &self.net.ports[pid as usize];
+            let port = &self.w.net.ports[pid as usize];
             if !port.queue.is_empty() {
                 if let Some(at) = dcfair_core::qdisc::Qdisc::ready_at(&port.queue.qdisc) {
                     self.q.schedule(at.max(now), Event::Wake { port: pid });
@@ -621,7 +607,7 @@ impl Sim {
     /// link delay later.
     #[inline]
     fn transmit(&mut self, pid: u32, pkt: PktRef, now: SimTime) {
-        let port = &mut self.net.ports[pid as usize];
+        let port = &mut self.w.net.ports[pid as usize];
         #[cfg(feature = "trace")]
         if port.measured {
             use std::fmt::Write as _;
@@ -631,17 +617,17 @@ impl Sim {
         let done = now + port.tx_time(pkt.size);
         // shadow clock, as ns-2's LinkDelay: resume at now + txt, arrival at now + (txt + delay);
         // only float-clock runs need it
-        let (done_f, at_f) = if self.float_clock {
+        let (done_f, at_f) = if self.w.float_clock {
             let txt_f = 8.0 * pkt.size as f64 / port.rate_f;
             (self.fnow + txt_f, self.fnow + (txt_f + port.delay_f))
         } else {
             (0.0, 0.0)
         };
         port.busy_until = done;
-        if self.float_clock {
+        if self.w.float_clock {
             port.busy_until_f = done_f; // a cold cache line otherwise
         }
-        if done >= self.window_start && done <= self.end {
+        if done >= self.w.window_start && done <= self.w.end {
             port.window_bytes_out += pkt.size as u64;
         }
         let (node, local, at) = (port.peer_node, port.peer_port, done + port.delay);
@@ -661,30 +647,30 @@ impl Sim {
     fn arrive(&mut self, now: SimTime, h: u32) {
         let f = &mut self.slab.items[h as usize];
         let (node, port, col) = (f.node, f.port, f.col);
-        let row = self.routes.row(node);
+        let row = self.w.routes.row(node);
         if row != NO_ROW {
             let pkt = &mut f.pkt;
             pkt.ingress = port;
             pkt.hops = pkt.hops.saturating_add(1);
             // Routes were checked for every flow when the network was built.
-            let Some(out) = self.routes.next_global_port_in(node, row, col, pkt, &mut self.route_rng) else {
-                debug_assert!(false, "no route to {} at {}", pkt.dst, self.net.nodes[node as usize].name);
+            let Some(out) = self.w.routes.next_global_port_in(node, row, col, pkt, &mut self.w.route_rng) else {
+                debug_assert!(false, "no route to {} at {}", pkt.dst, self.w.net.nodes[node as usize].name);
                 self.slab.free(h);
                 return;
             };
             let r = PktRef::of(h, pkt);
             // only FairQ reads where a packet came in: a run without it looks nothing up
-            let from = if self.fairq.is_some() { self.net.nodes[node as usize].ports[port as usize] } else { FROM_HOST };
+            let from = if self.w.fairq.is_some() { self.w.net.nodes[node as usize].ports[port as usize] } else { FROM_HOST };
             self.offer(out, r, from, now);
         } else {
             self.deliver(now, node, h);
         }
     }
 
-    /// The packet in slab slot `h` reached host `host`: observe it and hand it to its transport,
-    /// which reads it in its slot (a copy would cost a pass over all its 152 bytes; a data
-    /// segment's transport reads only the first two of its three cache lines). The slot is freed
-    /// as soon as the transport is done with it, before the transport's replies are emitted.
+    /// The packet in slab slot `h` reached host `host`: observe it and hand it to its flow's
+    /// end there, which reads it in its slot (a copy would cost a pass over all its 152 bytes; a
+    /// data segment's transport reads only the first two of its three cache lines). The slot is
+    /// freed as soon as the endpoint is done with it, before its replies are emitted.
     fn deliver(&mut self, now: SimTime, host: u32, h: u32) {
         let pkt = &self.slab.items[h as usize].pkt;
         let f = pkt.flow as usize;
@@ -693,108 +679,151 @@ impl Sim {
             use std::fmt::Write as _;
             let _ = writeln!(self.trace, "r {} {f} {} {} {} {}", trace::t(now), pkt.seq, pkt.size, pkt.flags, pkt.ack);
         }
-        let in_window = now >= self.window_start;
-        if pkt.proto == Proto::Udp {
-            let size = pkt.size;
-            self.slab.free(h);
-            let src = &mut self.udp[f - self.tcp.len()];
-            src.bytes_received += size as u64;
-            let start = src.start;
-            self.obs[f].arrival(now, start, size, in_window);
-            return;
-        }
+        let in_window = now >= self.w.window_start;
         let mut out = std::mem::take(&mut self.scratch);
-        let flow = &mut self.tcp[f];
-        // a run without MPTCP reads no flow's `conn` (one predictable branch per packet)
-        let c = if self.conns.is_empty() { NO_CONN } else { flow.conn };
+        let flow = &mut self.w.flows[f];
+        // a run without bonds reads no flow's `bond` (one predictable branch per packet)
+        let b = if self.w.bonds.is_empty() { NO_BOND } else { flow.bond };
         if host == flow.ids.dst {
-            if pkt.is_data() {
-                self.obs[f].arrival(now, flow.start, pkt.size, in_window);
-            }
-            flow.to_receiver(pkt, now, &mut out);
+            let size = pkt.size;
+            let got = flow.ends.receive(pkt, now, &mut out);
             self.slab.free(h);
-            if c != NO_CONN {
-                let conn = &mut self.conns[c as usize];
-                conn.on_delivered(f - conn.first as usize, flow.receiver.delivered_bytes(), now, in_window);
+            if got.arrival {
+                self.obs[f].arrival(now, flow.start, size, in_window);
             }
-            if let Some(fq) = self.fairq.as_deref() {
-                fq.tag(&mut out, flow.receiver.wscale_shift());
+            let delivered = got.delivered;
+            if b != NO_BOND {
+                let bd = &mut self.w.bonds[b as usize];
+                let k = f - bd.bond.flows().start;
+                let advanced = bd.bond.after_receive(k, delivered);
+                if advanced > 0 {
+                    bd.obs.arrival(now, bd.bond.start(), advanced.min(u32::MAX as u64) as u32, in_window);
+                    if bd.obs.completed.is_none() && bd.bond.size().is_some_and(|s| bd.bond.delivered_bytes() >= s) {
+                        bd.obs.completed = Some(now);
+                    }
+                }
             }
-            let delivered = flow.delivered_bytes();
             if let Some(size) = flow.size {
                 if self.obs[f].completed.is_none() && delivered >= size {
                     self.obs[f].completed = Some(now);
                 }
             }
-            if let Some(ic) = &mut self.incast {
+            if let Some(ic) = &mut self.w.incast {
                 match ic.on_delivered(f as u32, delivered, now) {
                     RoundEnd::NotYet => {}
                     RoundEnd::NextRequestAt(at) => self.q.schedule(at, Event::Request),
-                    // The last answer is in: the run ends here (no idle tail).
                     // The last answer is in: the run ends here unless other traffic runs.
-                    RoundEnd::LastRound if ic.ends_run => self.end = now,
+                    RoundEnd::LastRound if ic.ends_run => self.w.end = now,
                     RoundEnd::LastRound => {}
                 }
             }
+            if got.one_way {
+                // a receiver that answers nothing and keeps no timer (a UDP sink)
+                self.scratch = out;
+                return;
+            }
+            if let Some(fq) = self.w.fairq.as_deref() {
+                if let Some(shift) = flow.ends.window_shift() {
+                    fq.tag(&mut out, shift);
+                }
+            }
             let dst = flow.ids.dst;
-            self.note_deadline(f, 1, now);
+            self.note_deadline(f, Side::Receiver, now);
             self.emit(now, dst, &mut out);
             self.scratch = out;
-            self.rearm(f, 1);
+            self.rearm(f, Side::Receiver);
         } else {
-            if c != NO_CONN {
-                let conn = &mut self.conns[c as usize];
-                conn.before_ack(&mut self.tcp[conn.range()], f - conn.first as usize);
+            if b != NO_BOND {
+                let bond = &mut self.w.bonds[b as usize].bond;
+                let r = bond.flows();
+                bond.before_packet(&mut self.w.flows[r.clone()], f - r.start, Side::Sender);
             }
-            let flow = &mut self.tcp[f];
-            flow.to_sender(pkt, now, &mut out);
+            let flow = &mut self.w.flows[f];
+            flow.ends.on_packet(Side::Sender, pkt, now, &mut out);
             self.slab.free(h);
             #[cfg(feature = "trace")]
-            self.trace.push_str(&trace::sender(now, f, "ack", &flow.sender));
+            self.trace.push_str(&trace::sender(now, f, "ack", &flow.ends));
             let src = flow.ids.src;
-            let opened = if c != NO_CONN { self.conn_send(c, now, &mut out) } else { 0 };
-            self.note_deadline(f, 0, now);
+            let touched = if b != NO_BOND { self.bond_send(b, now, &mut out) } else { 0 };
+            self.note_deadline(f, Side::Sender, now);
             self.emit(now, src, &mut out);
             self.scratch = out;
-            self.rearm(f, 0);
-            if opened != 0 {
-                self.rearm_subflows(c, opened, now);
+            self.rearm(f, Side::Sender);
+            if touched != 0 {
+                self.rearm_bond(b, touched, now);
             }
         }
     }
 
-    /// After an ACK reached a subflow sender of connection `c` (or its first subflow opened):
-    /// the connection hands out data and opens its other subflows when due
-    /// ([`Connection::after_ack`]); returns the subflows that sent or opened (bit k).
-    fn conn_send(&mut self, c: u32, now: SimTime, out: &mut Vec<Packet>) -> u32 {
-        let conn = &mut self.conns[c as usize];
-        conn.after_ack(&mut self.tcp[conn.range()], now, out)
+    /// A flow starts: its sender opens (and, for a flow of a bond, the bond may make its other
+    /// senders send).
+    fn start(&mut self, now: SimTime, f: usize) {
+        let mut out = std::mem::take(&mut self.scratch);
+        self.w.flows[f].ends.start(now, &mut out);
+        let b = self.w.flows[f].bond;
+        let touched = if b != NO_BOND { self.bond_send(b, now, &mut out) } else { 0 };
+        #[cfg(feature = "trace")]
+        self.trace.push_str(&trace::sender(now, f, "start", &self.w.flows[f].ends));
+        let src = self.w.flows[f].ids.src;
+        self.after_timed(now, f, Side::Sender, src, out);
+        if touched != 0 {
+            self.rearm_bond(b, touched, now);
+        }
     }
 
-    /// The sender timers of the subflows of connection `c` in the mask (bit k: subflow k).
-    fn rearm_subflows(&mut self, c: u32, mut mask: u32, now: SimTime) {
-        let first = self.conns[c as usize].first as usize;
+    /// After a sender of bond `b` took a packet or started: the bond may make its senders
+    /// send; returns the flows it touched (bit k: the bond's flow k).
+    fn bond_send(&mut self, b: u32, now: SimTime, out: &mut Vec<Packet>) -> u32 {
+        let bond = &mut self.w.bonds[b as usize].bond;
+        let r = bond.flows();
+        bond.after_send(&mut self.w.flows[r], now, out)
+    }
+
+    /// The sender timers of the flows of bond `b` in the mask (bit k: the bond's flow k).
+    fn rearm_bond(&mut self, b: u32, mut mask: u32, now: SimTime) {
+        let first = self.w.bonds[b as usize].bond.flows().start;
         while mask != 0 {
             let k = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            self.note_deadline(first + k, 0, now);
-            self.rearm(first + k, 0);
+            self.note_deadline(first + k, Side::Sender, now);
+            self.rearm(first + k, Side::Sender);
         }
     }
 
-    /// Makes sure endpoint `side` (0 sender, 1 receiver) of flow `f` has a timer event at or
-    /// before its deadline.
+    /// After end `side` of flow `f` started or took its timer: what it emitted leaves `host`,
+    /// and its timer is re-armed, lazily or, for a clock, at exactly its next tick (scheduled
+    /// before what it emitted).
+    #[inline(always)]
+    fn after_timed(&mut self, now: SimTime, f: usize, side: Side, host: u32, mut out: Vec<Packet>) {
+        if self.w.flows[f].ends.clocked() {
+            if let Some(d) = self.w.flows[f].ends.deadline(side) {
+                self.w.flows[f].timer_at[side.index()] = Some(d);
+                let fd = self.fnow + d.saturating_since(now).as_secs_f64();
+                self.at(d, fd, Event::Timer { endpoint: (f * 2 + side.index()) as u32 });
+            }
+            self.emit(now, host, &mut out);
+            self.scratch = out;
+            return;
+        }
+        self.note_deadline(f, side, now);
+        self.emit(now, host, &mut out);
+        self.scratch = out;
+        self.rearm(f, side);
+    }
+
+    /// Makes sure end `side` of flow `f` has a timer event at or before its deadline.
     #[inline]
-    fn rearm(&mut self, f: usize, side: usize) {
-        let flow = &mut self.tcp[f];
-        let deadline = flow.deadline(side);
+    fn rearm(&mut self, f: usize, side: Side) {
+        let flow = &mut self.w.flows[f];
+        let deadline = flow.ends.deadline(side);
+        let s = side.index();
         if let Some(d) = deadline {
-            if flow.timer_at[side].is_none_or(|t| d < t) {
+            if flow.timer_at[s].is_none_or(|t| d < t) {
                 let d = d.max(self.q.now());
-                flow.timer_at[side] = Some(d);
-                let fd = flow.timer_f[side];
-                let ev = Event::Timer { endpoint: (f * 2 + side) as u32 };
-                if self.timer_coin.as_mut().is_some_and(|rng| rng.gen::<bool>()) {
+                flow.timer_at[s] = Some(d);
+                let fd = flow.timer_f[s];
+                let ev = Event::Timer { endpoint: (f * 2 + s) as u32 };
+                if self.w.timer_coin.as_mut().is_some_and(|rng| rng.gen::<bool>()) {
                     self.q.schedule_last(d, ev);
                 } else {
                     self.at(d, fd, ev);
@@ -803,54 +832,54 @@ impl Sim {
         }
     }
 
-    /// Float-clock mode: when endpoint `side` of flow `f` has a new deadline, its shadow-clock
-    /// time is `fnow + (deadline - now)` (ns-2: `resched(rto)` at the current time).
+    /// Float-clock mode: when end `side` of flow `f` has a new deadline, its shadow-clock time
+    /// is `fnow + (deadline - now)` (ns-2: `resched(rto)` at the current time).
     #[inline]
-    fn note_deadline(&mut self, f: usize, side: usize, now: SimTime) {
-        if !self.float_clock {
+    fn note_deadline(&mut self, f: usize, side: Side, now: SimTime) {
+        if !self.w.float_clock {
             return;
         }
-        let flow = &mut self.tcp[f];
-        let d = flow.deadline(side);
-        if d != flow.deadline_seen[side] {
-            flow.deadline_seen[side] = d;
+        let flow = &mut self.w.flows[f];
+        let s = side.index();
+        let d = flow.ends.deadline(side);
+        if d != flow.deadline_seen[s] {
+            flow.deadline_seen[s] = d;
             if let Some(d) = d {
-                flow.timer_f[side] = self.fnow + d.saturating_since(now).as_secs_f64();
+                flow.timer_f[s] = self.fnow + d.saturating_since(now).as_secs_f64();
             }
         }
     }
 
     fn timer(&mut self, now: SimTime, endpoint: u32) {
-        let (f, side) = ((endpoint / 2) as usize, (endpoint % 2) as usize);
-        let flow = &mut self.tcp[f];
-        if flow.timer_at[side] != Some(now) {
+        let (f, side) = ((endpoint / 2) as usize, Side::BOTH[(endpoint % 2) as usize]);
+        let flow = &mut self.w.flows[f];
+        if flow.timer_at[side.index()] != Some(now) {
             return; // superseded by an earlier timer event that already ran
         }
-        flow.timer_at[side] = None;
+        flow.timer_at[side.index()] = None;
         let mut out = std::mem::take(&mut self.scratch);
-        flow.on_timer(side, now, &mut out);
-        let tcp = flow.xpass.is_none();
-        let host = if side == 0 {
-            #[cfg(feature = "trace")]
-            if tcp {
-                self.trace.push_str(&trace::sender(now, f, "timer", &flow.sender));
+        flow.ends.on_timer(side, now, &mut out);
+        let host = match side {
+            Side::Sender => {
+                #[cfg(feature = "trace")]
+                self.trace.push_str(&trace::sender(now, f, "timer", &flow.ends));
+                flow.ids.src
             }
-            flow.ids.src
-        } else {
-            if let (true, Some(fq)) = (tcp, self.fairq.as_deref()) {
-                fq.tag(&mut out, flow.receiver.wscale_shift());
+            Side::Receiver => {
+                if let Some(fq) = self.w.fairq.as_deref() {
+                    if let Some(shift) = flow.ends.window_shift() {
+                        fq.tag(&mut out, shift);
+                    }
+                }
+                flow.ids.dst
             }
-            flow.ids.dst
         };
-        self.note_deadline(f, side, now);
-        self.emit(now, host, &mut out);
-        self.scratch = out;
-        self.rearm(f, side);
+        self.after_timed(now, f, side, host, out);
     }
 
     /// The incast client asks every server for its share of the next block, all at once.
     fn request(&mut self, now: SimTime) {
-        let Some(ic) = &mut self.incast else { return };
+        let Some(ic) = &mut self.w.incast else { return };
         ic.issued += 1;
         ic.round_start = now;
         ic.pending = ic.servers;
@@ -859,103 +888,68 @@ impl Sim {
         let (first, servers, bytes, per_request) = (ic.first, ic.servers, ic.per_server, ic.per_request.take());
         for f in first..first + servers {
             let mut out = std::mem::take(&mut self.scratch);
-            let flow = &mut self.tcp[f as usize];
+            let flow = &mut self.w.flows[f as usize];
             match &per_request {
-                Some(tcp) => flow.reconnect(tcp, bytes, now, &mut out),
-                None => flow.write(bytes, now, &mut out),
+                Some(tcp) => flow.ends.reconnect(&mut flow.ids, tcp, bytes, now, &mut out),
+                None => flow.ends.write(bytes, now, &mut out),
             }
             let src = flow.ids.src;
-            self.note_deadline(f as usize, 0, now);
+            self.note_deadline(f as usize, Side::Sender, now);
             self.emit(now, src, &mut out);
             self.scratch = out;
-            self.rearm(f as usize, 0);
+            self.rearm(f as usize, Side::Sender);
         }
-        if let Some(ic) = &mut self.incast {
+        if let Some(ic) = &mut self.w.incast {
             ic.per_request = per_request;
         }
     }
 
-    fn udp_send(&mut self, now: SimTime, i: usize) {
-        let src = &mut self.udp[i];
-        let p = src.packet();
-        src.pkts_sent += 1;
-        src.bytes_sent += p.size as u64;
-        let gap = src.next_gap();
-        let host = src.src;
-        let f = self.fnow + gap.as_secs_f64();
-        self.at(now + gap, f, Event::UdpSend { source: i as u32 });
-        let mut out = std::mem::take(&mut self.scratch);
-        out.push(p);
-        self.emit(now, host, &mut out);
-        self.scratch = out;
-    }
-
-    /// Attaches a time series sampler (`series.rs`) and schedules its first tick.
-    fn attach_series(&mut self, series: Series) {
-        let at = series.next_time();
-        self.series = Some(series);
-        self.q.schedule(at, Event::SeriesTick);
-    }
-
     /// A `SeriesTick`: sample, then schedule the next tick if it falls inside the run.
     fn series_tick(&mut self, now: SimTime) {
-        let Some(s) = self.series.as_mut() else { return };
-        s.sample(now, &self.net, &self.tcp, &self.udp, &self.flow_group);
+        let Some(s) = self.w.series.as_mut() else { return };
+        s.sample(now, &self.w.net, &self.w.flows, &self.w.flow_group);
         let next = s.advance();
-        if next <= self.end && next > now {
+        if next <= self.w.end && next > now {
             self.q.schedule(next, Event::SeriesTick);
         }
     }
 
-    /// Attaches FairQ (`fairq.rs`) and schedules its first sample and controller tick.
-    fn attach_fairq(&mut self, fq: FairqNet) {
-        let now = self.q.now();
-        let (sample_dt, tick_dt) = (fq.sample_interval(), fq.tick_interval());
-        self.fairq = Some(Box::new(fq));
-        self.q.schedule(now + sample_dt, Event::FairqSample);
-        self.q.schedule(now + tick_dt, Event::FairqTick);
-    }
-
     /// A `FairqSample`: the FairQ ports sample their queues; the next sample if inside the run.
     fn fairq_sample(&mut self, now: SimTime) {
-        let Some(fq) = self.fairq.as_deref_mut() else { return };
-        fq.sample(&self.net);
+        let Some(fq) = self.w.fairq.as_deref_mut() else { return };
+        fq.sample(&self.w.net);
         let next = now + fq.sample_interval();
-        if next <= self.end {
+        if next <= self.w.end {
             self.q.schedule(next, Event::FairqSample);
         }
     }
 
     /// A `FairqTick`: the FairQ controllers run; the next tick if inside the run.
     fn fairq_tick(&mut self, now: SimTime) {
-        let Some(fq) = self.fairq.as_deref_mut() else { return };
+        let Some(fq) = self.w.fairq.as_deref_mut() else { return };
         fq.tick(now);
         let next = now + fq.tick_interval();
-        if next <= self.end {
+        if next <= self.w.end {
             self.q.schedule(next, Event::FairqTick);
         }
     }
 
     /// Snapshot of cumulative counters when the measurement window opens.
     fn open_window(&mut self) {
-        for f in &mut self.tcp {
+        for f in &mut self.w.flows {
             f.delivered_at_window = f.delivered_bytes();
             f.sent_at_window = f.data_pkts_sent();
         }
-        for c in &mut self.conns {
-            c.delivered_at_window = c.delivered_bytes();
+        for b in &mut self.w.bonds {
+            b.delivered_at_window = b.bond.delivered_bytes();
         }
-        for u in &mut self.udp {
-            u.bytes_received_at_window = u.bytes_received;
-            u.pkts_sent_at_window = u.pkts_sent;
-        }
-        self.drops_at_window = self.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).collect();
+        self.drops_at_window = self.w.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).collect();
     }
 
     /// Packets each measured port dropped from the instant the measurement window opened (all
     /// of them if it has not opened), in port order: `window_drops` of ports.csv and summary.json.
     pub fn measured_window_drops(&self) -> impl Iterator<Item = u64> + '_ {
-        self.net.ports.iter().enumerate().filter(|(_, p)| p.measured).map(|(i, p)| {
+        self.w.net.ports.iter().enumerate().filter(|(_, p)| p.measured).map(|(i, p)| {
             p.queue.stats.drops_pkts() - self.drops_at_window.get(i).copied().unwrap_or(0)
         })
     }

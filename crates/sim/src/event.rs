@@ -8,8 +8,15 @@
 //!   non-negative `f64` (whose bit patterns sort like the numbers) to order exact ties the way
 //!   a floating-point clock would, or `u64::MAX` ([`EventQueue::schedule_last`]) to put an
 //!   event after the ordinary events of its instant (see `engine.rs`, `scenario::TieBreak`).
-//! - An event is packed into 32 bits: 3 bits of kind and a 29-bit id (port, packet handle,
-//!   timer endpoint, flow, source; at most [`MAX_ID`], far more than memory allows).
+//! - An event is packed into 32 bits: 3 bits of kind and a 29-bit id (a packet handle, a port,
+//!   a flow's end `2 x flow + side`, a flow; at most [`MAX_ID`], 536 million: a k = 64
+//!   fat-tree has 393,216 ports and 65,536 hosts, whose flows have twice as many endpoints,
+//!   and memory bounds the packets in flight far below it). Kinds 0 to 4 are the events every
+//!   packet, flow or shaper makes, whatever the transport (a transport's timers are its
+//!   endpoints' `Timer` events); 5 and 6 are free for the next such event. Kind 7
+//!   holds every other event (`Ext`): a sub-kind byte and a 21-bit id (at most
+//!   [`MAX_EXT_ID`], two million), so that a new mechanism adds its events as sub-kinds of
+//!   their own without taking bits from another's.
 //! - The queue uses one of two layouts, chosen by the ties in use; the order is the same in
 //!   both:
 //!   - *compact* (every tie so far is 0 or `u64::MAX`: `fifo` and `random_timers` runs): an
@@ -46,10 +53,10 @@ pub enum Event {
     Timer { endpoint: u32 },
     /// A flow (or generator) starts.
     Start { flow: u32 },
+    /// A port whose discipline held packets back (a transport's shaper) may send again.
+    Wake { port: u32 },
     /// The incast client sends its next request to every server.
     Request,
-    /// A UDP source emits its next packet.
-    UdpSend { source: u32 },
     /// The measurement window opens (snapshot of cumulative counters).
     Sample,
     /// Periodic sampling of the time series (`[measure] sample_interval_s`; `series.rs`).
@@ -58,13 +65,28 @@ pub enum Event {
     FairqSample,
     /// FairQ: the window controllers' timer `T` (`fairq.interval_us`).
     FairqTick,
-    /// A port whose shaper held packets back (ExpressPass credits) may send again.
-    Wake { port: u32 },
 }
 
-/// The largest id an event can carry (29 bits).
+/// The largest id an event of kinds 0 to 6 can carry (29 bits).
 pub const MAX_ID: u32 = (1 << ID_BITS) - 1;
 const ID_BITS: u32 = 29;
+/// The largest id an [`Ext`] event can carry (21 bits: the 29 bits of an id less a sub-kind byte).
+pub const MAX_EXT_ID: u32 = (1 << EXT_ID_BITS) - 1;
+const EXT_ID_BITS: u32 = ID_BITS - 8;
+
+/// The kind of an [`Ext`] event. Kinds 0 to 4 are [`Event::pack`]'s first five; 5 and 6 are
+/// free.
+const KIND_EXT: u32 = 7;
+
+/// The sub-kinds of kind 7: one byte, 256 of them.
+#[repr(u32)]
+enum Ext {
+    Request = 0,
+    Sample = 1,
+    SeriesTick = 2,
+    FairqSample = 3,
+    FairqTick = 4,
+}
 
 impl Event {
     #[inline(always)]
@@ -74,18 +96,22 @@ impl Event {
             Event::TxDone { port } => (1, port),
             Event::Timer { endpoint } => (2, endpoint),
             Event::Start { flow } => (3, flow),
-            Event::Request => (4, 0),
-            Event::UdpSend { source } => (5, source),
-            Event::Sample => (6, 0),
-            // the FairQ timers share kind 6 with `Sample` (the 3 kind bits are all taken)
-            Event::FairqSample => (6, 1),
-            Event::FairqTick => (6, 2),
-            Event::SeriesTick => (7, 0),
-            // shares kind 7 with `SeriesTick`: id 0 is the tick, port p is p + 1
-            Event::Wake { port } => (7, port + 1),
+            Event::Wake { port } => (4, port),
+            Event::Request => return Event::ext(Ext::Request, 0),
+            Event::Sample => return Event::ext(Ext::Sample, 0),
+            Event::SeriesTick => return Event::ext(Ext::SeriesTick, 0),
+            Event::FairqSample => return Event::ext(Ext::FairqSample, 0),
+            Event::FairqTick => return Event::ext(Ext::FairqTick, 0),
         };
         debug_assert!(id <= MAX_ID, "event id {id} needs more than {ID_BITS} bits");
         (kind << ID_BITS | id) as u64
+    }
+
+    /// An event of kind 7: its sub-kind byte, then its id.
+    #[inline(always)]
+    fn ext(sub: Ext, id: u32) -> u64 {
+        debug_assert!(id <= MAX_EXT_ID, "event id {id} needs more than {EXT_ID_BITS} bits");
+        (KIND_EXT << ID_BITS | (sub as u32) << EXT_ID_BITS | id) as u64
     }
 
     #[inline(always)]
@@ -96,15 +122,20 @@ impl Event {
             1 => Event::TxDone { port: id },
             2 => Event::Timer { endpoint: id },
             3 => Event::Start { flow: id },
-            4 => Event::Request,
-            5 => Event::UdpSend { source: id },
-            6 => match id {
-                0 => Event::Sample,
-                1 => Event::FairqSample,
-                _ => Event::FairqTick,
-            },
-            _ if id == 0 => Event::SeriesTick,
-            _ => Event::Wake { port: id - 1 },
+            4 => Event::Wake { port: id },
+            _ => Event::unpack_ext(id),
+        }
+    }
+
+    /// The event of kind 7 whose sub-kind and id are `bits`.
+    #[inline(always)]
+    fn unpack_ext(bits: u32) -> Event {
+        match bits >> EXT_ID_BITS {
+            0 => Event::Request,
+            1 => Event::Sample,
+            2 => Event::SeriesTick,
+            3 => Event::FairqSample,
+            _ => Event::FairqTick,
         }
     }
 }
@@ -497,8 +528,8 @@ mod tests {
                 Event::TxDone { port: id },
                 Event::Timer { endpoint: id },
                 Event::Start { flow: id },
+                Event::Wake { port: id },
                 Event::Request,
-                Event::UdpSend { source: id },
                 Event::Sample,
                 Event::SeriesTick,
                 Event::FairqSample,

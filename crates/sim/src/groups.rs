@@ -27,7 +27,7 @@
 use crate::columns::{CatBuilder, Column, Table};
 use crate::scenario::validate::window_ticks;
 use crate::scenario::Scenario;
-use crate::workload::{TcpFlow, UdpSource};
+use crate::workload::Flow;
 use dcfair_core::time::{SimTime, PS_PER_SEC};
 
 /// Per-tick delivered bytes of every group.
@@ -57,17 +57,14 @@ impl GroupSeries {
         GroupSeries { flows, names: group_names.to_vec(), window_ticks, ..Default::default() }
     }
 
-    /// Records the groups' cumulative delivered bytes at `now`: of the TCP flows `tcp` and the
-    /// UDP sources `udp`, in groups `flow_group` (by flow id).
-    pub fn sample(&mut self, now: SimTime, tcp: &[TcpFlow], udp: &[UdpSource], flow_group: &[u16]) {
+    /// Records the groups' cumulative delivered bytes at `now`: of the flows `flows`, in groups
+    /// `flow_group` (by flow id).
+    pub fn sample(&mut self, now: SimTime, flows: &[Flow], flow_group: &[u16]) {
         let base = self.cum.len();
         self.cum.resize(base + self.names.len(), 0);
         let row = &mut self.cum[base..];
-        for (i, f) in tcp.iter().enumerate() {
+        for (i, f) in flows.iter().enumerate() {
             row[flow_group[i] as usize] += f.delivered_bytes();
-        }
-        for u in udp {
-            row[flow_group[u.flow as usize] as usize] += u.bytes_received;
         }
         self.times.push(now.0);
     }

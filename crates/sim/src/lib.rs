@@ -22,7 +22,6 @@ pub mod event;
 pub mod fairq;
 pub mod groups;
 pub mod metrics;
-pub mod mptcp;
 pub mod net;
 pub mod poisson;
 pub mod pktref;

@@ -42,11 +42,12 @@ use crate::net::{Network, NodeKind};
 use crate::results::num;
 use crate::routing::Routes;
 use crate::scenario::poisson::{PoissonConfig, GROUP, GROUP_1PKT, MAX_FLOWS};
-use crate::scenario::{Scenario, Transport};
+use crate::scenario::Scenario;
 use crate::topo::Built;
-use crate::workload::{xpass_ends, TcpFlow};
+use crate::workload::Flow;
 use dcfair_core::rng::Streams;
-use dcfair_core::tcp::{FlowIds, TcpSender};
+use dcfair_core::tcp::FlowIds;
+use dcfair_core::transport::{Data, Endpoint, FlowSpec};
 use dcfair_core::time::{SimDuration, SimTime};
 use rand::Rng as _;
 use serde_json::{json, Map, Value};
@@ -108,7 +109,7 @@ struct Arrival {
 /// The Poisson flows of `[poisson]`, drawn by `plan` (its [`plan`]), with ids from `first`; the
 /// CDF flows in group `group`, the one-packet flows in `group + 1`. Ordered (and numbered) by
 /// start time.
-pub fn flows(sc: &Scenario, streams: Streams, built: &Built, plan: &Plan, first: u32, group: u16) -> Result<Vec<TcpFlow>, Error> {
+pub fn flows(sc: &Scenario, streams: Streams, built: &Built, plan: &Plan, first: u32, group: u16) -> Result<Vec<Flow>, Error> {
     let p = sc.poisson.as_ref().expect("a plan comes from [poisson]");
     let cdf = p.cdf.as_ref().expect("PoissonConfig::prepare read the CDF");
     let (src_names, dst_names) = p.ends(&sc.topology);
@@ -159,18 +160,24 @@ pub fn flows(sc: &Scenario, streams: Streams, built: &Built, plan: &Plan, first:
     // by time; ties (practically never) CDF class first, then draw order: a stable sort
     arrivals.sort_by(|a, b| a.t.total_cmp(&b.t).then(a.class.cmp(&b.class)));
     arrivals.truncate(limit as usize);
+    let (tables, mtu) = (sc.transport_tables().resolved(), sc.mtu());
     let out = arrivals
         .iter()
         .enumerate()
         .map(|(j, a)| {
             let i = first + j as u32;
             let ids = FlowIds { flow: i, src: a.src, dst: a.dst, sport: 1024 + (i % 60_000) as u16, dport: 80 + (i / 60_000) as u16 };
-            let sender = TcpSender::new(&sc.tcp, ids, Some(a.size));
-            let mut flow = TcpFlow::new(&sc.tcp, ids, group + a.class as u16, Some(a.size), SimTime::from_secs_f64(a.t), sender);
-            if p.transport == Transport::Xpass {
-                flow.xpass = Some(xpass_ends(sc, streams, built, &sc.tcp, ids, Some(a.size)));
-            }
-            flow
+            let nic = built.net.nodes[ids.dst as usize].ports[0];
+            let spec = FlowSpec {
+                ids,
+                data: Data::Bulk(Some(a.size)),
+                tcp: &sc.tcp,
+                receiver_rate: built.net.ports[nic as usize].rate,
+                mtu,
+                streams,
+            };
+            let ends = Endpoint::build(p.transport, &tables, &spec);
+            Flow::new(ids, group + a.class as u16, Some(a.size), SimTime::from_secs_f64(a.t), ends)
         })
         .collect();
     Ok(out)
@@ -270,10 +277,10 @@ pub fn insert_metrics(m: &mut Map<String, Value>, sc: &Scenario, plan: &Plan, fl
 /// The per-flow view [`insert_metrics`] needs, from a finished simulation's flows, their
 /// observations, waypoints (by flow id), network and routes: `(flows, bytes of the one-packet
 /// group)` for the flows of groups `group` and `group + 1`.
-pub fn done_flows(tcp: &[TcpFlow], obs: &[FlowObs], via: &[u32], net: &Network, routes: &Routes, group: u16) -> (Vec<Done>, u64) {
+pub fn done_flows(flows: &[Flow], obs: &[FlowObs], via: &[u32], net: &Network, routes: &Routes, group: u16) -> (Vec<Done>, u64) {
     let mut v = Vec::new();
     let mut bytes_1pkt = 0;
-    for (i, f) in tcp.iter().enumerate() {
+    for (i, f) in flows.iter().enumerate() {
         if f.group != group && f.group != group + 1 {
             continue;
         }
@@ -326,7 +333,7 @@ mod tests {
         crate::scenario::load(&text, "t.toml", &ov)
     }
 
-    fn generate(sc: &Scenario, seed: u64) -> (Vec<TcpFlow>, Plan) {
+    fn generate(sc: &Scenario, seed: u64) -> (Vec<Flow>, Plan) {
         let streams = Streams::new(seed);
         let built = crate::topo::build(sc, streams).unwrap();
         let plan = plan(sc, sc.poisson.as_ref().unwrap(), &built.net);
@@ -410,7 +417,7 @@ mod tests {
         ])
         .unwrap();
         let (fl, plan) = generate(&sc, 2);
-        let ones: Vec<&TcpFlow> = fl.iter().filter(|f| f.group == 4).collect();
+        let ones: Vec<&Flow> = fl.iter().filter(|f| f.group == 4).collect();
         assert!(fl.len() - ones.len() > 90_000, "{} CDF flows", fl.len() - ones.len());
         assert!(ones.iter().all(|f| f.size == Some(1460)));
         let b1: u64 = ones.iter().map(|f| f.size.unwrap()).sum();
@@ -427,7 +434,7 @@ mod tests {
     #[test]
     fn the_same_seed_gives_the_same_flows() {
         let sc = scenario(&[("poisson.stop_s", "5"), ("poisson.one_packet_fraction", "0.01")]).unwrap();
-        let view = |fl: &[TcpFlow]| fl.iter().map(|f| (f.start, f.ids.src, f.ids.dst, f.size, f.group)).collect::<Vec<_>>();
+        let view = |fl: &[Flow]| fl.iter().map(|f| (f.start, f.ids.src, f.ids.dst, f.size, f.group)).collect::<Vec<_>>();
         let (a, _) = generate(&sc, 11);
         let (b, _) = generate(&sc, 11);
         let (c, _) = generate(&sc, 12);
@@ -456,9 +463,9 @@ mod tests {
     /// since the TCP state belongs to `crates/core/src/tcp`.
     #[test]
     fn idle_flow_footprint() {
-        let (flow, obs) = (std::mem::size_of::<TcpFlow>(), std::mem::size_of::<crate::metrics::FlowObs>());
+        let (flow, obs) = (std::mem::size_of::<Flow>(), std::mem::size_of::<crate::metrics::FlowObs>());
         let ev = std::mem::size_of::<crate::event::Event>();
-        println!("TcpFlow {flow} B, FlowObs {obs} B, Event {ev} B, via 4 B: {} B per idle flow", flow + obs + ev + 4);
+        println!("Flow {flow} B, FlowObs {obs} B, Event {ev} B, via 4 B: {} B per idle flow", flow + obs + ev + 4);
         assert!(flow + obs < 4096, "a flow should stay well under a page");
     }
 

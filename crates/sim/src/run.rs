@@ -32,7 +32,7 @@ pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String),
     let mut sim = simulate(sc, seed, None)?;
     let wall_s = wall.elapsed().as_secs_f64();
     let r = render::results(sc, seed, &mut sim, wall_s);
-    Ok((r, std::mem::take(&mut sim.trace)))
+    Ok((r, sim.take_trace()))
 }
 
 /// Builds the network and the workloads of `sc` and runs the event loop to the end.
@@ -49,7 +49,7 @@ fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Resul
 /// exactly as they would at the start of [`run`].
 pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<Checked, Error> {
     let sim = build(sc, seed.unwrap_or(sc.seed))?;
-    Ok(Checked { flows: sim.tcp.len() + sim.udp.len(), measured_ports: sim.net.ports.iter().filter(|p| p.measured).count() })
+    Ok(Checked { flows: sim.world().flows.len(), measured_ports: sim.world().net.ports.iter().filter(|p| p.measured).count() })
 }
 
 /// What [`check`] built, for the size of the results to come (one row per flow in flows.csv,
@@ -83,10 +83,10 @@ mod tests {
             .collect();
             let sc = crate::scenario::load(&text, path, &ov).unwrap();
             let sim = simulate(&sc, 1, None).unwrap();
-            let drops: u64 = sim.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).sum();
-            let queued: usize = sim.net.ports.iter().map(|p| p.queue.len_pkts()).sum();
-            let flows = sim.tcp.iter().filter(|f| f.size.is_some()).count();
-            let done = sim.tcp.iter().zip(&sim.obs).filter(|(f, o)| f.size.is_some() && o.completed.is_some()).count();
+            let drops: u64 = sim.world().net.ports.iter().map(|p| p.queue.stats.drops_pkts()).sum();
+            let queued: usize = sim.world().net.ports.iter().map(|p| p.queue.len_pkts()).sum();
+            let flows = sim.world().flows.iter().filter(|f| f.size.is_some()).count();
+            let done = sim.world().flows.iter().zip(sim.obs()).filter(|(f, o)| f.size.is_some() && o.completed.is_some()).count();
             assert!(drops > 0, "{kind}: the run must drop packets");
             assert!(flows > 10 && done == flows, "{kind}: {done} of {flows} flows completed");
             assert_eq!((queued, sim.packets_in_slab()), (0, 0), "{kind}");
@@ -103,9 +103,9 @@ mod tests {
             let text = std::fs::read_to_string(&path).unwrap();
             let sc = crate::scenario::load(&text, &path, &[("topology.k".to_string(), k.to_string())]).unwrap();
             let sim = crate::assemble::build(&sc, 1).unwrap();
-            assert_eq!(sim.deep_hints(), deep, "{file} at k = {k}: {} ports, {} flows", sim.net.ports.len(), sim.tcp.len());
+            assert_eq!(sim.deep_hints(), deep, "{file} at k = {k}: {} ports, {} flows", sim.world().net.ports.len(), sim.world().flows.len());
             // and routes are read by tier where the compact table outgrows a core's caches
-            assert_eq!(sim.routes.tiered(), k == "32", "{file} at k = {k}");
+            assert_eq!(sim.world().routes.tiered(), k == "32", "{file} at k = {k}");
         }
     }
 }

@@ -32,7 +32,7 @@ use crate::groups::GroupSeries;
 use crate::net::Network;
 use crate::scenario::validate::{check_series_rows, series_size};
 use crate::scenario::Scenario;
-use crate::workload::{TcpFlow, UdpSource};
+use crate::workload::Flow;
 use crate::error::Error;
 use dcfair_core::time::SimTime;
 
@@ -114,9 +114,9 @@ impl Series {
         self.value.push(value);
     }
 
-    /// Records one sample at `now` of the measured ports of `net`, of the TCP flows `tcp` and
-    /// the UDP sources `udp`, whose groups are `flow_group` (by flow id).
-    pub fn sample(&mut self, now: SimTime, net: &Network, tcp: &[TcpFlow], udp: &[UdpSource], flow_group: &[u16]) {
+    /// Records one sample at `now` of the measured ports of `net` and of the flows `flows`,
+    /// whose groups are `flow_group` (by flow id).
+    pub fn sample(&mut self, now: SimTime, net: &Network, flows: &[Flow], flow_group: &[u16]) {
         let t = now.as_secs_f64();
         for i in 0..self.ports.len() {
             let st = &net.ports[self.ports[i] as usize].queue.stats;
@@ -125,19 +125,19 @@ impl Series {
             self.row(t, QUEUE_BYTES, i as u32, u64::MAX, bytes);
         }
         if self.flows {
-            for f in tcp {
+            for f in flows {
                 self.row(t, DELIVERED, u32::MAX, f.ids.flow as u64, f.delivered_bytes() as f64);
-            }
-            for u in udp {
-                self.row(t, DELIVERED, u32::MAX, u.flow as u64, u.bytes_received as f64);
             }
         }
         if self.cwnd {
-            for f in tcp {
-                self.row(t, CWND, u32::MAX, f.ids.flow as u64, f.sender.cwnd_bytes() as f64);
+            // the flows whose transport has a congestion window
+            for f in flows {
+                if let Some(c) = f.ends.cwnd_bytes() {
+                    self.row(t, CWND, u32::MAX, f.ids.flow as u64, c as f64);
+                }
             }
         }
-        self.groups.sample(now, tcp, udp, flow_group);
+        self.groups.sample(now, flows, flow_group);
     }
 
     /// The samples as tables: the time series (`time_s, metric, port, flow_id, value`), the

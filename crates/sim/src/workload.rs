@@ -1,37 +1,43 @@
-//! Workloads: the traffic sources attached to hosts.
+//! Workloads: the flows attached to hosts, and the state of the incast.
 //!
 //! Rules:
-//! - A TCP flow is a [`TcpFlow`]: a sender endpoint at its source host and a receiver endpoint at
-//!   its destination, with the lazy-timer bookkeeping the engine needs (`timer_at`: the time of the
-//!   one pending timer event of each endpoint, if any). Both ends are built from the TCP of the
-//!   flow's group (`Scenario::tcp_of`: its `tcp` table over `[tcp]`); incast servers use `[tcp]`.
-//! - A UDP source emits packets at a constant or Poisson rate from its own random stream; its
-//!   packets are counted at the receiver like any flow's.
-//! - Flow ids are dense: TCP flows first (`0..n_tcp`), then UDP sources.
+//! - A flow is a [`Flow`]: its two endpoints (`dcfair_core::transport::Endpoint`: the sender at
+//!   its source host, the receiver at its destination, of whichever transport) with what the
+//!   engine keeps beside them: its ids, group, size and start, the lazy-timer bookkeeping
+//!   (`timer_at`: the time of the one pending timer event of each end, if any) and the
+//!   snapshots of the measurement window. The endpoints of a group's flows are built from the
+//!   group's `transport` and its TCP (`Scenario::tcp_of`: its `tcp` table over `[tcp]`), which
+//!   every transport takes its segment sizes from; incast servers and Poisson flows use `[tcp]`.
+//! - A UDP source (`[udp]`) is a flow too: a background source whose packets are counted at
+//!   the receiver like any flow's, drawn from its own random stream.
+//! - Flow ids are dense: the flow groups' flows first, then the incast servers, the Poisson
+//!   flows, and last the background sources (`Sim`'s flows from `background` on).
+//! - A flow of a group with `tcp.mptcp.subflows = N > 1` is N subflows with consecutive flow
+//!   ids, bound by one MPTCP connection ([`Bound`], whose index is each subflow's `bond`).
 //! - Random start times come from the stream `("flow.start", flow_id)`, so changing one group's
 //!   size never shifts another group's draws.
 //! - A group's `pattern` ([`pattern_pairs`]) draws its random pairs from the stream
 //!   `("flows.pattern", group index)`: the same seed gives the same pairs, each group its own.
 
-use crate::scenario::{IncastConnection, Pattern, Scenario, UdpPattern};
+use crate::metrics::FlowObs;
+use crate::scenario::{IncastConnection, Pattern, Scenario};
 use crate::topo::Built;
-use dcfair_core::packet::{Packet, Proto};
 use dcfair_core::rng::{Rng, Streams};
-use dcfair_core::tcp::{FlowIds, SenderStats, TcpConfig, TcpReceiver, TcpSender};
+use dcfair_core::tcp::{FlowIds, TcpConfig};
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
-use dcfair_core::xpass::endpoint::{XpassReceiver, XpassSender};
-use crate::scenario::Transport;
+use dcfair_core::transport::mptcp::{Connection, Subflow};
+use dcfair_core::transport::udp::UdpEnds;
+use dcfair_core::transport::{AnyBond, Data, Endpoint, FlowSpec, HasEndpoint, Tables, TransportKind};
 use rand::Rng as _;
 
+/// One flow: its endpoints and what the engine keeps beside them (module rules).
 #[derive(Debug)]
-pub struct TcpFlow {
+pub struct Flow {
     pub ids: FlowIds,
-    /// Index into `Scenario::flow_groups()`.
+    /// Index into the run's group names (`assemble::group_names`, then `udp`).
     pub group: u16,
     pub size: Option<u64>,
     pub start: SimTime,
-    pub sender: TcpSender,
-    pub receiver: TcpReceiver,
     /// Time of the pending timer event of [sender, receiver].
     pub timer_at: [Option<SimTime>; 2],
     /// Float-clock mode (`sim.tie_break = "float_clock"`): the last deadline seen of
@@ -40,218 +46,93 @@ pub struct TcpFlow {
     pub timer_f: [f64; 2],
     /// In-order bytes delivered when the measurement window opened.
     pub delivered_at_window: u64,
-    /// Data packets sent ([`TcpFlow::data_pkts_sent`]) when the measurement window opened.
+    /// Data packets sent (`Endpoint::data_pkts_sent`) when the measurement window opened.
     pub sent_at_window: u64,
-    /// ExpressPass endpoints, when the flow's group has `transport = "xpass"`; they then
-    /// replace `sender` and `receiver` (which stay idle).
-    pub xpass: Option<Box<XpassEnds>>,
-    /// What the flow's earlier connections did, when it opens one per request
-    /// (`incast.connection = "per_request"`): their counts add to the current connection's.
-    pub carried: Option<Box<Carried>>,
-    /// The MPTCP connection this flow is a subflow of (an index into `Sim::conns`), or
-    /// [`NO_CONN`]: a plain flow.
-    pub conn: u32,
+    /// The bond this flow is one of (an index into `Sim`'s bonds: an MPTCP connection's
+    /// subflows), or [`NO_BOND`]: a flow on its own.
+    pub bond: u32,
+    /// The sender and the receiver.
+    pub ends: Endpoint,
 }
 
-/// The counters of a flow's finished connections ([`TcpFlow::reconnect`]).
-#[derive(Clone, Debug, Default)]
-pub struct Carried {
-    pub delivered: u64,
-    pub stats: SenderStats,
-    /// Connections opened so far.
-    pub connections: u64,
-}
+/// `Flow::bond` of a flow on its own.
+pub const NO_BOND: u32 = u32::MAX;
 
-/// The two ends of an ExpressPass flow.
-#[derive(Debug)]
-pub struct XpassEnds {
-    pub sender: XpassSender,
-    pub receiver: XpassReceiver,
-}
-
-impl TcpFlow {
-    /// In-order payload bytes at the receiver, whichever the transport (every connection's).
-    #[inline]
-    pub fn delivered_bytes(&self) -> u64 {
-        let now = match &self.xpass {
-            Some(x) => x.receiver.delivered_bytes(),
-            None => self.receiver.delivered_bytes(),
-        };
-        now + self.carried.as_ref().map_or(0, |c| c.delivered)
-    }
-
-    /// The TCP sender's counters over every connection of the flow.
-    pub fn sender_stats(&self) -> SenderStats {
-        let mut s = self.sender.stats().clone();
-        if let Some(c) = &self.carried {
-            s.add(&c.stats);
-        }
-        s
-    }
-
-    /// Closes the flow's connection and opens a new one that will send `bytes` and a FIN (an
-    /// incast server answering a request on its own connection): fresh endpoints from `tcp`,
-    /// a new source port, sequence numbers far from the last connection's (its late segments
-    /// are ignored as old), the last one's counters carried over. Opens it at once (a SYN).
-    pub fn reconnect(&mut self, tcp: &TcpConfig, bytes: u64, now: SimTime, out: &mut Vec<Packet>) {
-        let mut c: Box<Carried> = self.carried.take().unwrap_or_default();
-        if c.connections > 0 {
-            c.delivered += self.receiver.delivered_bytes();
-            c.stats.add(self.sender.stats());
-        }
-        c.connections += 1;
-        let iss = c.connections << 40;
-        // a new ephemeral port per connection, as a client's operating system picks one
-        self.ids.sport = (20_000 + c.connections % 40_000) as u16;
-        self.sender = TcpSender::with_iss(tcp, self.ids, Some(bytes), iss);
-        self.receiver = TcpReceiver::with_iss(tcp, self.ids, iss);
-        self.carried = Some(c);
-        self.sender.start(now, out);
-    }
-    /// Data packets the sender emitted so far, retransmissions included, whichever the
-    /// transport: the packets "sent by each flow" of the HCF paper's measures.
-    #[inline]
-    pub fn data_pkts_sent(&self) -> u64 {
-        match &self.xpass {
-            Some(x) => x.sender.stats.data_pkts,
-            None => self.sender.stats().data_segments_sent + self.carried.as_ref().map_or(0, |c| c.stats.data_segments_sent),
-        }
-    }
-    /// The deadline of endpoint `side` (0 sender, 1 receiver).
-    #[inline]
-    pub fn deadline(&self, side: usize) -> Option<SimTime> {
-        match (&self.xpass, side) {
-            (Some(x), 0) => x.sender.next_deadline(),
-            (Some(x), _) => x.receiver.next_deadline(),
-            (None, 0) => self.sender.next_deadline(),
-            (None, _) => self.receiver.next_deadline(),
-        }
-    }
-    /// The sender opens the connection (its SYN, or ExpressPass's credit request).
-    #[inline]
-    pub fn start(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        match self.xpass.as_deref_mut() {
-            Some(x) => x.sender.start(now, out),
-            None => self.sender.start(now, out),
-        }
-    }
-    /// A packet of this flow reaches its sender.
-    #[inline]
-    pub fn to_sender(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) {
-        match self.xpass.as_deref_mut() {
-            Some(x) => x.sender.on_packet(pkt, now, out),
-            None => self.sender.on_packet(pkt, now, out),
-        }
-    }
-    /// A packet of this flow reaches its receiver.
-    #[inline]
-    pub fn to_receiver(&mut self, pkt: &Packet, now: SimTime, out: &mut Vec<Packet>) {
-        match self.xpass.as_deref_mut() {
-            Some(x) => x.receiver.on_packet(pkt, now, out),
-            None => self.receiver.on_packet(pkt, now, out),
-        }
-    }
-    /// The timer of endpoint `side` (0 sender, 1 receiver) fires.
-    #[inline]
-    pub fn on_timer(&mut self, side: usize, now: SimTime, out: &mut Vec<Packet>) {
-        match (self.xpass.as_deref_mut(), side) {
-            (Some(x), 0) => x.sender.on_timer(now, out),
-            (Some(x), _) => x.receiver.on_timer(now, out),
-            (None, 0) => self.sender.on_timer(now, out),
-            (None, _) => self.receiver.on_timer(now, out),
-        }
-    }
-    /// The application hands the sender `bytes` more to send.
-    #[inline]
-    pub fn write(&mut self, bytes: u64, now: SimTime, out: &mut Vec<Packet>) {
-        match self.xpass.as_deref_mut() {
-            Some(x) => x.sender.write(bytes, now, out),
-            None => self.sender.write(bytes, now, out),
-        }
-    }
-}
-
-impl TcpFlow {
-    /// A flow of group `group` from `ids.src` to `ids.dst`, starting at `start`, whose sender
-    /// is `sender` (a bulk sender of `size` bytes, or a persistent one, built from `tcp`) and
-    /// whose receiver is built from `tcp`.
-    pub fn new(tcp: &TcpConfig, ids: FlowIds, group: u16, size: Option<u64>, start: SimTime, sender: TcpSender) -> TcpFlow {
-        TcpFlow {
+impl Flow {
+    /// A flow of group `group` with endpoints `ends`, starting at `start`, sending `size`
+    /// bytes (`None`: without end).
+    pub fn new(ids: FlowIds, group: u16, size: Option<u64>, start: SimTime, ends: Endpoint) -> Flow {
+        Flow {
             ids,
             group,
             size,
             start,
-            sender,
-            receiver: TcpReceiver::new(tcp, ids),
             timer_at: [None, None],
             deadline_seen: [None, None],
             timer_f: [0.0, 0.0],
             delivered_at_window: 0,
             sent_at_window: 0,
-            xpass: None,
-            carried: None,
-            conn: NO_CONN,
+            bond: NO_BOND,
+            ends,
         }
+    }
+
+    /// In-order payload bytes at the receiver, whichever the transport (every connection's).
+    #[inline]
+    pub fn delivered_bytes(&self) -> u64 {
+        self.ends.delivered_bytes()
+    }
+
+    /// Data packets the sender emitted so far, retransmissions included, whichever the
+    /// transport: the packets "sent by each flow" of the HCF paper's measures.
+    #[inline]
+    pub fn data_pkts_sent(&self) -> u64 {
+        self.ends.data_pkts_sent()
     }
 }
 
+impl HasEndpoint<Endpoint> for Flow {
+    #[inline(always)]
+    fn endpoint(&self) -> &Endpoint {
+        &self.ends
+    }
+    #[inline(always)]
+    fn endpoint_mut(&mut self) -> &mut Endpoint {
+        &mut self.ends
+    }
+}
+
+/// A bond over several flows (`dcfair_core::transport::AnyBond`: an MPTCP connection) with
+/// what the engine observes of it: its arrivals are advances of its own in-order bytes (the
+/// data ACK), its row in flows.csv is under its first flow's id.
 #[derive(Debug)]
-pub struct UdpSource {
-    pub flow: u32,
-    pub src: u32,
-    pub dst: u32,
-    pub pattern: UdpPattern,
-    pub size: u32,
-    /// Mean time between packets.
-    pub gap: SimDuration,
-    pub start: SimTime,
-    pub rng: Rng,
-    pub pkts_sent: u64,
-    /// `pkts_sent` when the measurement window opened.
-    pub pkts_sent_at_window: u64,
-    pub bytes_sent: u64,
-    pub bytes_received: u64,
-    pub bytes_received_at_window: u64,
+pub struct Bound {
+    pub bond: AnyBond,
+    pub obs: FlowObs,
+    /// Its in-order bytes when the measurement window opened.
+    pub delivered_at_window: u64,
 }
 
-impl UdpSource {
-    /// The gap to the next packet.
-    pub fn next_gap(&mut self) -> SimDuration {
-        match self.pattern {
-            UdpPattern::Cbr => self.gap,
-            UdpPattern::Poisson => {
-                // Inverse-transform exponential; 1 - u is in (0, 1], so ln is finite.
-                let u: f64 = self.rng.gen();
-                SimDuration::from_secs_f64(-(1.0 - u).ln() * self.gap.as_secs_f64())
-            }
-        }
-    }
-
-    pub fn packet(&self) -> Packet {
-        Packet {
-            flow: self.flow,
-            src: self.src,
-            dst: self.dst,
-            sport: 5000,
-            dport: 5001,
-            proto: Proto::Udp,
-            size: self.size,
-            payload: self.size.saturating_sub(28),
-            ..Default::default()
-        }
-    }
+/// The endpoints of flow `ids` of the chosen transport `kind` (segments of `tcp`), its sender
+/// given `data`, the receiver's NIC rate read from `built`.
+fn endpoint(sc: &Scenario, streams: Streams, built: &Built, tables: &Tables, kind: TransportKind, tcp: &TcpConfig, ids: FlowIds, data: Data) -> Endpoint {
+    let nic = built.net.nodes[ids.dst as usize].ports[0];
+    let spec = FlowSpec { ids, data, tcp, receiver_rate: built.net.ports[nic as usize].rate, mtu: sc.mtu(), streams };
+    Endpoint::build(kind, tables, &spec)
 }
 
-/// Creates the TCP flows of every group, numbered across groups in `Scenario::flow_groups()`
+/// Creates the flows of every group, numbered across groups in `Scenario::flow_groups()`
 /// order. A group with `src`/`dst` places its j-th flow on `src[j % len]` -> `dst[j % len]`;
 /// without them (dumbbell), global flow i goes from sender `i % S` to receiver `i % R`; a group
 /// with a `pattern` places its flows as [`pattern_pairs`] says. A flow of a group with
 /// `tcp.mptcp.subflows = N > 1` is N subflows with consecutive flow ids (persistent senders, each
-/// with `conn` set to its connection's index) and one [`ConnSpec`], from which `mptcp.rs` makes
-/// the connection; the placement counts it once (j), the numbering N times (i).
-pub fn tcp_flows<'a>(sc: &'a Scenario, streams: Streams, built: &Built) -> (Vec<TcpFlow>, Vec<ConnSpec<'a>>) {
-    let mut flows = Vec::new();
-    let mut conns = Vec::new();
+/// with `bond` set to its connection's index) and one connection ([`Bound`], its coupled
+/// congestion control installed on the subflows); the placement counts it once (j), the
+/// numbering N times (i).
+pub fn group_flows(sc: &Scenario, streams: Streams, built: &Built) -> (Vec<Flow>, Vec<Bound>) {
+    let mut flows: Vec<Flow> = Vec::new();
+    let mut bonds = Vec::new();
+    let tables = sc.transport_tables().resolved();
     let (def_src, def_dst) = sc.topology.default_endpoints().unwrap_or_default();
     let ids_of = |names: &[String]| -> Vec<u32> { names.iter().map(|n| built.host(n).expect("validated host name")).collect() };
     let (def_src, def_dst) = (ids_of(&def_src), ids_of(&def_dst));
@@ -291,36 +172,20 @@ pub fn tcp_flows<'a>(sc: &'a Scenario, streams: Streams, built: &Built) -> (Vec<
                 for k in 0..n {
                     let id = i + k;
                     let ids = FlowIds { flow: id, sport: 1024 + (id % 60_000) as u16, ..ids };
-                    let mut sub = TcpFlow::new(tcp, ids, g as u16, None, start, TcpSender::new_persistent(tcp, ids));
-                    sub.conn = conns.len() as u32;
+                    let mut sub = Flow::new(ids, g as u16, None, start, Endpoint::Mptcp(Subflow::new(tcp, ids)));
+                    sub.bond = bonds.len() as u32;
                     flows.push(sub);
                 }
-                conns.push(ConnSpec { tcp, first: i, size, start });
+                let conn = Connection::new(tcp, i, n, size, start);
+                conn.install(&mut flows[i as usize..(i + n) as usize]);
+                bonds.push(Bound { bond: AnyBond::Mptcp(conn), obs: FlowObs::default(), delivered_at_window: 0 });
                 continue;
             }
-            let sender = TcpSender::new(tcp, ids, size);
-            let mut flow = TcpFlow::new(tcp, ids, g as u16, size, start, sender);
-            if f.transport == Transport::Xpass {
-                flow.xpass = Some(xpass_ends(sc, streams, built, tcp, ids, size));
-            }
-            flows.push(flow);
+            let ends = endpoint(sc, streams, built, &tables, f.transport, tcp, ids, Data::Bulk(size));
+            flows.push(Flow::new(ids, g as u16, size, start, ends));
         }
     }
-    (flows, conns)
-}
-
-/// `TcpFlow::conn` of a flow that is not a subflow of an MPTCP connection.
-pub const NO_CONN: u32 = u32::MAX;
-
-/// An MPTCP connection as [`tcp_flows`] lays it out: its TCP settings (`tcp.mptcp` among them),
-/// the flow id of its first subflow (the others follow), its size (`None`: long-lived) and its
-/// start.
-#[derive(Clone, Debug)]
-pub struct ConnSpec<'a> {
-    pub tcp: &'a TcpConfig,
-    pub first: u32,
-    pub size: Option<u64>,
-    pub start: SimTime,
+    (flows, bonds)
 }
 
 /// The (source, destination) of every flow of a `pattern` group over `hosts` (host ids, in the
@@ -362,19 +227,6 @@ pub fn pattern_pairs(p: Pattern, hosts: &[u32], end: Option<u32>, stride: u64, r
             }
         }
     }
-}
-
-/// The ExpressPass ends of flow `ids` (segments of `tcp`'s MSS and headers): a sender of `size`
-/// bytes (`None`: long-lived; `Some(0)`: idle until the application writes, as an incast
-/// server), a receiver pacing credits for its own NIC's rate from stream `("xpass.credit", flow)`.
-pub fn xpass_ends(sc: &Scenario, streams: Streams, built: &Built, tcp: &TcpConfig, ids: FlowIds, size: Option<u64>) -> Box<XpassEnds> {
-    let x = sc.xpass_config();
-    let nic = built.net.nodes[ids.dst as usize].ports[0];
-    let link_bps = built.net.ports[nic as usize].rate.0 as f64;
-    Box::new(XpassEnds {
-        sender: XpassSender::new(&x, ids, tcp.mss_bytes, tcp.header_bytes, size),
-        receiver: XpassReceiver::new(&x, ids, link_bps, sc.mtu(), streams.stream("xpass.credit", ids.flow as u64)),
-    })
 }
 
 /// The state of an incast workload: which flows are its servers and where the rounds stand.
@@ -454,12 +306,13 @@ impl Incast {
     }
 }
 
-/// The incast servers of `[incast]` as persistent TCP flows (ids from `first`), server i on
+/// The incast servers of `[incast]` as flows written to (ids from `first`), server i on
 /// `src[i % S]` answering client `dst[(i / S) % D]` (`IncastConfig::endpoints`; on a dumbbell by
 /// default `s<i>` and `r0`), over `[incast].transport`; and the state that drives their rounds. Server i opens its
 /// connection at `i * start_s / servers`; the first request leaves at `start_s`.
-pub fn incast(sc: &Scenario, streams: Streams, first: u32, group: u16, built: &Built) -> (Vec<TcpFlow>, Option<Incast>) {
+pub fn incast(sc: &Scenario, streams: Streams, first: u32, group: u16, built: &Built) -> (Vec<Flow>, Option<Incast>) {
     let Some(ic) = &sc.incast else { return (Vec::new(), None) };
+    let tables = sc.transport_tables().resolved();
     let host = |n: &String| built.host(n).expect("validated incast host");
     let (src, dst) = ic.endpoints();
     let (src, dst): (Vec<u32>, Vec<u32>) = (src.iter().map(host).collect(), dst.iter().map(host).collect());
@@ -474,12 +327,8 @@ pub fn incast(sc: &Scenario, streams: Streams, first: u32, group: u16, built: &B
             let (s, d) = (src[i as usize % src.len()], dst[(i as usize / src.len()) % dst.len()]);
             let ids = FlowIds { flow: id, src: s, dst: d, sport: 2000, dport: 3000 + (i % 60_000) as u16 };
             let open = SimTime::from_secs_f64(open_gap * i as f64);
-            let mut flow = TcpFlow::new(&sc.tcp, ids, group, None, open, TcpSender::new_persistent(&sc.tcp, ids));
-            if ic.transport == Transport::Xpass {
-                // nothing to send until the first request: credits are asked for on each write
-                flow.xpass = Some(xpass_ends(sc, streams, built, &sc.tcp, ids, Some(0)));
-            }
-            flow
+            // nothing to send until the first request: each request is a write
+            Flow::new(ids, group, None, open, endpoint(sc, streams, built, &tables, ic.transport, &sc.tcp, ids, Data::Written))
         })
         .collect();
     let state = Incast {
@@ -503,9 +352,9 @@ pub fn incast(sc: &Scenario, streams: Streams, first: u32, group: u16, built: &B
     (flows, Some(state))
 }
 
-/// The UDP background source of `[udp]`, if any, with flow id `flow`; its rate is a fraction
-/// of `bottleneck`.
-pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, built: &Built, bottleneck: BitsPerSec) -> Option<UdpSource> {
+/// The UDP background source of `[udp]`, if any, as flow `flow` of group `group`; its rate is
+/// a fraction of `bottleneck`, its gaps drawn from the stream `("udp", flow)`.
+pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, group: u16, built: &Built, bottleneck: BitsPerSec) -> Option<Flow> {
     let u = sc.udp.as_ref()?;
     let (def_src, def_dst) = sc.topology.default_udp_endpoints().unwrap_or_default();
     let host = built.host(u.src.as_deref().unwrap_or(def_src)).expect("validated UDP source");
@@ -514,22 +363,9 @@ pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, built: &Built, bot
         return None;
     }
     let rate = bottleneck.as_f64() * u.rate_fraction;
-    let gap = SimDuration::from_secs_f64(u.packet_bytes as f64 * 8.0 / rate);
-    Some(UdpSource {
-        flow,
-        src: host,
-        dst,
-        pattern: u.pattern,
-        size: u.packet_bytes,
-        gap,
-        start: SimTime::from_secs_f64(u.start_s),
-        rng: streams.stream("udp", flow as u64),
-        pkts_sent: 0,
-        pkts_sent_at_window: 0,
-        bytes_sent: 0,
-        bytes_received: 0,
-        bytes_received_at_window: 0,
-    })
+    let ids = FlowIds { flow, src: host, dst, sport: 5000, dport: 5001 };
+    let ends = UdpEnds::new(ids, u.pattern, u.packet_bytes, rate, streams.stream("udp", flow as u64));
+    Some(Flow::new(ids, group, None, SimTime::from_secs_f64(u.start_s), Endpoint::Udp(ends)))
 }
 
 #[cfg(test)]
@@ -569,12 +405,16 @@ mod tests {
         let sc = crate::scenario::load(text, "mixed.toml", &[]).unwrap();
         let streams = Streams::new(1);
         let built = crate::topo::build(&sc, streams).unwrap();
-        let (flows, _) = tcp_flows(&sc, streams, &built);
+        let (flows, _) = group_flows(&sc, streams, &built);
         let (servers, _) = super::incast(&sc, streams, flows.len() as u32, 2, &built);
+        use dcfair_core::transport::{tcp::TcpEnds, Variant};
         let got: Vec<_> = flows
             .iter()
             .chain(&servers)
-            .map(|f| (f.group, f.sender.cc_name(), f.receiver.state(), f.receiver.adv_window()))
+            .map(|f| {
+                let t = TcpEnds::of(&f.ends).expect("TCP flows");
+                (f.group, t.sender.cc_name(), t.receiver.state(), t.receiver.adv_window())
+            })
             .collect();
         use dcfair_core::tcp::ReceiverState::{Established, Listen};
         assert_eq!(
@@ -717,7 +557,7 @@ mod tests {
         "#;
         let sc = crate::scenario::load(text, "p.toml", &[]).unwrap();
         let built = crate::topo::build(&sc, Streams::new(1)).unwrap();
-        let (flows, _) = tcp_flows(&sc, Streams::new(1), &built);
+        let (flows, _) = group_flows(&sc, Streams::new(1), &built);
         let name = |h: u32| built.net.nodes[h as usize].name.clone();
         let group = |g: u16| flows.iter().filter(|f| f.group == g).map(|f| (name(f.ids.src), name(f.ids.dst))).collect::<Vec<_>>();
         // groups by name after [flows]: again (1), into_h3 (2)

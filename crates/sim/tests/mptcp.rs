@@ -1,5 +1,5 @@
-//! MPTCP connections through the engine (`mptcp.rs`), with fixed seeds: data-level delivery,
-//! subflow paths, equivalence with plain TCP at one subflow, the coupled increase against TCP
+//! MPTCP connections through the engine (`dcfair_core::transport::mptcp`), with fixed seeds:
+//! data-level delivery, subflow paths, equivalence with plain TCP at one subflow, the coupled increase against TCP
 //! at a shared bottleneck, invalid input and determinism.
 
 mod common;

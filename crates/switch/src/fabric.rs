@@ -25,7 +25,8 @@ use crate::config::FabricConfig;
 use dcfair_core::packet::{Packet, Proto, NO_VIA};
 use dcfair_core::rng::{Rng, Streams};
 use dcfair_core::tcp::FlowIds;
-use dcfair_sim::engine::{Sim, VIA_PER_PACKET};
+use dcfair_core::transport::{udp::UdpEnds, Variant};
+use dcfair_sim::engine::{World, VIA_PER_PACKET};
 use dcfair_sim::net::NodeKind;
 use dcfair_sim::routing::Routes;
 use dcfair_sim::Error;
@@ -35,11 +36,11 @@ use std::collections::{HashMap, VecDeque};
 /// The TTL Linux hosts send with (`net.ipv4.ip_default_ttl`, which the testbed leaves at 64).
 pub const HOST_TTL: u8 = 64;
 
-/// Loads and builds the scenario as a run of it with `seed` would.
-pub fn build(path: &str, overrides: &[String], seed: Option<u64>) -> Result<Sim, Error> {
+/// Loads and builds the scenario as a run of it with `seed` would: the run's world.
+pub fn build(path: &str, overrides: &[String], seed: Option<u64>) -> Result<World, Error> {
     let sc = load(path, overrides)?;
     let sim = dcfair_sim::assemble::build(&sc, seed.unwrap_or(sc.seed))?;
-    Ok(sim)
+    Ok(sim.into_world())
 }
 
 /// Reads and validates the scenario at `path` with `--set`-style `KEY=VALUE` overrides, for
@@ -59,8 +60,8 @@ fn load(path: &str, overrides: &[String]) -> Result<dcfair_sim::Scenario, Error>
 }
 
 /// Hop distances between switches over switch-to-switch links (`u32::MAX`: unreachable).
-fn switch_dist(sim: &Sim, from: u32) -> Vec<u32> {
-    let net = &sim.net;
+fn switch_dist(w: &World, from: u32) -> Vec<u32> {
+    let net = &w.net;
     let mut d = vec![u32::MAX; net.nodes.len()];
     let mut q = VecDeque::from([from]);
     d[from as usize] = 0;
@@ -77,9 +78,9 @@ fn switch_dist(sim: &Sim, from: u32) -> Vec<u32> {
 }
 
 /// The switch a host hangs off (its one link's peer), or `u32::MAX`.
-fn attachment(sim: &Sim, host: u32) -> u32 {
-    match sim.net.nodes[host as usize].ports[..] {
-        [p] => sim.net.ports[p as usize].peer_node,
+fn attachment(w: &World, host: u32) -> u32 {
+    match w.net.nodes[host as usize].ports[..] {
+        [p] => w.net.ports[p as usize].peer_node,
         _ => u32::MAX,
     }
 }
@@ -124,8 +125,8 @@ impl Router {
     /// The router of switch `cfg.node`; `links` are the configured ports' simulator port
     /// indices (`port[i].link`), in port order.
     pub fn new(cfg: &FabricConfig, links: &[Option<u16>], seed: u64) -> Result<Router, Error> {
-        let sim = build(&cfg.scenario, &cfg.set, Some(cfg.seed.unwrap_or(seed)))?;
-        let net = &sim.net;
+        let w = build(&cfg.scenario, &cfg.set, Some(cfg.seed.unwrap_or(seed)))?;
+        let net = &w.net;
         let by_name = |n: &str, key: &str| {
             net.nodes.iter().position(|x| x.name == n).map(|i| i as u32).ok_or_else(|| Error::invalid(key, format!("no node named {n:?}")))
         };
@@ -139,7 +140,7 @@ impl Router {
             let id = by_name(h, &key)?;
             hosts.insert(ip(a, &key)?, id);
         }
-        let flows: Vec<FlowIds> = sim.tcp.iter().map(|f| f.ids).collect();
+        let flows: Vec<FlowIds> = w.flows[..w.background].iter().map(|f| f.ids).collect();
         let mut table = HashMap::new();
         for (i, f) in cfg.flow.iter().enumerate() {
             let key = format!("fabric.flow[{i}]");
@@ -159,7 +160,7 @@ impl Router {
             }
             local.insert(l, i);
         }
-        let via = sim.via.clone();
+        let via = w.via.clone();
         let mut via_hop = vec![[0u8; 2]; flows.len()];
         let mut dists: HashMap<u32, Vec<u32>> = HashMap::new();
         for (i, f) in flows.iter().enumerate() {
@@ -167,15 +168,15 @@ impl Router {
             if v == NO_VIA || v == VIA_PER_PACKET {
                 continue;
             }
-            let d = dists.entry(v).or_insert_with(|| switch_dist(&sim, v));
+            let d = dists.entry(v).or_insert_with(|| switch_dist(&w, v));
             for (k, from) in [f.src, f.dst].into_iter().enumerate() {
-                let at = attachment(&sim, from);
+                let at = attachment(&w, from);
                 let h = if at == u32::MAX { u32::MAX } else { d[at as usize] };
                 via_hop[i][k] = if h == u32::MAX { 0 } else { (h + 1).min(255) as u8 };
             }
         }
         let rng = Streams::new(seed).stream("routing.spray", node as u64);
-        Ok(Router { node, routes: sim.routes, flows, via, via_hop, hosts, table, local, rng })
+        Ok(Router { node, routes: w.routes, flows, via, via_hop, hosts, table, local, rng })
     }
 
     /// The output port of an IPv4 packet (addresses, protocol, ports as in the frame) that
@@ -217,15 +218,15 @@ impl Router {
 /// The ports (by name) a packet crosses from its source host to its destination, as the
 /// engine routes it (`engine.rs`, `arrive`: hops counted on entering a switch); a spraying
 /// fabric draws from `rng`.
-fn walk(sim: &Sim, mut pkt: Packet, rng: &mut Rng) -> Vec<String> {
-    let net = &sim.net;
+fn walk(w: &World, mut pkt: Packet, rng: &mut Rng) -> Vec<String> {
+    let net = &w.net;
     let mut out = Vec::new();
     let [p] = net.nodes[pkt.src as usize].ports[..] else { return out };
     out.push(net.ports[p as usize].name.clone());
     let mut node = net.ports[p as usize].peer_node;
     while net.nodes[node as usize].kind == NodeKind::Switch && out.len() <= net.nodes.len() {
         pkt.hops = pkt.hops.saturating_add(1);
-        let Some(l) = sim.routes.next_port(node, &mut pkt, rng) else { break };
+        let Some(l) = w.routes.next_port(node, &mut pkt, rng) else { break };
         let g = net.nodes[node as usize].ports[l as usize];
         out.push(net.ports[g as usize].name.clone());
         node = net.ports[g as usize].peer_node;
@@ -234,9 +235,12 @@ fn walk(sim: &Sim, mut pkt: Packet, rng: &mut Rng) -> Vec<String> {
 }
 
 /// The scenario as the testbed needs it (`dcfair-switch plan`): nodes, ports (with the
-/// simulator's names, rates, delays, whether measured and the discipline they run), TCP flows (ids, groups, ends, start
-/// times, sizes, 5-tuples, waypoints). With `simulate`, the simulation is run and every port's
-/// packets out are added (`sim_pkts_out`), for the link-usage check.
+/// simulator's names, rates, delays, whether measured and the discipline they run), the flows
+/// (ids, groups, ends, start times, sizes, 5-tuples, waypoints), the background sources
+/// (`sources`: ends, start, transport; a UDP source's pattern, packet size and mean rate) and
+/// their count (`udp_sources`), the incast's share of a request per server (`incast`, or null),
+/// and the scenario as it runs (`scenario`, [`resolved`]). With `simulate`, the simulation is
+/// run and every port's packets out are added (`sim_pkts_out`), for the link-usage check.
 pub fn plan(path: &str, overrides: &[String], seed: Option<u64>, simulate: bool) -> Result<Value, Error> {
     let sc = load(path, overrides)?;
     plan_of(&sc, seed.unwrap_or(sc.seed), simulate)
@@ -244,58 +248,75 @@ pub fn plan(path: &str, overrides: &[String], seed: Option<u64>, simulate: bool)
 
 /// The scenario as it runs, every default filled in: the document of `sc` with the active
 /// discipline's table of `[queue]`, `[host_queue]` (or the host FIFO it stands for) and the
-/// `[xpass]` table when a flow uses ExpressPass. A peer simulator or the testbed reads this
-/// instead of the TOML, so that no default is copied out of the engine.
+/// table of every transport the flows use that has one (`[xpass]` when a flow uses
+/// ExpressPass). A peer simulator or the testbed reads this instead of the TOML, so that no
+/// default is copied out of the engine.
 pub fn resolved(sc: &dcfair_sim::Scenario) -> Value {
     let mut r = sc.clone();
     r.queue = sc.queue.with_defaults();
     r.host_queue = sc.host_queue().map(|q| q.with_defaults());
-    if sc.uses_xpass() {
-        r.xpass = Some(sc.xpass_config());
-    }
+    r.resolve_transport_tables(&sc.transports_used());
     serde_json::to_value(&r).expect("a scenario serializes")
 }
 
 /// [`plan`] of a loaded scenario run with `seed`, plus `"scenario"`, its [`resolved`] form.
 pub fn plan_of(sc: &dcfair_sim::Scenario, seed: u64, simulate: bool) -> Result<Value, Error> {
     let mut sim = dcfair_sim::assemble::build(sc, seed)?;
+    let w = sim.world();
     let nodes: Vec<Value> =
-        sim.net.nodes.iter().map(|n| json!({"name": n.name, "kind": if n.kind == NodeKind::Switch { "switch" } else { "host" }})).collect();
+        w.net.nodes.iter().map(|n| json!({"name": n.name, "kind": if n.kind == NodeKind::Switch { "switch" } else { "host" }})).collect();
     let mut rng = Streams::new(0).stream("routing.spray", 0);
-    let flows: Vec<Value> = sim
-        .tcp
+    let flows: Vec<Value> = w.flows[..w.background]
         .iter()
         .map(|f| {
-            let via = sim.via.get(f.ids.flow as usize).copied().unwrap_or(NO_VIA);
+            let via = w.via.get(f.ids.flow as usize).copied().unwrap_or(NO_VIA);
             let path = |mut pkt: Packet, rng: &mut Rng| {
                 pkt.via = if via == VIA_PER_PACKET { NO_VIA } else { via };
-                walk(&sim, pkt, rng)
+                walk(w, pkt, rng)
             };
             let (fwd, rev) = (path(f.ids.forward(), &mut rng), path(f.ids.reverse(), &mut rng));
             json!({
                 "path": fwd, "ack_path": rev,
-                "id": f.ids.flow, "group": sim.group_names.get(f.group as usize), "src": sim.net.nodes[f.ids.src as usize].name,
-                "dst": sim.net.nodes[f.ids.dst as usize].name, "start_s": f.start.as_secs_f64(), "size_bytes": f.size,
+                "id": f.ids.flow, "group": w.group_names.get(f.group as usize), "src": w.net.nodes[f.ids.src as usize].name,
+                "dst": w.net.nodes[f.ids.dst as usize].name, "start_s": f.start.as_secs_f64(), "size_bytes": f.size,
                 "sport": f.ids.sport, "dport": f.ids.dport,
-                "via": if via == NO_VIA || via == VIA_PER_PACKET { Value::Null } else { json!(sim.net.nodes[via as usize].name) },
+                "via": if via == NO_VIA || via == VIA_PER_PACKET { Value::Null } else { json!(w.net.nodes[via as usize].name) },
             })
         })
         .collect();
-    let udp = sim.udp.len();
-    let incast = sim.incast.is_some();
+    let udp = w.flows.len() - w.background;
+    // what the testbed's incast generator needs beside the scenario: each server's share of a
+    // request, as the engine splits the block
+    let incast = w.incast.as_ref().map(|ic| json!({"per_server_bytes": ic.per_server, "block_bytes": ic.per_server * ic.servers as u64}));
+    let sources: Vec<Value> = w.flows[w.background..]
+        .iter()
+        .map(|f| {
+            let mut v = json!({
+                "id": f.ids.flow, "group": w.group_names.get(f.group as usize), "src": w.net.nodes[f.ids.src as usize].name,
+                "dst": w.net.nodes[f.ids.dst as usize].name, "start_s": f.start.as_secs_f64(), "transport": f.ends.name(),
+            });
+            if let Some(u) = UdpEnds::of(&f.ends) {
+                v["pattern"] = json!(u.pattern());
+                v["packet_bytes"] = json!(u.packet_bytes());
+                v["rate_bps"] = json!(u.rate_bps());
+            }
+            v
+        })
+        .collect();
     if simulate && sim.run(None).is_break() {
         return Err(Error::Interrupted);
     }
-    let ports: Vec<Value> = sim
+    let w = sim.world();
+    let ports: Vec<Value> = w
         .net
         .ports
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let n = &sim.net.nodes[p.node as usize];
+            let n = &w.net.nodes[p.node as usize];
             let local = n.ports.iter().position(|&q| q as usize == i).unwrap_or(0);
             let mut v = json!({
-                "id": i, "name": p.name, "node": n.name, "local": local, "peer": sim.net.nodes[p.peer_node as usize].name,
+                "id": i, "name": p.name, "node": n.name, "local": local, "peer": w.net.nodes[p.peer_node as usize].name,
                 "peer_local": p.peer_port, "rate_bps": p.rate.0, "delay_us": p.delay.0 as f64 / 1e6, "measured": p.measured,
                 "qdisc": dcfair_core::qdisc::Qdisc::name(&p.queue.qdisc),
             });
@@ -306,8 +327,8 @@ pub fn plan_of(sc: &dcfair_sim::Scenario, seed: u64, simulate: bool) -> Result<V
         })
         .collect();
     Ok(json!({
-        "nodes": nodes, "ports": ports, "flows": flows, "udp_sources": udp, "incast": incast,
-        "cores": sim.packet_cores.len(), "simulated": simulate, "seed": seed, "scenario": resolved(sc),
+        "nodes": nodes, "ports": ports, "flows": flows, "udp_sources": udp, "sources": sources, "incast": incast,
+        "cores": w.packet_cores.len(), "simulated": simulate, "seed": seed, "scenario": resolved(sc),
     }))
 }
 

@@ -92,7 +92,8 @@ class Job:
         with every default filled in: the active discipline's table, the host queue, the TCP
         of every group), ``nodes``, ``ports`` (name, node, peer, ``rate_bps``, ``delay_us``,
         ``measured``, ``qdisc``), ``flows`` (id, group, src, dst, ``start_s``, ``size_bytes``,
-        ``path`` and ``ack_path`` as port names), ``udp_sources``, ``incast``, ``seed``."""
+        ``path`` and ``ack_path`` as port names), ``udp_sources`` and ``sources`` (the background
+        sources), ``incast`` (each server's share of a request, or null), ``seed``."""
         if "plan" not in self._cache:
             from dcfair import _engine
 

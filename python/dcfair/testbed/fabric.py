@@ -6,7 +6,7 @@ Rules (docs/testbed.md, "Fabrics"):
   come from the simulator's own build of the scenario, through ``dcfair-switch plan`` (the
   switch crate links the simulator): nothing here re-derives them. Routing is not planned
   here at all: every switch process builds the same scenario and routes with the simulator's
-  ``Routes`` (``crates/switch/src/fabric.rs``).
+  ``Routes`` (``dcfair_switch::fabric``).
 - Every simulated node is a namespace: host ``i`` (in the simulator's node order) is
   ``<prefix>h<i>`` with ``eth0`` (addresses and MACs as the dumbbell's, ``bed.host_ip``);
   switch ``j`` is ``<prefix>sw<j>``, its simulator port ``k`` the interface ``p<k>``. Every
@@ -15,7 +15,8 @@ Rules (docs/testbed.md, "Fabrics"):
   its link's delay; a port towards a host delays by twice the link's delay, because the
   host's own direction has no delay line (no netem): every round trip is the simulator's.
   Host NICs are token buckets at their link's rate over a FIFO of ``host_buffer_pkts``.
-- TCP keys map as for the dumbbell (``mapping.tcp_hosts``). ``[incast]`` maps as the
+- Every value comes from the engine's plan (its resolved scenario: ``mapping.py``'s rules), and
+  TCP keys map as for the dumbbell (``mapping.tcp_hosts``). ``[incast]`` maps as the
   dumbbell's (one epoch, persistent connections, one client host; ``src`` and ``dst`` given),
   its server connections being the simulator's incast flows. What cannot be reproduced on a
   fabric is invalid input naming the key: ``[udp]``, ``[poisson]``, ``[ports]``,
@@ -126,6 +127,7 @@ def plan(path: str, text: str, overrides=(), seed: Optional[int] = None, binary:
     overrides = list(overrides or [])
     sc = mapping.merged(text, overrides)
     NOT = "the testbed cannot reproduce it on a fabric"
+    # the keys the scenario sets, first (mapping.py's rules)
     mapping._unknown(sc, TOP_KEYS, "", f"{NOT} (docs/testbed.md, Fabrics)")
     topo = sc.get("topology") or {}
     if topo.get("kind") not in FABRIC_KINDS:
@@ -134,38 +136,33 @@ def plan(path: str, text: str, overrides=(), seed: Optional[int] = None, binary:
         for k in link:
             if k not in LINK_KEYS:
                 raise invalid(f"topology.links[{i}].{k}", f"{NOT}: every switch port runs the scenario's [queue]")
-    name = sc.get("name") or mapping._stem(path)
-    if seed is None:
-        seed = int(sc.get("seed", 1))
     simt = sc.get("sim", {})
     mapping._unknown(simt, {"duration_s", "tie_break"}, "sim.", NOT)
-    duration = float(mapping._num(simt, "duration_s", "sim.", required=True))
-    meas = sc.get("measure", {})
-    mapping._unknown(meas, {"window_s", "ports"}, "measure.", f"{NOT}: the testbed measures flows and the switches' counters only")
-    window = float(mapping._num(meas, "window_s", "measure.", default=duration))
-    if not 0 < window <= duration:
-        raise invalid("measure.window_s", f"must be in (0, sim.duration_s], got {window}")
-    notes: List[str] = []
-    if "tie_break" in simt:
-        notes.append("sim.tie_break: an event-ordering rule of the simulator; real time has no ties")
-    for g, body in [("flows", sc.get("flows"))] + sorted((sc.get("groups") or {}).items()):
-        if body is None:
-            continue
-        where = "flows." if g == "flows" else f"groups.{g}."
-        if isinstance(body, dict) and body.get("transport", "tcp") != "tcp":
-            raise invalid(f"{where}transport", f"only tcp maps onto the testbed, got {body['transport']!r}")
-        for k in (body or {}).get("tcp", {}) if isinstance(body, dict) else {}:
-            if k != "cc":
-                raise invalid(f"{where}tcp.{k}", "per-group TCP maps only cc onto the testbed (the rest is per host)")
-    tcp, host_kw, tnotes = mapping.tcp_hosts(sc)
-    notes += tnotes
+    mapping._unknown(sc.get("measure", {}), {"window_s", "ports"}, "measure.",
+                     f"{NOT}: the testbed measures flows and the switches' counters only")
+    mapping.check_incast_keys(sc, NOT)
+    if "incast" in sc:
+        for k in ("src", "dst"):
+            if k not in sc["incast"]:
+                raise invalid(f"incast.{k}", "required on a fabric (the hosts' names)")
     if binary is None:
         from dcfair.testbed.switch import find_binary
 
         binary = find_binary()
         if binary is None:
             raise TestbedError("dcfair-switch not found: build it (`cargo build --release -p dcfair-switch`) or set DCFAIR_SWITCH")
+    # then every value, as the engine runs the scenario
     sim = simulator_plan(binary, path, overrides, seed, simulate)
+    r = sim["scenario"]
+    seed = sim["seed"]
+    duration = float(r["sim"]["duration_s"])
+    window = float(r["measure"]["window_s"] or duration)
+    notes: List[str] = []
+    if "tie_break" in simt:
+        notes.append("sim.tie_break: an event-ordering rule of the simulator; real time has no ties")
+    mapping.check_groups(sc, r, None, NOT)
+    host_kw, tnotes = mapping.tcp_hosts(sc.get("tcp", {}), r["tcp"])
+    notes += tnotes
     if sim["udp_sources"]:
         raise invalid("udp", f"{NOT}: a fabric run has TCP flows and an incast only")
     nodes = sim["nodes"]
@@ -175,7 +172,7 @@ def plan(path: str, text: str, overrides=(), seed: Optional[int] = None, binary:
         (host_no if n["kind"] == "host" else sw_no)[n["name"]] = len(host_no if n["kind"] == "host" else sw_no)
     if len(host_no) > MAX_HOSTS:
         raise invalid("topology", f"the testbed has at most {MAX_HOSTS} hosts, this fabric has {len(host_no)}")
-    host_buffer = int(mapping._num(topo, "host_buffer_pkts", "topology.", default=mapping.DEFAULT_BUFFER))
+    host_buffer = int(r["topology"]["host_buffer_pkts"])
     uplink = {p["node"]: p for p in sim["ports"] if p["node"] in host_no}
     hosts = [HostSpec(i, h, tx_rate_bps=float(uplink[h]["rate_bps"]), tx_limit_pkts=host_buffer, **host_kw())
              for h, i in host_no.items()]
@@ -193,34 +190,25 @@ def plan(path: str, text: str, overrides=(), seed: Optional[int] = None, binary:
         if a < b:
             links.append((a, b))
     flows = [Flow(f["id"], f["src"], f["dst"], "tcp", f["group"], float(f["start_s"]), f["size_bytes"],
-                  _group_cc(sc, f["group"])) for f in sim["flows"] if not (sim["incast"] and f["group"] == "incast")]
+                  mapping.group_cc(sc, f["group"])) for f in sim["flows"] if not (sim["incast"] and f["group"] == "incast")]
     incast, incast_ids = None, []
     if sim["incast"]:
-        ic = sc["incast"]
-        for k in ("src", "dst"):
-            if k not in ic:
-                raise invalid(f"incast.{k}", "required on a fabric (the hosts' names)")
-        incast = mapping._incast(ic, len(hosts), [h.name for h in hosts], NOT)
+        incast = mapping._incast(r, sim)
         if len({c for _, c in incast.servers}) != 1:
             raise invalid("incast.dst", f"{NOT}: the testbed's incast generator runs one client host")
         incast_ids = [f["id"] for f in sim["flows"] if f["group"] == "incast"]
-        served = [(f["src"], f["dst"]) for f in sim["flows"] if f["group"] == "incast"]
-        if served != incast.servers:  # the simulator places server i as the mapping does
-            raise TestbedError(f"incast placement differs from the simulator's: {served[:3]} vs {incast.servers[:3]}")
     if not flows and incast is None:
         raise invalid("flows", "the scenario has no TCP flows ([flows], [groups.*])")
-    queue = dict(sc.get("queue", {}))
-    queue.setdefault("kind", "droptail")
+    queue = {**(sc.get("queue") or {}), "kind": r["queue"]["kind"]}
     fairq = sc.get("fairq")
-    if fairq is not None and fairq.get("wscale", "reserved_bits") == "reserved_bits":
-        raise invalid("fairq.wscale", "reserved_bits (the default) needs end hosts that tag their ACKs; "
-                                      "Linux does not: set fairq.wscale = \"off\" or \"unify\"")
-    rcv = (sc.get("tcp") or {}).get("rcv_buf_bytes")
-    preconnect = tcp.get("handshake", True) is False
+    mapping.check_fairq(r)
+    tcp = r["tcp"]
+    preconnect = tcp["handshake"] is False
     if preconnect:
         notes.append("tcp.handshake: false -> long-lived flows connect before the run (stream generator)")
-    p = Plan(name, seed, duration, window, hosts, [], flows, queue, None if fairq is None else dict(fairq), incast,
-             None if rcv is None else int(rcv), int(tcp["mss_bytes"]), int(tcp.get("header_bytes", 40)), notes, preconnect)
+    p = Plan(r["name"], seed, duration, window, hosts, [], flows, queue, None if fairq is None else dict(fairq), incast,
+             int(tcp["rcv_buf_bytes"]) if "rcv_buf_bytes" in sc.get("tcp", {}) else None, int(tcp["mss_bytes"]),
+             int(tcp["header_bytes"]), notes, preconnect)
     fp = FabricPlan(p, switches, links, str(Path(path).resolve()), overrides)
     fp.incast_ids = incast_ids
     fp.on_paths = {name for f in sim["flows"] for name in f["path"] + f["ack_path"]}
@@ -229,12 +217,6 @@ def plan(path: str, text: str, overrides=(), seed: Optional[int] = None, binary:
         # the switches forward what the simulation's switch ports sent, per second of the run
         fp.offered_fps = sum(v for pt in sim["ports"] if pt["node"] in sw_no for v in [pt["sim_pkts_out"]]) / duration
     return fp
-
-
-def _group_cc(sc: Dict[str, Any], group: Optional[str]) -> Optional[str]:
-    g = sc.get("flows") if group == "flows" else (sc.get("groups") or {}).get(group or "", {})
-    cc = ((g or {}).get("tcp") or {}).get("cc")
-    return None if cc is None else mapping.CC.get(cc)
 
 
 def listen_end(f: Flow, fp: FabricPlan) -> Tuple[str, int, str]:

@@ -3,33 +3,42 @@
 Pure: reads the scenario's text and overrides, touches nothing, needs no root; the unit tests
 run it directly. The rules (docs/testbed.md, "Mapping"):
 
-- Only the dumbbell maps: hosts ``s0 ..``, ``r0 ..`` and ``udp`` become host namespaces
-  ``h0 ..`` in that order; every host has its own switch port. The port towards a receiver is
-  a bottleneck (rate ``bottleneck_rate_mbps``, the scenario's ``[queue]``, measured); the
-  others run a DropTail FIFO of ``host_buffer_pkts`` at ``access_rate_mbps``. Each port delays
-  by ``access_delay_us + bottleneck_delay_us`` so the round trip (through two ports) is the
-  simulator's ``2 x (access + bottleneck)``. Host NICs send at their link's rate (tbf) over a
-  FIFO of ``host_buffer_pkts``.
+- The engine says what the scenario is: :func:`engine_plan` (``dcfair._engine.plan``, the
+  document ``dcfair-switch plan`` prints) gives the scenario as it runs, every table with the
+  engine's defaults filled in (``"scenario"``), and the network and flows it builds. Every value
+  the testbed decides on comes from there; nothing here knows a default of the simulator. The
+  scenario as written (after ``--set``) says only which keys it sets, so that a key the
+  testbed cannot reproduce is refused by name, and the tables handed on to ``dcfair-switch``
+  (``[queue]``, ``[fairq]``) go as written: the switch reads them with the engine's own types.
+- Only the dumbbell maps: its hosts ``s0 ..``, ``r0 ..`` and ``udp`` (the engine's nodes, in
+  its order) become host namespaces ``h0 ..``; every host has its own switch port. The port
+  towards a receiver is a bottleneck (its link's rate, the scenario's ``[queue]``, measured as
+  the engine measures it); the others run the FIFO the engine gives them (DropTail of
+  ``host_buffer_pkts``) at their link's rate. Each port delays by ``access_delay_us +
+  bottleneck_delay_us`` so the round trip (through two ports) is the simulator's ``2 x (access
+  + bottleneck)``. Host NICs send at their link's rate (tbf) over a FIFO of
+  ``host_buffer_pkts``.
 - What shapes the experiment and cannot be reproduced (other topologies, routing, per-port
-  tables, Poisson arrivals, ExpressPass, time series and traces, several incast epochs, a
-  group's TCP other than its congestion control) is invalid input naming the key: exit 2.
+  tables, Poisson arrivals, a transport other than TCP, time series and traces, several incast
+  epochs, a group's TCP other than its congestion control) is invalid input naming the key:
+  exit 2.
 - TCP keys map onto Linux where Linux has the knob: ``cc`` (``newreno`` -> ``reno``, which in
   Linux is NewReno with SACK when SACK is on), ``min_rto_ms`` -> route ``rto_min``,
   ``delayed_ack = false`` -> route ``quickack``, ``init_cwnd_pkts`` -> ``initcwnd``, ``sack``,
   ``timestamps``, ``window_scaling``, ``ecn`` -> sysctls, ``rcv_buf_bytes`` -> iperf3 ``-w``,
   ``handshake = false`` -> long-lived flows connect before the run (no SYN in the congested
-  network, as the simulator's flows have none).
-  The simulator's defaults apply when a key is absent (so SACK and timestamps are off, as in
-  the simulator). The other keys describe the simulated TCP's internals (ns-2 recovery
-  variants, initial RTO, ...): Linux does what it does; each is listed in the plan's
-  ``notes`` and in ``summary.json``, never silently dropped.
-- Start times are uniform in ``[start_min_s, start_max_s]`` from Python's ``random.Random``
-  seeded with the scenario's seed: the same distribution as the simulator, not the same draws.
+  network, as the simulator's flows have none). The values are the engine's, its defaults where
+  the scenario sets none (so SACK and timestamps are off, as in the simulator). The other keys
+  describe the simulated TCP's internals (ns-2 recovery variants, initial RTO, ...): Linux does
+  what it does; each key the scenario sets is listed in the plan's ``notes`` and in
+  ``summary.json``, never silently dropped.
+- The flows are the engine's: their ids, ends, groups, sizes and start times (the simulator's
+  own draws from the run's seed), and the incast servers' placement and share of a request.
 """
 
 from __future__ import annotations
 
-import random
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
@@ -62,17 +71,14 @@ def check_cc(plan: "Plan") -> None:
 
 #: The simulator's congestion controls -> Linux's (tcp_congestion_control).
 CC = {"newreno": "reno", "reno": "reno", "cubic": "cubic", "dctcp": "dctcp"}
-#: The simulator's TCP defaults the testbed reproduces (docs/tcp.md).
-TCP_DEFAULTS = {
-    "cc": "newreno", "mss_bytes": 1460, "init_cwnd_pkts": 2, "rcv_buf_bytes": 65535, "window_scaling": True,
-    "delayed_ack": False, "min_rto_ms": 200.0, "sack": False, "timestamps": False, "ecn": False,
-}
-#: TCP keys that are mapped (the rest are noted as Linux's own behaviour).
-TCP_MAPPED = set(TCP_DEFAULTS) | {"header_bytes", "handshake"}
+#: The TCP keys that map onto Linux (the rest are noted as Linux's own behaviour).
+TCP_MAPPED = {"cc", "mss_bytes", "init_cwnd_pkts", "rcv_buf_bytes", "window_scaling", "delayed_ack", "min_rto_ms",
+              "sack", "timestamps", "ecn", "header_bytes", "handshake"}
 TOP_KEYS = {"name", "description", "seed", "sim", "measure", "topology", "queue", "tcp", "flows", "groups",
             "udp", "incast", "fairq"}
 GROUP_KEYS = {"count", "size_bytes", "size_pkts", "start_min_s", "start_max_s", "src", "dst", "tcp", "transport"}
-DEFAULT_BUFFER = 1000
+#: The one transport Linux hosts run.
+TCP = "tcp"
 
 
 @dataclass
@@ -174,25 +180,6 @@ def _unknown(table: Dict[str, Any], allowed, where: str, why: str) -> None:
             raise invalid(f"{where}{k}", why)
 
 
-def _num(table: Dict[str, Any], key: str, where: str, default=None, required: bool = False) -> Any:
-    if key not in table:
-        if required:
-            raise invalid(f"{where}{key}", "required")
-        return default
-    v = table[key]
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise invalid(f"{where}{key}", f"must be a number, got {v!r}")
-    return v
-
-
-def _names(value, key: str) -> List[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return list(value)
-    raise invalid(key, f"expected a host name or a non-empty list of host names, got {value!r}")
-
-
 SYSCTL_KEY = re.compile(r"net\.(ipv4|ipv6|core)\.[a-z0-9_.]+")
 #: Values go into the namespaces' shell scripts: plain words only.
 SYSCTL_VALUE = re.compile(r"[A-Za-z0-9_.,:/+-]+")
@@ -221,17 +208,28 @@ def with_sysctls(p: Plan, extra: Dict[str, str]) -> Plan:
     return p
 
 
-def tcp_hosts(sc: Dict[str, Any]):
-    """The scenario's ``[tcp]`` on Linux hosts: (the keys with the simulator's defaults, a
-    function giving a new host's ``HostSpec`` keywords, notes). ``InvalidInput`` naming a key
-    that has no Linux counterpart."""
+def engine_plan(text: str, overrides: List[Tuple[str, str]] = (), origin: str = "<scenario>",
+                seed: Optional[int] = None) -> Dict[str, Any]:
+    """The engine's plan of the scenario (``dcfair._engine.plan``, what ``dcfair-switch plan``
+    prints without ``--simulate``): ``"scenario"``, the scenario as it runs with every default
+    filled in, and the nodes, ports and flows the engine builds. ``InvalidInput`` naming the key
+    when the engine refuses the scenario."""
+    from dcfair import _engine
+    from dcfair.overrides import normalize
+
+    return json.loads(_engine.plan(text, origin, normalize(list(overrides or [])), seed))
+
+
+def tcp_hosts(written: Dict[str, Any], tcp: Dict[str, Any]):
+    """The scenario's ``[tcp]`` on Linux hosts: ``tcp`` is the table as the engine resolved it
+    (every key, its defaults filled in), ``written`` the keys the scenario sets. Returns a
+    function giving a new host's ``HostSpec`` keywords, and notes. ``InvalidInput`` naming a
+    key that has no Linux counterpart."""
     notes: List[str] = []
-    tcp = dict(TCP_DEFAULTS)
-    tcp.update(sc.get("tcp", {}))
     cc = tcp["cc"]
     if cc not in CC:
         raise invalid("tcp.cc", f"{cc!r} has no Linux counterpart (mapped: {', '.join(sorted(CC))})")
-    for k in sorted(sc.get("tcp", {})):
+    for k in sorted(written):
         if k not in TCP_MAPPED:
             notes.append(f"tcp.{k}: not applied (Linux's own {CC[cc]} behaviour)")
     if int(tcp["mss_bytes"]) != 1460:
@@ -247,170 +245,170 @@ def tcp_hosts(sc: Dict[str, Any]):
         return dict(cc=CC[cc], rto_min_ms=float(tcp["min_rto_ms"]), quickack=not tcp["delayed_ack"],
                     initcwnd=int(tcp["init_cwnd_pkts"]), sysctls=dict(sysctls))
 
-    return tcp, host_kw, notes
+    return host_kw, notes
+
+
+def group_tables(sc: Dict[str, Any]) -> List[Tuple[str, str, Dict[str, Any]]]:
+    """The flow groups of a scenario document, in the engine's order (``[flows]``, then
+    ``[groups.*]`` by name): ``(name, key prefix, table)``."""
+    groups = [("flows", sc["flows"])] if sc.get("flows") is not None else []
+    groups += sorted((sc.get("groups") or {}).items())
+    return [(g, "flows." if g == "flows" else f"groups.{g}.", t) for g, t in groups]
+
+
+def check_groups(sc: Dict[str, Any], resolved: Dict[str, Any], allowed, why: str) -> None:
+    """The flow groups of the scenario as written (``sc``) against what the testbed runs: only
+    the keys in ``allowed`` (any with ``None``), TCP (the engine's ``resolved`` transport of each
+    group), and of a group's own ``tcp`` table only ``cc`` (the rest is per host).
+    ``InvalidInput`` naming the key."""
+    rgroups = {g: t for g, _, t in group_tables(resolved)}
+    for gname, where, g in group_tables(sc):
+        if not isinstance(g, dict):
+            raise invalid(where.rstrip("."), "expected a table")
+        if allowed is not None:
+            _unknown(g, allowed, where, why)
+        transport = rgroups[gname]["transport"]
+        if transport != TCP:
+            raise invalid(f"{where}transport", f"only tcp maps onto the testbed, got {transport!r}")
+        for k, v in (g.get("tcp") or {}).items():
+            if k == "cc":
+                if v not in CC:
+                    raise invalid(f"{where}tcp.cc", f"{v!r} has no Linux counterpart")
+            elif resolved["tcp"].get(k) != v:
+                raise invalid(f"{where}tcp.{k}", "per-group TCP maps only cc onto the testbed (the rest is per host)")
+
+
+def group_cc(sc: Dict[str, Any], group: Optional[str]) -> Optional[str]:
+    """The Linux congestion control a flow group's own ``tcp.cc`` asks for (``None``: the
+    host's)."""
+    g = sc.get("flows") if group == "flows" else (sc.get("groups") or {}).get(group or "", {})
+    cc = ((g or {}).get("tcp") or {}).get("cc")
+    return None if cc is None else CC.get(cc)
+
+
+def check_fairq(resolved: Dict[str, Any]) -> None:
+    """FairQ as the engine runs it, against what Linux hosts do. ``InvalidInput`` naming the key."""
+    fq = resolved.get("fairq")
+    if fq is not None and fq["wscale"] == "reserved_bits":
+        # The simulated hosts tag their ACKs with the window scale; Linux hosts do not, and
+        # the switch leaves an untagged ACK alone: FairQ would silently do nothing.
+        raise invalid("fairq.wscale", "reserved_bits (the default) needs end hosts that tag their ACKs; "
+                                      "Linux does not: set fairq.wscale = \"off\" or \"unify\"")
 
 
 def plan(text: str, overrides: List[Tuple[str, str]] = (), origin: str = "<scenario>",
          seed: Optional[int] = None) -> Plan:
     """The testbed plan of a scenario, or ``InvalidInput`` naming the first key that cannot map."""
     sc = merged(text, overrides)
-    notes: List[str] = []
     NOT = "the testbed cannot reproduce it"
+    # the keys the scenario sets, first: a key the testbed cannot reproduce is named as such
     _unknown(sc, TOP_KEYS, "", f"{NOT} (docs/testbed.md, Mapping)")
-    name = sc.get("name") or _stem(origin)
-    if seed is None:
-        seed = int(sc.get("seed", 1))
-
-    simt = sc.get("sim", {})
-    _unknown(simt, {"duration_s", "tie_break"}, "sim.", NOT)
-    duration = float(_num(simt, "duration_s", "sim.", required=True))
-    if not duration > 0:
-        raise invalid("sim.duration_s", f"must be positive, got {duration}")
-    if "tie_break" in simt:
-        notes.append("sim.tie_break: an event-ordering rule of the simulator; real time has no ties")
-    meas = sc.get("measure", {})
-    _unknown(meas, {"window_s"}, "measure.", f"{NOT}: the testbed measures flows and the switch's counters only")
-    window = float(_num(meas, "window_s", "measure.", default=duration))
-    if not 0 < window <= duration:
-        raise invalid("measure.window_s", f"must be in (0, sim.duration_s], got {window}")
-
+    _unknown(sc.get("sim", {}), {"duration_s", "tie_break"}, "sim.", NOT)
+    _unknown(sc.get("measure", {}), {"window_s"}, "measure.", f"{NOT}: the testbed measures flows and the switch's counters only")
     topo = sc.get("topology", {})
     if topo.get("kind") != "dumbbell":
         raise invalid("topology.kind", f"only \"dumbbell\" maps onto the testbed, got {topo.get('kind')!r}")
     _unknown(topo, {"kind", "senders", "receivers", "access_rate_mbps", "access_delay_us", "bottleneck_rate_mbps",
                     "bottleneck_delay_us", "host_buffer_pkts"}, "topology.", NOT)
-    senders = int(_num(topo, "senders", "topology.", required=True))
-    receivers = int(_num(topo, "receivers", "topology.", default=1))
-    access_bps = float(_num(topo, "access_rate_mbps", "topology.", required=True)) * 1e6
-    bottleneck_bps = float(_num(topo, "bottleneck_rate_mbps", "topology.", required=True)) * 1e6
-    delay_us = float(_num(topo, "access_delay_us", "topology.", required=True)) + float(
-        _num(topo, "bottleneck_delay_us", "topology.", required=True))
-    host_buffer = int(_num(topo, "host_buffer_pkts", "topology.", default=DEFAULT_BUFFER))
-    if senders < 1 or receivers < 1:
-        raise invalid("topology.senders", "at least one sender and one receiver")
-    if senders + receivers + 1 > MAX_HOSTS:
-        raise invalid("topology.senders", f"the testbed has at most {MAX_HOSTS} hosts (a namespace each), "
-                                          f"got {senders} senders and {receivers} receivers")
+    check_incast_keys(sc, NOT)
+    if "udp" in sc:
+        _unknown(sc["udp"], {"rate_fraction", "pattern", "packet_bytes", "start_s", "src", "dst"}, "udp.", NOT)
 
-    tcp, host_kw, tnotes = tcp_hosts(sc)
+    # then every value, as the engine runs the scenario
+    ep = engine_plan(text, overrides, origin, seed)
+    r = ep["scenario"]
+    notes: List[str] = []
+    duration = float(r["sim"]["duration_s"])
+    window = float(r["measure"]["window_s"] or duration)
+    if "tie_break" in sc.get("sim", {}):
+        notes.append("sim.tie_break: an event-ordering rule of the simulator; real time has no ties")
+    t = r["topology"]
+    if t["senders"] + t["receivers"] + 1 > MAX_HOSTS:
+        raise invalid("topology.senders", f"the testbed has at most {MAX_HOSTS} hosts (a namespace each), "
+                                          f"got {t['senders']} senders and {t['receivers']} receivers")
+    check_groups(sc, r, GROUP_KEYS, NOT)
+    host_kw, tnotes = tcp_hosts(sc.get("tcp", {}), r["tcp"])
     notes += tnotes
 
-    udp = sc.get("udp")
-    names = [f"s{i}" for i in range(senders)] + [f"r{i}" for i in range(receivers)] + (["udp"] if udp is not None else [])
-    hosts: List[HostSpec] = []
-    for i, n in enumerate(names):
-        hosts.append(HostSpec(i, n, tx_rate_bps=bottleneck_bps if n.startswith("r") else access_bps,
-                              tx_limit_pkts=host_buffer, **host_kw()))
-
-    queue = dict(sc.get("queue", {}))
-    queue.setdefault("kind", "droptail")
-    fifo = {"kind": "droptail", "limit_pkts": host_buffer}
-    ports = [Port(n, bottleneck_bps if n.startswith("r") else access_bps, delay_us,
-                  queue if n.startswith("r") else fifo, n.startswith("r")) for n in names]
+    names = [n["name"] for n in ep["nodes"] if n["kind"] == "host"]
+    to_host = {p["peer"]: p for p in ep["ports"] if p["peer"] in names}  # the switch's port towards each host
+    host_buffer = int(t["host_buffer_pkts"])
+    hosts = [HostSpec(i, n, tx_rate_bps=float(to_host[n]["rate_bps"]), tx_limit_pkts=host_buffer, **host_kw())
+             for i, n in enumerate(names)]
+    queue = {**(sc.get("queue") or {}), "kind": r["queue"]["kind"]}
+    delay_us = float(t["access_delay_us"]) + float(t["bottleneck_delay_us"])
+    ports = []
+    for n in names:
+        p = to_host[n]
+        fifo = {"kind": p["qdisc"], "limit_pkts": host_buffer}
+        ports.append(Port(n, float(p["rate_bps"]), delay_us, queue if p["measured"] else fifo, bool(p["measured"])))
 
     fairq = sc.get("fairq")
     if fairq is not None:
         fairq = dict(fairq)
-        sw = fairq.pop("switches", ["sw"])
-        if sw not in (["sw"], "sw"):
-            raise invalid("fairq.switches", f"the dumbbell has one switch, \"sw\"; got {sw!r}")
-        if fairq.get("wscale", "reserved_bits") == "reserved_bits":
-            # The simulated hosts tag their ACKs with the window scale; Linux hosts do not, and
-            # the switch leaves an untagged ACK alone: FairQ would silently do nothing.
-            raise invalid("fairq.wscale", "reserved_bits (the default) needs end hosts that tag their ACKs; "
-                                          "Linux does not: set fairq.wscale = \"off\" or \"unify\"")
+        fairq.pop("switches", None)
+        if r["fairq"]["switches"] not in ([], ["sw"]):
+            raise invalid("fairq.switches", f"the dumbbell has one switch, \"sw\"; got {r['fairq']['switches']!r}")
+        check_fairq(r)
 
-    rng = random.Random(seed)
+    where = {g: w for g, w, _ in group_tables(r)}
     flows: List[Flow] = []
-    groups = [("flows", sc["flows"])] if "flows" in sc else []
-    groups += sorted((sc.get("groups") or {}).items())
-    for gname, g in groups:
-        where = "flows." if gname == "flows" else f"groups.{gname}."
-        if not isinstance(g, dict):
-            raise invalid(where.rstrip("."), "expected a table")
-        _unknown(g, GROUP_KEYS, where, NOT)
-        if g.get("transport", "tcp") != "tcp":
-            raise invalid(f"{where}transport", f"only tcp maps onto the testbed, got {g['transport']!r}")
-        count = int(_num(g, "count", where, required=True))
-        size = _num(g, "size_bytes", where)
-        if "size_pkts" in g:
-            size = int(_num(g, "size_pkts", where)) * int(tcp["mss_bytes"])
-        lo = float(_num(g, "start_min_s", where, default=0.0))
-        hi = float(_num(g, "start_max_s", where, default=lo))
-        src = _names(g["src"], f"{where}src") if "src" in g else None
-        dst = _names(g["dst"], f"{where}dst") if "dst" in g else None
-        for hn, key in [(src, "src"), (dst, "dst")]:
-            for h in hn or []:
-                if h not in names or h == "udp":
-                    raise invalid(f"{where}{key}", f"{h!r} is not a host of the dumbbell (s0.., r0..)")
-        gcc = None
-        for k, v in (g.get("tcp") or {}).items():
-            if k == "cc":
-                if v not in CC:
-                    raise invalid(f"{where}tcp.cc", f"{v!r} has no Linux counterpart")
-                gcc = CC[v]
-            elif tcp.get(k) != v:
-                raise invalid(f"{where}tcp.{k}", "per-group TCP maps only cc onto the testbed (the rest is per host)")
-        for j in range(count):
-            fid = len(flows)
-            s = src[j % len(src)] if src else f"s{fid % senders}"
-            d = dst[j % len(dst)] if dst else f"r{fid % receivers}"
-            if s == d:
-                raise invalid(f"{where}dst", f"flow {fid} would go from {s} to itself")
-            start = lo + (hi - lo) * rng.random() if hi > lo else lo
-            flows.append(Flow(fid, s, d, "tcp", gname, start, None if size is None else int(size), gcc))
-    incast = None
-    if "incast" in sc:
-        incast = _incast(sc["incast"], senders, names, NOT)
-    if udp is not None:
-        _unknown(udp, {"rate_fraction", "pattern", "packet_bytes", "start_s", "src", "dst"}, "udp.", NOT)
-        frac = float(_num(udp, "rate_fraction", "udp.", required=True))
-        if udp.get("pattern", "poisson") == "poisson":
+    for f in ep["flows"]:
+        if f["group"] == "incast":
+            continue
+        w = where[f["group"]]
+        for end in ("src", "dst"):
+            if f[end] not in names or f[end] == "udp":
+                raise invalid(f"{w}{end}", f"{f[end]!r} is not a host of the dumbbell (s0.., r0..)")
+        if f["src"] == f["dst"]:
+            raise invalid(f"{w}dst", f"flow {f['id']} would go from {f['src']} to itself")
+        flows.append(Flow(f["id"], f["src"], f["dst"], TCP, f["group"], float(f["start_s"]), f["size_bytes"],
+                          group_cc(sc, f["group"])))
+    incast = _incast(r, ep) if ep["incast"] else None
+    for u in ep.get("sources", []):
+        if u["pattern"] == "poisson":
             notes.append("udp.pattern: poisson sent as iperf3's constant bit rate at the same mean")
-        if udp.get("src", "udp") != "udp" or udp.get("dst", "r0") != "r0":
+        if (u["src"], u["dst"]) != ("udp", "r0"):
             raise invalid("udp.src", "on the testbed the UDP source is host udp, to r0")
-        flows.append(Flow(len(flows), "udp", "r0", "udp", "udp", float(_num(udp, "start_s", "udp.", default=0.0)),
-                          rate_bps=frac * bottleneck_bps, packet_bytes=int(_num(udp, "packet_bytes", "udp.", default=1500))))
+        flows.append(Flow(len(flows), u["src"], u["dst"], "udp", u["group"], float(u["start_s"]),
+                          rate_bps=float(u["rate_bps"]), packet_bytes=int(u["packet_bytes"])))
     if not flows and incast is None:
         raise invalid("flows", "the scenario has no traffic the testbed can run ([flows], [groups.*], [udp], [incast])")
-    rcv = tcp.get("rcv_buf_bytes")
-    preconnect = tcp.get("handshake", True) is False
+    tcp = r["tcp"]
+    preconnect = tcp["handshake"] is False
     if preconnect:
         notes.append("tcp.handshake: false -> long-lived flows connect before the run (stream generator, not iperf3); "
                      "sized flows still connect at their start")
-    return Plan(name, seed, duration, window, hosts, ports, flows, queue, fairq, incast,
-                None if "rcv_buf_bytes" not in sc.get("tcp", {}) else int(rcv), int(tcp["mss_bytes"]),
-                int(tcp.get("header_bytes", 40)), notes, preconnect)
+    return Plan(r["name"], ep["seed"], duration, window, hosts, ports, flows, queue, fairq, incast,
+                int(tcp["rcv_buf_bytes"]) if "rcv_buf_bytes" in sc.get("tcp", {}) else None, int(tcp["mss_bytes"]),
+                int(tcp["header_bytes"]), notes, preconnect)
 
 
-def _incast(ic: Dict[str, Any], senders: int, names: List[str], NOT: str) -> Incast:
-    _unknown(ic, {"servers", "src", "dst", "block_bytes", "server_bytes", "rounds", "start_s", "gap_s", "epochs",
-                  "epoch_interval_s"}, "incast.", NOT)
-    n = int(_num(ic, "servers", "incast.", required=True))
-    if int(ic.get("epochs", 1)) != 1:
+#: The `[incast]` keys the testbed's incast generator reproduces.
+INCAST_KEYS = {"servers", "src", "dst", "block_bytes", "server_bytes", "rounds", "start_s", "gap_s", "epochs",
+               "epoch_interval_s"}
+
+
+def check_incast_keys(sc: Dict[str, Any], why: str) -> None:
+    """The ``[incast]`` keys the scenario sets, against :data:`INCAST_KEYS` (a dumbbell's run and
+    a fabric's alike). ``InvalidInput`` naming the key."""
+    if "incast" in sc:
+        _unknown(sc["incast"], INCAST_KEYS, "incast.", why)
+
+
+def _incast(resolved: Dict[str, Any], ep: Dict[str, Any]) -> Incast:
+    """The incast of the engine's plan ``ep`` (its scenario ``resolved``): one epoch, its server
+    connections as the engine places them (the flows of group ``incast``), each server's share
+    of a request as the engine computes it. ``InvalidInput`` naming the key."""
+    ic = resolved["incast"]
+    if int(ic["epochs"]) != 1:
         raise invalid("incast.epochs", "the testbed runs one epoch of requests")
-    src = _names(ic["src"], "incast.src") if "src" in ic else [f"s{i}" for i in range(min(n, senders))]
-    dst = _names(ic["dst"], "incast.dst") if "dst" in ic else ["r0"]
-    if "src" not in ic and n > senders:
-        raise invalid("incast.servers", f"at most topology.senders ({senders}) without incast.src")
-    for key, lst in [("incast.src", src), ("incast.dst", dst)]:
-        for h in lst:
-            if h not in names or h == "udp":
-                raise invalid(key, f"{h!r} is not a host of the dumbbell")
-    if ("block_bytes" in ic) == ("server_bytes" in ic):
-        raise invalid("incast.block_bytes", "give exactly one of block_bytes and server_bytes")
-    per = int(ic["server_bytes"]) if "server_bytes" in ic else -(-int(ic["block_bytes"]) // n)
-    pairs = [(src[i % len(src)], dst[(i // len(src)) % len(dst)]) for i in range(n)]
+    pairs = [(f["src"], f["dst"]) for f in ep["flows"] if f["group"] == "incast"]
     for s, d in pairs:
+        if "udp" in (s, d):
+            raise invalid("incast.src" if s == "udp" else "incast.dst", "'udp' is not a host of the dumbbell")
         if s == d:
             raise invalid("incast.dst", f"a server on {s} would answer a client on the same host")
-    return Incast(pairs, per, int(_num(ic, "rounds", "incast.", required=True)),
-                  float(_num(ic, "start_s", "incast.", default=0.01)), float(_num(ic, "gap_s", "incast.", default=0.0)),
-                  int(ic.get("block_bytes", per * n)))
-
-
-def _stem(origin: str) -> str:
-    import os
-
-    base = os.path.basename(origin)
-    return base[:-5] if base.endswith(".toml") else (base or "scenario")
+    share = ep["incast"]
+    return Incast(pairs, int(share["per_server_bytes"]), int(ic["rounds"]), float(ic["start_s"]), float(ic["gap_s"]),
+                  int(share["block_bytes"]))

@@ -37,13 +37,16 @@
 //! - Dispatch is static: [`AnyQdisc`] is an enum, one variant per line plus the port wrappers.
 //!   The [`Qdisc`] trait stays public so users can write their own and test it with the same
 //!   harness.
-//! - Port wrappers are decided per run and per port, not by `queue.kind`: [`PortWrap`] says
-//!   which wrap a port's discipline (the ExpressPass credit shaper when a run has ExpressPass
-//!   flows; a loss device on a port with a loss rate), and [`QueueConfig::build_port`] applies
-//!   them.
+//! - Port wrappers are decided per run and per port, not by `queue.kind`. A loss device on a
+//!   port with a loss rate is the disciplines' own ([`AnyQdisc::with_loss`], `loss.rs`). A
+//!   wrapper that a mechanism above the disciplines supplies (a transport's, such as a credit
+//!   shaper) goes in [`AnyQdisc::Wrapped`], a box behind
+//!   one virtual call that only the runs with such a wrapper take: every other port's dispatch
+//!   is the enum's, as without it.
 //! - Layers: [`framework`] (the trait, events, accounting) knows no discipline; each discipline
 //!   imports it (and the shared storage or the CoDel law it builds on); this file imports the
-//!   disciplines. Nothing imports upward.
+//!   disciplines. Nothing imports upward, and nothing here imports a transport: the
+//!   transports sit above the disciplines (`crate::transport`).
 //! - Configuration structs deserialize with unknown keys rejected and validate to a
 //!   [`ConfigError`] naming the key (relative to the `queue` table) and the reason.
 
@@ -52,7 +55,6 @@ pub mod framework;
 pub mod loss;
 #[cfg(test)]
 pub(crate) mod testkit;
-pub mod xpass;
 
 pub use crate::config::{ConfigError, Limit};
 pub use framework::{
@@ -62,7 +64,6 @@ pub use framework::{
 
 use crate::packet::Packet;
 use crate::time::SimTime;
-use crate::xpass::XpassConfig;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -78,18 +79,6 @@ pub struct KindInfo {
     pub name: &'static str,
     /// One line: what the discipline does.
     pub summary: &'static str,
-}
-
-/// The type a registry line stores in [`AnyQdisc`]: the discipline itself (`inline`) or a box.
-macro_rules! store {
-    (inline, $t:ty) => { $t };
-    (boxed, $t:ty) => { Box<$t> };
-}
-
-/// A discipline as its registry line stores it (see [`store!`]).
-macro_rules! stored {
-    (inline, $e:expr) => { $e };
-    (boxed, $e:expr) => { Box::new($e) };
 }
 
 macro_rules! disciplines {
@@ -193,9 +182,10 @@ macro_rules! disciplines {
         /// lines (see `Port` in the simulator's `net.rs`).
         pub enum AnyQdisc<P = Packet> {
             $( $variant(store!($store, $($ty)::+<P>)), )+
-            /// The ExpressPass credit shaper around another discipline (see [`PortWrap`]).
-            Xpass(Box<xpass::CreditShaper<P, AnyQdisc<P>>>),
-            /// A loss device in front of the port's discipline (see [`PortWrap`]).
+            /// A wrapper around the port's discipline supplied from above the disciplines (a
+            /// transport's; see [`AnyQdisc::wrap`]).
+            Wrapped(Box<Wrapper<P>>),
+            /// A loss device in front of the port's discipline (see [`AnyQdisc::with_loss`]).
             Lossy(Box<loss::LossyPort<P, AnyQdisc<P>>>),
         }
 
@@ -203,7 +193,7 @@ macro_rules! disciplines {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 match self {
                     $( AnyQdisc::$variant(q) => f.debug_tuple(stringify!($variant)).field(q).finish(), )+
-                    AnyQdisc::Xpass(q) => f.debug_tuple("Xpass").field(q).finish(),
+                    AnyQdisc::Wrapped(_) => f.write_str("Wrapped(..)"),
                     AnyQdisc::Lossy(q) => f.debug_tuple("Lossy").field(q).finish(),
                 }
             }
@@ -225,7 +215,7 @@ macro_rules! disciplines {
             ($self:ident, $q:ident => $e:expr) => {
                 match $self {
                     $( AnyQdisc::$variant($q) => $e, )+
-                    AnyQdisc::Xpass($q) => $e,
+                    AnyQdisc::Wrapped($q) => $e,
                     AnyQdisc::Lossy($q) => $e,
                 }
             };
@@ -279,31 +269,26 @@ impl QueueConfig {
         }
         Ok(())
     }
-
-    /// The discipline of a switch port with the run's wrappers around it.
-    pub fn build_port<P: QPacket>(&self, ctx: &PortContext, wrap: &PortWrap) -> AnyQdisc<P> {
-        let mut q = self.build(ctx);
-        if let Some(x) = &wrap.xpass {
-            q = AnyQdisc::Xpass(Box::new(xpass::CreditShaper::new(x, q, ctx)));
-        }
-        if wrap.loss_rate > 0.0 {
-            q = AnyQdisc::Lossy(Box::new(loss::LossyPort::new(wrap.loss_rate, q, ctx)));
-        }
-        q
-    }
-}
-
-/// What wraps every switch port's discipline in one run.
-#[derive(Clone, Debug, Default)]
-pub struct PortWrap {
-    /// The ExpressPass credit shaper (rate-limits credits beside the data discipline), when the
-    /// run has ExpressPass flows.
-    pub xpass: Option<XpassConfig>,
-    /// The port's random loss (a loss device at its entry, `loss.rs`); 0: none.
-    pub loss_rate: f64,
 }
 
 impl<P: QPacket> AnyQdisc<P> {
+    /// `self` behind a loss device that refuses a share `rate` of the arrivals (`loss.rs`), or
+    /// `self` itself when `rate` is 0 (no device, no draw).
+    pub fn with_loss(self, rate: f64, ctx: &PortContext) -> AnyQdisc<P> {
+        if rate > 0.0 {
+            AnyQdisc::Lossy(Box::new(loss::LossyPort::new(rate, self, ctx)))
+        } else {
+            self
+        }
+    }
+
+    /// A port whose discipline runs inside `wrapper`, a [`Qdisc`] defined above the disciplines
+    /// that holds the port's discipline and decides what reaches it (a transport's credit
+    /// shaper). Its calls are virtual: only the ports of runs that need a wrapper pay for it.
+    pub fn wrap(wrapper: impl Qdisc<Pkt = P> + 'static) -> AnyQdisc<P> {
+        AnyQdisc::Wrapped(Box::new(Wrapper(Box::new(wrapper))))
+    }
+
     /// Where the packet that leaves next lies, when the discipline can tell without a search
     /// (DropTail, the one inline discipline: its FIFO's head), for a cache hint.
     #[inline(always)]
@@ -315,13 +300,44 @@ impl<P: QPacket> AnyQdisc<P> {
     }
 }
 
+/// A port wrapper from above the disciplines ([`AnyQdisc::wrap`]): its calls are virtual, and
+/// kept out of line, so that the dispatch of every other port is the enum's alone.
+pub struct Wrapper<P>(Box<dyn Qdisc<Pkt = P>>);
+
+impl<P: QPacket> Qdisc for Wrapper<P> {
+    type Pkt = P;
+    #[inline(never)]
+    fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
+        self.0.enqueue(pkt, now, ev)
+    }
+    #[inline(never)]
+    fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<P>) -> Option<P> {
+        self.0.dequeue(now, ev)
+    }
+    #[inline(never)]
+    fn len_pkts(&self) -> usize {
+        self.0.len_pkts()
+    }
+    #[inline(never)]
+    fn len_bytes(&self) -> u64 {
+        self.0.len_bytes()
+    }
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    #[inline(never)]
+    fn ready_at(&self) -> Option<SimTime> {
+        self.0.ready_at()
+    }
+}
+
 impl<P: QPacket> Qdisc for AnyQdisc<P> {
     type Pkt = P;
     #[inline(always)]
     fn enqueue(&mut self, pkt: P, now: SimTime, ev: &mut QdiscEvents<P>) {
         dispatch!(self, q => q.enqueue(pkt, now, ev))
     }
-    #[inline]
+    #[inline(always)]
     fn dequeue(&mut self, now: SimTime, ev: &mut QdiscEvents<P>) -> Option<P> {
         dispatch!(self, q => q.dequeue(now, ev))
     }
@@ -371,13 +387,12 @@ mod tests {
     }
 
     #[test]
-    fn wrappers_go_around_the_kind() {
+    fn a_loss_device_goes_around_the_kind_when_the_port_has_a_rate() {
         let cfg = QueueConfig::default();
-        let wrapped: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap { xpass: Some(XpassConfig::default()), loss_rate: 0.0 });
-        assert_eq!(wrapped.name(), "xpass");
-        let lossy: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap { xpass: None, loss_rate: 0.5 });
+        let lossy: AnyQdisc = cfg.build(&ctx(1)).with_loss(0.5, &ctx(1));
         assert!(matches!(lossy, AnyQdisc::Lossy(_)));
-        let bare: AnyQdisc = cfg.build_port(&ctx(1), &PortWrap::default());
+        let bare: AnyQdisc = cfg.build(&ctx(1)).with_loss(0.0, &ctx(1));
         assert_eq!(bare.name(), "droptail");
+        assert!(matches!(bare, AnyQdisc::DropTail(_)));
     }
 }

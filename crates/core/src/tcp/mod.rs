@@ -209,7 +209,7 @@ pub struct TcpConfig {
     pub dctcp_alpha_init: f64,
     /// Multipath TCP (`tcp.mptcp`: `subflows`, `coupling`; see `mptcp/mod.rs`): the
     /// simulator makes each flow of a group with `subflows > 1` an MPTCP connection
-    /// (`crates/sim/src/mptcp.rs`).
+    /// (`crate::transport::mptcp`).
     pub mptcp: mptcp::MptcpConfig,
 }
 

@@ -1,27 +1,28 @@
-//! The flows family: per-flow figures of the TCP flows over the measurement window, the UDP
-//! source's throughput, and `flows.csv` (one row per flow, TCP flows first, then UDP sources).
+//! The flows family: per-flow figures of the flows over the measurement window, the background
+//! source's throughput, and `flows.csv` (one row per flow, in flow id order: the flows the
+//! figures count, then the background sources).
 //!
-//! An MPTCP connection is one row (`Row`), under its first subflow's flow id: its bytes
-//! delivered are the data ACK, its gap and FCT the data level's (`mptcp.rs`), its packet and
-//! loss counts the sums over its subflows. Every per-flow figure of the summary (Jain,
-//! starvation, throughput, FCT) counts rows, so a connection counts once whatever its
-//! subflows. The subflows themselves are the rows of `subflows.csv` ([`subflows_table`]).
+//! Flows bound by their transport (an MPTCP connection's subflows) are one row (`Row`), under
+//! their first flow's id: its bytes delivered are the bond's own in-order bytes (the data
+//! ACK), its gap and FCT the bond's observation (`workload::Bound`), its packet and loss counts
+//! the sums over its flows. Every per-flow figure of the summary (Jain, starvation, throughput,
+//! FCT) counts rows, so a connection counts once whatever its subflows. The bound flows
+//! themselves are the rows of `subflows.csv` ([`subflows_table`]).
 
 use super::{insert_fct, num};
 use crate::columns::{CatBuilder, Column, Table};
 use crate::engine::Sim;
 use crate::metrics::{jain, mean, variance, FlowObs};
-use crate::mptcp::NO_CONN;
 use crate::routing::RoutingMode;
-use crate::workload::TcpFlow;
+use crate::workload::{Flow, NO_BOND};
 use dcfair_core::tcp::SenderStats;
 use serde_json::{json, Map, Value};
 
-/// One TCP row of flows.csv: a plain flow, or an MPTCP connection (module doc).
+/// One counted row of flows.csv: a flow on its own, or a bond (module doc).
 pub(super) struct Row<'a> {
-    /// The flow (an MPTCP connection: its first subflow), for its ids, group and start.
-    pub flow: &'a TcpFlow,
-    /// Receiver-side observation: the flow's, or the connection's data level.
+    /// The flow (a bond: its first flow), for its ids, group, start and kind.
+    pub flow: &'a Flow,
+    /// Receiver-side observation: the flow's, or the bond's.
     pub obs: &'a FlowObs,
     pub size: Option<u64>,
     /// In-order bytes delivered, and as many when the window opened.
@@ -33,11 +34,14 @@ pub(super) struct Row<'a> {
     pub stats: SenderStats,
 }
 
-/// The TCP rows of flows.csv, in flow id order.
+/// The rows of flows.csv of the flows the figures count (all but the background sources), in
+/// flow id order.
 pub(super) fn rows(sim: &Sim) -> Vec<Row<'_>> {
-    let mut v = Vec::with_capacity(sim.tcp.len());
-    for (i, (f, o)) in sim.tcp.iter().zip(&sim.obs).enumerate() {
-        if f.conn == NO_CONN {
+    let w = sim.world();
+    let counted = &w.flows[..w.background];
+    let mut v = Vec::with_capacity(counted.len());
+    for (i, (f, o)) in counted.iter().zip(sim.obs()).enumerate() {
+        if f.bond == NO_BOND {
             v.push(Row {
                 flow: f,
                 obs: o,
@@ -46,27 +50,28 @@ pub(super) fn rows(sim: &Sim) -> Vec<Row<'_>> {
                 delivered_at_window: f.delivered_at_window.min(f.delivered_bytes()),
                 pkts_in_window: o.pkts_in_window,
                 sent_in_window: sent_in_window(f),
-                stats: f.sender_stats(),
+                stats: f.ends.sender_stats(),
             });
             continue;
         }
-        let c = &sim.conns[f.conn as usize];
-        if c.first as usize != i {
+        let b = &w.bonds[f.bond as usize];
+        let subs = b.bond.flows();
+        if subs.start != i {
             continue;
         }
-        let subs = c.range();
         let mut stats = SenderStats::default();
-        for s in &sim.tcp[subs.clone()] {
-            stats.add(s.sender.stats());
+        for s in &w.flows[subs.clone()] {
+            stats.add(&s.ends.sender_stats());
         }
+        let delivered = b.bond.delivered_bytes();
         v.push(Row {
             flow: f,
-            obs: &c.obs,
-            size: c.size,
-            delivered: c.delivered_bytes(),
-            delivered_at_window: c.delivered_at_window.min(c.delivered_bytes()),
-            pkts_in_window: sim.obs[subs.clone()].iter().map(|o| o.pkts_in_window).sum(),
-            sent_in_window: sim.tcp[subs].iter().map(sent_in_window).sum(),
+            obs: &b.obs,
+            size: b.bond.size(),
+            delivered,
+            delivered_at_window: b.delivered_at_window.min(delivered),
+            pkts_in_window: sim.obs()[subs.clone()].iter().map(|o| o.pkts_in_window).sum(),
+            sent_in_window: w.flows[subs].iter().map(sent_in_window).sum(),
             stats,
         });
     }
@@ -88,11 +93,12 @@ pub(super) struct Figures<'a> {
 
 impl Figures<'_> {
     pub fn of(sim: &Sim, window: f64) -> Figures<'_> {
+        let w = sim.world();
         let rows = rows(sim);
         Figures {
             pkts: rows.iter().map(|r| r.pkts_in_window as f64).collect(),
             sent: rows.iter().map(|r| r.sent_in_window as f64).collect(),
-            gaps: rows.iter().map(|r| r.obs.max_gap_until(r.flow.start, sim.end).as_secs_f64()).collect(),
+            gaps: rows.iter().map(|r| r.obs.max_gap_until(r.flow.start, w.end).as_secs_f64()).collect(),
             goodput: rows.iter().map(|r| (r.delivered - r.delivered_at_window) as f64 * 8.0 / window).collect(),
             rows,
         }
@@ -110,6 +116,7 @@ pub(super) fn fct_of(r: &Row<'_>) -> Option<f64> {
 }
 
 pub(super) fn summary(sim: &Sim, fig: &Figures<'_>, window: f64, m: &mut Map<String, Value>) {
+    let w = sim.world();
     let fcts: Vec<f64> = fig.rows.iter().filter_map(fct_of).collect();
     m.insert("jain_index".into(), num(jain(&fig.pkts)));
     m.insert("throughput_variance_pkts".into(), num(variance(&fig.pkts)));
@@ -127,18 +134,21 @@ pub(super) fn summary(sim: &Sim, fig: &Figures<'_>, window: f64, m: &mut Map<Str
     m.insert("timeouts".into(), json!(fig.rows.iter().map(|r| r.stats.timeouts).sum::<u64>()));
     m.insert("retransmits".into(), json!(fig.rows.iter().map(|r| r.stats.retransmits).sum::<u64>()));
     m.insert("throughput_bps_tcp".into(), num(mean(&fig.goodput)));
-    if let Some(u) = sim.udp.first() {
-        let got = u.bytes_received - u.bytes_received_at_window;
-        m.insert("throughput_bps_udp".into(), num(Some(got as f64 * 8.0 / window)));
+    // the first background source, under its group's name (`throughput_bps_udp`)
+    if let Some(u) = w.flows.get(w.background) {
+        let got = u.delivered_bytes() - u.delivered_at_window;
+        m.insert(format!("throughput_bps_{}", w.group_names[u.group as usize]), num(Some(got as f64 * 8.0 / window)));
     }
     insert_fct(m, "", &fcts);
 }
 
-/// `flows.csv` as columns: one row per flow, TCP flows first, then UDP sources.
+/// `flows.csv` as columns: one row per counted row ([`rows`]), then one per background source.
 pub(super) fn table(sim: &Sim, rows: &[Row<'_>]) -> Table {
-    let groups = &sim.group_names;
-    let n = rows.len() + sim.udp.len();
-    let name = |a: u32| sim.net.nodes[a as usize].name.as_str();
+    let w = sim.world();
+    let groups = &w.group_names;
+    let background = &w.flows[w.background..];
+    let n = rows.len() + background.len();
+    let name = |a: u32| w.net.nodes[a as usize].name.as_str();
     let (mut flow_id, mut src, mut dst, mut kind) = (Vec::with_capacity(n), CatBuilder::new(), CatBuilder::new(), CatBuilder::new());
     let (mut start_s, mut end_s, mut fct_s, mut max_gap_s) =
         (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
@@ -152,7 +162,7 @@ pub(super) fn table(sim: &Sim, rows: &[Row<'_>]) -> Table {
         flow_id.push(f.ids.flow as u64);
         src.push(name(f.ids.src));
         dst.push(name(f.ids.dst));
-        kind.push("tcp");
+        kind.push(f.ends.row_kind());
         start_s.push(f.start.as_secs_f64());
         end_s.push(o.completed.map_or(f64::NAN, |c| c.as_secs_f64()));
         bytes_sent.push(st.bytes_sent);
@@ -160,29 +170,30 @@ pub(super) fn table(sim: &Sim, rows: &[Row<'_>]) -> Table {
         pkts_in_window.push(r.pkts_in_window);
         pkts_sent_in_window.push(r.sent_in_window);
         fct_s.push(fct_of(r).unwrap_or(f64::NAN));
-        max_gap_s.push(o.max_gap_until(f.start, sim.end).as_secs_f64());
+        max_gap_s.push(o.max_gap_until(f.start, w.end).as_secs_f64());
         retransmits.push(st.retransmits);
         timeouts.push(st.timeouts);
         group.push(&groups[f.group as usize]);
         size_bytes.push(r.size.map_or(f64::NAN, |b| b as f64));
     }
-    for u in &sim.udp {
-        let o: &FlowObs = &sim.obs[u.flow as usize];
-        flow_id.push(u.flow as u64);
-        src.push(name(u.src));
-        dst.push(name(u.dst));
-        kind.push("udp");
+    for u in background {
+        let o: &FlowObs = &sim.obs()[u.ids.flow as usize];
+        let st = u.ends.sender_stats();
+        flow_id.push(u.ids.flow as u64);
+        src.push(name(u.ids.src));
+        dst.push(name(u.ids.dst));
+        kind.push(u.ends.row_kind());
         start_s.push(u.start.as_secs_f64());
         end_s.push(f64::NAN);
-        bytes_sent.push(u.bytes_sent);
-        bytes_delivered.push(u.bytes_received);
+        bytes_sent.push(st.bytes_sent);
+        bytes_delivered.push(u.delivered_bytes());
         pkts_in_window.push(o.pkts_in_window);
-        pkts_sent_in_window.push(u.pkts_sent - u.pkts_sent_at_window);
+        pkts_sent_in_window.push(sent_in_window(u));
         fct_s.push(f64::NAN);
-        max_gap_s.push(o.max_gap_until(u.start, sim.end).as_secs_f64());
-        retransmits.push(0);
-        timeouts.push(0);
-        group.push("udp");
+        max_gap_s.push(o.max_gap_until(u.start, w.end).as_secs_f64());
+        retransmits.push(st.retransmits);
+        timeouts.push(st.timeouts);
+        group.push(&groups[u.group as usize]);
         size_bytes.push(f64::NAN);
     }
     let mut t = Table::new();
@@ -206,25 +217,27 @@ pub(super) fn table(sim: &Sim, rows: &[Row<'_>]) -> Table {
 }
 
 /// Data packets flow `f` sent inside the measurement window, retransmissions included.
-fn sent_in_window(f: &TcpFlow) -> u64 {
+fn sent_in_window(f: &Flow) -> u64 {
     f.data_pkts_sent().saturating_sub(f.sent_at_window)
 }
 
-/// `subflows.csv`: one row per subflow of every MPTCP connection, in flow id order; `None`
-/// when the run has no connection. `connection_id` is the flow id of the connection's row in
-/// flows.csv; `path` the switches its data packets cross ([`path_of`]).
+/// `subflows.csv`: one row per flow of every bond (every subflow of every MPTCP connection),
+/// in flow id order; `None` when the run has no bond. `connection_id` is the flow id of the
+/// bond's row in flows.csv; `path` the switches its data packets cross ([`path_of`]).
 pub(super) fn subflows_table(sim: &Sim) -> Option<Table> {
-    if sim.conns.is_empty() {
+    let w = sim.world();
+    if w.bonds.is_empty() {
         return None;
     }
-    let name = |a: u32| sim.net.nodes[a as usize].name.as_str();
+    let name = |a: u32| w.net.nodes[a as usize].name.as_str();
     let (mut conn_id, mut subflow, mut flow_id, mut sport) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut src, mut dst, mut path) = (CatBuilder::new(), CatBuilder::new(), CatBuilder::new());
     let (mut bytes_sent, mut bytes_delivered, mut retransmits, mut timeouts) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for c in &sim.conns {
-        for (k, f) in c.subflows(&sim.tcp).iter().enumerate() {
-            let st = f.sender.stats();
-            conn_id.push(c.first as u64);
+    for b in &w.bonds {
+        let subs = b.bond.flows();
+        for (k, f) in w.flows[subs.clone()].iter().enumerate() {
+            let st = f.ends.sender_stats();
+            conn_id.push(subs.start as u64);
             subflow.push(k as u64);
             flow_id.push(f.ids.flow as u64);
             src.push(name(f.ids.src));
@@ -256,9 +269,10 @@ pub(super) fn subflows_table(sim: &Sim) -> Option<Table> {
 /// by `>`: the routes walked with the flow's 5-tuple and waypoint, as the engine routes each
 /// packet (ecmp, symmetric, dst_bits). `"spray"` under per-packet spraying and
 /// `"random_packet"` with a core drawn per packet: those have no single path.
-pub(super) fn path_of(sim: &Sim, f: &TcpFlow) -> String {
-    let via = sim.via[f.ids.flow as usize];
-    if sim.routes.mode() == RoutingMode::Spray {
+pub(super) fn path_of(sim: &Sim, f: &Flow) -> String {
+    let w = sim.world();
+    let via = w.via[f.ids.flow as usize];
+    if w.routes.mode() == RoutingMode::Spray {
         return "spray".into();
     }
     if via == crate::engine::VIA_PER_PACKET {
@@ -269,15 +283,15 @@ pub(super) fn path_of(sim: &Sim, f: &TcpFlow) -> String {
     let mut pkt = f.ids.forward();
     pkt.via = via;
     let mut names: Vec<&str> = Vec::new();
-    let mut port = sim.net.nodes[f.ids.src as usize].ports[0];
-    while names.len() <= sim.net.nodes.len() {
-        let p = &sim.net.ports[port as usize];
+    let mut port = w.net.nodes[f.ids.src as usize].ports[0];
+    while names.len() <= w.net.nodes.len() {
+        let p = &w.net.ports[port as usize];
         if !p.peer_switch {
             break;
         }
-        names.push(&sim.net.nodes[p.peer_node as usize].name);
+        names.push(&w.net.nodes[p.peer_node as usize].name);
         pkt.hops = pkt.hops.saturating_add(1);
-        match sim.routes.next_global_port(p.peer_node, &mut pkt, &mut rng) {
+        match w.routes.next_global_port(p.peer_node, &mut pkt, &mut rng) {
             Some(next) => port = next,
             None => break,
         }

@@ -4,11 +4,12 @@
 //! Rules:
 //! - One file per result family, each computing its own part of `summary.json`'s `metrics`
 //!   from the engine's raw counters, and its own table where it has one: [`flows`] (per-flow
-//!   figures, UDP, `flows.csv`), [`ports`] (the measured ports, drops by reason, FairQ's
-//!   rewrites, `ports.csv`), [`groups`] (the per-group figures), [`incast`] (rounds and
-//!   answers), [`xpass`] (ExpressPass credits) and the Poisson figures of `poisson.rs`. The
-//!   optional tables (time series, drop runs, the packet trace) come from their observers,
-//!   but `subflows.csv` (the MPTCP subflows), which the flows family renders.
+//!   figures, the background source's throughput, `flows.csv`), [`ports`] (the measured ports,
+//!   drops by reason, FairQ's rewrites, `ports.csv`), [`groups`] (the per-group figures),
+//!   [`incast`] (rounds and answers), [`transports`] (each transport's own figures) and the
+//!   Poisson figures of `poisson.rs`. The optional tables (time series, drop runs, the packet
+//!   trace) come from their observers, but `subflows.csv` (the flows of the bonds: MPTCP's
+//!   subflows), which the flows family renders.
 //! - The run is a pure function of (scenario, seed): JSON keys are sorted and floats use Rust's
 //!   shortest round-trip formatting, so the files are byte-identical for the same inputs. The
 //!   single exception is `wall_time_s` in `summary.json`, the run's own wall-clock time.
@@ -18,7 +19,7 @@ mod flows;
 mod groups;
 mod incast;
 mod ports;
-mod xpass;
+mod transports;
 
 use crate::assemble::poisson_group;
 use crate::engine::Sim;
@@ -30,9 +31,10 @@ use serde_json::{json, Map, Value};
 /// The result files of `sim`, run from `sc` with `seed` in `wall_s` seconds of wall time. Takes
 /// the observers' tables out of `sim`.
 pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results {
-    let series = sim.series.take().map(crate::series::Series::into_tables);
-    let drop_runs = crate::probe::drop_runs_table(&mut sim.probes, &sim.flow_group, &sim.group_names);
-    let trace = crate::probe::trace_table(&mut sim.probes, &sim.group_names);
+    let w = sim.world_mut();
+    let series = w.series.take().map(crate::series::Series::into_tables);
+    let drop_runs = crate::probe::drop_runs_table(&mut w.probes, &w.flow_group, &w.group_names);
+    let trace = crate::probe::trace_table(&mut w.probes, &w.group_names);
     let trace_info = trace.as_ref().map(|(_, rows, cut)| {
         let t = sc.measure.trace.as_ref().expect("a trace table comes from [measure.trace]");
         json!({
@@ -45,19 +47,21 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
         })
     });
 
+    let sim: &Sim = sim;
+    let w = sim.world();
     // The run may have ended early (an incast's last round): the window ends with it.
-    let window = sim.end.saturating_since(sim.window_start).as_secs_f64();
+    let window = w.end.saturating_since(w.window_start).as_secs_f64();
     let figures = flows::Figures::of(sim, window);
     let mut m = Map::new();
     flows::summary(sim, &figures, window, &mut m);
     ports::summary(sim, window, &mut m);
     groups::summary(sc, &figures, &mut m);
-    if let Some(ic) = &sim.incast {
+    if let Some(ic) = &w.incast {
         incast::summary(ic, &mut m);
     }
-    xpass::summary(sim, &mut m);
-    if let Some(plan) = &sim.poisson_plan {
-        let (done, bytes_1pkt) = crate::poisson::done_flows(&sim.tcp, &sim.obs, &sim.via, &sim.net, &sim.routes, poisson_group(sc));
+    transports::summary(sim, &mut m);
+    if let Some(plan) = &w.poisson_plan {
+        let (done, bytes_1pkt) = crate::poisson::done_flows(&w.flows, sim.obs(), &w.via, &w.net, &w.routes, poisson_group(sc));
         crate::poisson::insert_metrics(&mut m, sc, plan, &done, bytes_1pkt);
     }
 
@@ -67,10 +71,10 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
         "engine_version": ENGINE_VERSION,
         "engine_build": ENGINE_BUILD,
         "queue_kind": sc.queue.kind.as_str(),
-        "sim_time_s": sim.end.as_secs_f64(),
+        "sim_time_s": w.end.as_secs_f64(),
         "window_s": window,
         "wall_time_s": wall_s,
-        "events": sim.q.events(),
+        "events": sim.events(),
         "metrics": Value::Object(m),
     });
     if let Some(t) = trace_info {

@@ -12,7 +12,7 @@ use serde_json::{json, Map, Value};
 pub(super) fn summary(sim: &Sim, window: f64, m: &mut Map<String, Value>) {
     let mut total = QdiscStats::default();
     let mut window_bytes = 0u64;
-    for p in sim.net.ports.iter().filter(|p| p.measured) {
+    for p in sim.world().net.ports.iter().filter(|p| p.measured) {
         let s = &p.queue.stats;
         for r in 0..DropReason::COUNT {
             total.by_reason.dropped_before[r].0 += s.by_reason.dropped_before[r].0;
@@ -30,19 +30,19 @@ pub(super) fn summary(sim: &Sim, window: f64, m: &mut Map<String, Value>) {
             by_reason.insert(r.as_str().to_string(), json!(n));
         }
     }
-    m.insert("utilization".into(), num(Some(window_bytes as f64 * 8.0 / (sim.measured_rate_bps * window))));
+    m.insert("utilization".into(), num(Some(window_bytes as f64 * 8.0 / (sim.world().measured_rate_bps * window))));
     m.insert("drops".into(), json!(total.drops_pkts()));
     m.insert("window_drops".into(), json!(sim.measured_window_drops().sum::<u64>()));
     m.insert("marks".into(), json!(total.marks_total()));
     m.insert("drops_by_reason".into(), Value::Object(by_reason));
-    if let Some(fq) = sim.fairq.as_deref() {
+    if let Some(fq) = sim.world().fairq.as_deref() {
         m.insert("fairq_rewrites".into(), json!(fq.core.rewrites));
     }
 }
 
 /// `ports.csv` as columns: one row per measured port.
 pub(super) fn table(sim: &Sim, window: f64) -> Table {
-    let measured: Vec<_> = sim.net.ports.iter().filter(|p| p.measured).collect();
+    let measured: Vec<_> = sim.world().net.ports.iter().filter(|p| p.measured).collect();
     let mut port = CatBuilder::new();
     let mut kind = CatBuilder::new();
     for p in &measured {

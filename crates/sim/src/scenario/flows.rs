@@ -18,6 +18,8 @@
 use super::check::non_negative;
 use dcfair_core::qdisc::ConfigError;
 use dcfair_core::tcp::TcpConfig;
+use dcfair_core::transport::udp::UdpPattern;
+use dcfair_core::transport::TransportKind;
 use serde::{Deserialize, Serialize};
 
 /// One host name or a list of them.
@@ -73,10 +75,11 @@ pub struct FlowsConfig {
     /// configuration: the group's `tcp` table merged over the scenario's `[tcp]`. `None`: the
     /// scenario's `[tcp]`.
     pub tcp: Option<TcpConfig>,
-    /// The flows' transport: `"tcp"` (default, the group's `tcp` table) or `"xpass"`
-    /// (ExpressPass, `[xpass]`; segments of the group's `tcp.mss_bytes` + `tcp.header_bytes`).
+    /// The flows' transport (`dcfair_core::transport`'s registry): `"tcp"` (the default, the
+    /// group's `tcp` table) or another chosen transport, with its own table; segments of the
+    /// group's `tcp.mss_bytes` + `tcp.header_bytes` whichever the transport.
     #[serde(default)]
-    pub transport: Transport,
+    pub transport: TransportKind,
 }
 
 /// `flows.pattern`: which host of the pattern's N hosts (`hosts`, in order) sends to which.
@@ -103,15 +106,6 @@ impl Pattern {
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
     }
-}
-
-/// A flow group's transport.
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum Transport {
-    #[default]
-    Tcp,
-    Xpass,
 }
 
 impl FlowsConfig {
@@ -201,16 +195,6 @@ impl FlowsConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq, Default)]
-#[serde(rename_all = "snake_case")]
-pub enum UdpPattern {
-    /// Exponential inter-arrival times.
-    #[default]
-    Poisson,
-    /// Constant bit rate.
-    Cbr,
-}
-
 /// UDP background from its own sender host to receiver 0.
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -264,10 +248,10 @@ pub struct IncastConfig {
     /// previous epoch's last answer if that is later, seconds.
     #[serde(default)]
     pub epoch_interval_s: f64,
-    /// The servers' transport: `"tcp"` (default, `[tcp]`) or `"xpass"` (ExpressPass,
-    /// `[xpass]`: each request is a write that asks the client for credits again).
+    /// The servers' transport: `"tcp"` (the default, `[tcp]`) or another chosen transport
+    /// (each request is a write to the server's sender).
     #[serde(default)]
-    pub transport: Transport,
+    pub transport: TransportKind,
     /// How a server answers (TCP only): over one connection held for the whole run
     /// (`"persistent"`, the default: opened before the first request, cwnd and RTO estimate
     /// carried over), or over a new connection per request (`"per_request"`: a handshake, the

@@ -22,7 +22,8 @@
 //!   sampled).
 //! - Imports nothing of this crate but the error type and the config layer's other tables.
 
-use super::flows::{Hosts, Transport};
+use super::flows::Hosts;
+use dcfair_core::transport::TransportKind;
 use super::topology::TopologyConfig;
 use crate::error::Error;
 use serde::{Deserialize, Serialize};
@@ -72,10 +73,10 @@ pub struct PoissonConfig {
     /// Share of the offered bytes carried by one-packet flows, in [0, 1).
     #[serde(default)]
     pub one_packet_fraction: f64,
-    /// The flows' transport: `"tcp"` (default, `[tcp]`) or `"xpass"` (ExpressPass, `[xpass]`;
-    /// segments of `tcp.mss_bytes` + `tcp.header_bytes`; puts the credit shaper on every port).
+    /// The flows' transport: `"tcp"` (the default, `[tcp]`) or another chosen transport
+    /// (segments of `tcp.mss_bytes` + `tcp.header_bytes` whichever the transport).
     #[serde(default)]
-    pub transport: Transport,
+    pub transport: TransportKind,
     /// The parsed CDF, read when the scenario is loaded ([`PoissonConfig::prepare`]).
     #[serde(skip)]
     pub cdf: Option<Arc<Cdf>>,

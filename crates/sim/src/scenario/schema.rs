@@ -5,66 +5,69 @@
 //! - [`Scenario`] is the deserialized TOML document after the overrides and the TCP merges of
 //!   `load.rs`; [`Scenario::validate`] (`validate.rs`) has checked it before anyone reads it.
 //! - Every table has its own file in this folder (`measure.rs`, `routing.rs`, `flows.rs`,
-//!   `poisson.rs`, `topology.rs`); the tables of the mechanisms (`[queue]`, `[tcp]`, `[fairq]`,
-//!   `[xpass]`) are `dcfair_core`'s.
+//!   `poisson.rs`, `topology.rs`); the tables of the mechanisms (`[queue]`, `[tcp]`, `[fairq]`)
+//!   are `dcfair_core`'s, and so are the transports' (one top-level table per transport that
+//!   has one, added to [`Scenario`] by `dcfair_core::transport_tables!` from the transports'
+//!   registry: this file names no transport).
 //! - Imports nothing of this crate but the config layer's tables.
 
-use super::flows::{FlowsConfig, IncastConfig, Transport, UdpConfig};
+use super::flows::{FlowsConfig, IncastConfig, UdpConfig};
 use super::measure::MeasureConfig;
 use super::poisson::PoissonConfig;
 use super::routing::RoutingConfig;
 use super::topology::{PortQueue, TopologyConfig};
 use dcfair_core::qdisc::QueueConfig;
 use dcfair_core::tcp::TcpConfig;
+use dcfair_core::transport::TransportKind;
 use serde::{Deserialize, Serialize};
 
-/// A whole scenario file.
-#[derive(Clone, Debug, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Scenario {
-    /// Name used in outputs and as the default output directory.
-    #[serde(default = "default_name")]
-    pub name: String,
-    #[serde(default)]
-    pub description: String,
-    /// Master seed of every random stream of the run.
-    #[serde(default = "default_seed")]
-    pub seed: u64,
-    pub sim: SimConfig,
-    #[serde(default)]
-    pub measure: MeasureConfig,
-    #[serde(default)]
-    pub routing: RoutingConfig,
-    pub topology: TopologyConfig,
-    /// Discipline of the measured (bottleneck) ports.
-    #[serde(default)]
-    pub queue: QueueConfig,
-    /// Discipline of every host NIC (`[host_queue]`, same keys as `[queue]`). Absent: a DropTail
-    /// FIFO of `topology.host_buffer_pkts`; without a limit it takes `host_buffer_pkts`.
-    /// pFabric and the FQ-CoDel paper schedule at the hosts too.
-    pub host_queue: Option<QueueConfig>,
-    /// Buffer and/or discipline of named ports (`[ports."sw->r0"]`), over the topology's.
-    #[serde(default)]
-    pub ports: std::collections::BTreeMap<String, PortQueue>,
-    #[serde(default)]
-    pub tcp: TcpConfig,
-    /// Long-lived (or fixed-size) TCP flows: the group named `flows`.
-    pub flows: Option<FlowsConfig>,
-    /// More named groups of TCP flows (`[groups.mice]`, ...), same keys as `[flows]`.
-    #[serde(default)]
-    pub groups: std::collections::BTreeMap<String, FlowsConfig>,
-    /// UDP background traffic.
-    pub udp: Option<UdpConfig>,
-    /// Synchronized requests answered by many servers (TCP incast).
-    pub incast: Option<IncastConfig>,
-    /// Poisson flow arrivals with an empirical size distribution (`poisson.rs`, the table in
-    /// `scenario/poisson.rs`).
-    pub poisson: Option<PoissonConfig>,
-    /// FairQ at the ports of some switches (`fairq.rs`): ACK windows rewritten to a fair share.
-    pub fairq: Option<dcfair_core::fairq::FairqConfig>,
-    /// ExpressPass parameters (`[xpass]`), endpoints and switch credit shapers; used when a
-    /// flow group has `transport = "xpass"` (defaults when the table is absent).
-    pub xpass: Option<dcfair_core::xpass::XpassConfig>,
+dcfair_core::transport_tables! {
+    /// A whole scenario file.
+    #[derive(Clone, Debug, Deserialize, Serialize)]
+    #[serde(deny_unknown_fields)]
+    pub struct Scenario {
+        /// Name used in outputs and as the default output directory.
+        #[serde(default = "default_name")]
+        pub name: String,
+        #[serde(default)]
+        pub description: String,
+        /// Master seed of every random stream of the run.
+        #[serde(default = "default_seed")]
+        pub seed: u64,
+        pub sim: SimConfig,
+        #[serde(default)]
+        pub measure: MeasureConfig,
+        #[serde(default)]
+        pub routing: RoutingConfig,
+        pub topology: TopologyConfig,
+        /// Discipline of the measured (bottleneck) ports.
+        #[serde(default)]
+        pub queue: QueueConfig,
+        /// Discipline of every host NIC (`[host_queue]`, same keys as `[queue]`). Absent: a DropTail
+        /// FIFO of `topology.host_buffer_pkts`; without a limit it takes `host_buffer_pkts`.
+        /// pFabric and the FQ-CoDel paper schedule at the hosts too.
+        pub host_queue: Option<QueueConfig>,
+        /// Buffer and/or discipline of named ports (`[ports."sw->r0"]`), over the topology's.
+        #[serde(default)]
+        pub ports: std::collections::BTreeMap<String, PortQueue>,
+        #[serde(default)]
+        pub tcp: TcpConfig,
+        /// Long-lived (or fixed-size) TCP flows: the group named `flows`.
+        pub flows: Option<FlowsConfig>,
+        /// More named groups of TCP flows (`[groups.mice]`, ...), same keys as `[flows]`.
+        #[serde(default)]
+        pub groups: std::collections::BTreeMap<String, FlowsConfig>,
+        /// UDP background traffic.
+        pub udp: Option<UdpConfig>,
+        /// Synchronized requests answered by many servers (TCP incast).
+        pub incast: Option<IncastConfig>,
+        /// Poisson flow arrivals with an empirical size distribution (`poisson.rs`, the table in
+        /// `scenario/poisson.rs`).
+        pub poisson: Option<PoissonConfig>,
+        /// FairQ at the ports of some switches (`fairq.rs`): ACK windows rewritten to a fair share.
+        pub fairq: Option<dcfair_core::fairq::FairqConfig>,
+        // then one field per transport table, from the transports' registry
+    }
 }
 
 /// The name of a scenario that gives none; [`load`](super::load::load) replaces it with the
@@ -177,16 +180,13 @@ impl Scenario {
         self.poisson.iter().filter_map(|p| p.cdf_path.clone()).collect()
     }
 
-    /// Does any flow (group, incast server, Poisson flow) run ExpressPass? Then every port gets
-    /// the credit shaper.
-    pub fn uses_xpass(&self) -> bool {
-        self.flow_groups().into_iter().any(|(_, f)| f.transport == Transport::Xpass)
-            || self.incast.as_ref().is_some_and(|i| i.transport == Transport::Xpass)
-            || self.poisson.as_ref().is_some_and(|p| p.transport == Transport::Xpass)
-    }
-
-    /// The `[xpass]` table, or its defaults.
-    pub fn xpass_config(&self) -> dcfair_core::xpass::XpassConfig {
-        self.xpass.clone().unwrap_or_default()
+    /// The chosen transports the flows use (flow groups, incast servers, Poisson flows), each
+    /// once, in registry order: their tables apply, and so do their wrappers around every
+    /// port's discipline (ExpressPass's credit shaper).
+    pub fn transports_used(&self) -> Vec<TransportKind> {
+        let mut used: Vec<TransportKind> = self.flow_groups().into_iter().map(|(_, f)| f.transport).collect();
+        used.extend(self.incast.as_ref().map(|i| i.transport));
+        used.extend(self.poisson.as_ref().map(|p| p.transport));
+        TransportKind::ALL.iter().copied().filter(|k| used.contains(k)).collect()
     }
 }

@@ -13,7 +13,8 @@
 //! - Imports nothing of this crate but the config layer.
 
 use super::check::{non_negative, positive};
-use super::flows::{FlowsConfig, IncastConnection, Pattern, Transport};
+use super::flows::{FlowsConfig, IncastConnection, Pattern};
+use dcfair_core::transport::TransportKind;
 use super::measure::{MAX_SERIES_ROWS, MAX_TRACE_ROWS};
 use super::poisson::{GROUP, GROUP_1PKT, MAX_FLOWS};
 use super::schema::Scenario;
@@ -58,11 +59,9 @@ impl Scenario {
         if let Some(fq) = &self.fairq {
             fq.validate().map_err(|e| e.within("fairq"))?;
         }
-        if let Some(x) = &self.xpass {
-            x.validate(self.mtu()).map_err(|e| e.within("xpass"))?;
-        }
-        if self.uses_xpass() && self.fairq.is_some() {
-            return Err(ConfigError::new("fairq", "FairQ rewrites TCP windows; it cannot run with ExpressPass flows"));
+        self.transport_tables().validate(self.mtu())?;
+        if let (Some(_), Some(k)) = (&self.fairq, self.transports_used().into_iter().find(|k| !k.tcp_window())) {
+            return Err(ConfigError::new("fairq", format!("FairQ rewrites TCP windows; it cannot run with {} flows", k.title())));
         }
         for (name, f) in self.flow_groups() {
             let key = if name == "flows" { "flows".to_string() } else { format!("groups.{name}") };
@@ -76,8 +75,11 @@ impl Scenario {
             if let Some(t) = &f.tcp {
                 t.validate().map_err(|e| e.within(&format!("{key}.tcp")))?;
             }
-            if f.transport == Transport::Xpass && self.tcp_of(f).mptcp.subflows > 1 {
-                return Err(ConfigError::new(format!("{key}.transport"), "ExpressPass flows are single-path: tcp.mptcp.subflows must be 1"));
+            if !f.transport.multipath() && self.tcp_of(f).mptcp.subflows > 1 {
+                return Err(ConfigError::new(
+                    format!("{key}.transport"),
+                    format!("{} flows are single-path: tcp.mptcp.subflows must be 1", f.transport.title()),
+                ));
             }
             let host_names = self.topology.host_names(self.udp.is_some());
             let hosts: HashSet<&str> = host_names.iter().map(String::as_str).collect(); // 65,536 in a k = 64 fat-tree
@@ -170,8 +172,9 @@ impl Scenario {
                 return Err(ConfigError::new("incast.start_s", "the first request would leave after the run ends"));
             }
             if ic.connection == IncastConnection::PerRequest {
-                if ic.transport != Transport::Tcp {
-                    return Err(ConfigError::new("incast.connection", "per_request needs incast.transport = \"tcp\""));
+                if !ic.transport.reconnects() {
+                    let able: Vec<String> = TransportKind::ALL.iter().filter(|k| k.reconnects()).map(|k| format!("\"{}\"", k.as_str())).collect();
+                    return Err(ConfigError::new("incast.connection", format!("per_request needs incast.transport = {}", able.join(" or "))));
                 }
                 if !self.tcp.handshake {
                     return Err(ConfigError::new("incast.connection", "per_request opens a connection per request: set tcp.handshake = true"));

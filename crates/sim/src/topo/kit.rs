@@ -14,7 +14,8 @@
 use crate::net::{LinkSpec, Network, NodeKind};
 use crate::pktref::SimQueue;
 use crate::scenario::{PortQueue, Scenario};
-use dcfair_core::qdisc::{ConfigError, PortContext, PortWrap, QdiscKind, Queue, QueueConfig};
+use dcfair_core::qdisc::{ConfigError, PortContext, QdiscKind, Queue, QueueConfig};
+use dcfair_core::transport::{self, Tables, TransportKind};
 use dcfair_core::rng::Streams;
 use dcfair_core::time::{BitsPerSec, SimDuration};
 use std::cell::RefCell;
@@ -40,16 +41,19 @@ pub(crate) struct Kit<'a> {
     pub sc: &'a Scenario,
     pub streams: Streams,
     pub host_buffer: u32,
-    /// What wraps every port's discipline in this run (the ExpressPass credit shaper); each
-    /// port adds its own loss rate.
-    pub wrap: PortWrap,
+    /// The transports the run's flows use, and their tables: their wrappers go around every
+    /// port's discipline (`dcfair_core::transport::wrap_port`); each port adds its own loss
+    /// rate.
+    pub transports: (Vec<TransportKind>, Tables),
     error: RefCell<Option<ConfigError>>,
 }
 
 impl<'a> Kit<'a> {
-    /// The kit of `sc`'s build: every port's discipline wrapped by `wrap`.
-    pub fn new(sc: &'a Scenario, streams: Streams, wrap: PortWrap) -> Self {
-        Kit { sc, streams, host_buffer: sc.topology.host_buffer_pkts(), wrap, error: RefCell::new(None) }
+    /// The kit of `sc`'s build: every port's discipline inside the wrappers of the transports
+    /// `sc`'s flows use.
+    pub fn new(sc: &'a Scenario, streams: Streams) -> Self {
+        let transports = (sc.transports_used(), sc.transport_tables().resolved());
+        Kit { sc, streams, host_buffer: sc.topology.host_buffer_pkts(), transports, error: RefCell::new(None) }
     }
 
     /// The first invalid per-port setting met so far, if any.
@@ -98,8 +102,9 @@ impl<'a> Kit<'a> {
             }
         }
         let ctx = PortContext { rate, mtu: self.sc.mtu(), port_index, streams: self.streams };
-        let wrap = PortWrap { loss_rate, ..self.wrap.clone() };
-        Queue::new(cfg.build_port(&ctx, &wrap))
+        let (used, tables) = &self.transports;
+        let q = transport::wrap_port(used, tables, cfg.build(&ctx), &ctx);
+        Queue::new(q.with_loss(loss_rate, &ctx))
     }
 
     fn fail(&self, e: ConfigError) {

@@ -36,7 +36,7 @@ pub mod parking_lot;
 use crate::net::{Network, NodeKind};
 use crate::routing::Tiers;
 use crate::scenario::{Scenario, TopologyConfig};
-use dcfair_core::qdisc::{ConfigError, PortWrap};
+use dcfair_core::qdisc::ConfigError;
 use dcfair_core::rng::Streams;
 use dcfair_core::time::BitsPerSec;
 use kit::Kit;
@@ -65,8 +65,7 @@ impl Built {
 
 /// Builds the network of `sc` and marks its measured ports.
 pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
-    let wrap = PortWrap { xpass: sc.uses_xpass().then(|| sc.xpass_config()), loss_rate: 0.0 };
-    let kit = Kit::new(sc, streams, wrap);
+    let kit = Kit::new(sc, streams);
     let ((mut net, cores, default_measured), tiers) = match &sc.topology {
         TopologyConfig::Dumbbell(c) => (c.build(&kit), None),
         TopologyConfig::FatTree(c) => (c.build(&kit), Some(c.tiers())),

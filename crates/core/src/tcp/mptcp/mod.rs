@@ -19,7 +19,7 @@
 //!   increase the connection computes across its subflows before each ACK: LIA (RFC 6356),
 //!   OLIA (Khalili et al. 2012) or uncoupled NewReno (`tcp.mptcp.coupling`).
 //!
-//! How the simulator drives it (the calls it makes; the engine does the rest):
+//! How the MPTCP transport drives it (the calls it makes; the engine does the rest):
 //! 1. Build `n` subflow sender/receiver pairs; install `AnyCc::Coupled(Coupled::new(iss, mss,
 //!    init_cwnd))` on each sender (unless the coupling is `uncoupled`, when the configured
 //!    `tcp.cc` may stay); one `DataSender::new(size, rcv_buf)`, one `DataReceiver::new(rcv_buf)`,
@@ -49,8 +49,9 @@
 //! use this model serves).
 //!
 //! Configuration: [`MptcpConfig`] is the `tcp.mptcp` table (`subflows`, `coupling`), per flow
-//! group; the simulator (`crates/sim/src/mptcp.rs`) makes each flow of a group with
-//! `subflows > 1` a connection of that many subflows and makes the calls above.
+//! group; the MPTCP transport (`crate::transport::mptcp`) makes each flow of a group with
+//! `subflows > 1` a connection of that many subflows and makes the calls above, which the
+//! engine drives as it drives every transport.
 
 pub mod coupling;
 pub mod data;

@@ -1,25 +1,7 @@
-//! ExpressPass (Cho, Jang, Han, SIGCOMM 2017): credit-scheduled, delay-bounded transport.
-//!
-//! The receiver sends small *credit* packets towards the sender; every credit that reaches the
-//! sender releases at most one full-size data packet. Switches rate-limit credits per port to
-//! the share of the link that leaves room for the matching data in the other direction
-//! (`qdisc/xpass.rs`), so data never exceeds what a link can carry: credits are dropped, data
-//! is not. The receiver's feedback control (Algorithm 1, [`feedback`]) adapts its credit rate to
-//! the measured credit loss.
-//!
-//! Rules:
-//! - [`XpassConfig`] is the scenario's `[xpass]` table: both the endpoints' keys and the
-//!   switches' credit-shaper keys (one table, since a credit network needs both). Units are in
-//!   the key names; [`XpassConfig::validate`] names the key on bad input.
-//! - Endpoints ([`endpoint`]) are pure state machines: time is passed in, randomness (credit
-//!   jitter and credit sizes) comes from a stream given at construction, packets go out
-//!   through a `Vec<Packet>` the caller drains, and each endpoint reports one deadline.
-//! - Where the paper and the authors' ns-2 code (kaist-ina/ns2-xpass) differ, the paper is the
-//!   default and the code's choice is an option (`feedback_law = "code"`, `credit_tokens =
-//!   "bytes"`); `docs/mechanisms/expresspass.md` lists every difference.
-
-pub mod endpoint;
-pub mod feedback;
+//! The `[xpass]` table: the ExpressPass endpoints' keys and the switches' credit-shaper keys
+//! (one table, since a credit network needs both), with their validation and the credit ratio
+//! they set. Units are in the key names; [`XpassConfig::validate`] names the key on bad input.
+//! `docs/mechanisms/expresspass.md` has the parameter table.
 
 use crate::config::ConfigError;
 use serde::{Deserialize, Serialize};

@@ -2,6 +2,10 @@
 //! port's data discipline (Cho et al., SIGCOMM 2017, section 3.2).
 //!
 //! Rules:
+//! - Every port of a run with ExpressPass flows gets one, around the discipline its
+//!   `queue.kind` (or `[ports]`, `[host_queue]`) gives it ([`wrap_port`]); the port holds it as
+//!   the disciplines' generic wrapper (`AnyQdisc::Wrapped`), so the disciplines know nothing of
+//!   credits.
 //! - Packets with `Proto::Credit` go to the credit queue (FIFO, `xpass.credit_queue_pkts`
 //!   credits, default 8); a credit that finds it full is refused with
 //!   [`DropReason::CreditOverflow`]. Everything else goes to the inner data discipline (the
@@ -22,11 +26,17 @@
 //!   [`Qdisc::ready_at`] tells the port when to try again.
 //! - Intervals are integer picoseconds, rounded up (the shaper never runs fast).
 
-use super::framework::{DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
+use super::config::{CreditTokens, XpassConfig};
 use crate::packet::Proto;
+use crate::qdisc::{AnyQdisc, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::time::SimTime;
-use crate::xpass::{CreditTokens, XpassConfig};
 use std::collections::VecDeque;
+
+/// The port discipline `q` of a run with ExpressPass flows: inside a credit shaper for the
+/// port's rate (`ctx.rate`).
+pub fn wrap_port<P: QPacket + 'static>(cfg: &XpassConfig, q: AnyQdisc<P>, ctx: &PortContext) -> AnyQdisc<P> {
+    AnyQdisc::wrap(CreditShaper::new(cfg, q, ctx))
+}
 
 #[derive(Debug)]
 pub struct CreditShaper<P, Q> {
@@ -143,9 +153,9 @@ impl<P: QPacket, Q: Qdisc<Pkt = P>> Qdisc for CreditShaper<P, Q> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::droptail::DropTail;
-    use super::super::testkit::{check_accounting, ctx, pkt};
-    use super::super::{AnyQdisc, Limit, Queue};
+    use crate::qdisc::droptail::DropTail;
+    use crate::qdisc::testkit::{check_accounting, ctx, pkt};
+    use crate::qdisc::{Limit, Queue};
     use crate::packet::Packet;
     use super::*;
     use crate::time::{BitsPerSec, SimDuration};

@@ -32,7 +32,7 @@
 //! - Each endpoint reports one deadline (`next_deadline`); `on_timer` acts on what is due.
 
 use super::feedback::Feedback;
-use super::{RateFloor, StaleEchoes, XpassConfig};
+use super::config::{RateFloor, StaleEchoes, XpassConfig};
 use crate::packet::{flags, Packet, Proto};
 use crate::rng::Rng;
 use crate::tcp::FlowIds;
@@ -631,7 +631,7 @@ mod tests {
         // one-credit bottleneck queue: both laws lose much to bursts here).
         let paper = XpassConfig::default();
         let skip = XpassConfig { stale_echoes: StaleEchoes::Skip, ..Default::default() };
-        let code = XpassConfig { feedback_law: crate::xpass::FeedbackLaw::Code, ..Default::default() };
+        let code = XpassConfig { feedback_law: super::super::config::FeedbackLaw::Code, ..Default::default() };
         let (p, k, c) = (bottleneck_use(&paper, 0.5, 0.02), bottleneck_use(&skip, 0.5, 0.02), bottleneck_use(&code, 0.5, 0.02));
         eprintln!("bottleneck use: paper {p:.3}, paper+skip {k:.3}, code {c:.3}");
         assert!(k <= 1.0 + 1e-3 && p <= 1.0 + 1e-3);
@@ -661,7 +661,7 @@ mod tests {
 
     #[test]
     fn credits_are_paced_with_bounded_jitter_and_sizes() {
-        let cfg = XpassConfig { feedback_law: crate::xpass::FeedbackLaw::None, jitter: 0.05, ..Default::default() };
+        let cfg = XpassConfig { feedback_law: super::super::config::FeedbackLaw::None, jitter: 0.05, ..Default::default() };
         let (_, r, log) = run(&cfg, None, SimDuration::from_us(5), 0, SimTime::from_secs_f64(0.002));
         let t: Vec<u64> = log.iter().filter(|(_, p)| p.proto == Proto::Credit).map(|(t, _)| t.0).collect();
         let gap = 1e12 / r.fb.max_rate;

@@ -2,7 +2,7 @@
 //!
 //! Rules:
 //! - Rates are credits per second (`f64`); `max_rate` is the credit rate that fills the
-//!   receiver's link with data ([`super::XpassConfig::max_credit_rate`]).
+//!   receiver's link with data ([`XpassConfig::max_credit_rate`]).
 //! - [`Feedback::update`] runs once per update period with the credits sent and lost in it
 //!   (loss = credits whose sequence number never came back in a data packet). A period with
 //!   no credit accounted changes nothing.
@@ -10,7 +10,7 @@
 //!   - increasing phase (`loss <= target`): if the previous phase also increased,
 //!     `w = (w + w_max) / 2`; then `rate = (1 - w) rate + w max_rate (1 + target)`;
 //!   - decreasing phase: `rate = rate (1 - loss) (1 + target)`, `w = max(w / 2, w_min)`.
-//!   The rate is kept at least at the floor the caller gives ([`super::RateFloor`]: one
+//!   The rate is kept at least at the floor the caller gives ([`super::config::RateFloor`]: one
 //!   credit per smoothed RTT by default, the ns-2 code's; the paper gives no floor, and
 //!   without one a flow that lost every credit would never send again).
 //! - `FeedbackLaw::Code` (ns-2 `credit_feedback_control`): target `= (1 - rate / max_rate) x
@@ -20,7 +20,7 @@
 //! - `FeedbackLaw::None`: the rate stays at `max_rate` (the "naive" case of figure 10).
 //! - `w` stays in `[w_min, w_max]` (tested).
 
-use super::{FeedbackLaw, XpassConfig};
+use super::config::{FeedbackLaw, XpassConfig};
 
 /// The receiver's credit rate controller.
 #[derive(Clone, Debug)]
