@@ -197,8 +197,6 @@ def peer_build(peer: str, reproduction: str) -> str:
     module and the shared measures (``measure.py``)."""
     import sys
 
-    from dcfair.runner import sha256_file
-
     p, _ = runner(peer, reproduction)
     _, module, own = p.runners[reproduction]
     files = sorted({REPO / f for f in (*p.files, *own)}
@@ -206,7 +204,11 @@ def peer_build(peer: str, reproduction: str) -> str:
     h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode())
-        h.update(sha256_file(f).encode() if f.is_file() else b"missing")
+        if f.is_file():
+            with open(f, "rb") as fh:
+                h.update(hashlib.file_digest(fh, "sha256").hexdigest().encode())
+        else:
+            h.update(b"missing")
     return f"{peer}:{p.version()}:{h.hexdigest()[:12]}"
 
 
