@@ -53,6 +53,18 @@
 #   F port rewrites synacks fins resets flows_at_end     per FairQ port
 #   M port marks                     ECN marks of every marking port with at least one
 #   X sim_end_s rounds_done answers_done                 last line
+#
+# Diagnostic traces of the port core->tor4 (opt-in, off by default; they change no result),
+# each over [--trace_start_s, --trace_end_s]:
+#   --trace_queue FILE  one line every --trace_interval_s (0.1 ms): "time pkts bytes drops
+#                       n W w q_avg slow_start rewrites": the packets and bytes waiting in the
+#                       queue (a QueueMonitor), the port's drops since the start of the run and,
+#                       with --fairq 1, the FairQ state (`fairq-state`; zeros without FairQ)
+#   --trace_pkts FILE   ns-2's queue trace of the link core->tor4 (+ - d r records; flow ids
+#                       are 0, agents are told apart by their src.port / dst.port addresses)
+#   --trace_acks FILE   with --fairq 1, every TCP packet coming in from tor4 to core after
+#                       FairQ's rewrite (FairQProbe lines "ack time uid size seqno flags conn
+#                       has_wnd wnd wscale"), and the same line ("in ...") before it
 
 # ------------------------------------------------------------------ options
 array set cfg {
@@ -98,6 +110,12 @@ array set cfg {
     fq_max_window   65535
     fq_slow_start   1
     fq_trace_interval_s 0
+    trace_queue     ""
+    trace_pkts      ""
+    trace_acks      ""
+    trace_start_s   0
+    trace_end_s     0
+    trace_interval_s 0.0001
 }
 foreach {k v} $argv {
     set k [string trimleft $k -]
@@ -346,6 +364,54 @@ proc fq_trace {} {
     $ns at [expr {[$ns now] + $cfg(fq_trace_interval_s)}] fq_trace
 }
 if {$cfg(fairq) && $cfg(fq_trace_interval_s) > 0} { $ns at 0 fq_trace }
+
+# ------------------------------------------------------------------ diagnostic traces
+set trOn [expr {$cfg(trace_end_s) > $cfg(trace_start_s)}]
+if {$trOn && $cfg(trace_queue) ne ""} {
+    set trQmon [$ns monitor-queue $core $tor(4) 0]
+    set trQf [open $cfg(trace_queue) w]
+    fconfigure $trQf -buffering full -buffersize 1048576
+    set trQ [[$ns link $core $tor(4)] queue]
+    proc trace_queue_sample {} {
+        global ns cfg trQmon trQf trQ dropMon
+        set st "0 0 0 0 0 0"
+        if {$cfg(fairq)} { set st [$trQ fairq-state] }
+        puts $trQf "[format %.6f [$ns now]] [$trQmon set pkts_] [$trQmon set size_] [$dropMon(core->tor4) set pdrops_] $st"
+        set nxt [expr {[$ns now] + $cfg(trace_interval_s)}]
+        if {$nxt <= $cfg(trace_end_s) + 1e-9} { $ns at $nxt trace_queue_sample } else { flush $trQf }
+    }
+    $ns at $cfg(trace_start_s) trace_queue_sample
+}
+if {$trOn && $cfg(trace_pkts) ne ""} {
+    set trPf [open $cfg(trace_pkts) w]
+    fconfigure $trPf -buffering full -buffersize 1048576
+    $ns trace-queue $core $tor(4) $trPf
+    set trLink [$ns link $core $tor(4)]
+    foreach part {enqT_ deqT_ drpT_ rcvT_} { [$trLink set $part] detach }
+    proc trace_pkts_on {on} {
+        global trLink trPf
+        foreach part {enqT_ deqT_ drpT_ rcvT_} {
+            if {$on} { [$trLink set $part] attach $trPf } else { [$trLink set $part] detach }
+        }
+        if {!$on} { flush $trPf }
+    }
+    $ns at $cfg(trace_start_s) "trace_pkts_on 1"
+    $ns at $cfg(trace_end_s) "trace_pkts_on 0"
+}
+if {$trOn && $cfg(trace_acks) ne "" && $cfg(fairq)} {
+    set trIng [[$ns link $tor(4) $core] set ttl_]
+    set trIngress [$trIng target]
+    # before the rewrite: between the TTL checker and FairQIngress; after it: behind FairQIngress
+    set trPin [new FairQProbe]
+    $trPin target $trIngress
+    $trIng target $trPin
+    set trPout [new FairQProbe]
+    $trPout target [$trIngress target]
+    $trIngress target $trPout
+    exec rm -f $cfg(trace_acks)
+    $ns at $cfg(trace_start_s) "$trPin open $cfg(trace_acks) in; $trPout open $cfg(trace_acks) ack"
+    $ns at $cfg(trace_end_s) "$trPin close; $trPout close"
+}
 
 # ------------------------------------------------------------------ end
 proc finish {} {

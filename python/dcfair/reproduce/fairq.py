@@ -283,6 +283,13 @@ READINGS = (
             (("tcp.cc", "reno"),), (("variant", ("reno-droptail", "reno-fairq")),)),
     Reading("code-floor", "the per-flow window's floor of the authors' public code (88 bytes) instead of one MSS",
             (("fairq.min_window_bytes", 88),), FAIRQ_VARIANTS),
+    Reading("byte-buffer", "the NetFPGA's output queue counted in bytes, as its SRAM words are (section IV-E: q_words "
+            "and q_maxwords), 525,000 bytes (350 full packets), instead of 350 packets of any size",
+            (("queue.limit_bytes", 350 * 1500), ("queue.limit_pkts", 100_000))),
+    Reading("one-segment-first-flight", "diagnostic, not the paper's setting: an initial window of one segment, so "
+            "that no answer's first flight exceeds FairQ's one-MSS share (docs/mechanisms/fairq.md, 'Second opinion')",
+            (("tcp.init_cwnd_pkts", 1),), FAIRQ_VARIANTS,
+            ("tail-lowfreq", "tens-of-ms-lowfreq", "spread-highfreq", "tail-heavy")),
 )
 
 
