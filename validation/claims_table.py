@@ -54,6 +54,7 @@ PAGES: Dict[str, Tuple[str, str]] = {
     "MPTCP (Raiciu et al., SIGCOMM 2011, and RFC 6356; texts not in the repository)": ("docs/mechanisms/mptcp.md", "MPTCP"),
 }
 CLAIMS_PAGE = "docs/claims.md"
+VALIDATION_PAGE = "docs/validation.md"
 
 
 def fmt(x) -> str:
@@ -278,15 +279,21 @@ def has_opinion(c: dict) -> bool:
 
 
 def opinions_summary(by_paper: Dict[str, List[dict]]) -> List[str]:
+    """``docs/claims.md``'s section on the second opinions: a sentence, then
+    :func:`opinions_table`."""
+    return (["## Second opinions", "",
+             "Each claim rerun in an independent simulator (`dcfair reproduce NAME --peer PEER`; `make "
+             "second-opinions` reruns them all; `docs/validation.md`, \"Second opinions\", names the peers and what "
+             "each runs).", ""] + opinions_table(by_paper) + [""])
+
+
+def opinions_table(by_paper: Dict[str, List[dict]]) -> List[str]:
     """The second opinions' summary: per paper, the claims that hold in dcfair (how many a peer
     checked, and agrees with), the failing claims that also fail in the peer (the paper's result
     does not reproduce from its description, in either simulator), those that hold in the peer
-    (dcfair's to explain), and those without a second opinion."""
-    lines = ["## Second opinions", "",
-             "Each claim rerun in an independent simulator (`dcfair reproduce NAME --peer PEER`; `make "
-             "second-opinions` reruns them all; `docs/validation.md`, \"Second opinions\", names the peers and what "
-             "each runs).", "",
-             "| paper | hold in dcfair | of them checked by a peer | the peer agrees | fail in dcfair | fail in the peer "
+    (dcfair's to explain), and those without a second opinion; then the share of the failing
+    claims that have one."""
+    lines = ["| paper | hold in dcfair | of them checked by a peer | the peer agrees | fail in dcfair | fail in the peer "
              "too | hold in the peer | no second opinion |",
              "|---|---|---|---|---|---|---|---|"]
     failing_all = failing_seen = 0
@@ -302,7 +309,7 @@ def opinions_summary(by_paper: Dict[str, List[dict]]) -> List[str]:
         failing_all += len(bad)
         failing_seen += len(bad_seen)
     share = f"{100 * failing_seen / failing_all:.0f} %" if failing_all else "-"
-    lines += ["", f"{failing_seen} of {failing_all} failing claims ({share}) have a second opinion.", ""]
+    lines += ["", f"{failing_seen} of {failing_all} failing claims ({share}) have a second opinion."]
     return lines
 
 
@@ -331,6 +338,12 @@ def sections(docs: List[dict]) -> Dict[Tuple[str, str], str]:
     for page, mine in pages.items():
         t, held, total = claims_table(mine, "beyond")
         out[(page, "claims-beyond")] = f"{t}\n\n{held} of {total} hold.\n\n{cmd}"
+    by_paper: Dict[str, List[dict]] = {}
+    for d in docs:
+        by_paper.setdefault(d["paper"], []).append(d)
+    out[(VALIDATION_PAGE, "opinions")] = "\n".join(opinions_table(by_paper)) + (
+        "\n\nMade by `make second-opinions` (`python validation/second_opinions.py`, then `python "
+        "validation/claims_table.py`); each claim's line in `docs/claims.md` gives the peer's values and command.")
     return out
 
 
