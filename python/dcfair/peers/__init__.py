@@ -255,6 +255,24 @@ def _json_default(x: Any) -> Any:
     raise TypeError(f"{type(x).__name__} is not JSON serializable")
 
 
+def run_checked(cmd: Sequence[Any], cwd: Path, what: str, log: Optional[Path] = None,
+                timeout_s: float = 24 * 3600) -> "subprocess.CompletedProcess[str]":
+    """Runs a peer's program ``cmd`` in ``cwd`` and returns the finished process (stdout and
+    stderr captured as text). ``log``: the end of both is kept there first. A non-zero exit
+    raises RuntimeError naming ``what``, the exit status, the command and the last lines of its
+    stderr (or stdout)."""
+    import subprocess
+
+    cmd = [str(c) for c in cmd]
+    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout_s)
+    if log is not None:
+        log.write_text(r.stdout[-200000:] + r.stderr[-100000:])
+    if r.returncode != 0:
+        tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-8:])
+        raise RuntimeError(f"{what} exited with {r.returncode}: {' '.join(cmd)}\n{tail}")
+    return r
+
+
 def which(program: str) -> Optional[str]:
     """The path of ``program`` on PATH, or None."""
     from shutil import which as _which

@@ -42,7 +42,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from dcfair.peers import REPO, Job, Peer, PeerMissing, Unsupported, register
+from dcfair.peers import REPO, Job, Peer, PeerMissing, Unsupported, register, run_checked
 from dcfair.peers import measure as M
 
 ENV = "DCFAIR_HTSIM"
@@ -301,11 +301,7 @@ def run_driver(job: Job, text: str) -> Dict[str, Any]:
         raise PeerMissing("htsim", _missing() or f"{BINARY} is missing", INSTALL)
     inp, outp = job.out / "htsim.in", job.out / "htsim.out"
     inp.write_text(text)
-    r = subprocess.run([str(b), str(inp), str(outp)], cwd=job.out, capture_output=True, text=True, timeout=24 * 3600)
-    (job.out / "htsim.log").write_text(r.stdout[-200000:] + r.stderr[-20000:])
-    if r.returncode != 0:
-        tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-8:])
-        raise RuntimeError(f"htsim driver exited with {r.returncode}: {b} {inp} {outp}\n{tail}")
+    run_checked([b, inp, outp], job.out, "htsim driver", log=job.out / "htsim.log")
     subs: Dict[int, Dict[str, float]] = {}
     ports: Dict[int, Dict[str, float]] = {}
     samples: List[Tuple[float, int, int, int]] = []

@@ -23,9 +23,9 @@ import functools
 import os
 import subprocess
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import Optional, Sequence
 
-from dcfair.peers import REPO, PeerMissing, Peer, register, which
+from dcfair.peers import REPO, PeerMissing, Peer, register, run_checked, which
 
 #: The module build ``make peers`` makes (``validation/ns2/build.py``).
 MODULE_BUILD = REPO / "out" / "peers" / "ns2" / "bin" / "ns"
@@ -69,12 +69,7 @@ def ns_modules() -> str:
 def run_ns(binary: str, script: Path, args: Sequence[str], cwd: Path, timeout_s: float = 6 * 3600) -> str:
     """Runs ``binary script args...`` in ``cwd``; returns its stdout. A failure raises
     RuntimeError with the end of its stderr."""
-    cmd: List[str] = [binary, str(script), *map(str, args)]
-    r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout_s)
-    if r.returncode != 0:
-        tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-8:])
-        raise RuntimeError(f"ns-2 exited with {r.returncode}: {' '.join(cmd)}\n{tail}")
-    return r.stdout
+    return run_checked([binary, script, *args], cwd, "ns-2", timeout_s=timeout_s).stdout
 
 
 PEER = register(Peer(

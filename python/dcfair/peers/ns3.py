@@ -47,7 +47,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from dcfair.peers import REPO, Job, Peer, PeerMissing, Unsupported, register, which
+from dcfair.peers import REPO, Job, Peer, PeerMissing, Unsupported, register, run_checked, which
 from dcfair.peers import measure as M
 
 SOURCE = "validation/ns3/fqcodel_leafspine.cc"
@@ -328,11 +328,7 @@ def run_program(job: Job, text: str) -> Dict[str, Any]:
     b = ensure_built()
     inp, outp = job.out / "ns3.in", job.out / "ns3.out"
     inp.write_text(text)
-    r = subprocess.run([str(b), str(inp), str(outp)], cwd=job.out, capture_output=True, text=True, timeout=24 * 3600)
-    (job.out / "ns3.log").write_text(r.stdout[-100000:] + r.stderr[-100000:])
-    if r.returncode != 0:
-        tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-8:])
-        raise RuntimeError(f"ns-3 exited with {r.returncode}: {b} {inp} {outp}\n{tail}")
+    run_checked([b, inp, outp], job.out, "ns-3", log=job.out / "ns3.log")
     flows: Dict[int, Dict[str, float]] = {}
     ports: Dict[str, Tuple[int, int]] = {}
     events = 0
