@@ -39,7 +39,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from dcfair.errors import InvalidInput
 
@@ -278,13 +278,3 @@ def which(program: str) -> Optional[str]:
     from shutil import which as _which
 
     return _which(program)
-
-
-def env_path(var: str) -> Optional[Path]:
-    """The path an environment variable names, if set and existing."""
-    v = os.environ.get(var)
-    return Path(v) if v and Path(v).exists() else None
-
-
-def names() -> List[str]:
-    return sorted(load_all())
