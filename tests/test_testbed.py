@@ -360,13 +360,17 @@ def test_a_killed_run_leaves_no_switch_or_traffic_running(tmp_path, prefix):
     run = subprocess.Popen([sys.executable, "-m", "dcfair", "testbed", "run", str(f), "--out", str(tmp_path / "out"),
                             "--prefix", prefix, "--set", "sim.duration_s=20", "--quiet"],
                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and len(_pids_in(bed.ours(prefix))) < 3:
-        time.sleep(0.2)  # the switch and both flows' ends are up
-    helpers = _pids_in(bed.ours(prefix))
-    assert len(helpers) >= 3, "the run never started its helpers"
-    run.kill()
-    run.wait(5)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(_pids_in(bed.ours(prefix))) < 3:
+            time.sleep(0.2)  # the switch and both flows' ends are up
+        helpers = _pids_in(bed.ours(prefix))
+        assert len(helpers) >= 3, "the run never started its helpers"
+    finally:
+        # killed whatever the assertion said: a run left going would tear down the namespaces
+        # of the tests after it when it ends
+        run.kill()
+        run.wait(5)
     time.sleep(1.0)
     assert not _pids_in(bed.ours(prefix)), "helpers outlived the run"
 
