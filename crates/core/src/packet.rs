@@ -124,6 +124,10 @@ pub struct Packet {
     pub payload: u32,
     /// TCP window field as in the header (scaled down by the sender's window-scale shift).
     pub rwnd: u16,
+    /// The 802.1p priority (traffic class) the packet travels in, 0 to 7: PFC pauses a class
+    /// of a link, not the link (`crates/sim/src/pfc.rs`). 0 by default; a RoCE transport sets
+    /// its lossless class. Sits in what was padding after `rwnd`: the packet's size is the same.
+    pub class: u8,
     /// Opaque to every mechanism: the environment's handle (e.g. a frame buffer index).
     pub tag: u32,
     /// Time the packet was created by its transport (for delay measurement).
@@ -151,6 +155,7 @@ impl Default for Packet {
             ack: 0,
             flags: 0,
             rwnd: 0,
+            class: 0,
             wscale: NO_WSCALE,
             reserved_wscale: NO_WSCALE,
             ecn: Ecn::NotEct,
@@ -227,6 +232,8 @@ impl FlowHasher {
         mix64(flow_key ^ self.mixed_salt)
     }
 }
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 152, "a packet is 152 bytes (pktref.rs, engine.rs)");
 
 #[cfg(test)]
 mod tests {
