@@ -21,6 +21,7 @@ pub mod config;
 pub mod fairq;
 pub mod hint;
 pub mod packet;
+pub mod pfc;
 pub mod qdisc;
 pub mod rng;
 pub mod time;

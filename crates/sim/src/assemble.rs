@@ -6,7 +6,7 @@
 //!   Poisson, then the background UDP source), which number the flows and build their
 //!   endpoints (an MPTCP flow of a group: one flow per subflow, bound by one connection); the
 //!   routes, with every flow's ends checked for a path (both ways, but for a transport whose
-//!   packets go one way) and the tables for loops; the waypoints; the flow groups; the probes, FairQ and the
+//!   packets go one way) and the tables for loops; the waypoints; the flow groups; the probes, FairQ, PFC and the
 //!   time series. They make the run's [`World`], its one list of parts; [`Sim::new`] then
 //!   adds the engine's own state and schedules the first events.
 //! - Everything random comes from the run's seed through named streams (`routing.hash`,
@@ -20,6 +20,7 @@
 use crate::engine::{Sim, World, VIA_PER_PACKET};
 use crate::error::Error;
 use crate::fairq::FairqNet;
+use crate::pfc::PfcNet;
 use crate::net::NodeKind;
 use crate::routing::Routes;
 use crate::scenario::{CoreChoice, HashSeed, Scenario, TieBreak};
@@ -85,6 +86,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     let mut net = built.net;
     let probes = probe::attach(sc, &mut net, flow_group.len(), group_names.len())?;
     let fairq = FairqNet::new(sc, &net)?.map(Box::new);
+    let pfc = PfcNet::new(sc, &net, streams)?.map(Box::new);
     let series = Series::new(sc, &net, &group_names, &flow_group)?;
     let (timer_coin, float_clock) = match sc.sim.tie_break {
         TieBreak::Fifo => (None, false),
@@ -109,6 +111,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
         flow_group,
         group_names,
         fairq,
+        pfc,
         series,
         poisson_plan,
         timer_coin,

@@ -67,6 +67,7 @@ use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
 use crate::metrics::FlowObs;
 use crate::net::{Network, Port, NO_PROBE};
+use crate::pfc::{PfcNet, NO_GATE};
 use crate::pktref::{PktRef, Slab};
 use crate::poisson::Plan;
 use crate::probe::Probe;
@@ -166,6 +167,8 @@ pub struct World {
     pub float_clock: bool,
     /// FairQ at some switches (`fairq.rs`), when the scenario has `[fairq]`.
     pub fairq: Option<Box<FairqNet>>,
+    /// PFC's lossless class on every link (`pfc.rs`), when the scenario has `[pfc]`.
+    pub pfc: Option<Box<PfcNet>>,
 }
 
 /// A run: its [`World`] and what the engine keeps to run it. The fields are the engine's own;
@@ -462,6 +465,8 @@ impl Sim {
             Event::SeriesTick => self.series_tick(now),
             Event::FairqSample => self.fairq_sample(now),
             Event::FairqTick => self.fairq_tick(now),
+            Event::PfcFrame { port } => self.pfc_frame(now, port),
+            Event::PfcRefresh { port } => self.pfc_refresh(now, port),
         }
     }
 
@@ -485,8 +490,13 @@ impl Sim {
                 p.via = self.w.packet_cores[rng.gen_range(0..self.w.packet_cores.len())];
             }
             let col = self.w.routes.column(p.dst);
+            let lossless = self.w.pfc.as_deref().is_some_and(|pfc| p.class == pfc.lossless);
             let r = self.slab.insert(p, col);
-            self.offer(nic, r, FROM_HOST, now);
+            if lossless {
+                self.offer_lossless(nic, r, NO_GATE, now);
+            } else {
+                self.offer(nic, r, FROM_HOST, now);
+            }
         }
     }
 
@@ -588,6 +598,9 @@ impl Sim {
     /// Takes the next packet out of the port's pipeline and puts it on the wire.
     #[inline]
     fn start_tx(&mut self, pid: u32, now: SimTime) {
+        if self.w.pfc.is_some() {
+            return self.start_tx_pfc(pid, now);
+        }
         let next = self.port_out(pid, now);
         let Some(pkt) = next else {
             // A shaper (ExpressPass credits) may hold packets back: try again when it says.
@@ -631,7 +644,7 @@ impl Sim {
             port.window_bytes_out += pkt.size as u64;
         }
         let (node, local, at) = (port.peer_node, port.peer_port, done + port.delay);
-        let pending = !port.queue.is_empty();
+        let pending = !port.queue.is_empty() || self.w.pfc.as_deref().is_some_and(|pfc| !pfc.ports[pid as usize].q.is_empty());
         if pending {
             port.txdone_pending = true;
         }
@@ -640,6 +653,121 @@ impl Sim {
             self.at(done, done_f, Event::TxDone { port: pid });
         }
         self.at(at, at_f, Event::Arrive { pkt: pkt.handle });
+    }
+
+    /// PFC: a lossless packet that came in through switch port `gate` is offered to port `out`:
+    /// the gate admits it (and may send a PAUSE up its link) or drops it for want of headroom.
+    fn admit_lossless(&mut self, out: u32, r: PktRef, gate: u32, now: SimTime) {
+        let pfc = self.w.pfc.as_deref_mut().expect("a PFC run");
+        match pfc.ports[gate as usize].gate.admit(r.size) {
+            dcfair_core::pfc::Admit::Drop => {
+                self.slab.free(r.handle);
+                return;
+            }
+            dcfair_core::pfc::Admit::Pause => self.pfc_send(gate, true, now),
+            dcfair_core::pfc::Admit::Stored => {}
+        }
+        self.offer_lossless(out, r, gate, now);
+    }
+
+    /// PFC: a lossless packet joins port `pid`'s lossless FIFO (with the gate it came in
+    /// through), and the port starts sending if it is idle.
+    fn offer_lossless(&mut self, pid: u32, r: PktRef, gate: u32, now: SimTime) {
+        self.w.pfc.as_deref_mut().expect("a PFC run").ports[pid as usize].q.push(r, gate);
+        let port = &mut self.w.net.ports[pid as usize];
+        if port.txdone_pending {
+            return;
+        }
+        if now >= port.busy_until {
+            self.start_tx_pfc(pid, now);
+        } else {
+            port.txdone_pending = true;
+            let (at, f) = (port.busy_until, port.busy_until_f);
+            self.at(at, f, Event::TxDone { port: pid });
+        }
+    }
+
+    /// PFC's [`Sim::start_tx`]: the next packet of the two classes (round robin or the lossless
+    /// class first, a paused lossless class skipped); with nothing to send but a paused lossless
+    /// class, a `Wake` when the pause ends.
+    fn start_tx_pfc(&mut self, pid: u32, now: SimTime) {
+        let pfc = self.w.pfc.as_deref_mut().expect("a PFC run");
+        let pp = &mut pfc.ports[pid as usize];
+        let ready = !pp.q.is_empty() && !pp.pause.paused(now);
+        let lossy_first = match pfc.scheduler {
+            dcfair_core::pfc::ClassScheduler::Strict => false,
+            dcfair_core::pfc::ClassScheduler::RoundRobin => pp.lossy_turn,
+        };
+        if ready && !lossy_first {
+            return self.send_lossless(pid, now);
+        }
+        if let Some(pkt) = self.port_out(pid, now) {
+            self.w.pfc.as_deref_mut().expect("a PFC run").ports[pid as usize].lossy_turn = false;
+            return self.transmit(pid, pkt, now);
+        }
+        if ready {
+            return self.send_lossless(pid, now);
+        }
+        let pp = &mut self.w.pfc.as_deref_mut().expect("a PFC run").ports[pid as usize];
+        if !pp.q.is_empty() && pp.wake_at != pp.pause.until {
+            pp.wake_at = pp.pause.until;
+            let at = pp.wake_at;
+            self.q.schedule(at, Event::Wake { port: pid });
+        }
+        let port = &self.w.net.ports[pid as usize];
+        if !port.queue.is_empty() {
+            if let Some(at) = dcfair_core::qdisc::Qdisc::ready_at(&port.queue.qdisc) {
+                self.q.schedule(at.max(now), Event::Wake { port: pid });
+            }
+        }
+    }
+
+    /// PFC: the head of port `pid`'s lossless FIFO goes on the wire, and leaves the gate it came
+    /// in through (which may send a RESUME).
+    fn send_lossless(&mut self, pid: u32, now: SimTime) {
+        let pfc = self.w.pfc.as_deref_mut().expect("a PFC run");
+        let pp = &mut pfc.ports[pid as usize];
+        let (pkt, gate) = pp.q.pop().expect("a lossless packet ready");
+        pp.lossy_turn = true;
+        if gate != NO_GATE && pfc.ports[gate as usize].gate.release(pkt.size) {
+            self.pfc_send(gate, false, now);
+        }
+        self.transmit(pid, pkt, now);
+    }
+
+    /// PFC: port `p`'s node sends a PAUSE (or a RESUME) through it.
+    fn pfc_send(&mut self, p: u32, pause: bool, now: SimTime) {
+        let pfc = self.w.pfc.as_deref_mut().expect("a PFC run");
+        let sent = pfc.send(&self.w.net, p, pause, now);
+        self.q.schedule(sent.at, Event::PfcFrame { port: sent.to });
+        if let Some(t) = sent.refresh {
+            self.q.schedule(t, Event::PfcRefresh { port: p });
+        }
+    }
+
+    /// PFC: a frame reaches port `p`; a port it resumes starts sending if idle.
+    fn pfc_frame(&mut self, now: SimTime, p: u32) {
+        let Some(pfc) = self.w.pfc.as_deref_mut() else { return };
+        if pfc.receive(p, now) {
+            let port = &self.w.net.ports[p as usize];
+            if !port.txdone_pending && now >= port.busy_until {
+                self.start_tx_pfc(p, now);
+            }
+        }
+    }
+
+    /// PFC: gate `p` sends its PAUSE again while above XON, and the deadlock check runs; a
+    /// deadlock ends the run.
+    fn pfc_refresh(&mut self, now: SimTime, p: u32) {
+        let Some(pfc) = self.w.pfc.as_deref_mut() else { return };
+        if !pfc.refresh_due(p, now) {
+            return;
+        }
+        self.pfc_send(p, true, now);
+        let pfc = self.w.pfc.as_deref_mut().expect("a PFC run");
+        if pfc.check_deadlock(&self.w.net, now).is_some() {
+            self.w.end = now;
+        }
     }
 
     /// The packet in slab slot `h` arrives. At a switch it is updated and routed in its slot,
@@ -659,6 +787,12 @@ impl Sim {
                 return;
             };
             let r = PktRef::of(h, pkt);
+            if let Some(pfc) = self.w.pfc.as_deref() {
+                if pkt.class == pfc.lossless {
+                    let gate = self.w.net.nodes[node as usize].ports[port as usize];
+                    return self.admit_lossless(out, r, gate, now);
+                }
+            }
             // only FairQ reads where a packet came in: a run without it looks nothing up
             let from = if self.w.fairq.is_some() { self.w.net.nodes[node as usize].ports[port as usize] } else { FROM_HOST };
             self.offer(out, r, from, now);
@@ -944,6 +1078,12 @@ impl Sim {
             b.delivered_at_window = b.bond.delivered_bytes();
         }
         self.drops_at_window = self.w.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).collect();
+    }
+
+    /// Packets port `i` dropped from the instant the measurement window opened (all of them if
+    /// it has not opened).
+    pub fn window_drops(&self, i: usize) -> u64 {
+        self.w.net.ports[i].queue.stats.drops_pkts() - self.drops_at_window.get(i).copied().unwrap_or(0)
     }
 
     /// Packets each measured port dropped from the instant the measurement window opened (all

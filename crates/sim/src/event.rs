@@ -65,6 +65,10 @@ pub enum Event {
     FairqSample,
     /// FairQ: the window controllers' timer `T` (`fairq.interval_us`).
     FairqTick,
+    /// PFC: the oldest pause frame on its way to the port arrives (`pfc.rs`).
+    PfcFrame { port: u32 },
+    /// PFC: the gate of the port may send its PAUSE again (`pfc.rs`).
+    PfcRefresh { port: u32 },
 }
 
 /// The largest id an event of kinds 0 to 6 can carry (29 bits).
@@ -86,6 +90,8 @@ enum Ext {
     SeriesTick = 2,
     FairqSample = 3,
     FairqTick = 4,
+    PfcFrame = 5,
+    PfcRefresh = 6,
 }
 
 impl Event {
@@ -102,6 +108,8 @@ impl Event {
             Event::SeriesTick => return Event::ext(Ext::SeriesTick, 0),
             Event::FairqSample => return Event::ext(Ext::FairqSample, 0),
             Event::FairqTick => return Event::ext(Ext::FairqTick, 0),
+            Event::PfcFrame { port } => return Event::ext(Ext::PfcFrame, port),
+            Event::PfcRefresh { port } => return Event::ext(Ext::PfcRefresh, port),
         };
         debug_assert!(id <= MAX_ID, "event id {id} needs more than {ID_BITS} bits");
         (kind << ID_BITS | id) as u64
@@ -130,12 +138,15 @@ impl Event {
     /// The event of kind 7 whose sub-kind and id are `bits`.
     #[inline(always)]
     fn unpack_ext(bits: u32) -> Event {
+        let id = bits & MAX_EXT_ID;
         match bits >> EXT_ID_BITS {
             0 => Event::Request,
             1 => Event::Sample,
             2 => Event::SeriesTick,
             3 => Event::FairqSample,
-            _ => Event::FairqTick,
+            4 => Event::FairqTick,
+            5 => Event::PfcFrame { port: id },
+            _ => Event::PfcRefresh { port: id },
         }
     }
 }
@@ -536,6 +547,11 @@ mod tests {
                 Event::FairqTick,
             ] {
                 assert!(ev.pack() >> 32 == 0);
+                assert_eq!(Event::unpack(ev.pack()), ev);
+            }
+        }
+        for id in [0, 1, 12345, MAX_EXT_ID] {
+            for ev in [Event::PfcFrame { port: id }, Event::PfcRefresh { port: id }] {
                 assert_eq!(Event::unpack(ev.pack()), ev);
             }
         }

@@ -24,6 +24,7 @@ pub mod groups;
 pub mod metrics;
 pub mod net;
 pub mod poisson;
+pub mod pfc;
 pub mod pktref;
 pub mod probe;
 pub mod render;

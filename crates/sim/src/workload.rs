@@ -364,7 +364,7 @@ pub fn udp_source(sc: &Scenario, streams: Streams, flow: u32, group: u16, built:
     }
     let rate = bottleneck.as_f64() * u.rate_fraction;
     let ids = FlowIds { flow, src: host, dst, sport: 5000, dport: 5001 };
-    let ends = UdpEnds::new(ids, u.pattern, u.packet_bytes, rate, streams.stream("udp", flow as u64));
+    let ends = UdpEnds::new(ids, u.pattern, u.packet_bytes, rate, streams.stream("udp", flow as u64)).with_class(u.priority);
     Some(Flow::new(ids, group, None, SimTime::from_secs_f64(u.start_s), Endpoint::Udp(ends)))
 }
 

@@ -8,7 +8,9 @@
 //!   the time of its next packet; nothing moves it.
 //! - Packets are `Proto::Udp`, `size` bytes on the wire, `size - 28` of payload (IP and UDP
 //!   headers), ports 5000 -> 5001. Every packet that reaches the sink counts as an arrival of
-//!   the flow, and its bytes as delivered; the sink sends nothing back.
+//!   the flow, and its bytes as delivered; the sink sends nothing back. They travel in 802.1p
+//!   priority `udp.priority` (0 by default; PFC's lossless class when it is `pfc.priority`: a
+//!   lossless source without congestion control).
 
 use super::framework::{Side, Transport};
 use crate::packet::{Packet, Proto};
@@ -40,6 +42,9 @@ pub struct UdpEnds {
     rate_bps: f64,
     gap: SimDuration,
     rng: Rng,
+    /// The 802.1p priority of its packets (`udp.priority`; PFC's lossless class when it is
+    /// `pfc.priority`).
+    class: u8,
     /// When the next packet leaves (`None` before the start).
     next: Option<SimTime>,
     pub pkts_sent: u64,
@@ -53,7 +58,13 @@ impl UdpEnds {
     /// from `rng`.
     pub fn new(ids: FlowIds, pattern: UdpPattern, size: u32, rate_bps: f64, rng: Rng) -> UdpEnds {
         let gap = SimDuration::from_secs_f64(size as f64 * 8.0 / rate_bps);
-        UdpEnds { ids, pattern, size, rate_bps, gap, rng, next: None, pkts_sent: 0, bytes_sent: 0, bytes_received: 0 }
+        UdpEnds { ids, pattern, size, rate_bps, gap, rng, class: 0, next: None, pkts_sent: 0, bytes_sent: 0, bytes_received: 0 }
+    }
+
+    /// The same source, its packets in 802.1p priority `class`.
+    pub fn with_class(mut self, class: u8) -> UdpEnds {
+        self.class = class;
+        self
     }
 
     /// How the source spaces its packets.
@@ -95,6 +106,7 @@ impl UdpEnds {
             proto: Proto::Udp,
             size: self.size,
             payload: self.size.saturating_sub(28),
+            class: self.class,
             ..Default::default()
         };
         self.pkts_sent += 1;

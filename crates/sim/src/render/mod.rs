@@ -55,6 +55,7 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
     let mut m = Map::new();
     flows::summary(sim, &figures, window, &mut m);
     ports::summary(sim, window, &mut m);
+    let deadlock = ports::pfc_summary(sim, &mut m);
     groups::summary(sc, &figures, &mut m);
     if let Some(ic) = &w.incast {
         incast::summary(ic, &mut m);
@@ -79,6 +80,9 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
     });
     if let Some(t) = trace_info {
         summary["trace"] = t;
+    }
+    if let Some(d) = deadlock {
+        summary["pfc_deadlock"] = d;
     }
     let mut summary_json = serde_json::to_string_pretty(&summary).expect("JSON of plain values");
     summary_json.push('\n');

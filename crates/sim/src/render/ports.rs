@@ -6,6 +6,7 @@ use super::num;
 use crate::columns::{CatBuilder, Column, Table};
 use crate::engine::Sim;
 use crate::net::Port;
+use crate::pfc::PfcPort;
 use dcfair_core::qdisc::{DropReason, Qdisc, QdiscStats};
 use serde_json::{json, Map, Value};
 
@@ -40,9 +41,14 @@ pub(super) fn summary(sim: &Sim, window: f64, m: &mut Map<String, Value>) {
     }
 }
 
-/// `ports.csv` as columns: one row per measured port.
+/// `ports.csv` as columns: one row per measured port, and in a PFC run also one per port that
+/// sent or received a pause frame, with the PFC columns (`pfc.rs`).
 pub(super) fn table(sim: &Sim, window: f64) -> Table {
-    let measured: Vec<_> = sim.world().net.ports.iter().filter(|p| p.measured).collect();
+    let w = sim.world();
+    let pfc = w.pfc.as_deref();
+    let active = |i: usize| pfc.is_some_and(|pfc| pfc_active(&pfc.ports[i]));
+    let ids: Vec<usize> = (0..w.net.ports.len()).filter(|&i| w.net.ports[i].measured || active(i)).collect();
+    let measured: Vec<&Port> = ids.iter().map(|&i| &w.net.ports[i]).collect();
     let mut port = CatBuilder::new();
     let mut kind = CatBuilder::new();
     for p in &measured {
@@ -72,6 +78,48 @@ pub(super) fn table(sim: &Sim, window: f64) -> Table {
     t.push("queue_kind", kind.finish());
     t.push("rate_bps", u64s(&|p| p.rate.0));
     t.push("max_queue_bytes", u64s(&|p| p.queue.stats.max_len_bytes));
-    t.push("window_drops", Column::U64(sim.measured_window_drops().collect()));
+    t.push("window_drops", Column::U64(ids.iter().map(|&i| sim.window_drops(i)).collect()));
+    if let Some(pfc) = pfc {
+        let of = |f: &dyn Fn(&PfcPort) -> u64| Column::U64(ids.iter().map(|&i| f(&pfc.ports[i])).collect());
+        t.push("measured", Column::U64(measured.iter().map(|p| p.measured as u64).collect()));
+        t.push("pfc_pauses_sent", of(&|p| p.pauses_sent));
+        t.push("pfc_resumes_sent", of(&|p| p.resumes_sent));
+        t.push("pfc_pauses_received", of(&|p| p.pause.pauses));
+        t.push("pfc_resumes_received", of(&|p| p.pause.resumes));
+        t.push("pfc_paused_s", Column::F64(ids.iter().map(|&i| pfc.ports[i].pause.paused_time(w.end).as_secs_f64()).collect()));
+        t.push("lossless_packets_out", of(&|p| p.q.packets_out));
+        t.push("lossless_bytes_out", of(&|p| p.q.bytes_out));
+        t.push("lossless_marks", of(&|p| p.q.marks));
+        t.push("lossless_max_queue_bytes", of(&|p| p.q.max_bytes));
+        t.push("lossless_drops", of(&|p| p.gate.drops));
+        t.push("ingress_max_bytes", of(&|p| p.gate.max_bytes));
+    }
     t
+}
+
+/// Whether a port takes part in PFC: it sent or received a frame, or dropped for want of headroom.
+fn pfc_active(p: &PfcPort) -> bool {
+    p.pauses_sent + p.resumes_sent + p.pause.pauses + p.pause.resumes + p.gate.drops > 0
+}
+
+/// A PFC run's figures of `summary.json` over every port, and the deadlock (`pfc.rs`).
+pub(super) fn pfc_summary(sim: &Sim, m: &mut Map<String, Value>) -> Option<Value> {
+    let w = sim.world();
+    let pfc = w.pfc.as_deref()?;
+    let sum = |f: &dyn Fn(&PfcPort) -> u64| pfc.ports.iter().map(f).sum::<u64>();
+    m.insert("pfc_pauses_sent".into(), json!(sum(&|p| p.pauses_sent)));
+    m.insert("pfc_resumes_sent".into(), json!(sum(&|p| p.resumes_sent)));
+    m.insert("pfc_paused_ports".into(), json!(pfc.ports.iter().filter(|p| p.pause.pauses > 0).count()));
+    let paused: f64 = pfc.ports.iter().map(|p| p.pause.paused_time(w.end).as_secs_f64()).sum();
+    m.insert("pfc_paused_s".into(), num(Some(paused)));
+    m.insert("lossless_drops".into(), json!(sum(&|p| p.gate.drops)));
+    m.insert("lossless_marks".into(), json!(sum(&|p| p.q.marks)));
+    m.insert("lossless_max_queue_bytes".into(), json!(pfc.ports.iter().map(|p| p.q.max_bytes).max().unwrap_or(0)));
+    Some(match &pfc.deadlock {
+        None => Value::Null,
+        Some(d) => json!({
+            "at_s": d.at.as_secs_f64(),
+            "ports": d.ports.iter().map(|&p| w.net.ports[p as usize].name.clone()).collect::<Vec<_>>(),
+        }),
+    })
 }

@@ -212,6 +212,10 @@ pub struct UdpConfig {
     pub src: Option<String>,
     /// Receiving host (default: the dumbbell's `r0`).
     pub dst: Option<String>,
+    /// The 802.1p priority of its packets, 0 to 7: with `[pfc]`, `pfc.priority` makes the source
+    /// lossless (PFC alone, no congestion control).
+    #[serde(default)]
+    pub priority: u8,
 }
 
 /// TCP incast: the clients request a block from `servers` servers at once; each answers on its

@@ -66,6 +66,8 @@ dcfair_core::transport_tables! {
         pub poisson: Option<PoissonConfig>,
         /// FairQ at the ports of some switches (`fairq.rs`): ACK windows rewritten to a fair share.
         pub fairq: Option<dcfair_core::fairq::FairqConfig>,
+        /// PFC: a lossless class on every link (`pfc.rs`; the rules in `dcfair_core::pfc`).
+        pub pfc: Option<dcfair_core::pfc::PfcConfig>,
         // then one field per transport table, from the transports' registry
     }
 }

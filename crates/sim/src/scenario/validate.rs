@@ -56,6 +56,9 @@ impl Scenario {
                 "incast servers and [poisson] flows are single-path TCP: give MPTCP to the flow groups in their own tcp tables ([flows.tcp], [groups.<name>.tcp])",
             ));
         }
+        if let Some(pfc) = &self.pfc {
+            pfc.validate().map_err(|e| e.within("pfc"))?;
+        }
         if let Some(fq) = &self.fairq {
             fq.validate().map_err(|e| e.within("fairq"))?;
         }
@@ -193,6 +196,9 @@ impl Scenario {
                 ));
             }
             non_negative("udp.start_s", u.start_s)?;
+            if u.priority > 7 {
+                return Err(ConfigError::new("udp.priority", format!("{} is not an 802.1p priority (0 to 7)", u.priority)));
+            }
             let hosts = self.topology.host_names(true);
             for (end, name) in [("src", &u.src), ("dst", &u.dst)] {
                 match name {

@@ -1,0 +1,101 @@
+//! PFC's lossless class in whole runs: a lossless source faster than its bottleneck is paused
+//! instead of dropped, a lossy one is dropped, a headroom too small for what is in flight drops
+//! lossless packets (and says so), and the `[pfc]` keys are checked (fixed seeds).
+
+mod common;
+use common::{go, metric, ov};
+use dcfair_sim::{load_scenario, Error, Results};
+
+/// Host `a` sends UDP at 5 Gbit/s (half its 10 Gbit/s NIC) through switch `s` to `b` over a
+/// 1 Gbit/s link with a 100-packet buffer, for 10 ms.
+const OVERLOAD: &str = r#"
+[sim]
+duration_s = 0.01
+[topology]
+kind = "custom"
+hosts = ["a", "b"]
+switches = ["s"]
+links = [
+  { a = "a", b = "s", rate_mbps = 10000.0, delay_us = 10.0, measured = true },
+  { a = "s", b = "b", rate_mbps = 1000.0, delay_us = 10.0, buffer_pkts = 100, measured = true },
+]
+[udp]
+rate_fraction = 0.5
+pattern = "cbr"
+packet_bytes = 1500
+src = "a"
+dst = "b"
+[pfc]
+"#;
+
+/// The column `name` of `ports.csv`, by port name.
+fn port_col(r: &Results, port: &str, name: &str) -> f64 {
+    let mut lines = r.ports_csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let i = head.iter().position(|h| *h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let row = lines.find(|l| l.split(',').next() == Some(port)).unwrap_or_else(|| panic!("no row {port}:\n{}", r.ports_csv));
+    row.split(',').nth(i).unwrap().parse().unwrap()
+}
+
+fn delivered_bytes(r: &Results) -> f64 {
+    metric(r, "throughput_bps_udp") * 0.01 / 8.0
+}
+
+#[test]
+fn a_lossless_source_is_paused_not_dropped_and_the_bottleneck_stays_full() {
+    let r = go(OVERLOAD, &[("udp.priority", "3")]);
+    assert_eq!(metric(&r, "lossless_drops"), 0.0);
+    assert_eq!(metric(&r, "drops"), 0.0, "{}", r.summary_json);
+    assert!(metric(&r, "pfc_pauses_sent") >= 1.0);
+    assert!(metric(&r, "pfc_resumes_sent") >= 1.0, "the gate falls to XON between pauses");
+    // the switch paused the sender's NIC (a's port), and a's port shows it
+    assert!(port_col(&r, "a->s", "pfc_pauses_received") >= 1.0);
+    assert!(port_col(&r, "s->a", "pfc_pauses_sent") >= 1.0, "the switch's port on a's link sends the frames");
+    let paused = port_col(&r, "a->s", "pfc_paused_s");
+    assert!(paused > 0.005 && paused < 0.01, "5 Gbit/s into 1: paused most of the time, {paused} s");
+    // nothing piles up in the switch beyond XOFF and the headroom
+    let gate = port_col(&r, "s->a", "ingress_max_bytes");
+    assert!((100_000.0..=100_000.0 + 2.0 * 12_500.0 + 3000.0).contains(&gate), "{gate}");
+    // the bottleneck stays busy: 1 Gbit/s for the 10 ms less the first packet's trip
+    let got = metric(&r, "throughput_bps_udp");
+    assert!(got > 0.97e9 && got <= 1.0e9, "{got}");
+}
+
+#[test]
+fn a_lossy_source_in_the_same_run_is_dropped_and_pauses_nothing() {
+    let r = go(OVERLOAD, &[("udp.priority", "0")]);
+    assert_eq!(metric(&r, "pfc_pauses_sent"), 0.0);
+    assert!(metric(&r, "drops") > 1000.0, "{}", r.summary_json);
+    assert!(delivered_bytes(&r) > 0.97 * 1.25e6);
+}
+
+#[test]
+fn a_headroom_smaller_than_what_is_in_flight_drops_lossless_packets_and_counts_them() {
+    let r = go(OVERLOAD, &[("udp.priority", "3"), ("pfc.headroom_bytes", "1500")]);
+    let lost = metric(&r, "lossless_drops");
+    assert!(lost > 0.0, "10 us of 5 Gbit/s is 6 kB in flight: a 1.5 kB headroom overflows");
+    assert_eq!(port_col(&r, "s->a", "lossless_drops"), lost);
+}
+
+#[test]
+fn bad_pfc_keys_are_named() {
+    for (k, v, key) in [
+        ("pfc.xon_bytes", "200000", "pfc.xon_bytes"),
+        ("pfc.priority", "9", "pfc.priority"),
+        ("pfc.ecn.pmax", "2", "pfc.ecn.pmax"),
+        ("pfc.pause_quanta", "0", "pfc.pause_quanta"),
+        ("udp.priority", "8", "udp.priority"),
+    ] {
+        match load_scenario(OVERLOAD, "t.toml", &ov(&[(k, v)])) {
+            Err(Error::Invalid { key: got, .. }) => assert_eq!(got, key, "{k} = {v}"),
+            other => panic!("{k} = {v}: {:?}", other.map(|_| ())),
+        }
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_pfc_run() {
+    let a = go(OVERLOAD, &[("udp.priority", "3"), ("udp.pattern", "poisson")]);
+    let b = go(OVERLOAD, &[("udp.priority", "3"), ("udp.pattern", "poisson")]);
+    assert_eq!((a.ports_csv.clone(), a.flows_csv.clone()), (b.ports_csv, b.flows_csv));
+}
