@@ -26,4 +26,5 @@ pub mod qdisc;
 pub mod rng;
 pub mod time;
 pub mod tcp;
+pub mod telemetry;
 pub mod transport;

@@ -128,6 +128,9 @@ pub struct Packet {
     /// of a link, not the link (`crates/sim/src/pfc.rs`). 0 by default; a RoCE transport sets
     /// its lossless class. Sits in what was padding after `rwnd`: the packet's size is the same.
     pub class: u8,
+    /// In-band telemetry this packet asks for or carries (`crate::telemetry`: `NONE`, `COLLECT`,
+    /// `ECHO`). In the last byte of padding after `rwnd`.
+    pub int: u8,
     /// Opaque to every mechanism: the environment's handle (e.g. a frame buffer index).
     pub tag: u32,
     /// Time the packet was created by its transport (for delay measurement).
@@ -156,6 +159,7 @@ impl Default for Packet {
             flags: 0,
             rwnd: 0,
             class: 0,
+            int: 0,
             wscale: NO_WSCALE,
             reserved_wscale: NO_WSCALE,
             ecn: Ecn::NotEct,

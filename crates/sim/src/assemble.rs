@@ -87,6 +87,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     let probes = probe::attach(sc, &mut net, flow_group.len(), group_names.len())?;
     let fairq = FairqNet::new(sc, &net)?.map(Box::new);
     let pfc = PfcNet::new(sc, &net, streams)?.map(Box::new);
+    let telemetry = flows.iter().any(|f| f.ends.wants_telemetry());
     let series = Series::new(sc, &net, &group_names, &flow_group)?;
     let (timer_coin, float_clock) = match sc.sim.tie_break {
         TieBreak::Fifo => (None, false),
@@ -112,6 +113,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
         group_names,
         fairq,
         pfc,
+        telemetry,
         series,
         poisson_plan,
         timer_coin,

@@ -81,6 +81,7 @@ use dcfair_core::packet::Packet;
 use dcfair_core::packet::Proto;
 use dcfair_core::qdisc::QdiscEvents;
 use dcfair_core::rng::Rng;
+use dcfair_core::telemetry::{self, IntHop, Telemetry};
 use dcfair_core::time::SimTime;
 use dcfair_core::transport::Side;
 use rand::Rng as _;
@@ -169,6 +170,9 @@ pub struct World {
     pub fairq: Option<Box<FairqNet>>,
     /// PFC's lossless class on every link (`pfc.rs`), when the scenario has `[pfc]`.
     pub pfc: Option<Box<PfcNet>>,
+    /// Some flow's packets ask for in-band telemetry (`dcfair_core::telemetry`): switch ports
+    /// stamp the packets that collect it, and the engine keeps the records.
+    pub telemetry: bool,
 }
 
 /// A run: its [`World`] and what the engine keeps to run it. The fields are the engine's own;
@@ -181,6 +185,10 @@ pub struct Sim {
     /// Every port's drops when the measurement window opened, by port id (empty before).
     drops_at_window: Vec<u64>,
     slab: Slab,
+    /// The telemetry record of every slab slot, in a run with telemetry (else empty), and the
+    /// record of the packet a receiver is answering (what its `ECHO` packets carry back).
+    int: Vec<Telemetry>,
+    int_echo: Telemetry,
     /// What the last call into a port's queue reported: one scratch for every port, drained
     /// (its drops freed from the slab) right after each call.
     qev: QdiscEvents<PktRef>,
@@ -239,6 +247,8 @@ impl Sim {
             obs: vec![FlowObs::default(); n],
             drops_at_window: Vec::new(),
             slab: Slab::default(),
+            int: Vec::new(),
+            int_echo: Telemetry::default(),
             qev: QdiscEvents::default(),
             scratch: Vec::with_capacity(64),
             next_uid: 1,
@@ -491,7 +501,11 @@ impl Sim {
             }
             let col = self.w.routes.column(p.dst);
             let lossless = self.w.pfc.as_deref().is_some_and(|pfc| p.class == pfc.lossless);
+            let int = p.int;
             let r = self.slab.insert(p, col);
+            if self.w.telemetry && int != telemetry::NONE {
+                self.int_record(r.handle, int);
+            }
             if lossless {
                 self.offer_lossless(nic, r, NO_GATE, now);
             } else {
@@ -620,6 +634,9 @@ impl Sim {
     /// link delay later.
     #[inline]
     fn transmit(&mut self, pid: u32, pkt: PktRef, now: SimTime) {
+        if self.w.telemetry {
+            self.int_stamp(pid, pkt.handle, pkt.size, now);
+        }
         let port = &mut self.w.net.ports[pid as usize];
         #[cfg(feature = "trace")]
         if port.measured {
@@ -653,6 +670,36 @@ impl Sim {
             self.at(done, done_f, Event::TxDone { port: pid });
         }
         self.at(at, at_f, Event::Arrive { pkt: pkt.handle });
+    }
+
+    /// Telemetry: the record of the packet just put in slot `h`: empty for one that collects,
+    /// the answered packet's for one that echoes.
+    fn int_record(&mut self, h: u32, int: u8) {
+        let h = h as usize;
+        if self.int.len() <= h {
+            self.int.resize(h + 1, Telemetry::default());
+        }
+        self.int[h] = if int == telemetry::ECHO { self.int_echo } else { Telemetry::default() };
+    }
+
+    /// Telemetry: port `pid` appends its hop to the packet in slot `h` leaving it at `now`, if
+    /// the port is a switch's and the packet collects.
+    fn int_stamp(&mut self, pid: u32, h: u32, size: u32, now: SimTime) {
+        if self.slab.pkt(h).int != telemetry::COLLECT {
+            return;
+        }
+        let port = &self.w.net.ports[pid as usize];
+        if self.w.net.nodes[port.node as usize].kind != crate::net::NodeKind::Switch {
+            return;
+        }
+        let (mut sent, mut queued) = (port.queue.stats.dequeued_bytes, port.queue.len_bytes());
+        if let Some(pfc) = self.w.pfc.as_deref() {
+            let q = &pfc.ports[pid as usize].q;
+            sent += q.bytes_out;
+            queued += q.bytes;
+        }
+        let hop = IntHop { ts: now, tx_bytes: sent - size as u64, qlen_bytes: queued, rate: port.rate };
+        self.int[h as usize].push(hop);
     }
 
     /// PFC: a lossless packet that came in through switch port `gate` is offered to port `out`:
@@ -820,7 +867,12 @@ impl Sim {
         let b = if self.w.bonds.is_empty() { NO_BOND } else { flow.bond };
         if host == flow.ids.dst {
             let size = pkt.size;
-            let got = flow.ends.receive(pkt, now, &mut out);
+            let got = if self.w.telemetry && pkt.int != telemetry::NONE {
+                self.int_echo = self.int[h as usize];
+                flow.ends.on_packet_int(Side::Receiver, pkt, self.int_echo.hops(), now, &mut out)
+            } else {
+                flow.ends.receive(pkt, now, &mut out)
+            };
             self.slab.free(h);
             if got.arrival {
                 self.obs[f].arrival(now, flow.start, size, in_window);
@@ -873,7 +925,11 @@ impl Sim {
                 bond.before_packet(&mut self.w.flows[r.clone()], f - r.start, Side::Sender);
             }
             let flow = &mut self.w.flows[f];
-            flow.ends.on_packet(Side::Sender, pkt, now, &mut out);
+            if self.w.telemetry && pkt.int != telemetry::NONE {
+                flow.ends.on_packet_int(Side::Sender, pkt, self.int[h as usize].hops(), now, &mut out);
+            } else {
+                flow.ends.on_packet(Side::Sender, pkt, now, &mut out);
+            }
             self.slab.free(h);
             #[cfg(feature = "trace")]
             self.trace.push_str(&trace::sender(now, f, "ack", &flow.ends));

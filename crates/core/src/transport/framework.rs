@@ -32,6 +32,7 @@ use crate::config::ConfigError;
 use crate::packet::Packet;
 use crate::qdisc::{AnyQdisc, PortContext, QPacket};
 use crate::rng::Streams;
+use crate::telemetry::IntHop;
 use crate::tcp::{FlowIds, SenderStats, TcpConfig};
 use crate::time::{BitsPerSec, SimTime};
 use serde::de::DeserializeOwned;
@@ -150,6 +151,17 @@ pub trait Transport {
     /// `cwnd`).
     fn cwnd_bytes(&self) -> Option<u64> {
         None
+    }
+    /// Whether the flow's packets ask for in-band telemetry (`crate::telemetry`): the engine
+    /// keeps telemetry records only in a run with such a flow.
+    fn wants_telemetry(&self) -> bool {
+        false
+    }
+    /// A packet that carries telemetry (`Packet::int` not `NONE`) reached end `side`, with the
+    /// hops it carries: what [`Transport::on_packet`] does, with the hops to read.
+    fn on_packet_int(&mut self, side: Side, pkt: &Packet, hops: &[IntHop], now: SimTime, out: &mut Vec<Packet>) {
+        let _ = hops;
+        self.on_packet(side, pkt, now, out)
     }
     /// The sender's state as the `trace` feature's `s` line writes it (TCP only).
     fn trace_state(&self) -> Option<String> {

@@ -41,6 +41,7 @@ pub use framework::{Bond, Data, FlowSpec, HasEndpoint, NoTable, Selectable, Side
 use crate::packet::Packet;
 use crate::qdisc::{AnyQdisc, PortContext, QPacket};
 use crate::tcp::{FlowIds, SenderStats, TcpConfig};
+use crate::telemetry::IntHop;
 use crate::time::SimTime;
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
@@ -444,6 +445,20 @@ impl Endpoint {
             each_mut!(e, t => with(t, pkt, now, out))
         }
         tcp_first!(self, t => with(t, pkt, now, out), |e| other(e, pkt, now, out))
+    }
+    /// A packet that carries telemetry reached end `side` ([`Transport::on_packet_int`]); at the
+    /// receiver, what the engine records of it comes back as from [`Endpoint::receive`].
+    pub fn on_packet_int(&mut self, side: Side, pkt: &Packet, hops: &[IntHop], now: SimTime, out: &mut Vec<Packet>) -> Receipt {
+        fn with<T: Transport>(t: &mut T, side: Side, pkt: &Packet, hops: &[IntHop], now: SimTime, out: &mut Vec<Packet>) -> Receipt {
+            let arrival = side == Side::Receiver && T::is_arrival(pkt);
+            t.on_packet_int(side, pkt, hops, now, out);
+            Receipt { arrival, delivered: t.delivered_bytes(), one_way: T::ONE_WAY }
+        }
+        each_mut!(self, t => with(t, side, pkt, hops, now, out))
+    }
+    /// Whether the flow's packets ask for telemetry ([`Transport::wants_telemetry`]).
+    pub fn wants_telemetry(&self) -> bool {
+        each!(self, e => e.wants_telemetry())
     }
     /// Whether packets go one way only ([`Transport::ONE_WAY`]).
     #[inline(always)]
