@@ -20,6 +20,7 @@ mod registry;
 pub mod config;
 pub mod fairq;
 pub mod hint;
+pub mod hpcc;
 pub mod packet;
 pub mod pfc;
 pub mod qdisc;
