@@ -17,6 +17,7 @@
 #[macro_use]
 mod registry;
 
+pub mod buffer;
 pub mod config;
 pub mod fairq;
 pub mod hint;

@@ -21,6 +21,7 @@ use crate::engine::{Sim, World, VIA_PER_PACKET};
 use crate::error::Error;
 use crate::fairq::FairqNet;
 use crate::pfc::PfcNet;
+use crate::buffer::Buffers;
 use crate::net::NodeKind;
 use crate::routing::Routes;
 use crate::scenario::{CoreChoice, HashSeed, Scenario, TieBreak};
@@ -87,6 +88,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     let probes = probe::attach(sc, &mut net, flow_group.len(), group_names.len())?;
     let fairq = FairqNet::new(sc, &net)?.map(Box::new);
     let pfc = PfcNet::new(sc, &net, streams)?.map(Box::new);
+    let buffers = Buffers::new(sc, &net, pfc.as_deref()).map(Box::new);
     let telemetry = flows.iter().any(|f| f.ends.wants_telemetry());
     let series = Series::new(sc, &net, &group_names, &flow_group)?;
     let (timer_coin, float_clock) = match sc.sim.tie_break {
@@ -113,6 +115,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
         group_names,
         fairq,
         pfc,
+        buffers,
         telemetry,
         series,
         poisson_plan,

@@ -67,6 +67,7 @@ use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
 use crate::metrics::FlowObs;
 use crate::net::{Network, Port, NO_PROBE};
+use crate::buffer::Buffers;
 use crate::pfc::{PfcNet, NO_GATE};
 use crate::pktref::{PktRef, Slab};
 use crate::poisson::Plan;
@@ -170,6 +171,8 @@ pub struct World {
     pub fairq: Option<Box<FairqNet>>,
     /// PFC's lossless class on every link (`pfc.rs`), when the scenario has `[pfc]`.
     pub pfc: Option<Box<PfcNet>>,
+    /// One shared buffer per switch (`buffer.rs`), when the scenario has `[buffer]`.
+    pub buffers: Option<Box<Buffers>>,
     /// Some flow's packets ask for in-band telemetry (`dcfair_core::telemetry`): switch ports
     /// stamp the packets that collect it, and the engine keeps the records.
     pub telemetry: bool,
@@ -527,6 +530,9 @@ impl Sim {
                 fq.on_switch(now, from, pid, &mut self.slab.items[pkt.handle as usize].pkt);
             }
         }
+        if self.w.buffers.is_some() && !self.admit_shared(pid, pkt) {
+            return;
+        }
         let port = &mut self.w.net.ports[pid as usize];
         // An idle port with nothing stored: enqueue and dequeue in one step, which a discipline
         // that can (DropTail) makes without storing the packet (`Queue::pass`). A probe records
@@ -535,6 +541,7 @@ impl Sim {
         let pkt = if idle && port.probe == NO_PROBE && !cfg!(feature = "trace") {
             match port.queue.pass(pkt, now, &mut self.qev) {
                 Ok(sent) => {
+                    self.release_dropped(pid);
                     self.slab.free_dropped(&mut self.qev);
                     if let Some(pkt) = sent {
                         self.transmit(pid, pkt, now);
@@ -592,6 +599,12 @@ impl Sim {
                 let _ = writeln!(self.trace, "+ {} {pid} {tflow} {tseq} {tsize}", trace::t(now));
             }
         }
+        // the shared buffer's release (`release_dropped`), inline: `port` is still borrowed
+        if let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) {
+            for d in &self.qev.dropped {
+                sb.release(d.pkt.size);
+            }
+        }
         self.slab.free_dropped(&mut self.qev);
         port
     }
@@ -605,6 +618,7 @@ impl Sim {
         if port.probe != NO_PROBE {
             self.w.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.qev.dropped, &self.w.flow_group, &self.slab);
         }
+        self.release_dropped(pid);
         self.slab.free_dropped(&mut self.qev);
         next
     }
@@ -636,6 +650,9 @@ impl Sim {
     fn transmit(&mut self, pid: u32, pkt: PktRef, now: SimTime) {
         if self.w.telemetry {
             self.int_stamp(pid, pkt.handle, pkt.size, now);
+        }
+        if let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) {
+            sb.release(pkt.size);
         }
         let port = &mut self.w.net.ports[pid as usize];
         #[cfg(feature = "trace")]
@@ -702,11 +719,50 @@ impl Sim {
         self.int[h as usize].push(hop);
     }
 
+    /// Shared buffer: a lossy packet offered to port `pid` is stored in its switch's buffer, or
+    /// refused there (an overflow drop of the port, its slot freed). Host ports store it.
+    fn admit_shared(&mut self, pid: u32, pkt: PktRef) -> bool {
+        let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) else { return true };
+        let queue = &mut self.w.net.ports[pid as usize].queue;
+        if sb.admit_lossy(queue.len_bytes(), pkt.size) {
+            return true;
+        }
+        let d = &mut queue.stats.by_reason.dropped_before[dcfair_core::qdisc::DropReason::Overflow as usize];
+        d.0 += 1;
+        d.1 += pkt.size as u64;
+        self.slab.free(pkt.handle);
+        false
+    }
+
+    /// Shared buffer: the packets port `pid`'s discipline just dropped leave its switch's buffer.
+    #[inline]
+    fn release_dropped(&mut self, pid: u32) {
+        if let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) {
+            for d in &self.qev.dropped {
+                sb.release(d.pkt.size);
+            }
+        }
+    }
+
     /// PFC: a lossless packet that came in through switch port `gate` is offered to port `out`:
     /// the gate admits it (and may send a PAUSE up its link) or drops it for want of headroom.
     fn admit_lossless(&mut self, out: u32, r: PktRef, gate: u32, now: SimTime) {
         let pfc = self.w.pfc.as_deref_mut().expect("a PFC run");
-        match pfc.ports[gate as usize].gate.admit(r.size) {
+        let mut sb = self.w.buffers.as_deref_mut().and_then(|b| b.of(out));
+        let g = &mut pfc.ports[gate as usize].gate;
+        if let Some(sb) = sb.as_deref() {
+            g.xoff = sb.xoff(pfc.xoff);
+            g.xon = g.xoff.saturating_sub(pfc.xoff - pfc.xon);
+        }
+        let admit = g.admit(r.size);
+        if admit != dcfair_core::pfc::Admit::Drop && sb.as_deref_mut().is_some_and(|sb| !sb.admit_lossless(r.size)) {
+            // the whole buffer is full: the gate gives the bytes back and counts the drop
+            g.release(r.size);
+            g.drops += 1;
+            self.slab.free(r.handle);
+            return;
+        }
+        match admit {
             dcfair_core::pfc::Admit::Drop => {
                 self.slab.free(r.handle);
                 return;

@@ -14,6 +14,7 @@
 //!   (`scenario/`) imports nothing of the runtime (its rules say more).
 
 pub mod assemble;
+pub mod buffer;
 pub mod calendar;
 pub mod columns;
 pub mod engine;

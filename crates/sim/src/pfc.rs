@@ -70,6 +70,9 @@ pub struct Deadlock {
 #[derive(Debug)]
 pub struct PfcNet {
     pub lossless: u8,
+    /// The gates' XOFF and XON levels as configured (a shared buffer lowers them as it fills).
+    pub xoff: u64,
+    pub xon: u64,
     pub scheduler: ClassScheduler,
     /// By global port id.
     pub ports: Vec<PfcPort>,
@@ -122,7 +125,7 @@ impl PfcNet {
                 }
             })
             .collect();
-        Ok(Some(PfcNet { lossless: cfg.priority, scheduler: cfg.scheduler, ports, next_check: SimTime::ZERO, suspect: None, deadlock: None }))
+        Ok(Some(PfcNet { lossless: cfg.priority, xoff: cfg.xoff_bytes, xon: cfg.xon_bytes, scheduler: cfg.scheduler, ports, next_check: SimTime::ZERO, suspect: None, deadlock: None }))
     }
 
     /// The port whose lossless class a frame sent through port `p` pauses: the other end of its link.

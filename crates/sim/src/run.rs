@@ -36,7 +36,7 @@ pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String),
 }
 
 /// Builds the network and the workloads of `sc` and runs the event loop to the end.
-fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Result<Sim, Error> {
+pub(crate) fn simulate(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Result<Sim, Error> {
     let mut sim = build(sc, seed)?;
     if sim.run(progress).is_break() {
         return Err(Error::Interrupted);

@@ -99,3 +99,45 @@ fn the_same_seed_gives_the_same_pfc_run() {
     let b = go(OVERLOAD, &[("udp.priority", "3"), ("udp.pattern", "poisson")]);
     assert_eq!((a.ports_csv.clone(), a.flows_csv.clone()), (b.ports_csv, b.flows_csv));
 }
+
+#[test]
+fn a_shared_buffer_holds_a_lossy_queue_to_alpha_times_what_is_free() {
+    // the port's own limit out of the way. PFC reserves its gates' headroom, 28 kB on a's link
+    // (2 x 12.5 kB + 2 MTU) and 5.5 kB on b's: 66.5 kB are shared. alpha 1: the one busy queue
+    // settles at half of that
+    let text = OVERLOAD.replace("buffer_pkts = 100,", "buffer_pkts = 100000,");
+    let r = go(&text, &[("udp.priority", "0"), ("buffer.bytes", "100000"), ("buffer.alpha", "1")]);
+    let q = port_col(&r, "s->b", "max_queue_bytes");
+    assert!((31_750.0..=33_250.0).contains(&q), "{q}");
+    assert!(metric(&r, "buffer_drops") > 1000.0);
+    assert_eq!(metric(&r, "buffer_max_used_bytes"), q);
+    // alpha 3: three quarters
+    let r = go(&text, &[("udp.priority", "0"), ("buffer.bytes", "100000"), ("buffer.alpha", "3")]);
+    let q = port_col(&r, "s->b", "max_queue_bytes");
+    assert!((48_375.0..=49_875.0).contains(&q), "{q}");
+}
+
+#[test]
+fn with_a_shared_buffer_the_gates_pause_at_a_fraction_of_what_is_free() {
+    // 400 kB less the gates' headroom (28 + 5.5 kB) is 366.5 kB shared: a gate pauses near
+    // (366.5 kB - what the switch holds) / 8, at most 46 kB, far below the static 100 kB
+    let r = go(OVERLOAD, &[("udp.priority", "3"), ("buffer.bytes", "400000")]);
+    assert_eq!(metric(&r, "lossless_drops"), 0.0);
+    let gate = port_col(&r, "s->a", "ingress_max_bytes");
+    assert!((35_000.0..=46_000.0 + 28_000.0).contains(&gate), "{gate}");
+    assert!(metric(&r, "throughput_bps_udp") > 0.97e9);
+}
+
+#[test]
+fn bad_buffer_keys_are_named() {
+    for (extra, key) in [
+        (vec![("buffer.alpha", "-1")], "buffer.alpha"),
+        (vec![("buffer.pfc_alpha", "0")], "buffer.pfc_alpha"),
+        (vec![("buffer.bytes", "50000")], "pfc.xoff_bytes"),
+    ] {
+        match load_scenario(OVERLOAD, "t.toml", &ov(&extra)) {
+            Err(Error::Invalid { key: got, .. }) => assert_eq!(got, key, "{extra:?}"),
+            other => panic!("{extra:?}: {:?}", other.map(|_| ())),
+        }
+    }
+}

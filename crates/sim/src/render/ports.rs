@@ -39,6 +39,10 @@ pub(super) fn summary(sim: &Sim, window: f64, m: &mut Map<String, Value>) {
     if let Some(fq) = sim.world().fairq.as_deref() {
         m.insert("fairq_rewrites".into(), json!(fq.core.rewrites));
     }
+    if let Some(b) = sim.world().buffers.as_deref() {
+        m.insert("buffer_max_used_bytes".into(), json!(b.sw.iter().map(|s| s.max_used).max().unwrap_or(0)));
+        m.insert("buffer_drops".into(), json!(b.sw.iter().map(|s| s.drops).sum::<u64>()));
+    }
 }
 
 /// `ports.csv` as columns: one row per measured port, and in a PFC run also one per port that

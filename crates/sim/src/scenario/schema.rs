@@ -68,6 +68,9 @@ dcfair_core::transport_tables! {
         pub fairq: Option<dcfair_core::fairq::FairqConfig>,
         /// PFC: a lossless class on every link (`pfc.rs`; the rules in `dcfair_core::pfc`).
         pub pfc: Option<dcfair_core::pfc::PfcConfig>,
+        /// One buffer per switch, shared by its ports (`buffer.rs`; the rules in
+        /// `dcfair_core::buffer`).
+        pub buffer: Option<dcfair_core::buffer::BufferConfig>,
         // then one field per transport table, from the transports' registry
     }
 }

@@ -59,6 +59,18 @@ impl Scenario {
         if let Some(pfc) = &self.pfc {
             pfc.validate().map_err(|e| e.within("pfc"))?;
         }
+        if let Some(b) = &self.buffer {
+            b.validate().map_err(|e| e.within("buffer"))?;
+            if let Some(pfc) = &self.pfc {
+                let top = pfc.xoff_bytes + pfc.headroom_bytes.unwrap_or(0);
+                if top > b.bytes {
+                    return Err(ConfigError::new(
+                        "pfc.xoff_bytes",
+                        format!("xoff_bytes plus headroom_bytes ({top}) is above the switch buffer (buffer.bytes = {}): no gate could ever pause", b.bytes),
+                    ));
+                }
+            }
+        }
         if let Some(fq) = &self.fairq {
             fq.validate().map_err(|e| e.within("fairq"))?;
         }
