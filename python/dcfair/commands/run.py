@@ -45,7 +45,21 @@ def main(args: argparse.Namespace) -> int:
     if not args.quiet:
         display.print_summary(summary, out)
     warn_truncated_trace(summary)
+    warn_deadlock(summary)
     return 0
+
+
+def warn_deadlock(summary) -> None:
+    """A PFC deadlock ended the run early: say where and when on stderr (even with --quiet)."""
+    import sys
+
+    d = summary.get("pfc_deadlock")
+    if d:
+        print(
+            f"dcfair: PFC deadlock at {d['at_s']:.6f} s: the lossless class of ports {' -> '.join(d['ports'])} "
+            f"is paused in a cycle with packets waiting; the run stopped there (summary.json: pfc_deadlock)",
+            file=sys.stderr,
+        )
 
 
 def warn_truncated_trace(summary) -> None:
