@@ -56,6 +56,12 @@ fn load(path: &str, overrides: &[String]) -> Result<dcfair_sim::Scenario, Error>
     if sc.routing.equal_length && sc.routing.core == dcfair_sim::scenario::CoreChoice::RandomPacket {
         return Err(Error::invalid("routing.core", "random_packet draws a core per packet at the sender; switches cannot see that draw"));
     }
+    if sc.pfc.is_some() {
+        return Err(Error::invalid("pfc", "the real-packet switch has no lossless class: PFC runs in the simulator only"));
+    }
+    if sc.buffer.is_some() {
+        return Err(Error::invalid("buffer", "the real-packet switch gives each port its own buffer: shared buffers run in the simulator only"));
+    }
     Ok(sc)
 }
 
@@ -356,6 +362,16 @@ mod tests {
         };
         let links: Vec<Option<u16>> = (0..ports as u16).map(Some).collect();
         Router::new(&cfg, &links, 1).unwrap()
+    }
+
+    #[test]
+    fn a_lossless_or_shared_buffer_scenario_is_refused_by_name() {
+        for (set, key) in [("pfc.priority=3", "pfc"), ("buffer.bytes=1000000", "buffer")] {
+            match load(OUTCAST, &[set.to_string()]) {
+                Err(Error::Invalid { key: k, .. }) => assert_eq!(k, key),
+                other => panic!("{set}: {:?}", other.map(|_| ())),
+            }
+        }
     }
 
     fn ip(s: &str) -> u32 {
