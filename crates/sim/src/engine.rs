@@ -100,6 +100,13 @@ pub struct Progress {
     pub wall_time_s: f64,
 }
 
+/// [`Sim::extras`]: PFC's lossless class (`World::pfc`).
+const X_PFC: u8 = 1;
+/// [`Sim::extras`]: shared-buffer switches (`World::buffers`).
+const X_BUFFER: u8 = 2;
+/// [`Sim::extras`]: in-band telemetry (`World::telemetry`).
+const X_INT: u8 = 4;
+
 /// The `from` of a packet a host's transport emits: it crosses no switch.
 const FROM_HOST: u32 = u32::MAX;
 
@@ -199,6 +206,10 @@ pub struct Sim {
     next_uid: u64,
     /// The shadow clock's time of the event being handled (float-clock mode).
     fnow: f64,
+    /// The mechanisms on the packet path that most runs do without, as bits ([`X_PFC`],
+    /// [`X_BUFFER`], [`X_INT`]): one test of this byte where a packet meets any of them, and
+    /// the mechanism's work out of line.
+    extras: u8,
     /// Look two events ahead for cache hints ([`Sim::prefetch_ahead`]): a run that keeps at
     /// least [`DEEP_HINT_PORTS`] ports busy, which do not stay in the cache.
     deep_hints: bool,
@@ -244,6 +255,7 @@ impl Sim {
         let n = world.flows.len();
         debug_assert_eq!(world.via.len(), n);
         let deep_hints = world.net.ports.len().min(n.saturating_mul(PORTS_PER_FLOW)) >= DEEP_HINT_PORTS;
+        let extras = (world.pfc.is_some() as u8 * X_PFC) | (world.buffers.is_some() as u8 * X_BUFFER) | (world.telemetry as u8 * X_INT);
         let mut sim = Sim {
             q: EventQueue::new(),
             w: world,
@@ -256,6 +268,7 @@ impl Sim {
             scratch: Vec::with_capacity(64),
             next_uid: 1,
             fnow: 0.0,
+            extras,
             deep_hints,
             #[cfg(feature = "trace")]
             trace: String::new(),
@@ -503,18 +516,28 @@ impl Sim {
                 p.via = self.w.packet_cores[rng.gen_range(0..self.w.packet_cores.len())];
             }
             let col = self.w.routes.column(p.dst);
-            let lossless = self.w.pfc.as_deref().is_some_and(|pfc| p.class == pfc.lossless);
-            let int = p.int;
             let r = self.slab.insert(p, col);
-            if self.w.telemetry && int != telemetry::NONE {
-                self.int_record(r.handle, int);
+            if self.extras != 0 && self.emit_extra(nic, r, now) {
+                continue;
             }
-            if lossless {
-                self.offer_lossless(nic, r, NO_GATE, now);
-            } else {
-                self.offer(nic, r, FROM_HOST, now);
-            }
+            self.offer(nic, r, FROM_HOST, now);
         }
+    }
+
+    /// What the extras do with a packet a host just emitted into slot `r` (its telemetry
+    /// record; a lossless packet joins the NIC's lossless FIFO): whether it was offered.
+    #[inline(never)]
+    fn emit_extra(&mut self, nic: u32, r: PktRef, now: SimTime) -> bool {
+        let p = self.slab.pkt(r.handle);
+        let (class, int) = (p.class, p.int);
+        if self.extras & X_INT != 0 && int != telemetry::NONE {
+            self.int_record(r.handle, int);
+        }
+        if self.w.pfc.as_deref().is_some_and(|pfc| class == pfc.lossless) {
+            self.offer_lossless(nic, r, NO_GATE, now);
+            return true;
+        }
+        false
     }
 
     /// Offers a packet that came in through port `from` (global id, or [`FROM_HOST`]) to port
@@ -530,9 +553,6 @@ impl Sim {
                 fq.on_switch(now, from, pid, &mut self.slab.items[pkt.handle as usize].pkt);
             }
         }
-        if self.w.buffers.is_some() && !self.admit_shared(pid, pkt) {
-            return;
-        }
         let port = &mut self.w.net.ports[pid as usize];
         // An idle port with nothing stored: enqueue and dequeue in one step, which a discipline
         // that can (DropTail) makes without storing the packet (`Queue::pass`). A probe records
@@ -541,8 +561,7 @@ impl Sim {
         let pkt = if idle && port.probe == NO_PROBE && !cfg!(feature = "trace") {
             match port.queue.pass(pkt, now, &mut self.qev) {
                 Ok(sent) => {
-                    self.release_dropped(pid);
-                    self.slab.free_dropped(&mut self.qev);
+                    self.free_dropped_at(pid);
                     if let Some(pkt) = sent {
                         self.transmit(pid, pkt, now);
                     }
@@ -599,13 +618,17 @@ impl Sim {
                 let _ = writeln!(self.trace, "+ {} {pid} {tflow} {tseq} {tsize}", trace::t(now));
             }
         }
-        // the shared buffer's release (`release_dropped`), inline: `port` is still borrowed
-        if let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) {
-            for d in &self.qev.dropped {
-                sb.release(d.pkt.size);
+        // `free_dropped_at`, inline: `port` is still borrowed
+        if !self.qev.dropped.is_empty() {
+            if self.extras & X_BUFFER != 0 {
+                if let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) {
+                    for d in &self.qev.dropped {
+                        sb.release(d.pkt.size);
+                    }
+                }
             }
+            self.slab.free_dropped(&mut self.qev);
         }
-        self.slab.free_dropped(&mut self.qev);
         port
     }
 
@@ -618,15 +641,14 @@ impl Sim {
         if port.probe != NO_PROBE {
             self.w.probes[port.probe as usize].dequeued(now, next.as_ref(), &port.queue, &self.qev.dropped, &self.w.flow_group, &self.slab);
         }
-        self.release_dropped(pid);
-        self.slab.free_dropped(&mut self.qev);
+        self.free_dropped_at(pid);
         next
     }
 
     /// Takes the next packet out of the port's pipeline and puts it on the wire.
     #[inline]
     fn start_tx(&mut self, pid: u32, now: SimTime) {
-        if self.w.pfc.is_some() {
+        if self.extras & X_PFC != 0 {
             return self.start_tx_pfc(pid, now);
         }
         let next = self.port_out(pid, now);
@@ -648,12 +670,7 @@ impl Sim {
     /// link delay later.
     #[inline]
     fn transmit(&mut self, pid: u32, pkt: PktRef, now: SimTime) {
-        if self.w.telemetry {
-            self.int_stamp(pid, pkt.handle, pkt.size, now);
-        }
-        if let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) {
-            sb.release(pkt.size);
-        }
+        let lossless_waiting = self.extras != 0 && self.transmit_extra(pid, pkt, now);
         let port = &mut self.w.net.ports[pid as usize];
         #[cfg(feature = "trace")]
         if port.measured {
@@ -678,7 +695,7 @@ impl Sim {
             port.window_bytes_out += pkt.size as u64;
         }
         let (node, local, at) = (port.peer_node, port.peer_port, done + port.delay);
-        let pending = !port.queue.is_empty() || self.w.pfc.as_deref().is_some_and(|pfc| !pfc.ports[pid as usize].q.is_empty());
+        let pending = !port.queue.is_empty() || lossless_waiting;
         if pending {
             port.txdone_pending = true;
         }
@@ -689,8 +706,22 @@ impl Sim {
         self.at(at, at_f, Event::Arrive { pkt: pkt.handle });
     }
 
+    /// What the extras do with a packet port `pid` puts on the wire: the port's telemetry hop,
+    /// and the shared buffer lets it go. Returns whether lossless packets wait at the port.
+    #[inline(never)]
+    fn transmit_extra(&mut self, pid: u32, pkt: PktRef, now: SimTime) -> bool {
+        if self.extras & X_INT != 0 {
+            self.int_stamp(pid, pkt.handle, pkt.size, now);
+        }
+        if let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) {
+            sb.release(pkt.size);
+        }
+        self.w.pfc.as_deref().is_some_and(|pfc| !pfc.ports[pid as usize].q.is_empty())
+    }
+
     /// Telemetry: the record of the packet just put in slot `h`: empty for one that collects,
     /// the answered packet's for one that echoes.
+    #[inline(never)]
     fn int_record(&mut self, h: u32, int: u8) {
         let h = h as usize;
         if self.int.len() <= h {
@@ -701,6 +732,7 @@ impl Sim {
 
     /// Telemetry: port `pid` appends its hop to the packet in slot `h` leaving it at `now`, if
     /// the port is a switch's and the packet collects.
+    #[inline(never)]
     fn int_stamp(&mut self, pid: u32, h: u32, size: u32, now: SimTime) {
         if self.slab.pkt(h).int != telemetry::COLLECT {
             return;
@@ -719,8 +751,23 @@ impl Sim {
         self.int[h as usize].push(hop);
     }
 
+    /// What the extras do with a packet that came in at switch `node` through its port `local`,
+    /// routed to port `out`: a lossless packet goes through its gate to the lossless FIFO, a
+    /// lossy one may be refused by the shared buffer. Returns whether it was dealt with.
+    #[inline(never)]
+    fn arrive_extra(&mut self, node: u32, local: u16, out: u32, r: PktRef, now: SimTime) -> bool {
+        let class = self.slab.pkt(r.handle).class;
+        if self.w.pfc.as_deref().is_some_and(|pfc| class == pfc.lossless) {
+            let gate = self.w.net.nodes[node as usize].ports[local as usize];
+            self.admit_lossless(out, r, gate, now);
+            return true;
+        }
+        self.extras & X_BUFFER != 0 && !self.admit_shared(out, r)
+    }
+
     /// Shared buffer: a lossy packet offered to port `pid` is stored in its switch's buffer, or
     /// refused there (an overflow drop of the port, its slot freed). Host ports store it.
+    #[inline(never)]
     fn admit_shared(&mut self, pid: u32, pkt: PktRef) -> bool {
         let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) else { return true };
         let queue = &mut self.w.net.ports[pid as usize].queue;
@@ -734,18 +781,26 @@ impl Sim {
         false
     }
 
-    /// Shared buffer: the packets port `pid`'s discipline just dropped leave its switch's buffer.
-    #[inline]
-    fn release_dropped(&mut self, pid: u32) {
-        if let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) {
-            for d in &self.qev.dropped {
-                sb.release(d.pkt.size);
+    /// The packets port `pid`'s discipline just dropped leave its switch's shared buffer (if
+    /// any) and the slab. A call that dropped nothing costs one test.
+    #[inline(always)]
+    fn free_dropped_at(&mut self, pid: u32) {
+        if self.qev.dropped.is_empty() {
+            return;
+        }
+        if self.extras & X_BUFFER != 0 {
+            if let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) {
+                for d in &self.qev.dropped {
+                    sb.release(d.pkt.size);
+                }
             }
         }
+        self.slab.free_dropped(&mut self.qev);
     }
 
     /// PFC: a lossless packet that came in through switch port `gate` is offered to port `out`:
     /// the gate admits it (and may send a PAUSE up its link) or drops it for want of headroom.
+    #[inline(never)]
     fn admit_lossless(&mut self, out: u32, r: PktRef, gate: u32, now: SimTime) {
         let pfc = self.w.pfc.as_deref_mut().expect("a PFC run");
         let mut sb = self.w.buffers.as_deref_mut().and_then(|b| b.of(out));
@@ -775,6 +830,7 @@ impl Sim {
 
     /// PFC: a lossless packet joins port `pid`'s lossless FIFO (with the gate it came in
     /// through), and the port starts sending if it is idle.
+    #[inline(never)]
     fn offer_lossless(&mut self, pid: u32, r: PktRef, gate: u32, now: SimTime) {
         self.w.pfc.as_deref_mut().expect("a PFC run").ports[pid as usize].q.push(r, gate);
         let port = &mut self.w.net.ports[pid as usize];
@@ -793,6 +849,7 @@ impl Sim {
     /// PFC's [`Sim::start_tx`]: the next packet of the two classes (round robin or the lossless
     /// class first, a paused lossless class skipped); with nothing to send but a paused lossless
     /// class, a `Wake` when the pause ends.
+    #[inline(never)]
     fn start_tx_pfc(&mut self, pid: u32, now: SimTime) {
         let pfc = self.w.pfc.as_deref_mut().expect("a PFC run");
         let pp = &mut pfc.ports[pid as usize];
@@ -827,6 +884,7 @@ impl Sim {
 
     /// PFC: the head of port `pid`'s lossless FIFO goes on the wire, and leaves the gate it came
     /// in through (which may send a RESUME).
+    #[inline(never)]
     fn send_lossless(&mut self, pid: u32, now: SimTime) {
         let pfc = self.w.pfc.as_deref_mut().expect("a PFC run");
         let pp = &mut pfc.ports[pid as usize];
@@ -839,6 +897,7 @@ impl Sim {
     }
 
     /// PFC: port `p`'s node sends a PAUSE (or a RESUME) through it.
+    #[inline(never)]
     fn pfc_send(&mut self, p: u32, pause: bool, now: SimTime) {
         let pfc = self.w.pfc.as_deref_mut().expect("a PFC run");
         let sent = pfc.send(&self.w.net, p, pause, now);
@@ -890,11 +949,8 @@ impl Sim {
                 return;
             };
             let r = PktRef::of(h, pkt);
-            if let Some(pfc) = self.w.pfc.as_deref() {
-                if pkt.class == pfc.lossless {
-                    let gate = self.w.net.nodes[node as usize].ports[port as usize];
-                    return self.admit_lossless(out, r, gate, now);
-                }
+            if self.extras != 0 && self.arrive_extra(node, port, out, r, now) {
+                return;
             }
             // only FairQ reads where a packet came in: a run without it looks nothing up
             let from = if self.w.fairq.is_some() { self.w.net.nodes[node as usize].ports[port as usize] } else { FROM_HOST };
@@ -923,7 +979,7 @@ impl Sim {
         let b = if self.w.bonds.is_empty() { NO_BOND } else { flow.bond };
         if host == flow.ids.dst {
             let size = pkt.size;
-            let got = if self.w.telemetry && pkt.int != telemetry::NONE {
+            let got = if self.extras & X_INT != 0 && pkt.int != telemetry::NONE {
                 self.int_echo = self.int[h as usize];
                 flow.ends.on_packet_int(Side::Receiver, pkt, self.int_echo.hops(), now, &mut out)
             } else {
@@ -981,7 +1037,7 @@ impl Sim {
                 bond.before_packet(&mut self.w.flows[r.clone()], f - r.start, Side::Sender);
             }
             let flow = &mut self.w.flows[f];
-            if self.w.telemetry && pkt.int != telemetry::NONE {
+            if self.extras & X_INT != 0 && pkt.int != telemetry::NONE {
                 flow.ends.on_packet_int(Side::Sender, pkt, self.int[h as usize].hops(), now, &mut out);
             } else {
                 flow.ends.on_packet(Side::Sender, pkt, now, &mut out);
