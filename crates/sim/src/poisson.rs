@@ -266,6 +266,10 @@ pub fn insert_metrics(m: &mut Map<String, Value>, sc: &Scenario, plan: &Plan, fl
         m.insert(format!("fct_max_s{sfx}"), num(fct.iter().cloned().reduce(f64::max)));
         m.insert(format!("slowdown_mean{sfx}"), num(mean(&slow)));
         m.insert(format!("slowdown_p99{sfx}"), num(percentile(&slow, 99.0)));
+        if sc.poisson.as_ref().is_some_and(|p| p.slowdown_percentiles) {
+            m.insert(format!("slowdown_p50{sfx}"), num(percentile(&slow, 50.0)));
+            m.insert(format!("slowdown_p95{sfx}"), num(percentile(&slow, 95.0)));
+        }
         let tput = match (mean(&sizes), mean(&fct)) {
             (Some(s), Some(t)) if t > 0.0 => Some(8.0 * s / t),
             _ => None,

@@ -68,6 +68,15 @@ fn poisson_flows_run_finish_and_get_size_class_metrics() {
     assert!(group.iter().all(|g| g == "poisson") && size.iter().all(|b| b.parse::<u64>().is_ok()), "{}", lines[1]);
 }
 
+#[test]
+fn slowdown_percentiles_are_reported_on_request_only() {
+    let m = metrics(&go(&[], 1));
+    assert!(m.get("slowdown_p50_size_all").is_none() && m.get("slowdown_p95_size_all").is_none());
+    let m = metrics(&go(&[("poisson.slowdown_percentiles", "true")], 1));
+    let p = |q: &str| m[format!("slowdown_{q}_size_all")].as_f64().unwrap();
+    assert!(1.0 <= p("p50") && p("p50") <= p("p95") && p("p95") <= p("p99"), "{} {} {}", p("p50"), p("p95"), p("p99"));
+}
+
 /// Column `name` of a CSV text (`docs/metrics.md` fixes the names of flows.csv's columns, not
 /// their places).
 fn column(csv: &str, name: &str) -> Vec<String> {

@@ -77,6 +77,10 @@ pub struct PoissonConfig {
     /// (segments of `tcp.mss_bytes` + `tcp.header_bytes` whichever the transport).
     #[serde(default)]
     pub transport: TransportKind,
+    /// Also report the median and 95th percentile of each size class's slowdown
+    /// (`slowdown_p50_size_*`, `slowdown_p95_size_*`), as the HPCC paper plots FCT slowdown.
+    #[serde(default)]
+    pub slowdown_percentiles: bool,
     /// The parsed CDF, read when the scenario is loaded ([`PoissonConfig::prepare`]).
     #[serde(skip)]
     pub cdf: Option<Arc<Cdf>>,
