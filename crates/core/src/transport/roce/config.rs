@@ -40,25 +40,25 @@ pub enum CcKind {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DcqcnConfig {
-    /// N: at most one CNP per flow per this interval, microseconds (DCQCN paper §3.1: 50 us).
+    /// N: at most one CNP per flow per this interval, microseconds (DCQCN paper §3: 50 us).
     pub cnp_interval_us: f64,
-    /// g: the gain of alpha's moving average (DCQCN paper §3.1: 1/256).
+    /// g: the gain of alpha's moving average (DCQCN paper §3: 1/256).
     pub g: f64,
     /// Alpha before the first CNP (HPCC fork rdma-hw.cc: alpha = 1 at the first CNP).
     pub alpha_init: f64,
     /// K: alpha decays by (1 - g) after each such interval without a CNP, microseconds
-    /// (DCQCN paper §3.1: 55 us).
+    /// (DCQCN paper §3: 55 us).
     pub alpha_timer_us: f64,
-    /// At most one rate cut per this interval, microseconds; 0: one per CNP (DCQCN paper §3.1:
+    /// At most one rate cut per this interval, microseconds; 0: one per CNP (DCQCN paper §3:
     /// the CNP spacing N bounds the cuts; HPCC fork: RATE_DECREASE_INTERVAL 4 us).
     pub rate_decrease_interval_us: f64,
-    /// T: the rate-increase timer, microseconds (DCQCN paper §3.1 / Table: 55 us).
+    /// T: the rate-increase timer, microseconds (DCQCN paper §3 / Table: 55 us).
     pub increase_timer_us: f64,
-    /// B: the rate-increase byte counter, bytes sent (DCQCN paper §3.1 / Table: 10 MB).
+    /// B: the rate-increase byte counter, bytes sent (DCQCN paper §3 / Table: 10 MB).
     pub byte_counter_bytes: u64,
-    /// F: fast-recovery steps before additive increase (DCQCN paper §3.1: F = 5).
+    /// F: fast-recovery steps before additive increase (DCQCN paper §3: F = 5).
     pub fast_recovery_steps: u32,
-    /// R_AI: additive-increase step of the target rate, Mbit/s (DCQCN paper §5: 40 Mbps).
+    /// R_AI: additive-increase step of the target rate, Mbit/s (DCQCN paper: 40 Mbps, as read).
     pub rai_mbps: f64,
     /// R_HAI: hyper-increase step of the target rate, Mbit/s (HPCC fork mix/config.txt:
     /// RATE_HAI 100Mb/s).
@@ -91,7 +91,7 @@ impl Default for DcqcnConfig {
 pub struct TimelyConfig {
     /// EWMA weight of the newest RTT difference (HPCC fork: TimelyAlpha 0.875).
     pub alpha: f64,
-    /// Multiplicative decrease factor (TIMELY paper §4; HPCC fork: TimelyBeta 0.8).
+    /// Multiplicative decrease factor (TIMELY paper; HPCC fork: TimelyBeta 0.8).
     pub beta: f64,
     /// Below this RTT the rate rises whatever the gradient, microseconds (TIMELY paper:
     /// T_low 50 us; HPCC fork TimelyTLow 50000 ns).

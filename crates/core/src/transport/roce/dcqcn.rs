@@ -1,5 +1,5 @@
 //! DCQCN's reaction point (Zhu et al., "Congestion Control for Large-Scale RDMA
-//! Deployments", SIGCOMM 2015, §3.1): the rate of a RoCEv2 sender, cut on each CNP and
+//! Deployments", SIGCOMM 2015, §3): the rate of a RoCEv2 sender, cut on each CNP and
 //! recovered by a timer and a byte counter. The notification point (CNPs from CE marks) is the
 //! receiver's (`receiver.rs`); the congestion point is any ECN-marking discipline of the ports.
 //!
