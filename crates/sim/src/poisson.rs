@@ -168,10 +168,12 @@ pub fn flows(sc: &Scenario, streams: Streams, built: &Built, plan: &Plan, first:
             let i = first + j as u32;
             let ids = FlowIds { flow: i, src: a.src, dst: a.dst, sport: 1024 + (i % 60_000) as u16, dport: 80 + (i / 60_000) as u16 };
             let nic = built.net.nodes[ids.dst as usize].ports[0];
+            let src_nic = built.net.nodes[ids.src as usize].ports[0];
             let spec = FlowSpec {
                 ids,
                 data: Data::Bulk(Some(a.size)),
                 tcp: &sc.tcp,
+                sender_rate: built.net.ports[src_nic as usize].rate,
                 receiver_rate: built.net.ports[nic as usize].rate,
                 mtu,
                 streams,

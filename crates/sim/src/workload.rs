@@ -114,10 +114,19 @@ pub struct Bound {
 }
 
 /// The endpoints of flow `ids` of the chosen transport `kind` (segments of `tcp`), its sender
-/// given `data`, the receiver's NIC rate read from `built`.
+/// given `data`, the sender's and the receiver's NIC rates read from `built`.
 fn endpoint(sc: &Scenario, streams: Streams, built: &Built, tables: &Tables, kind: TransportKind, tcp: &TcpConfig, ids: FlowIds, data: Data) -> Endpoint {
     let nic = built.net.nodes[ids.dst as usize].ports[0];
-    let spec = FlowSpec { ids, data, tcp, receiver_rate: built.net.ports[nic as usize].rate, mtu: sc.mtu(), streams };
+    let src_nic = built.net.nodes[ids.src as usize].ports[0];
+    let spec = FlowSpec {
+        ids,
+        data,
+        tcp,
+        sender_rate: built.net.ports[src_nic as usize].rate,
+        receiver_rate: built.net.ports[nic as usize].rate,
+        mtu: sc.mtu(),
+        streams,
+    };
     Endpoint::build(kind, tables, &spec)
 }
 

@@ -77,6 +77,8 @@ pub struct FlowSpec<'a> {
     /// The flow's TCP settings (its group's `tcp` table, or `[tcp]`): every transport takes its
     /// segment size (`mss_bytes`) and headers (`header_bytes`) from them.
     pub tcp: &'a TcpConfig,
+    /// The rate of the sender's NIC (a rate-based sender's line rate).
+    pub sender_rate: BitsPerSec,
     /// The rate of the receiver's NIC.
     pub receiver_rate: BitsPerSec,
     /// The run's MTU: the largest full segment of any group.

@@ -359,6 +359,8 @@ transports! {
             "TCP: the sender and receiver state machines of the flow's tcp table (NewReno, CUBIC, DCTCP, pFabric's)";
         Xpass xpass [xpass] => xpass::XpassEnds, boxed:
             "ExpressPass: receiver-driven credits, rate-limited at every switch port (the SIGCOMM 2017 paper)";
+        Roce roce [roce] => roce::RoceEnds, boxed:
+            "RoCEv2: PSN-numbered packets paced at a rate, go-back-N or selective (IRN) recovery, DCQCN or TIMELY";
     }
     built {
         Mptcp mptcp => mptcp::Subflow, inline, bond mptcp::Connection:

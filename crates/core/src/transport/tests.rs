@@ -10,6 +10,7 @@ fn spec(tcp: &TcpConfig, data: Data) -> FlowSpec<'_> {
         ids: FlowIds { flow: 7, src: 1, dst: 2, sport: 1031, dport: 80 },
         data,
         tcp,
+        sender_rate: BitsPerSec(10_000_000_000),
         receiver_rate: BitsPerSec(10_000_000_000),
         mtu: 1500,
         streams: Streams::new(1),
