@@ -882,6 +882,21 @@ impl Sim {
         }
     }
 
+    /// PFC: whether the sender of flow `f`, a lossless one, must wait for its NIC: its NIC's
+    /// lossless FIFO holds packets (paused, or busy with other flows'). It then waits in the
+    /// NIC's list, once, and its timer runs when the FIFO has drained ([`Sim::send_lossless`]):
+    /// a NIC that pulls packets from its queue pairs holds them there, not in a queue of its own.
+    #[inline(never)]
+    fn held_by_nic(&mut self, f: usize) -> bool {
+        let pfc = self.w.pfc.as_deref_mut().expect("a PFC run");
+        let flow = &self.w.flows[f];
+        if flow.ends.class() != pfc.lossless {
+            return false;
+        }
+        let nic = self.w.net.nodes[flow.ids.src as usize].ports[0];
+        pfc.hold(nic, f as u32)
+    }
+
     /// PFC: the head of port `pid`'s lossless FIFO goes on the wire, and leaves the gate it came
     /// in through (which may send a RESUME).
     #[inline(never)]
@@ -890,10 +905,20 @@ impl Sim {
         let pp = &mut pfc.ports[pid as usize];
         let (pkt, gate) = pp.q.pop().expect("a lossless packet ready");
         pp.lossy_turn = true;
+        let drained = pp.q.is_empty() && pp.has_waiters();
         if gate != NO_GATE && pfc.ports[gate as usize].gate.release(pkt.size) {
             self.pfc_send(gate, false, now);
         }
         self.transmit(pid, pkt, now);
+        if drained {
+            // the senders held by this NIC (`held_by_nic`) go on, in the order they waited
+            let waiters = self.w.pfc.as_deref_mut().expect("a PFC run").take_waiters(pid);
+            for &f in &waiters {
+                self.w.flows[f as usize].timer_at[0] = Some(now);
+                self.q.schedule(now, Event::Timer { endpoint: f * 2 });
+            }
+            self.w.pfc.as_deref_mut().expect("a PFC run").give_back(pid, waiters);
+        }
     }
 
     /// PFC: port `p`'s node sends a PAUSE (or a RESUME) through it.
@@ -1159,6 +1184,10 @@ impl Sim {
             return; // superseded by an earlier timer event that already ran
         }
         flow.timer_at[side.index()] = None;
+        if self.extras & X_PFC != 0 && side == Side::Sender && self.held_by_nic(f) {
+            return;
+        }
+        let flow = &mut self.w.flows[f];
         let mut out = std::mem::take(&mut self.scratch);
         flow.ends.on_timer(side, now, &mut out);
         let host = match side {

@@ -53,6 +53,9 @@ pub struct PfcPort {
     pub wake_at: SimTime,
     /// Round robin: the lossy class goes next if it has a packet.
     pub lossy_turn: bool,
+    /// At a host's NIC: the lossless senders (flow ids) held until its lossless FIFO drains, in
+    /// the order they came (`Sim::held_by_nic`).
+    waiters: Vec<u32>,
     /// A pause frame's pause time at this link's rate, and the frame's serialization.
     quanta: SimDuration,
     frame_tx: SimDuration,
@@ -93,6 +96,14 @@ pub struct Sent {
     pub refresh: Option<SimTime>,
 }
 
+impl PfcPort {
+    /// Whether senders are held at this port (a host's NIC).
+    #[inline]
+    pub fn has_waiters(&self) -> bool {
+        !self.waiters.is_empty()
+    }
+}
+
 impl PfcNet {
     /// The PFC state of `net` for `sc.pfc`, or `None` without the table; invalid input for a
     /// network whose port ids do not fit its events.
@@ -120,6 +131,7 @@ impl PfcNet {
                     refresh_at: SimTime::ZERO,
                     wake_at: SimTime::ZERO,
                     lossy_turn: false,
+                    waiters: Vec::new(),
                     quanta: quanta_time(cfg.pause_quanta, p.rate),
                     frame_tx: p.rate.tx_time(64),
                 }
@@ -153,6 +165,34 @@ impl PfcNet {
         };
         self.ports[to as usize].in_flight.push_back(time);
         Sent { to, at, refresh }
+    }
+
+    /// Holds the sender of flow `f` at its NIC `nic` if the NIC's lossless FIFO holds packets
+    /// (once: a held sender is not added again); whether it is held.
+    pub fn hold(&mut self, nic: u32, f: u32) -> bool {
+        let pp = &mut self.ports[nic as usize];
+        if pp.q.is_empty() {
+            return false;
+        }
+        if !pp.waiters.contains(&f) {
+            pp.waiters.push(f);
+        }
+        true
+    }
+
+    /// The senders held at port `p`, in the order they came; the list is empty after (give the
+    /// vector back with [`PfcNet::give_back`] to keep its allocation).
+    pub fn take_waiters(&mut self, p: u32) -> Vec<u32> {
+        std::mem::take(&mut self.ports[p as usize].waiters)
+    }
+
+    /// Returns the list [`PfcNet::take_waiters`] took, emptied.
+    pub fn give_back(&mut self, p: u32, mut v: Vec<u32>) {
+        v.clear();
+        let w = &mut self.ports[p as usize].waiters;
+        if w.is_empty() {
+            *w = v;
+        }
     }
 
     /// A frame reaches port `p` at `now`: whether its lossless class may send now.

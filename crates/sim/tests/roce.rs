@@ -32,6 +32,7 @@ transport = "roce"
 size_bytes = 500000
 [roce]
 cc = "none"
+lossless = false              # recovery on a lossy fabric: no [pfc]
 "#;
 
 /// DCQCN's congestion point: RED marking on the instantaneous queue (q_weight 1), from 5 to
@@ -113,6 +114,7 @@ server_bytes = 50000
 rounds = 2
 start_s = 0.001
 transport = "roce"
+[pfc]
 "#;
     for cc in ["none", "dcqcn", "timely"] {
         let r = go(text, &[("roce.cc", cc)]);
@@ -145,6 +147,7 @@ fn poisson_arrivals_of_roce_flows_all_complete() {
         cdf_unit = "packets"
         stop_s = 0.02
         transport = "roce"
+        [pfc]
         "#
     );
     let r = go(&text, &[]);
@@ -161,5 +164,19 @@ fn bad_roce_input_names_the_key() {
             other => panic!("{key} = {value}: {other:?}"),
         }
     }
-    assert!(load_scenario(DUMBBELL, "t.toml", &ov(&[("roce.cc", "hpcc")])).is_err());
+    assert!(load_scenario(DUMBBELL, "t.toml", &ov(&[("roce.cc", "swift")])).is_err());
+}
+
+#[test]
+fn roce_flows_without_a_lossless_class_are_refused_by_key() {
+    for (extra, key) in [
+        (vec![("roce.lossless", "true")], "pfc"),
+        (vec![("roce.lossless", "true"), ("pfc.priority", "5")], "roce.priority"),
+    ] {
+        match load_scenario(DUMBBELL, "t.toml", &ov(&extra)) {
+            Err(Error::Invalid { key: k, .. }) => assert_eq!(k, key, "{extra:?}"),
+            other => panic!("{extra:?}: {:?}", other.map(|_| ())),
+        }
+    }
+    assert!(load_scenario(DUMBBELL, "t.toml", &ov(&[("roce.lossless", "true"), ("pfc.priority", "3")])).is_ok());
 }

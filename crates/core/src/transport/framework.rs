@@ -154,6 +154,12 @@ pub trait Transport {
     fn cwnd_bytes(&self) -> Option<u64> {
         None
     }
+    /// The 802.1p class of the packets the sender emits (`Packet::class`): with PFC, a sender
+    /// in the lossless class is held while its NIC's lossless queue is not empty, as a NIC
+    /// that pulls from its queue pairs would hold it.
+    fn class(&self) -> u8 {
+        0
+    }
     /// Whether the flow's packets ask for in-band telemetry (`crate::telemetry`): the engine
     /// keeps telemetry records only in a run with such a flow.
     fn wants_telemetry(&self) -> bool {

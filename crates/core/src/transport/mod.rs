@@ -458,6 +458,10 @@ impl Endpoint {
         }
         each_mut!(self, t => with(t, side, pkt, hops, now, out))
     }
+    /// The class of the sender's packets ([`Transport::class`]).
+    pub fn class(&self) -> u8 {
+        each!(self, e => e.class())
+    }
     /// Whether the flow's packets ask for telemetry ([`Transport::wants_telemetry`]).
     pub fn wants_telemetry(&self) -> bool {
         each!(self, e => e.wants_telemetry())

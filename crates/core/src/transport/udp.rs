@@ -126,6 +126,9 @@ impl Transport for UdpEnds {
     fn start(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         self.send(now, out);
     }
+    fn class(&self) -> u8 {
+        self.class
+    }
     fn on_packet(&mut self, side: Side, pkt: &Packet, _now: SimTime, _out: &mut Vec<Packet>) {
         if side == Side::Receiver {
             self.bytes_received += pkt.size as u64;

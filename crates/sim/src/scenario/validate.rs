@@ -59,6 +59,25 @@ impl Scenario {
         if let Some(pfc) = &self.pfc {
             pfc.validate().map_err(|e| e.within("pfc"))?;
         }
+        if self.transports_used().contains(&TransportKind::Roce) {
+            let roce = self.roce.clone().unwrap_or_default();
+            match &self.pfc {
+                _ if !roce.lossless => {}
+                None => {
+                    return Err(ConfigError::new(
+                        "pfc",
+                        "RoCE flows need a lossless class: add a [pfc] table (or set roce.lossless = false to run RoCE over a lossy fabric)",
+                    ))
+                }
+                Some(pfc) if pfc.priority != roce.priority => {
+                    return Err(ConfigError::new(
+                        "roce.priority",
+                        format!("RoCE packets travel in class {}, but pfc.priority makes class {} lossless", roce.priority, pfc.priority),
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
         if let Some(b) = &self.buffer {
             b.validate().map_err(|e| e.within("buffer"))?;
             if let Some(pfc) = &self.pfc {

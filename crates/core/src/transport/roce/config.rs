@@ -147,6 +147,10 @@ pub struct RoceConfig {
     /// Packets in flight are bounded to this many bytes of payload (IRN's BDP-FC); 0: none.
     pub bdp_cap_bytes: u64,
     pub cc: CcKind,
+    /// The flows need a lossless class: a scenario with RoCE flows and no `[pfc]` (or whose
+    /// `pfc.priority` is not `priority`) is refused. `false`: RoCE over a lossy fabric (as IRN
+    /// studies it).
+    pub lossless: bool,
     pub dcqcn: DcqcnConfig,
     pub timely: TimelyConfig,
 }
@@ -162,6 +166,7 @@ impl Default for RoceConfig {
             rto_us: 320.0,
             bdp_cap_bytes: 0,
             cc: CcKind::Dcqcn,
+            lossless: true,
             dcqcn: DcqcnConfig::default(),
             timely: TimelyConfig::default(),
         }

@@ -97,6 +97,9 @@ impl Transport for RoceEnds {
         pkt.has(kind::DATA) && pkt.payload > 0
     }
     #[inline]
+    fn class(&self) -> u8 {
+        self.sender.class()
+    }
     fn delivered_bytes(&self) -> u64 {
         self.receiver.delivered_bytes()
     }

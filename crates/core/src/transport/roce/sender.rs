@@ -103,6 +103,11 @@ pub struct RoceSender {
 }
 
 impl RoceSender {
+    /// The 802.1p class of its packets (`roce.priority`).
+    pub fn class(&self) -> u8 {
+        self.class
+    }
+
     /// The sender of flow `ids` with the table `cfg`, NIC rate `line`, given `size` bytes from
     /// the start (`Some(0)`: nothing until written; `None`: without end).
     pub fn new(cfg: &RoceConfig, ids: FlowIds, line: BitsPerSec, size: Option<u64>) -> RoceSender {
