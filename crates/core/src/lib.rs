@@ -21,7 +21,6 @@ pub mod buffer;
 pub mod config;
 pub mod fairq;
 pub mod hint;
-pub mod hpcc;
 pub mod packet;
 pub mod pfc;
 pub mod qdisc;

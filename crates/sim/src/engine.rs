@@ -1238,7 +1238,7 @@ impl Sim {
     /// A `SeriesTick`: sample, then schedule the next tick if it falls inside the run.
     fn series_tick(&mut self, now: SimTime) {
         let Some(s) = self.w.series.as_mut() else { return };
-        s.sample(now, &self.w.net, &self.w.flows, &self.w.flow_group);
+        s.sample(now, &self.w.net, self.w.pfc.as_deref(), &self.w.flows, &self.w.flow_group);
         let next = s.advance();
         if next <= self.w.end && next > now {
             self.q.schedule(next, Event::SeriesTick);

@@ -4,8 +4,8 @@
 //! `0, T, 2T, ...` up to the end of the run (never past it: an incast that ends early ends its
 //! series there too), and each tick records, in long (tidy) form:
 //!
-//! - `queue_pkts`, `queue_bytes` of every measured port (what its discipline holds, not
-//!   counting the packet being serialized);
+//! - `queue_pkts`, `queue_bytes` of every measured port (what its discipline holds, and with
+//!   PFC its lossless FIFO, not counting the packet being serialized);
 //! - `delivered_bytes` of every flow: TCP in-order payload bytes delivered to the receiving
 //!   application, UDP wire bytes received (as in `flows.csv`'s `bytes_delivered`)
 //!   (unless `measure.sample_flows = false`, for long runs of many flows);
@@ -30,6 +30,7 @@
 use crate::columns::{Column, Table};
 use crate::groups::GroupSeries;
 use crate::net::Network;
+use crate::pfc::PfcNet;
 use crate::scenario::validate::{check_series_rows, series_size};
 use crate::scenario::Scenario;
 use crate::workload::Flow;
@@ -115,12 +116,19 @@ impl Series {
     }
 
     /// Records one sample at `now` of the measured ports of `net` and of the flows `flows`,
-    /// whose groups are `flow_group` (by flow id).
-    pub fn sample(&mut self, now: SimTime, net: &Network, flows: &[Flow], flow_group: &[u16]) {
+    /// whose groups are `flow_group` (by flow id). With PFC (`pfc`), a port's queue counts its
+    /// lossless FIFO too.
+    pub fn sample(&mut self, now: SimTime, net: &Network, pfc: Option<&PfcNet>, flows: &[Flow], flow_group: &[u16]) {
         let t = now.as_secs_f64();
         for i in 0..self.ports.len() {
-            let st = &net.ports[self.ports[i] as usize].queue.stats;
-            let (pkts, bytes) = (st.len_pkts as f64, st.len_bytes as f64);
+            let p = self.ports[i] as usize;
+            let st = &net.ports[p].queue.stats;
+            let (mut pkts, mut bytes) = (st.len_pkts, st.len_bytes);
+            if let Some(pfc) = pfc {
+                pkts += pfc.ports[p].q.len() as u64;
+                bytes += pfc.ports[p].q.bytes;
+            }
+            let (pkts, bytes) = (pkts as f64, bytes as f64);
             self.row(t, QUEUE_PKTS, i as u32, u64::MAX, pkts);
             self.row(t, QUEUE_BYTES, i as u32, u64::MAX, bytes);
         }

@@ -180,3 +180,30 @@ fn roce_flows_without_a_lossless_class_are_refused_by_key() {
     }
     assert!(load_scenario(DUMBBELL, "t.toml", &ov(&[("roce.lossless", "true"), ("pfc.priority", "3")])).is_ok());
 }
+
+/// The HPCC fork's shared setting (`validation/hpcc/incast.toml`), 2-to-1 at 100 Gbit/s for
+/// 5 ms: HPCC keeps the bottleneck's queue near zero at about eta of the link, DCQCN (the fork's
+/// Mellanox options) fills more of the link with a queue of hundreds of kilobytes; both fair,
+/// neither pauses. `docs/validation.md` has the fork's own numbers beside them.
+#[test]
+fn hpcc_keeps_the_queue_near_zero_where_dcqcn_holds_hundreds_of_kilobytes() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../validation/hpcc/incast.toml")).unwrap();
+    let queue_max = |r: &dcfair_sim::Results| {
+        let mut lines = r.ports_csv.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let i = head.iter().position(|h| *h == "lossless_max_queue_bytes").unwrap();
+        let row = lines.find(|l| l.starts_with("sw->r0,")).unwrap();
+        row.split(',').nth(i).unwrap().parse::<f64>().unwrap()
+    };
+    let run = |cc: &str| go(&text, &[("roce.cc", cc), ("sim.duration_s", "0.005"), ("measure.window_s", "0.003"), ("measure.sample_interval_s", "0.001")]);
+    let hpcc = run("hpcc");
+    let dcqcn = run("dcqcn");
+    let tput = |r: &dcfair_sim::Results| 2.0 * metric(r, "throughput_bps_tcp") * 1058.0 / 1000.0;
+    assert!(tput(&hpcc) > 0.9e11 * 0.95 && tput(&hpcc) < 1e11, "HPCC near eta x the link: {}", tput(&hpcc));
+    assert!(tput(&dcqcn) > 0.95e11, "{}", tput(&dcqcn));
+    assert!(metric(&hpcc, "jain_index") > 0.99 && metric(&dcqcn, "jain_index") > 0.99);
+    assert!(queue_max(&dcqcn) > 300_000.0, "DCQCN marks from 400 kB: {}", queue_max(&dcqcn));
+    assert!(queue_max(&hpcc) < 100_000.0, "HPCC's only queue is its first RTT's burst: {}", queue_max(&hpcc));
+    assert_eq!(metric(&hpcc, "pfc_pauses_sent") + metric(&dcqcn, "pfc_pauses_sent"), 0.0);
+    assert!(metric(&hpcc, "roce_rate_decreases") > 0.0, "HPCC's window moves");
+}

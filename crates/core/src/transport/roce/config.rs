@@ -33,6 +33,44 @@ pub enum CcKind {
     Dcqcn,
     /// TIMELY (Mittal et al. 2015): RTT gradient.
     Timely,
+    /// HPCC (Li et al. 2019): a window from the in-band telemetry of every hop.
+    Hpcc,
+}
+
+/// The `[roce.hpcc]` table. Sources of the defaults: `docs/mechanisms/hpcc.md`.
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct HpccConfig {
+    /// eta, the target utilisation (HPCC paper: 95 %; the authors' fork: U_TARGET 0.95).
+    pub eta: f64,
+    /// maxStage: additive steps in a row before a multiplicative one. The paper prints 5; its
+    /// authors' project page says its simulations used 0 and 5 is a typo (the fork: MI_THRESH 0).
+    pub max_stage: u32,
+    /// T, the base RTT the window and rate are computed with, microseconds (the fork uses the
+    /// largest base RTT of the topology; its run.py's comment: 13 us for its fat-tree).
+    pub base_rtt_us: f64,
+    /// The additive increase W_AI as a rate, Mbit/s: W_AI = rai x T (the fork's run.py:
+    /// 10 x bw / 25 Mbit/s, 40 at 100 Gbit/s).
+    pub rai_mbps: f64,
+    /// Bytes the INT header adds to a data packet (the fork's int-header.h: five hops of 8 bytes
+    /// and a 2-byte hop count).
+    pub int_header_bytes: u32,
+}
+
+impl Default for HpccConfig {
+    fn default() -> Self {
+        HpccConfig { eta: 0.95, max_stage: 0, base_rtt_us: 13.0, rai_mbps: 40.0, int_header_bytes: 42 }
+    }
+}
+
+impl HpccConfig {
+    /// Keys relative to `hpcc`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        gain("eta", self.eta)?;
+        positive("base_rtt_us", self.base_rtt_us, "microseconds")?;
+        positive("rai_mbps", self.rai_mbps, "Mbit/s")?;
+        Ok(())
+    }
 }
 
 /// The `[roce.dcqcn]` table: DCQCN's notification point (the receiver) and reaction point
@@ -56,6 +94,14 @@ pub struct DcqcnConfig {
     pub increase_timer_us: f64,
     /// B: the rate-increase byte counter, bytes sent (DCQCN paper §3 / Table: 10 MB).
     pub byte_counter_bytes: u64,
+    /// Rt = Rc on every cut (DCQCN paper). `false`: only on a cut after an increase event,
+    /// so that cuts in a row keep the rate the flow had before them as its target (Mellanox's
+    /// DCQCN, the HPCC fork's CLAMP_TARGET_RATE 0).
+    pub clamp_target_rate: bool,
+    /// The increase stages count timer events and byte-counter events (DCQCN paper, after
+    /// QCN). `true`: timer events alone, R_HAI once per step past F + 1 (Mellanox's DCQCN, the
+    /// HPCC fork, which has no byte counter).
+    pub timer_only: bool,
     /// F: fast-recovery steps before additive increase (DCQCN paper §3: F = 5).
     pub fast_recovery_steps: u32,
     /// R_AI: additive-increase step of the target rate, Mbit/s (DCQCN paper: 40 Mbps, as read).
@@ -77,6 +123,8 @@ impl Default for DcqcnConfig {
             rate_decrease_interval_us: 0.0,
             increase_timer_us: 55.0,
             byte_counter_bytes: 10_000_000,
+            clamp_target_rate: true,
+            timer_only: false,
             fast_recovery_steps: 5,
             rai_mbps: 40.0,
             rhai_mbps: 100.0,
@@ -153,6 +201,7 @@ pub struct RoceConfig {
     pub lossless: bool,
     pub dcqcn: DcqcnConfig,
     pub timely: TimelyConfig,
+    pub hpcc: HpccConfig,
 }
 
 impl Default for RoceConfig {
@@ -169,6 +218,7 @@ impl Default for RoceConfig {
             lossless: true,
             dcqcn: DcqcnConfig::default(),
             timely: TimelyConfig::default(),
+            hpcc: HpccConfig::default(),
         }
     }
 }
@@ -255,6 +305,7 @@ impl RoceConfig {
         positive("rto_us", self.rto_us, "microseconds")?;
         self.dcqcn.validate().map_err(|e| e.within("dcqcn"))?;
         self.timely.validate().map_err(|e| e.within("timely"))?;
+        self.hpcc.validate().map_err(|e| e.within("hpcc"))?;
         Ok(())
     }
 }

@@ -20,6 +20,10 @@
 //! - Before the first CNP nothing runs (the rate is line rate); the increase timer stops when
 //!   Rc is back at line rate. The sender asks for [`Dcqcn::next_event`] only while it has
 //!   data, and restarts the timer from `now` when it gets data again ([`Dcqcn::resume`]).
+//! - Two options follow Mellanox's DCQCN (the HPCC authors' fork): `clamp_target_rate = false`
+//!   sets Rt = Rc only on a cut after an increase event; `timer_only = true` counts the stages
+//!   by the timer alone (no byte counter): fast recovery while t <= F, an additive step at
+//!   t = F + 1, then R_HAI once per step.
 //! - Rates are `f64` bits per second (the control law's arithmetic); pacing converts them to
 //!   an integer [`BitsPerSec`](crate::time::BitsPerSec) once per packet.
 
@@ -38,6 +42,8 @@ pub struct Dcqcn {
     rhai: f64,
     min_rate: f64,
     dec_interval: SimDuration,
+    clamp: bool,
+    timer_only: bool,
     line: f64,
     /// Current rate Rc, bits/s.
     rc: f64,
@@ -73,6 +79,8 @@ impl Dcqcn {
             rhai: cfg.rhai_mbps * 1e6,
             min_rate: (cfg.min_rate_mbps * 1e6).min(line_bps),
             dec_interval: us(cfg.rate_decrease_interval_us),
+            clamp: cfg.clamp_target_rate,
+            timer_only: cfg.timer_only,
             line: line_bps,
             rc: line_bps,
             rt: line_bps,
@@ -122,7 +130,9 @@ impl Dcqcn {
         let (alpha, _) = self.decayed(now);
         let cut = self.dec_interval.0 == 0 || self.last_cut.is_none_or(|t| now >= t + self.dec_interval);
         if cut {
-            self.rt = self.rc;
+            if self.clamp || self.t_stage + self.bc_stage > 0 {
+                self.rt = self.rc;
+            }
             self.rc = (self.rc * (1.0 - alpha / 2.0)).max(self.min_rate);
             self.t_stage = 0;
             self.bc_stage = 0;
@@ -138,7 +148,7 @@ impl Dcqcn {
 
     /// `bytes` left the sender at `now`: the byte counter.
     pub fn on_sent(&mut self, bytes: u64, now: SimTime) {
-        if self.last_cut.is_none() || self.rc >= self.line {
+        if self.timer_only || self.last_cut.is_none() || self.rc >= self.line {
             return;
         }
         let _ = now;
@@ -180,7 +190,14 @@ impl Dcqcn {
     /// One rate-increase event (module rules).
     fn increase(&mut self) {
         let (t, bc, f) = (self.t_stage, self.bc_stage, self.f);
-        if t.max(bc) <= f {
+        if self.timer_only {
+            // the timer's stages alone: fast recovery up to F, one additive step, then hyper
+            if t == f + 1 {
+                self.rt = (self.rt + self.rai).min(self.line);
+            } else if t > f + 1 {
+                self.rt = (self.rt + self.rhai).min(self.line);
+            }
+        } else if t.max(bc) <= f {
             // fast recovery: towards the rate before the cut
         } else if t.min(bc) > f {
             let i = (t.min(bc) - f) as f64;
@@ -330,5 +347,47 @@ mod tests {
         d.resume(us(300_000));
         assert_eq!(d.next_event(), Some(us(300_055)), "idle time gives no increases");
         assert_eq!(d.rate(), rc);
+    }
+
+    // --- Mellanox's options (the HPCC fork) -------------------------------------------------
+    #[test]
+    fn without_clamping_cuts_in_a_row_keep_the_old_target() {
+        let mut d = Dcqcn::new(&DcqcnConfig { clamp_target_rate: false, ..DcqcnConfig::default() }, LINE);
+        d.on_cnp(us(10));
+        d.on_cnp(us(11));
+        assert_eq!((d.rate(), d.target()), (LINE / 4.0, LINE), "no increase between the cuts: Rt stays");
+        d.on_timer(us(11 + 55));
+        let rc = d.rate();
+        d.on_cnp(us(70));
+        assert_eq!(d.target(), rc, "a cut after an increase event sets Rt = Rc");
+    }
+
+    #[test]
+    fn timer_only_stages_recover_then_add_then_hyper_add_once_per_step() {
+        let cfg = DcqcnConfig { timer_only: true, fast_recovery_steps: 1, rai_mbps: 20.0, rhai_mbps: 200.0, ..DcqcnConfig::default() };
+        let mut d = Dcqcn::new(&cfg, LINE);
+        d.on_cnp(us(0));
+        d.on_sent(1 << 40, us(1));
+        assert_eq!(d.target(), LINE, "no byte counter");
+        let step = |d: &mut Dcqcn, k: u64| {
+            d.on_timer(us(55 * k));
+            (d.target(), d.rate())
+        };
+        let (rt0, rc0) = (d.target(), d.rate());
+        // t = 1 <= F: fast recovery, Rt unchanged
+        assert_eq!(step(&mut d, 1), (rt0, (rt0 + rc0) / 2.0));
+        // two cuts move Rt off line rate (Rt = 50G), then: t = 1 fast, t = 2 additive, t = 3.. hyper
+        let mut d = Dcqcn::new(&cfg, LINE);
+        d.on_cnp(us(0));
+        d.on_cnp(us(1));
+        d.on_timer(us(56));
+        let rt = d.target();
+        assert_eq!(rt, LINE / 2.0);
+        d.on_timer(us(111));
+        assert!((d.target() - (rt + 20e6)).abs() < 1.0, "t = F + 1: R_AI");
+        d.on_timer(us(166));
+        assert!((d.target() - (rt + 20e6 + 200e6)).abs() < 1.0, "t = F + 2: R_HAI once");
+        d.on_timer(us(221));
+        assert!((d.target() - (rt + 20e6 + 400e6)).abs() < 1.0, "and once per step after");
     }
 }

@@ -1,5 +1,7 @@
 //! RoCEv2 (RDMA over Converged Ethernet, version 2): a reliable, rate-paced transport over
-//! UDP, with the congestion controls DCQCN ([`dcqcn`]) and TIMELY ([`timely`]), or none.
+//! UDP, with the congestion controls DCQCN ([`dcqcn`]), TIMELY ([`timely`]) and HPCC
+//! ([`hpcc`]: its data packets collect in-band telemetry, `crate::telemetry`, and its ACKs echo
+//! it), or none.
 //!
 //! The sender ([`sender`], the requester) cuts messages into packets numbered by PSN and paces
 //! them at its current rate; the receiver ([`receiver`], the responder) delivers them in order,
@@ -38,16 +40,18 @@
 
 pub mod config;
 pub mod dcqcn;
+pub mod hpcc;
 pub mod receiver;
 pub mod sender;
 pub mod timely;
 
-pub use config::{CcKind, DcqcnConfig, Recovery, RoceConfig, TimelyConfig};
+pub use config::{CcKind, DcqcnConfig, HpccConfig, Recovery, RoceConfig, TimelyConfig};
 
 use super::framework::{Data, FlowSpec, Selectable, Side, Transport};
 use crate::config::ConfigError;
 use crate::packet::Packet;
 use crate::tcp::SenderStats;
+use crate::telemetry::IntHop;
 use crate::time::SimTime;
 use receiver::RoceReceiver;
 use sender::RoceSender;
@@ -99,6 +103,15 @@ impl Transport for RoceEnds {
     #[inline]
     fn class(&self) -> u8 {
         self.sender.class()
+    }
+    fn wants_telemetry(&self) -> bool {
+        self.sender.wants_telemetry()
+    }
+    fn on_packet_int(&mut self, side: Side, pkt: &Packet, hops: &[IntHop], now: SimTime, out: &mut Vec<Packet>) {
+        match side {
+            Side::Sender => self.sender.on_packet_int(pkt, hops, now, out),
+            Side::Receiver => self.receiver.on_packet(pkt, now, out),
+        }
     }
     fn delivered_bytes(&self) -> u64 {
         self.receiver.delivered_bytes()

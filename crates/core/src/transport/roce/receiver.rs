@@ -106,6 +106,8 @@ impl RoceReceiver {
             size: self.header + extra,
             created: data.created,
             ts_ecr: data.ts_val,
+            // an ACK of a packet that collected telemetry carries it back (HPCC)
+            int: if data.int == crate::telemetry::NONE { crate::telemetry::NONE } else { crate::telemetry::ECHO },
             ..Default::default()
         }
     }

@@ -28,6 +28,8 @@
 use super::config::{CcKind, Recovery, RoceConfig};
 use super::dcqcn::Dcqcn;
 use super::timely::Timely;
+use super::hpcc::{Hpcc, HpccParams};
+use crate::telemetry::{self, IntHop};
 use super::{kind, ROCE_PORT};
 use crate::packet::{Ecn, Packet, Proto};
 use crate::tcp::FlowIds;
@@ -41,6 +43,8 @@ pub enum RateControl {
     None,
     Dcqcn(Dcqcn),
     Timely(Timely),
+    /// A window (bytes in flight) and the rate `W / T`, from the telemetry its ACKs echo.
+    Hpcc(Hpcc),
 }
 
 /// One message: its first PSN and byte, its length (`u64::MAX`: without end).
@@ -116,7 +120,14 @@ impl RoceSender {
             CcKind::None => RateControl::None,
             CcKind::Dcqcn => RateControl::Dcqcn(Dcqcn::new(&cfg.dcqcn, line_bps)),
             CcKind::Timely => RateControl::Timely(Timely::new(&cfg.timely, line_bps)),
+            CcKind::Hpcc => {
+                let h = &cfg.hpcc;
+                let t = SimDuration::from_secs_f64(h.base_rtt_us * 1e-6);
+                let w_ai_bytes = h.rai_mbps * 1e6 / 8.0 * t.as_secs_f64();
+                RateControl::Hpcc(Hpcc::new(HpccParams { eta: h.eta, max_stage: h.max_stage, w_ai_bytes, base_rtt: t, nic_bps: line_bps }))
+            }
         };
+        let int_bytes = if cfg.cc == CcKind::Hpcc { cfg.hpcc.int_header_bytes } else { 0 };
         let cap_pkts = match cfg.bdp_cap_bytes {
             0 => u64::MAX,
             b => b.div_ceil(cfg.mtu_bytes as u64).max(1),
@@ -125,7 +136,7 @@ impl RoceSender {
             ids,
             class: cfg.priority,
             mtu: cfg.mtu_bytes,
-            header: cfg.header_bytes,
+            header: cfg.header_bytes + int_bytes,
             recovery: cfg.recovery,
             rto: SimDuration::from_secs_f64(cfg.rto_us * 1e-6),
             cap_pkts,
@@ -171,6 +182,7 @@ impl RoceSender {
             RateControl::None => self.line,
             RateControl::Dcqcn(d) => d.rate(),
             RateControl::Timely(t) => t.rate(),
+            RateControl::Hpcc(h) => h.rate_bps(),
         }
     }
 
@@ -200,6 +212,7 @@ impl RoceSender {
             RateControl::None => 0,
             RateControl::Dcqcn(d) => d.cuts,
             RateControl::Timely(t) => t.decreases,
+            RateControl::Hpcc(h) => h.decreases,
         }
     }
 
@@ -251,6 +264,32 @@ impl RoceSender {
                 (p < self.total_psns && (!new || p < self.snd_una.saturating_add(self.cap_pkts))).then_some(p)
             }
         }
+        .filter(|&p| self.in_window(p))
+    }
+
+    /// HPCC: whether PSN `p` is within the window past the cumulative ACK (at least one packet
+    /// may always be in flight). Every other control: always.
+    fn in_window(&self, p: u64) -> bool {
+        match &self.cc {
+            RateControl::Hpcc(h) => p <= self.snd_una || ((p - self.snd_una) * self.mtu as u64) as f64 <= h.window(),
+            _ => true,
+        }
+    }
+
+    /// Whether its data packets collect in-band telemetry (HPCC).
+    pub fn wants_telemetry(&self) -> bool {
+        matches!(self.cc, RateControl::Hpcc(_))
+    }
+
+    /// An ACK that echoes the telemetry of the data packet it answers reached the sender at
+    /// `now` (HPCC): the window moves, then the ACK is taken as any other.
+    pub fn on_packet_int(&mut self, pkt: &Packet, hops: &[IntHop], now: SimTime, out: &mut Vec<Packet>) {
+        if let RateControl::Hpcc(h) = &mut self.cc {
+            if pkt.has(kind::ACK) && !hops.is_empty() {
+                h.on_ack(pkt.ack, self.snd_nxt, hops);
+            }
+        }
+        self.on_packet(pkt, now, out);
     }
 
     /// When the next data packet may leave, by the pacing (`None`: at once).
@@ -298,6 +337,7 @@ impl RoceSender {
             proto: Proto::Udp,
             ecn: Ecn::Ect0,
             class: self.class,
+            int: if matches!(self.cc, RateControl::Hpcc(_)) { telemetry::COLLECT } else { telemetry::NONE },
             flags: kind::DATA | if last { kind::ACK_REQ } else { 0 },
             seq: psn,
             payload,

@@ -19,7 +19,7 @@
 use crate::telemetry::{IntHop, MAX_HOPS};
 use crate::time::SimDuration;
 
-/// HPCC's parameters (the roce table's `hpcc` keys).
+/// HPCC's parameters as the sender uses them (from `[roce.hpcc]` and the NIC).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HpccParams {
     /// Target utilisation. Paper: 0.95.
@@ -48,12 +48,14 @@ pub struct Hpcc {
     last_update_seq: u64,
     prev: [IntHop; MAX_HOPS],
     prev_n: usize,
+    /// Multiplicative steps taken (the window cut towards eta).
+    pub decreases: u64,
 }
 
 impl Hpcc {
     pub fn new(p: HpccParams) -> Hpcc {
         let w = p.nic_bps / 8.0 * p.base_rtt.as_secs_f64();
-        Hpcc { p, wc: w, w, u: 0.0, inc_stage: 0, last_update_seq: 0, prev: [IntHop::default(); MAX_HOPS], prev_n: 0 }
+        Hpcc { p, wc: w, w, u: 0.0, inc_stage: 0, last_update_seq: 0, prev: [IntHop::default(); MAX_HOPS], prev_n: 0, decreases: 0 }
     }
 
     /// The window, bytes.
@@ -118,6 +120,7 @@ impl Hpcc {
             if update {
                 self.inc_stage = 0;
             }
+            self.decreases += (u >= p.eta) as u64;
             self.wc / (u / p.eta).max(f64::MIN_POSITIVE) + p.w_ai_bytes
         } else {
             if update {
