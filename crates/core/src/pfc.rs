@@ -11,9 +11,10 @@
 //!   when it leaves the switch. When the bytes reach `xoff_bytes`, the switch sends a PAUSE up
 //!   the link; when they fall to `xon_bytes`, a RESUME (a pause of zero quanta). While the gate
 //!   stays above XON the switch sends the PAUSE again every half pause time, so the upstream port
-//!   never resumes by itself while congestion lasts. A packet that finds `xoff_bytes +
-//!   headroom_bytes` already stored is dropped: the headroom was too small for what was in flight
-//!   when the PAUSE left (a lossless drop, counted, never silent).
+//!   never resumes by itself while congestion lasts. Once paused, a gate takes up to
+//!   `headroom_bytes` above the level it paused at; a packet beyond that is dropped: the headroom
+//!   was too small for what was in flight when the PAUSE left (a lossless drop, counted, never
+//!   silent).
 //! - A pause frame carries `pause_quanta` quanta of 512 bit times at the link's rate
 //!   ([`quanta_time`]); it leaves when the packet on the wire (if any) is out, takes 64 bytes'
 //!   serialization and the link's delay, and stops the lossless class of the upstream port from
@@ -167,6 +168,9 @@ pub struct IngressGate {
     pub headroom: u64,
     /// Above XOFF since the last PAUSE, not yet back to XON.
     pub paused: bool,
+    /// The level the gate paused at (XOFF then): the headroom counts from it, so that a
+    /// shared buffer lowering XOFF afterwards does not take the headroom away.
+    level: u64,
     /// The most bytes it held.
     pub max_bytes: u64,
     /// Packets dropped for want of headroom.
@@ -178,16 +182,20 @@ impl IngressGate {
         IngressGate { xoff, xon, headroom, ..IngressGate::default() }
     }
 
-    /// A lossless packet of `size` bytes came in through the port.
+    /// A lossless packet of `size` bytes came in through the port: below XOFF it is stored, the
+    /// one that reaches XOFF is stored and pauses the link, and after that the headroom takes
+    /// what was in flight, up to `headroom` bytes above the level the gate paused at.
     pub fn admit(&mut self, size: u32) -> Admit {
-        if self.bytes + size as u64 > self.xoff + self.headroom {
+        if self.paused && self.bytes + size as u64 > self.level + self.headroom {
             self.drops += 1;
             return Admit::Drop;
         }
+        let before = self.bytes;
         self.bytes += size as u64;
         self.max_bytes = self.max_bytes.max(self.bytes);
         if !self.paused && self.bytes >= self.xoff {
             self.paused = true;
+            self.level = self.xoff.max(before);
             return Admit::Pause;
         }
         Admit::Stored
@@ -370,6 +378,19 @@ mod tests {
         assert!(!g.release(1000), "one RESUME per crossing");
         assert_eq!(g.bytes, 0);
         assert_eq!(g.admit(3000), Admit::Pause, "a new crossing pauses again");
+    }
+
+    #[test]
+    fn a_lowered_xoff_does_not_take_the_headroom_of_a_paused_gate() {
+        let mut g = IngressGate::new(3000, 1000, 2000);
+        for _ in 0..3 {
+            g.admit(1000);
+        }
+        assert!(g.paused);
+        g.xoff = 500; // a shared buffer filling up lowers the level
+        assert_eq!(g.admit(1000), Admit::Stored);
+        assert_eq!(g.admit(1000), Admit::Stored, "still within 2000 above the level it paused at (3000)");
+        assert_eq!(g.admit(1), Admit::Drop);
     }
 
     #[test]
