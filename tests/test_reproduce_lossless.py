@@ -2,7 +2,8 @@
 docs/mechanisms/hpcc.md): each runs and writes its files, its claims quote the papers'
 abstracts (docs/papers/abstracts.md), and the behaviour asserted below holds with fixed seeds:
 PFC alone gives the flows behind a shared ingress port half the share of the others and holds
-the victim flow back, DCQCN undoes both and keeps the queue and the pauses down, HPCC keeps the
+the victim flow back, DCQCN undoes both and keeps the queue and the pauses down, TCP and RoCE
+share a link served in turn while a lossless-first switch starves TCP, HPCC keeps the
 incast's queue near zero without a pause, and no run drops a lossless packet. HPCC's fairness
 verdict is not asserted (it fails, docs/claims.md)."""
 
@@ -12,7 +13,7 @@ import pytest
 
 from conftest import assert_listed, claim, run_quick_reproductions, table
 
-ALL = ("dcqcn-unfairness", "dcqcn-convergence", "hpcc-incast", "hpcc-websearch")
+ALL = ("dcqcn-unfairness", "dcqcn-convergence", "dcqcn-mixed", "hpcc-incast", "hpcc-websearch")
 
 
 @pytest.fixture(scope="module")
@@ -46,6 +47,13 @@ def test_dcqcn_keeps_queue_and_pauses_down_at_one_bottleneck(quick):
     t = table(doc).set_index("cc")
     assert t.loc["dcqcn", "queue_mean_kb"] < t.loc["none", "queue_mean_kb"] / 4, t
     assert t.loc["dcqcn", "pause_frames"] < t.loc["none", "pause_frames"] / 20, t
+    assert (t["lossless_drops"] == 0).all(), t
+
+
+def test_tcp_and_rdma_share_in_turns_and_strict_priority_starves_tcp(quick):
+    t = table(quick["dcqcn-mixed"]).set_index("scheduler")
+    assert min(t.loc["round_robin", "tcp_share"], t.loc["round_robin", "rdma_share"]) > 0.25, t
+    assert t.loc["strict", "tcp_share"] < 0.05 and t.loc["strict", "rdma_share"] > 0.9, t
     assert (t["lossless_drops"] == 0).all(), t
 
 

@@ -52,6 +52,8 @@ PAGES: Dict[str, Tuple[str, str]] = {
     "TCP Outcast (paper 004)": ("docs/mechanisms/outcast.md", "TCP Outcast"),
     "AFD (Pan et al., SIGCOMM CCR 2003; text not in the repository)": ("docs/mechanisms/afd.md", "AFD"),
     "MPTCP (Raiciu et al., SIGCOMM 2011, and RFC 6356; texts not in the repository)": ("docs/mechanisms/mptcp.md", "MPTCP"),
+    "DCQCN (Zhu et al., SIGCOMM 2015; text not in the repository)": ("docs/mechanisms/dcqcn.md", "DCQCN"),
+    "HPCC (Li et al., SIGCOMM 2019; text not in the repository)": ("docs/mechanisms/hpcc.md", "HPCC"),
 }
 CLAIMS_PAGE = "docs/claims.md"
 VALIDATION_PAGE = "docs/validation.md"

@@ -9,9 +9,12 @@ Runs ``validation/hpcc/incast.toml`` in dcfair for N = 2 and 16 senders under DC
 (N = 2: 80 MB per flow, N = 16: 10 MB), measures what ``validation/hpcc/run.py`` measures in
 the fork over the same window [2 ms, 10 ms] (aggregate goodput, per-flow goodput and Jain's
 index, the bottleneck queue's mean and 99th percentile from 1 us samples, PFC pause frames and
-pause time, CPU time), reads the fork's results (``run.py``'s JSON: the mean over its seeds),
+pause time), reads the fork's results (``run.py``'s JSON: the mean over its seeds),
 and prints the side-by-side table that ``docs/validation.md`` holds. Nothing is typed in: every
-number comes from the two runs.
+number comes from the two runs. ``--buffer-mb`` gives both the fork's results file of the same
+buffer (run.py's ``--buffer-mb``) and dcfair's ``buffer.bytes``. The CPU times each side took are
+in ``--json``; the speed ratio of ``docs/performance.md`` is measured apart, both simulators
+in one session (``bench/hpcc_fork.py``).
 """
 
 from __future__ import annotations
@@ -41,9 +44,11 @@ def pct(xs, q):
     return s[min(len(s) - 1, max(0, int(round(q / 100 * len(s) + 0.5)) - 1))] if s else None
 
 
-def run_dcfair(simrun: Path, out: Path, cc: str, n: int) -> dict:
+def run_dcfair(simrun: Path, out: Path, cc: str, n: int, buffer_mb: float | None, extra=()) -> dict:
     d = out / f"{cc}_n{n}"
-    sets = [f"roce.cc={cc}", f"topology.senders={n}", f"flows.count={n}", f"flows.size_bytes={TOTAL // n}"]
+    sets = [f"roce.cc={cc}", f"topology.senders={n}", f"flows.count={n}", f"flows.size_bytes={TOTAL // n}", *extra]
+    if buffer_mb:
+        sets.append(f"buffer.bytes={int(buffer_mb * 2**20)}")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run([str(simrun), str(SCENARIO), *sets, "--out", str(d)], check=True, stdout=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -98,7 +103,7 @@ def fork_case(fork: dict, cc: str, n: int) -> dict | None:
 
 COLS = [("goodput_gbps", "goodput Gbit/s", 2), ("jain", "Jain", 4), ("min_flow_gbps", "min flow", 2),
         ("max_flow_gbps", "max flow", 2), ("queue_mean_kb", "queue mean kB", 1), ("queue_p99_kb", "queue p99 kB", 1),
-        ("pause_frames", "pauses", 0), ("paused_ms", "paused ms", 3), ("cpu_s", "CPU s", 2)]
+        ("pause_frames", "pauses", 0), ("paused_ms", "paused ms", 3)]
 
 
 def fmt(v, nd):
@@ -123,13 +128,15 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=str(REPO / "out/peers/hpcc/dcfair"))
     ap.add_argument("--markdown", help="write the table here too")
     ap.add_argument("--json", help="write both sides' numbers here")
+    ap.add_argument("--buffer-mb", type=float, help="the switch buffer, MiB (default: the scenario's 32)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="an override of dcfair's side (repeatable)")
     a = ap.parse_args(argv)
     fork_path = Path(a.fork)
     if not fork_path.exists():
         print(f"compare.py: no fork results at {fork_path}: run validation/hpcc/run.py first (validation/hpcc/README.md)", file=sys.stderr)
         return 2
     fork = json.loads(fork_path.read_text())
-    rows = [((cc, n), run_dcfair(Path(a.simrun), Path(a.out), cc, n), fork_case(fork, cc, n)) for cc, n in CASES]
+    rows = [((cc, n), run_dcfair(Path(a.simrun), Path(a.out), cc, n, a.buffer_mb, a.set), fork_case(fork, cc, n)) for cc, n in CASES]
     md = table(rows)
     print(md)
     print(f"\nfork commit {fork.get('fork_commit')}; dcfair engine {rows[0][1]['engine_build']}")

@@ -14,6 +14,9 @@ at the paper's 40 Gbit/s:
   against DCQCN.
 - ``dcqcn-convergence`` (``scenarios/papers/dcqcn/convergence.toml``): eight flows started in
   the first 8 ms into one receiver; fairness once all run, the bottleneck's queue, the pauses.
+- ``dcqcn-mixed`` (``scenarios/papers/dcqcn/mixed.toml``): four TCP flows (lossy class) and four
+  RoCE flows with DCQCN (lossless class) into one receiver, the switch serving the classes in
+  turn or the lossless one first: which class starves which. dcfair's own checks, no paper's.
 
 Full forms: 3 seeds (the seeds move the switches' ECN marking draws); quick forms: 1 seed,
 shorter runs. The DCQCN parameters are the defaults of ``[roce.dcqcn]``
@@ -35,6 +38,10 @@ QUOTE_PFC = "PFC can lead to poor application performance due to problems like h
 QUOTE_DCQCN = "we show that DCQCN dramatically improves throughput and fairness of RoCEv2 RDMA traffic."
 UNFAIR = str(PAPERS / "dcqcn/unfairness.toml")
 CONV = str(PAPERS / "dcqcn/convergence.toml")
+MIXED = str(PAPERS / "dcqcn/mixed.toml")
+SCHEDULERS = ("round_robin", "strict")
+#: The bottleneck of ``mixed.toml``, Gbit/s.
+LINK_GBPS = 40.0
 CCS = ("none", "dcqcn")
 NAMES = {"none": "PFC alone", "dcqcn": "DCQCN"}
 #: Payload bytes of a RoCE data packet (``roce.mtu_bytes``): ``pkts_in_window`` x this = goodput.
@@ -198,7 +205,60 @@ def analyze_convergence(st: Study) -> List[Claim]:
     ]
 
 
+def plan_mixed(quick: bool) -> List[Point]:
+    dur = 0.015 if quick else 0.03
+    seeds = range(1, 2) if quick else range(1, 4)
+    return [Point.make(MIXED, [("pfc.scheduler", sch), ("sim.duration_s", dur), ("measure.window_s", dur - 0.01)], seed,
+                       scheduler=sch) for sch in SCHEDULERS for seed in seeds]
+
+
+def _share(st: Study, group: str, sch: str) -> List[float]:
+    """Per seed: the group's goodput as a fraction of the bottleneck."""
+    return [x / (LINK_GBPS * 1e9) for x in st.metric(f"aggregate_throughput_bps_{group}", scheduler=sch)]
+
+
+def analyze_mixed(st: Study) -> List[Claim]:
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6, 3.4))
+    for i, group in enumerate(("tcp", "rdma")):
+        ax.bar([x + 0.4 * i for x in range(len(SCHEDULERS))], [mean(_share(st, group, s)) for s in SCHEDULERS], width=0.4,
+               label={"tcp": "TCP (lossy)", "rdma": "RoCE + DCQCN (lossless)"}[group])
+    ax.set_xticks([x + 0.2 for x in range(len(SCHEDULERS))], ["one packet each in turn", "lossless first"])
+    ax.set_ylabel("share of the 40 Gbit/s bottleneck")
+    ax.legend(fontsize=8)
+    save_figure(fig, st)
+    st.table = [{"scheduler": sch, "seeds": len(st.rows(scheduler=sch)),
+                 "tcp_share": round(mean(_share(st, "tcp", sch)), 4), "rdma_share": round(mean(_share(st, "rdma", sch)), 4),
+                 "tcp_drops": round(mean(st.metric("drops", scheduler=sch))),
+                 "tcp_timeouts": round(mean(st.metric("timeouts", scheduler=sch))),
+                 "pause_frames": round(mean(st.metric("pfc_pauses_sent", scheduler=sch))),
+                 "lossless_drops": round(mean(st.metric("lossless_drops", scheduler=sch)))}
+                for sch in SCHEDULERS]
+    rr = [min(a, b) for a, b in zip(_share(st, "tcp", "round_robin"), _share(st, "rdma", "round_robin"))]
+    rdma_rr = _share(st, "rdma", "round_robin")
+    tcp_strict = _share(st, "tcp", "strict")
+    return [
+        Claim("turns-neither-starves", "Served one packet each in turn, neither class starves the other: each gets at least "
+              "a quarter of the bottleneck", "-", rr, bool(rr) and min(rr) >= 0.25,
+              "the smaller class's share of the bottleneck >= 0.25 in every seed", "share", scope="beyond"),
+        Claim("turns-dcqcn-yields", "Served in turn, the lossless class gets less than the lossy one: DCQCN backs off on "
+              "the marks of its own short queue while TCP fills its class's buffer", "-", rdma_rr,
+              bool(rdma_rr) and max(rdma_rr) < 0.5, "RoCE's share of the bottleneck < 0.5 in every seed", "share",
+              scope="beyond"),
+        Claim("strict-starves-tcp", "With the lossless class served first, RoCE starves TCP: under 5 % of the bottleneck "
+              "is left to it", "-", tcp_strict, bool(tcp_strict) and max(tcp_strict) < 0.05,
+              "TCP's share of the bottleneck < 0.05 in every seed", "share", scope="beyond"),
+    ]
+
+
 register(Reproduction("dcqcn-unfairness", PAPER, "abstract", "PFC's unfairness and victim flow, PFC alone against DCQCN",
                       plan_unfairness, analyze_unfairness, READINGS))
+MIXED_READINGS = (
+    Reading("no-marking", "no ECN marking of the lossless class (pfc.ecn.pmax = 0): DCQCN never cuts, so what the "
+            "lossless class gets is the scheduler's alone", (("pfc.ecn.pmax", 0.0),)),
+)
+
+register(Reproduction("dcqcn-mixed", PAPER, "-", "TCP and RDMA on one fabric: which class starves which, served in "
+                      "turn or lossless first", plan_mixed, analyze_mixed, MIXED_READINGS))
 register(Reproduction("dcqcn-convergence", PAPER, "abstract", "Eight flows at one bottleneck: fairness, queue and pauses, "
                       "PFC alone against DCQCN", plan_convergence, analyze_convergence, READINGS))
