@@ -29,3 +29,8 @@ def test_a_pfc_deadlock_is_reported_and_ends_the_run(tmp_path):
     assert s["sim_time_s"] == s["pfc_deadlock"]["at_s"] < 0.02
     ports = (out / "ports.csv").read_text()
     assert "pfc_pauses_sent" in ports.splitlines()[0]
+    # the report shows the deadlock and the ports' pause counts
+    p = dcfair("report", out)
+    assert p.returncode == 0, p.stderr
+    html = (out / "report.html").read_text()
+    assert "PFC deadlock ended this run" in html and "pfc_pauses_received" in html

@@ -329,11 +329,18 @@ def report_run(d: Path) -> str:
     rows = [(k, m[k]) for k in MAIN_METRICS if k in m]
     rows += [(k, v) for k, v in m.items() if k not in MAIN_METRICS and not isinstance(v, dict)]
     body.append(html_table(["metric", "value"], rows))
+    if s.get("pfc_deadlock"):
+        d = s["pfc_deadlock"]
+        body.append(note(f"A PFC deadlock ended this run at {d['at_s']} s: the lossless class of ports "
+                         f"{' -> '.join(d['ports'])} was paused in a cycle with packets waiting (docs/mechanisms/pfc.md)."))
     body.append("<h2>Flows</h2>")
     label = s.get("queue_kind") or "run"
     body += flow_views([(label, res.flows)], [(label, res.timeseries)], [(label, drops_of_ports(res.ports))], window)
-    body.append("<h2>Measured ports</h2>")
     p = res.ports
+    body.append("<h2>Ports</h2>" if "pfc_pauses_sent" in p.columns else "<h2>Measured ports</h2>")
+    if "pfc_pauses_sent" in p.columns:
+        body.append(note("With PFC: the measured ports and every port that sent or received a pause frame "
+                         "(column measured), with their pause counts and times."))
     body.append(html_table(list(p.columns), p.astype(object).values.tolist()))
     sub = f"run of {s.get('scenario')} under {s.get('queue_kind')}, seed {s.get('seed')}"
     return page(f"dcfair run: {s.get('scenario')}", sub, body)
