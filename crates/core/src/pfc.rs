@@ -56,11 +56,11 @@ pub enum ClassScheduler {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct EcnConfig {
-    /// No mark below this queue, bytes. DCQCN paper: Kmin = 5 KB.
+    /// No mark at or below this queue, bytes (DCQCN's Kmin; sources: `docs/mechanisms/dcqcn.md`).
     pub kmin_bytes: u64,
-    /// Marking probability `pmax` at this queue and 1 above it, bytes. DCQCN paper: Kmax = 200 KB.
+    /// Marking probability `pmax` at this queue and 1 above it, bytes (DCQCN's Kmax).
     pub kmax_bytes: u64,
-    /// Marking probability at `kmax_bytes`. DCQCN paper: Pmax = 1 %. 0 turns marking off.
+    /// Marking probability at `kmax_bytes` (DCQCN's Pmax). 0 turns marking off.
     pub pmax: f64,
 }
 

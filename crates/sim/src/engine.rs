@@ -53,6 +53,14 @@
 //!   the enqueue and the dequeue in one step (`Queue::pass`): the same packet out, counters and
 //!   drops, but DropTail never writes it into its ring and reads it back (on a large fabric,
 //!   a cache miss on the port's buffer for most packets: `docs/performance.md`).
+//! - PFC, shared buffers and in-band telemetry (`pfc.rs`, `buffer.rs`,
+//!   `dcfair_core::telemetry`) meet the packet path behind one byte of flags (`Sim::extras`),
+//!   their work out of line, so a run without them pays one test per step. A lossless packet
+//!   leaves the pipeline above: at a switch its ingress gate admits it (and may pause the link it
+//!   came in on), then it waits in its output port's lossless FIFO, and the port serves its two
+//!   classes in turn or the lossless one first; a lossless sender waits while its NIC's lossless
+//!   FIFO holds packets. A shared buffer admits a lossy packet before its port's discipline sees
+//!   it. A switch port stamps the telemetry of a packet that collects it as the packet leaves.
 //! - The engine owns the dispatch of every event: the observers and mechanisms it carries (the
 //!   probes, the time series sampler, FairQ) are plain state with functions the engine calls,
 //!   and none of them imports the engine.

@@ -78,21 +78,22 @@ impl HpccConfig {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct DcqcnConfig {
-    /// N: at most one CNP per flow per this interval, microseconds (DCQCN paper §3: 50 us).
+    /// N: at most one CNP per flow per this interval, microseconds (50 us). The sources of
+    /// every default: `docs/mechanisms/dcqcn.md` (the paper's text is not in the repository).
     pub cnp_interval_us: f64,
-    /// g: the gain of alpha's moving average (DCQCN paper §3: 1/256).
+    /// g: the gain of alpha's moving average (1/256).
     pub g: f64,
     /// Alpha before the first CNP (HPCC fork rdma-hw.cc: alpha = 1 at the first CNP).
     pub alpha_init: f64,
     /// K: alpha decays by (1 - g) after each such interval without a CNP, microseconds
-    /// (DCQCN paper §3: 55 us).
+    /// (55 us).
     pub alpha_timer_us: f64,
-    /// At most one rate cut per this interval, microseconds; 0: one per CNP (DCQCN paper §3:
-    /// the CNP spacing N bounds the cuts; HPCC fork: RATE_DECREASE_INTERVAL 4 us).
+    /// At most one rate cut per this interval, microseconds; 0: one per CNP, the CNP spacing N
+    /// bounding the cuts (HPCC fork: RATE_DECREASE_INTERVAL 4 us).
     pub rate_decrease_interval_us: f64,
-    /// T: the rate-increase timer, microseconds (DCQCN paper §3 / Table: 55 us).
+    /// T: the rate-increase timer, microseconds (55 us).
     pub increase_timer_us: f64,
-    /// B: the rate-increase byte counter, bytes sent (DCQCN paper §3 / Table: 10 MB).
+    /// B: the rate-increase byte counter, bytes sent (10 MB).
     pub byte_counter_bytes: u64,
     /// Rt = Rc on every cut (DCQCN paper). `false`: only on a cut after an increase event,
     /// so that cuts in a row keep the rate the flow had before them as its target (Mellanox's
@@ -102,9 +103,9 @@ pub struct DcqcnConfig {
     /// QCN). `true`: timer events alone, R_HAI once per step past F + 1 (Mellanox's DCQCN, the
     /// HPCC fork, which has no byte counter).
     pub timer_only: bool,
-    /// F: fast-recovery steps before additive increase (DCQCN paper §3: F = 5).
+    /// F: fast-recovery steps before additive increase (F = 5).
     pub fast_recovery_steps: u32,
-    /// R_AI: additive-increase step of the target rate, Mbit/s (DCQCN paper: 40 Mbps, as read).
+    /// R_AI: additive-increase step of the target rate, Mbit/s (40 Mbps).
     pub rai_mbps: f64,
     /// R_HAI: hyper-increase step of the target rate, Mbit/s (HPCC fork mix/config.txt:
     /// RATE_HAI 100Mb/s).
@@ -139,18 +140,18 @@ impl Default for DcqcnConfig {
 pub struct TimelyConfig {
     /// EWMA weight of the newest RTT difference (HPCC fork: TimelyAlpha 0.875).
     pub alpha: f64,
-    /// Multiplicative decrease factor (TIMELY paper; HPCC fork: TimelyBeta 0.8).
+    /// Multiplicative decrease factor (0.8; sources: `docs/mechanisms/timely.md`).
     pub beta: f64,
-    /// Below this RTT the rate rises whatever the gradient, microseconds (TIMELY paper:
-    /// T_low 50 us; HPCC fork TimelyTLow 50000 ns).
+    /// Below this RTT the rate rises whatever the gradient, microseconds (T_low 50 us; HPCC
+    /// fork TimelyTLow 50000 ns).
     pub t_low_us: f64,
-    /// Above this RTT the rate falls whatever the gradient, microseconds (TIMELY paper:
-    /// T_high 500 us; HPCC fork TimelyTHigh 500000 ns).
+    /// Above this RTT the rate falls whatever the gradient, microseconds (T_high 500 us; HPCC
+    /// fork TimelyTHigh 500000 ns).
     pub t_high_us: f64,
-    /// Additive increase step delta, Mbit/s (TIMELY paper: 10 Mbps).
+    /// Additive increase step delta, Mbit/s (10 Mbps).
     pub delta_mbps: f64,
     /// N: after this many consecutive increases, the step is N x delta (hyperactive
-    /// increase; TIMELY paper: N = 5).
+    /// increase: N = 5).
     pub hai_after: u32,
     /// The RTT the gradient is normalised by, microseconds (HPCC fork: TimelyMinRtt 20000 ns).
     pub min_rtt_us: f64,
