@@ -242,8 +242,8 @@ def analyze_mixed(st: Study) -> List[Claim]:
               "a quarter of the bottleneck", "-", rr, bool(rr) and min(rr) >= 0.25,
               "the smaller class's share of the bottleneck >= 0.25 in every seed", "share", scope="beyond"),
         Claim("turns-rdma-less", "Served one packet each in turn, the lossless class gets less of the link than the lossy "
-              "one: its packets are smaller (1,058 bytes on the wire against TCP's 1,500), and DCQCN's marks hold it "
-              "back further (the readings equal-packets and no-marking each close most of the gap)", "-", gap_rr,
+              "one: the turns count packets, and RoCE's are shorter (1,058 bytes on the wire against TCP's 1,500; with "
+              "equal packets, the reading equal-packets, the gap reverses)", "-", gap_rr,
               bool(gap_rr) and min(gap_rr) > 0.1, "TCP's share of the bottleneck minus RoCE's > 0.1 in every seed",
               "share", scope="beyond"),
         Claim("strict-starves-tcp", "With the lossless class served first, RoCE starves TCP: under 5 % of the bottleneck "
