@@ -661,16 +661,21 @@ impl Sim {
         }
         let next = self.port_out(pid, now);
         let Some(pkt) = next else {
-            // A shaper (ExpressPass credits) may hold packets back: try again when it says.
-            let port = &self.w.net.ports[pid as usize];
-            if !port.queue.is_empty() {
-                if let Some(at) = dcfair_core::qdisc::Qdisc::ready_at(&port.queue.qdisc) {
-                    self.q.schedule(at.max(now), Event::Wake { port: pid });
-                }
-            }
+            self.wake_when_ready(pid, now);
             return;
         };
         self.transmit(pid, pkt, now);
+    }
+
+    /// Port `pid`'s discipline gave nothing though it holds packets: a shaper (ExpressPass
+    /// credits) holds them back, so the port tries again when the discipline says.
+    fn wake_when_ready(&mut self, pid: u32, now: SimTime) {
+        let port = &self.w.net.ports[pid as usize];
+        if !port.queue.is_empty() {
+            if let Some(at) = dcfair_core::qdisc::Qdisc::ready_at(&port.queue.qdisc) {
+                self.q.schedule(at.max(now), Event::Wake { port: pid });
+            }
+        }
     }
 
     /// Puts `pkt`, just out of port `pid`'s pipeline, on the wire: the port is busy until its
@@ -882,12 +887,7 @@ impl Sim {
             let at = pp.wake_at;
             self.q.schedule(at, Event::Wake { port: pid });
         }
-        let port = &self.w.net.ports[pid as usize];
-        if !port.queue.is_empty() {
-            if let Some(at) = dcfair_core::qdisc::Qdisc::ready_at(&port.queue.qdisc) {
-                self.q.schedule(at.max(now), Event::Wake { port: pid });
-            }
-        }
+        self.wake_when_ready(pid, now);
     }
 
     /// PFC: whether the sender of flow `f`, a lossless one, must wait for its NIC: its NIC's
@@ -1294,8 +1294,6 @@ impl Sim {
     /// Packets each measured port dropped from the instant the measurement window opened (all
     /// of them if it has not opened), in port order: `window_drops` of ports.csv and summary.json.
     pub fn measured_window_drops(&self) -> impl Iterator<Item = u64> + '_ {
-        self.w.net.ports.iter().enumerate().filter(|(_, p)| p.measured).map(|(i, p)| {
-            p.queue.stats.drops_pkts() - self.drops_at_window.get(i).copied().unwrap_or(0)
-        })
+        self.w.net.ports.iter().enumerate().filter(|(_, p)| p.measured).map(|(i, _)| self.window_drops(i))
     }
 }

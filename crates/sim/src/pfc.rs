@@ -215,8 +215,8 @@ impl PfcNet {
         if now < self.next_check || self.deadlock.is_some() {
             return self.deadlock.as_ref();
         }
-        let half = self.ports.iter().map(|p| p.quanta).max().unwrap_or_default();
-        self.next_check = now + SimDuration(half.0 / 2);
+        let longest = self.ports.iter().map(|p| p.quanta).max().unwrap_or_default();
+        self.next_check = now + SimDuration(longest.0 / 2);
         let cycle = self.paused_cycle(net, now);
         let sent = |c: &[u32]| c.iter().map(|&p| self.ports[p as usize].q.bytes_out).collect::<Vec<_>>();
         match (cycle, self.suspect.take()) {

@@ -1,6 +1,6 @@
 //! The ports family: the measured ports' utilization, drops by reason and marks, FairQ's window
-//! rewrites, and `ports.csv` (one row per measured port, columns as `docs/metrics.md` lists
-//! them).
+//! rewrites, and `ports.csv` (one row per measured port, and with PFC one per port that sent
+//! or received a pause frame; columns as `docs/metrics.md` lists them).
 
 use super::num;
 use crate::columns::{CatBuilder, Column, Table};
@@ -52,14 +52,14 @@ pub(super) fn table(sim: &Sim, window: f64) -> Table {
     let pfc = w.pfc.as_deref();
     let active = |i: usize| pfc.is_some_and(|pfc| pfc_active(&pfc.ports[i]));
     let ids: Vec<usize> = (0..w.net.ports.len()).filter(|&i| w.net.ports[i].measured || active(i)).collect();
-    let measured: Vec<&Port> = ids.iter().map(|&i| &w.net.ports[i]).collect();
+    let rows: Vec<&Port> = ids.iter().map(|&i| &w.net.ports[i]).collect();
     let mut port = CatBuilder::new();
     let mut kind = CatBuilder::new();
-    for p in &measured {
+    for p in &rows {
         port.push(&p.name);
         kind.push(p.queue.qdisc.name());
     }
-    let u64s = |f: &dyn Fn(&Port) -> u64| Column::U64(measured.iter().map(|p| f(p)).collect());
+    let u64s = |f: &dyn Fn(&Port) -> u64| Column::U64(rows.iter().map(|p| f(p)).collect());
     let mut t = Table::new();
     t.push("port", port.finish());
     t.push("packets_out", u64s(&|p| p.queue.stats.dequeued_pkts));
@@ -67,7 +67,7 @@ pub(super) fn table(sim: &Sim, window: f64) -> Table {
     t.push(
         "utilization",
         Column::F64(
-            measured
+            rows
                 .iter()
                 .map(|p| if window > 0.0 { p.window_bytes_out as f64 * 8.0 / (p.rate.as_f64() * window) } else { f64::NAN })
                 .collect(),
@@ -85,7 +85,7 @@ pub(super) fn table(sim: &Sim, window: f64) -> Table {
     t.push("window_drops", Column::U64(ids.iter().map(|&i| sim.window_drops(i)).collect()));
     if let Some(pfc) = pfc {
         let of = |f: &dyn Fn(&PfcPort) -> u64| Column::U64(ids.iter().map(|&i| f(&pfc.ports[i])).collect());
-        t.push("measured", Column::U64(measured.iter().map(|p| p.measured as u64).collect()));
+        t.push("measured", Column::U64(rows.iter().map(|p| p.measured as u64).collect()));
         t.push("pfc_pauses_sent", of(&|p| p.pauses_sent));
         t.push("pfc_resumes_sent", of(&|p| p.resumes_sent));
         t.push("pfc_pauses_received", of(&|p| p.pause.pauses));
