@@ -71,7 +71,7 @@ fn per_packet(c: &mut Criterion) {
     let streams = Streams::new(1);
     let mut r = streams.stream("bench.flows", 0);
     let order: Vec<u32> = (0..4096).map(|_| r.gen_range(0..FLOWS)).collect();
-    let ctx = PortContext { rate: BitsPerSec::from_gbps(10), mtu: SIZE, port_index: 0, streams };
+    let ctx = PortContext { rate: BitsPerSec::from_gbps(10), mtu: SIZE, port_index: 0, streams, host: false };
 
     let mut g = c.benchmark_group("enqueue_dequeue_400flows_q20");
     g.throughput(Throughput::Elements(1));

@@ -32,6 +32,8 @@ pub enum Proto {
     Udp = 17,
     /// ExpressPass credit packets.
     Credit = 253,
+    /// NDP's packets (`crate::transport::ndp`): a trimming switch cuts their payload.
+    Ndp = 200,
 }
 
 /// TCP flag bits, as in the header.
@@ -43,6 +45,9 @@ pub mod flags {
     pub const ACK: u8 = 0x10;
     pub const ECE: u8 = 0x40;
     pub const CWR: u8 = 0x80;
+    /// A switch cut the packet's payload (trimming, `crate::transport::ndp::port`): `size` is
+    /// the headers alone and `payload` what was cut. Used by transports that are not TCP.
+    pub const TRIMMED: u8 = 0x20;
 }
 
 /// The two ECN bits of the IP header.

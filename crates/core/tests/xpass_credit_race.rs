@@ -46,7 +46,7 @@ fn race(cfg: &XpassConfig, n: usize, ms: u64, seed: u64) -> (f64, f64) {
         q: Queue::new(AnyQdisc::wrap(CreditShaper::new(
             cfg,
             AnyQdisc::DropTail(DropTail::new(Limit::pkts(100))),
-            &PortContext { rate: RATE, mtu: 1500, port_index: i as u64, streams },
+            &PortContext { rate: RATE, mtu: 1500, port_index: i as u64, streams, host: false },
         ))),
         busy_until: SimTime::ZERO,
     };

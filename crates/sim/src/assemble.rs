@@ -23,15 +23,17 @@ use crate::fairq::FairqNet;
 use crate::pfc::PfcNet;
 use crate::buffer::Buffers;
 use crate::net::NodeKind;
-use crate::routing::Routes;
+use crate::routing::{RouteState, Routes};
 use crate::scenario::{CoreChoice, HashSeed, Scenario, TieBreak};
 use crate::series::Series;
 use crate::topo::Built;
 use crate::workload::Flow;
 use crate::{poisson, probe, topo, workload};
-use dcfair_core::packet::NO_VIA;
+use dcfair_core::packet::{Proto, NO_VIA};
+use dcfair_core::transport::ndp::config::Paths as NdpPaths;
+use dcfair_core::transport::TransportKind;
 use dcfair_core::rng::Streams;
-use dcfair_core::time::SimTime;
+use dcfair_core::time::{SimDuration, SimTime};
 use rand::Rng as _;
 
 /// The network, the workloads and the first events of `sc` run with `seed`, ready to run.
@@ -65,6 +67,11 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     if let Some(tiers) = built.tiers {
         routes = routes.with_tiers(tiers);
     }
+    let ndp_paths = sc.transports_used().contains(&TransportKind::Ndp).then(|| sc.transport_tables().resolved().ndp.paths);
+    let ndp_sprays = ndp_paths.is_some_and(|p| p != NdpPaths::Routing);
+    if ndp_sprays {
+        routes = routes.with_sprayed(Proto::Ndp, ndp_paths == Some(NdpPaths::Permutation));
+    }
     let pairs = flows.iter().flat_map(|f| {
         let (a, b) = (f.ids.src, f.ids.dst);
         std::iter::once((a, b)).chain((!f.ends.one_way()).then_some((b, a)))
@@ -76,7 +83,14 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     if let Some((sw, dst)) = routes.first_loop(&built.net) {
         return Err(Error::invalid("routing", format!("the routes towards {} loop through switch {}", name(dst), name(sw))));
     }
+    if sc.routing.mode.per_packet() && !routes.has_choices() {
+        return Err(Error::invalid(
+            "routing.mode",
+            format!("\"{}\" spreads a flow's packets over equal-cost paths, and this topology has one path between every pair of hosts (use fat_tree, leaf_spine, or a custom topology with parallel paths)", sc.routing.mode.as_str()),
+        ));
+    }
     let via = waypoints(sc, streams, &built, &routes, &flows)?;
+    let route = RouteState::new(&routes, streams.stream("routing.spray", 0), SimDuration::from_secs_f64(sc.routing.flowlet_gap_us * 1e-6));
     let (packet_cores, core_rng) = if sc.routing.equal_length && sc.routing.core == CoreChoice::RandomPacket {
         (built.cores.clone(), Some(streams.stream("routing.core_packet", 0)))
     } else {
@@ -99,7 +113,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
     Ok(Sim::new(World {
         net,
         routes,
-        route_rng: streams.stream("routing.spray", 0),
+        route,
         flows,
         background,
         bonds,
@@ -117,6 +131,8 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
         pfc,
         buffers,
         telemetry,
+        track_order: sc.routing.mode.per_packet() || ndp_sprays,
+        trimming: ndp_paths.is_some() && sc.transport_tables().resolved().ndp.trim,
         series,
         poisson_plan,
         timer_coin,

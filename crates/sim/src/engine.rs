@@ -73,14 +73,14 @@
 
 use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
-use crate::metrics::FlowObs;
+use crate::metrics::{FlowObs, Order};
 use crate::net::{Network, Port, NO_PROBE};
 use crate::buffer::Buffers;
 use crate::pfc::{PfcNet, NO_GATE};
 use crate::pktref::{PktRef, Slab};
 use crate::poisson::Plan;
 use crate::probe::Probe;
-use crate::routing::{Routes, NO_ROW};
+use crate::routing::{RouteState, Routes, NO_ROW};
 use crate::series::Series;
 use crate::workload::{Bound, Flow, Incast, RoundEnd, NO_BOND};
 use std::ops::ControlFlow;
@@ -144,8 +144,8 @@ pub const PORTS_PER_FLOW: usize = 12;
 pub struct World {
     pub net: Network,
     pub routes: Routes,
-    /// Per-packet choices of `spray` routing.
-    pub route_rng: Rng,
+    /// What the per-packet routing modes choose from and remember (`routing.rs`).
+    pub route: RouteState,
     /// Every flow by flow id: the flow groups', the incast servers', the Poisson flows', then
     /// from `background` on the background sources (`[udp]`).
     pub flows: Vec<Flow>,
@@ -188,6 +188,13 @@ pub struct World {
     pub pfc: Option<Box<PfcNet>>,
     /// One shared buffer per switch (`buffer.rs`), when the scenario has `[buffer]`.
     pub buffers: Option<Box<Buffers>>,
+    /// Count, per flow, the data packets that arrive out of order (`metrics::Order`): runs
+    /// whose packets may take different paths (a per-packet routing mode, a sprayed
+    /// transport).
+    pub track_order: bool,
+    /// Switch ports trim NDP's packets (`ndp.trim` in a run with NDP flows): `ports.csv` and
+    /// `summary.json` count the trims.
+    pub trimming: bool,
     /// Some flow's packets ask for in-band telemetry (`dcfair_core::telemetry`): switch ports
     /// stamp the packets that collect it, and the engine keeps the records.
     pub telemetry: bool,
@@ -200,6 +207,9 @@ pub struct Sim {
     w: World,
     /// Receiver-side observations, indexed by flow id.
     obs: Vec<FlowObs>,
+    /// Per flow, the order its data arrives in, when the run counts reordering
+    /// (`World::track_order`; else empty).
+    order: Vec<Order>,
     /// Every port's drops when the measurement window opened, by port id (empty before).
     drops_at_window: Vec<u64>,
     slab: Slab,
@@ -263,11 +273,13 @@ impl Sim {
         let n = world.flows.len();
         debug_assert_eq!(world.via.len(), n);
         let deep_hints = world.net.ports.len().min(n.saturating_mul(PORTS_PER_FLOW)) >= DEEP_HINT_PORTS;
+        let world_tracks_order = world.track_order;
         let extras = (world.pfc.is_some() as u8 * X_PFC) | (world.buffers.is_some() as u8 * X_BUFFER) | (world.telemetry as u8 * X_INT);
         let mut sim = Sim {
             q: EventQueue::new(),
             w: world,
             obs: vec![FlowObs::default(); n],
+            order: if world_tracks_order { vec![Order::default(); n] } else { Vec::new() },
             drops_at_window: Vec::new(),
             slab: Slab::default(),
             int: Vec::new(),
@@ -313,6 +325,12 @@ impl Sim {
     /// Receiver-side observations, by flow id.
     pub fn obs(&self) -> &[FlowObs] {
         &self.obs
+    }
+
+    /// The order each flow's data arrived in, by flow id, when the run counts reordering
+    /// (`World::track_order`); else `None`.
+    pub fn order(&self) -> Option<&[Order]> {
+        (!self.order.is_empty()).then_some(&self.order[..])
     }
 
     /// Events run so far.
@@ -976,7 +994,7 @@ impl Sim {
             pkt.ingress = port;
             pkt.hops = pkt.hops.saturating_add(1);
             // Routes were checked for every flow when the network was built.
-            let Some(out) = self.w.routes.next_global_port_in(node, row, col, pkt, &mut self.w.route_rng) else {
+            let Some(out) = self.w.routes.next_global_port_in(node, row, col, pkt, &mut self.w.route, &self.w.net.ports, now) else {
                 debug_assert!(false, "no route to {} at {}", pkt.dst, self.w.net.nodes[node as usize].name);
                 self.slab.free(h);
                 return;
@@ -1011,7 +1029,7 @@ impl Sim {
         // a run without bonds reads no flow's `bond` (one predictable branch per packet)
         let b = if self.w.bonds.is_empty() { NO_BOND } else { flow.bond };
         if host == flow.ids.dst {
-            let size = pkt.size;
+            let (size, seq, seq_end) = (pkt.size, pkt.seq, pkt.seq + pkt.payload as u64);
             let got = if self.extras & X_INT != 0 && pkt.int != telemetry::NONE {
                 self.int_echo = self.int[h as usize];
                 flow.ends.on_packet_int(Side::Receiver, pkt, self.int_echo.hops(), now, &mut out)
@@ -1021,6 +1039,9 @@ impl Sim {
             self.slab.free(h);
             if got.arrival {
                 self.obs[f].arrival(now, flow.start, size, in_window);
+                if !self.order.is_empty() {
+                    self.order[f].arrival(seq, seq_end);
+                }
             }
             let delivered = got.delivered;
             if b != NO_BOND {

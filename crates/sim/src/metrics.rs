@@ -54,6 +54,28 @@ impl FlowObs {
     }
 }
 
+/// The order of a flow's data arrivals at its receiver: a packet arrives out of order when data
+/// beyond its first byte has already arrived (a later packet overtook it, or it is a
+/// retransmission filling a hole).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Order {
+    /// One past the highest byte arrived so far.
+    pub high: u64,
+    /// Data packets that arrived out of order.
+    pub reordered: u64,
+}
+
+impl Order {
+    /// A data packet carrying bytes `[seq, end)` arrived.
+    #[inline]
+    pub fn arrival(&mut self, seq: u64, end: u64) {
+        if seq < self.high {
+            self.reordered += 1;
+        }
+        self.high = self.high.max(end);
+    }
+}
+
 pub fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
 }

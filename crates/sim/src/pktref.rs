@@ -8,9 +8,10 @@
 //! - A port's discipline stores a [`PktRef`]: the handle plus a copy of the header fields a
 //!   discipline reads ([`QPacket`]), 32 bytes instead of the packet's 152. The copy is taken
 //!   when the packet is offered to the port (after routing and FairQ have changed it) and no
-//!   field of the copy except `ecn` changes while it is queued. A CE mark set on the copy is
-//!   written back to the packet when the port dequeues it ([`Slab::launch`]); disciplines only
-//!   ever set CE, so writing CE when the copy says CE is exact.
+//!   field of the copy except `ecn` and `size` changes while it is queued. A CE mark set on the
+//!   copy is written back to the packet when the port dequeues it ([`Slab::launch`]);
+//!   disciplines only ever set CE, so writing CE when the copy says CE is exact. A smaller
+//!   `size` is a trim (`QPacket::trim`), written back the same way.
 //! - Every [`PktRef`] a discipline reports in `QdiscEvents::dropped` frees its slot at once; a
 //!   slot's packet is stale after it is freed and is overwritten when the slot is reused.
 //! - Handles are not part of any ordering (events tie by time, tie key and insertion), so the
@@ -101,6 +102,7 @@ impl QPacket for PktRef {
         match (self.ports >> 48) as u8 {
             6 => Proto::Tcp,
             17 => Proto::Udp,
+            200 => Proto::Ndp,
             _ => Proto::Credit,
         }
     }
@@ -111,6 +113,10 @@ impl QPacket for PktRef {
     #[inline(always)]
     fn dst(&self) -> Addr {
         self.dst
+    }
+    /// Only `size` changes here; [`Slab::launch`] writes the trim to the packet.
+    fn trim(&mut self, size: u32) {
+        self.size = size;
     }
 }
 
@@ -164,12 +170,16 @@ impl Slab {
     pub fn pkt(&self, h: u32) -> &Packet {
         &self.items[h as usize].pkt
     }
-    /// A port dequeued `r`: write back its CE mark and where it arrives.
+    /// A port dequeued `r`: write back its CE mark, a trim (its size is smaller), and where it
+    /// arrives.
     #[inline]
     pub fn launch(&mut self, r: &PktRef, node: u32, port: u16) {
         let f = &mut self.items[r.handle as usize];
         if r.ecn() == Ecn::Ce {
             f.pkt.ecn = Ecn::Ce;
+        }
+        if r.size != f.pkt.size {
+            f.pkt.trim(r.size);
         }
         f.node = node;
         f.port = port;

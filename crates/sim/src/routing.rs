@@ -38,18 +38,39 @@
 //!     credits) retrace its path on topologies whose tiers mirror each other (dumbbell, parking
 //!     lot, leaf-spine, fat-tree: the same choice index at the same hop number is the mirror
 //!     link);
-//!   - `spray`: a fresh random choice per packet (per-packet spraying), from the switch's stream;
+//!   - `spray`: a fresh random choice per packet (per-packet spraying), from the stream
+//!     `routing.spray`;
+//!   - `spray_round_robin`: oblivious round robin per packet: every choice set of every switch
+//!     keeps a counter (starting at an index drawn from `routing.spray`) that each packet
+//!     through it advances, whatever its flow;
+//!   - `flowlet`: a flow keeps its next hop at a switch while its packets there are at most
+//!     `routing.flowlet_gap_us` apart; the first packet after a longer gap starts a flowlet and
+//!     draws a new next hop (LetFlow's random choice), from `routing.spray`;
+//!   - `adaptive`: each packet takes the next hop whose port holds the fewest bytes queued at
+//!     that instant (local queue length), ties drawn from `routing.spray`;
 //!   - `dst_bits`: the index is the destination's host number modulo the choices: the static
 //!     two-level routing of the Outcast paper's fat-tree testbed (by destination address bits).
+//! - The last three modes keep state: [`RouteState`], which the engine owns and passes in with
+//!   its ports and the time ([`Routes::next_global_port_in`]). [`Routes::next_port`] and
+//!   [`Routes::next_global_port`] have no such state and draw at random where those modes would
+//!   use it (only the real-packet switch, which refuses them, and tests call them).
+//! - Sprayed transports: with `spray_proto` set ([`Routes::with_sprayed`]), a packet of that
+//!   protocol (NDP's) is spread per packet under `ecmp`, `symmetric` and `dst_bits`, as its
+//!   transport asks: one with payload by the path number its sender put in its source port
+//!   (with `digits`: a switch with `n` choices at the packet's `h`-th hop takes digit `h - 1`
+//!   of that number in base `n`, so a sender that cycles through the numbers takes every path
+//!   of a fat-tree or leaf-spine equally often), else at random. Under the per-packet modes it
+//!   follows the mode like every packet.
 //! - Equal-length routing: a packet with `via != NO_VIA` first goes to switch `via` (a core),
 //!   which clears it; the end points choose `via` per flow (see `workload.rs`).
 //! - A destination no switch can reach is an error found when the scenario is built, never at
 //!   run time (see `Routes::first_unreachable`), and so is a routing loop (`Routes::first_loop`,
 //!   which cannot happen with shortest-path tables and is verified all the same).
 
-use crate::net::{Network, NodeKind};
+use crate::net::{Network, NodeKind, Port};
 use dcfair_core::packet::{hash_flow, Packet, Proto, NO_VIA};
 use dcfair_core::rng::{mix64, Rng};
+use dcfair_core::time::{SimDuration, SimTime};
 use rand::Rng as _;
 use std::collections::{HashMap, VecDeque};
 
@@ -91,6 +112,40 @@ pub struct Routes {
     direct: Vec<u32>,
     /// A fat-tree's or leaf-spine's next hops towards hosts by tier ([`Routes::with_tiers`]).
     tiered: Option<Tiered>,
+    /// The protocol number whose packets are sprayed whatever a per-flow mode says (module
+    /// rules), or 0: none; with `spray_digits`, its packets with payload take the path number
+    /// in their source port.
+    spray_proto: u8,
+    spray_digits: bool,
+}
+
+/// What the stateful modes remember between packets, and the stream of every random choice
+/// (module rules). The engine owns it; the tables stay read-only.
+#[derive(Debug)]
+pub struct RouteState {
+    /// `routing.spray`: spraying, flowlet starts, adaptive ties.
+    pub rng: Rng,
+    /// `spray_round_robin`: per choice set, by where it starts in `Routes::global`, the index the
+    /// next packet takes.
+    rr: Vec<u32>,
+    /// `flowlet`: per (switch, flow), by hash, the time of the flow's last packet there, the
+    /// choice set it was chosen from (where it starts) and the index chosen in it.
+    flowlets: HashMap<u64, (SimTime, u32, u32)>,
+    /// `routing.flowlet_gap_us`.
+    gap: SimDuration,
+}
+
+impl RouteState {
+    /// The state of a run of `routes`: round-robin counters at an index drawn from `rng`, no
+    /// flowlet yet, flowlets split by idle times above `gap`.
+    pub fn new(routes: &Routes, mut rng: Rng, gap: SimDuration) -> RouteState {
+        let rr = if routes.mode == RoutingMode::SprayRoundRobin {
+            routes.group_len.iter().map(|&len| if len > 1 { rng.gen_range(0..len) } else { 0 }).collect()
+        } else {
+            Vec::new()
+        };
+        RouteState { rng, rr, flowlets: HashMap::new(), gap }
+    }
 }
 
 /// How a fat-tree or leaf-spine builder lays out its switches, in node order: `edges` edge
@@ -194,6 +249,16 @@ enum Lookup<'a> {
     /// No route.
     None,
 }
+
+/// How a choice that is not a function of the packet's header is made: a draw from a stream
+/// alone, or with the engine's state.
+enum Chooser<'a> {
+    Draw(&'a mut Rng),
+    State { st: &'a mut RouteState, ports: &'a [Port], now: SimTime },
+}
+
+/// Salts the flowlet table's key of a (switch, flow): the switch's id is xored in.
+const FLOWLET_SALT: u64 = 0x666c_6f77_6c65_7400;
 
 /// A `table` entry of several choices (see `Routes::table`).
 const GROUP: u32 = 1 << 31;
@@ -351,7 +416,7 @@ impl Routes {
             }
         }
         let packet_col = dest.iter().map(|d| u16::try_from(d.col).map_or(NO_COL, |c| c.min(NO_COL))).collect();
-        let mut r = Routes { slot, dest, packet_col, cols, table, ports, group_len, global, local, mode, hash_base: 0, direct: Vec::new(), tiered: None };
+        let mut r = Routes { slot, dest, packet_col, cols, table, ports, group_len, global, local, mode, hash_base: 0, direct: Vec::new(), tiered: None, spray_proto: 0, spray_digits: false };
         r.direct = r.direct_table();
         r
     }
@@ -437,12 +502,26 @@ impl Routes {
         agrees.then_some(tiered)
     }
 
+    /// The same tables, with the packets of protocol `proto` sprayed under the per-flow modes
+    /// (module rules): by the path number in their source port (`digits`, for packets with
+    /// payload) or at random.
+    pub fn with_sprayed(mut self, proto: Proto, digits: bool) -> Routes {
+        self.spray_proto = proto as u8;
+        self.spray_digits = digits;
+        self
+    }
+
     /// The same tables with the flow hash of `ecmp` and `symmetric` seeded by `seed` (at most
     /// 2^56 - 1; 0 is the unseeded hash): a new, independent choice of paths for every seed.
     pub fn with_hash_seed(mut self, seed: u64) -> Routes {
         debug_assert!(seed < 1 << 56);
         self.hash_base = seed << 8;
         self
+    }
+
+    /// Whether some switch has several next hops towards some node (a path to choose).
+    pub fn has_choices(&self) -> bool {
+        !self.global.is_empty()
     }
 
     /// How switches pick among equal-cost next hops (fixed when the tables are built).
@@ -482,14 +561,20 @@ impl Routes {
     /// Clears `pkt.via` when `sw` is the waypoint.
     #[inline]
     pub fn next_port(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u16> {
-        self.pick(sw, pkt, rng).map(|p| self.local[p as usize])
+        self.pick(sw, pkt, &mut Chooser::Draw(rng)).map(|p| self.local[p as usize])
     }
 
     /// Like [`Routes::next_port`], but the port's global id (what the engine needs: no look-up
     /// in the node's port list).
     #[inline]
     pub fn next_global_port(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
-        self.next_global_port_in(sw, self.row(sw), self.column(pkt.dst), pkt, rng)
+        let (row, col) = (self.row(sw), self.column(pkt.dst));
+        if pkt.via == NO_VIA && row != NO_ROW {
+            if let Some(p) = self.direct_hit(row, pkt.dst) {
+                return Some(p);
+            }
+        }
+        self.next_global_port_table(sw, row, col, pkt, &mut Chooser::Draw(rng))
     }
 
     /// The row of node `node` in the tables: a switch's number among switches, [`NO_ROW`] for
@@ -515,15 +600,16 @@ impl Routes {
     /// Always inlined, and only its direct-table hit: the engine's `Sim::run` is large enough
     /// that LLVM stopped inlining a plain `#[inline]` here (one call per hop, about 0.8 % of a
     /// dumbbell's instructions); the rest is [`Routes::next_global_port_table`], out of line.
+    /// `st`, `ports` and `now` serve the stateful modes (module rules).
     #[inline(always)]
-    pub fn next_global_port_in(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
+    pub fn next_global_port_in(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, st: &mut RouteState, ports: &[Port], now: SimTime) -> Option<u32> {
         debug_assert!(row == self.row(sw) && (col == self.column(pkt.dst) || col == NO_COL));
         if pkt.via == NO_VIA && row != NO_ROW {
             if let Some(p) = self.direct_hit(row, pkt.dst) {
                 return Some(p);
             }
         }
-        self.next_global_port_table(sw, row, col, pkt, rng)
+        self.next_global_port_table(sw, row, col, pkt, &mut Chooser::State { st, ports, now })
     }
 
     /// The direct table's next hop at switch row `row` towards node `dst`, when there is a
@@ -540,23 +626,23 @@ impl Routes {
     /// [`Routes::next_global_port_in`] past the direct table: the compact table, a choice set,
     /// or a waypoint.
     #[inline(never)]
-    fn next_global_port_table(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
+    fn next_global_port_table(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, ch: &mut Chooser) -> Option<u32> {
         if pkt.via == NO_VIA {
             if row == NO_ROW {
                 return None;
             }
             return match self.lookup(sw, row, col, pkt.dst) {
                 Lookup::Port(p) => Some(p),
-                Lookup::Choose(e, d) => Some(self.choose(e, d, pkt, rng)),
+                Lookup::Choose(e, d) => Some(self.choose(sw, e, d, pkt, ch)),
                 Lookup::None => None,
             };
         }
-        self.pick(sw, pkt, rng)
+        self.pick(sw, pkt, ch)
     }
 
     /// The global id of the chosen next hop (a packet with a waypoint).
     #[inline]
-    fn pick(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u32> {
+    fn pick(&self, sw: u32, pkt: &mut Packet, ch: &mut Chooser) -> Option<u32> {
         if pkt.via == sw {
             pkt.via = NO_VIA;
         }
@@ -572,19 +658,62 @@ impl Routes {
         if e == NO_ROUTE {
             return None;
         }
-        Some(self.choose(e, &self.dest[pkt.dst as usize], pkt, rng))
+        Some(self.choose(sw, e, &self.dest[pkt.dst as usize], pkt, ch))
     }
 
     /// The next hop among the choice set of entry `e` (several choices) for `pkt`, whose
     /// destination is `d`, by the routing mode.
     #[inline(always)]
-    fn choose(&self, e: u32, d: &Dest, pkt: &Packet, rng: &mut Rng) -> u32 {
+    fn choose(&self, sw: u32, e: u32, d: &Dest, pkt: &Packet, ch: &mut Chooser) -> u32 {
         let start = (e & START_MASK) as usize;
         let i = match self.index(e, d, pkt, pkt.hops) {
             Some(i) => i,
-            None => rng.gen_range(0..self.group_len[start] as u64) as usize,
+            None => self.choose_per_packet(sw, start, pkt, ch),
         };
         self.global[start + i]
+    }
+
+    /// The index in the choice set that starts at `start` of a packet whose choice is not a
+    /// function of its header (module rules): a draw, or the stateful modes' rule.
+    #[inline(never)]
+    fn choose_per_packet(&self, sw: u32, start: usize, pkt: &Packet, ch: &mut Chooser) -> usize {
+        let len = self.group_len[start];
+        let (st, ports, now) = match ch {
+            Chooser::Draw(rng) => return rng.gen_range(0..len as u64) as usize,
+            Chooser::State { st, ports, now } => (&mut **st, *ports, *now),
+        };
+        match self.mode {
+            RoutingMode::SprayRoundRobin => {
+                let c = &mut st.rr[start];
+                let i = *c;
+                *c = if i + 1 == len { 0 } else { i + 1 };
+                i as usize
+            }
+            RoutingMode::Flowlet => {
+                let key = hash_flow(pkt.flow_key(), FLOWLET_SALT ^ sw as u64);
+                let gap = st.gap;
+                match st.flowlets.get_mut(&key) {
+                    Some((last, set, i)) if *set == start as u32 && now.saturating_since(*last) <= gap => {
+                        *last = now;
+                        *i as usize
+                    }
+                    _ => {
+                        let i = st.rng.gen_range(0..len as u64) as usize;
+                        st.flowlets.insert(key, (now, start as u32, i as u32));
+                        i
+                    }
+                }
+            }
+            RoutingMode::Adaptive => {
+                let set = &self.global[start..start + len as usize];
+                let load = |p: u32| ports.get(p as usize).map_or(0, |p| p.queue.len_bytes());
+                let least = set.iter().map(|&p| load(p)).min().unwrap_or(0);
+                let ties = set.iter().filter(|&&p| load(p) == least).count();
+                let k = if ties > 1 { st.rng.gen_range(0..ties as u64) as usize } else { 0 };
+                set.iter().enumerate().filter(|&(_, &p)| load(p) == least).nth(k).map_or(0, |(i, _)| i)
+            }
+            _ => st.rng.gen_range(0..len as u64) as usize,
+        }
     }
 
     /// The index in the choice set of `table` entry `e` that every mode but `spray` picks for
@@ -592,6 +721,15 @@ impl Routes {
     #[inline(always)]
     fn index(&self, e: u32, d: &Dest, pkt: &Packet, hops: u8) -> Option<usize> {
         let start = (e & START_MASK) as usize;
+        if pkt.proto as u8 == self.spray_proto {
+            if !self.spray_digits || pkt.payload == 0 {
+                return None;
+            }
+            // the path number's digit for this hop, in base the choice set's length
+            let len = self.group_len[start] as u64;
+            let place = len.saturating_pow(hops.saturating_sub(1) as u32);
+            return Some((pkt.sport as u64 / place % len) as usize);
+        }
         Some(match self.mode {
             // the host's index in sets of the first three lengths, else a division
             RoutingMode::DstBits => match (e & !GROUP) >> LEN_SHIFT {
@@ -600,7 +738,7 @@ impl Routes {
             },
             RoutingMode::Ecmp => (hash_flow(pkt.flow_key(), self.hash_base | hops as u64) % self.group_len[start] as u64) as usize,
             RoutingMode::Symmetric => (hash_flow(unordered_key(pkt), self.hash_base | hops as u64) % self.group_len[start] as u64) as usize,
-            RoutingMode::Spray => return None,
+            RoutingMode::Spray | RoutingMode::SprayRoundRobin | RoutingMode::Flowlet | RoutingMode::Adaptive => return None,
         })
     }
 
@@ -993,13 +1131,14 @@ mod tests {
                             let p = Packet { via, hops, ..pkt(1 - dst.min(1), dst, sport) };
                             let (mut p1, mut p2) = (p.clone(), p);
                             let got = r.next_global_port(sw, &mut p1, &mut a);
-                            let want = r.pick(sw, &mut p2, &mut b);
+                            let want = r.pick(sw, &mut p2, &mut Chooser::Draw(&mut b));
                             assert_eq!(got, want, "{mode:?} at {sw} to {dst} via {via}");
                             assert_eq!(p1, p2);
                             if mode != RoutingMode::Spray {
                                 // a column too wide for the packet's record: read from its `Dest`
                                 let mut p3 = Packet { via, hops, ..pkt(1 - dst.min(1), dst, sport) };
-                                assert_eq!(r.next_global_port_in(sw, r.row(sw), NO_COL, &mut p3, &mut b), want);
+                                let mut st = RouteState::new(&r, b.clone(), SimDuration::from_us(1));
+                                assert_eq!(r.next_global_port_in(sw, r.row(sw), NO_COL, &mut p3, &mut st, &[], SimTime::ZERO), want);
                             }
                             // the hint, taken before arrival (one hop fewer), names the same port
                             if hops > 0 {
@@ -1174,8 +1313,8 @@ mod tests {
                                 p.hops = sport as u8;
                                 let (row, col) = (table.row(sw), table.column(dst));
                                 // past the direct table, which routing by tier does not replace
-                                let want = table.next_global_port_table(sw, row, col, &mut p.clone(), &mut rngs[0]);
-                                let got = tiered.next_global_port_table(sw, row, col, &mut p.clone(), &mut rngs[1]);
+                                let want = table.next_global_port_table(sw, row, col, &mut p.clone(), &mut Chooser::Draw(&mut rngs[0]));
+                                let got = tiered.next_global_port_table(sw, row, col, &mut p.clone(), &mut Chooser::Draw(&mut rngs[1]));
                                 assert_eq!(got, want, "{topo} {t:?} {mode:?} {sw} -> {dst}");
                                 assert_eq!(tiered.hint(sw, row, col, &p), table.hint(sw, row, col, &p), "{topo} {t:?} {mode:?} hint {sw} -> {dst}");
                             }

@@ -62,6 +62,12 @@ fn load(path: &str, overrides: &[String]) -> Result<dcfair_sim::Scenario, Error>
     if sc.buffer.is_some() {
         return Err(Error::invalid("buffer", "the real-packet switch gives each port its own buffer: shared buffers run in the simulator only"));
     }
+    if sc.routing.mode.stateful() {
+        return Err(Error::invalid(
+            "routing.mode",
+            format!("\"{}\" keeps per-switch state the real-packet switch does not model: it runs in the simulator only (ecmp, symmetric, spray and dst_bits run here)", sc.routing.mode.as_str()),
+        ));
+    }
     Ok(sc)
 }
 
@@ -365,8 +371,8 @@ mod tests {
     }
 
     #[test]
-    fn a_lossless_or_shared_buffer_scenario_is_refused_by_name() {
-        for (set, key) in [("pfc.priority=3", "pfc"), ("buffer.bytes=1000000", "buffer")] {
+    fn a_lossless_shared_buffer_or_stateful_routing_scenario_is_refused_by_name() {
+        for (set, key) in [("pfc.priority=3", "pfc"), ("buffer.bytes=1000000", "buffer"), ("routing.mode=flowlet", "routing.mode")] {
             match load(OUTCAST, &[set.to_string()]) {
                 Err(Error::Invalid { key: k, .. }) => assert_eq!(k, key),
                 other => panic!("{set}: {:?}", other.map(|_| ())),

@@ -236,7 +236,7 @@ impl Switch {
                 routes.push((Prefix::parse(s).expect("validated"), i as u16));
             }
             let rate = BitsPerSec(p.rate_bps.round() as u64);
-            let ctx = PortContext { rate, mtu: MTU, port_index: i as u64, streams };
+            let ctx = PortContext { rate, mtu: MTU, port_index: i as u64, streams, host: false };
             ports.push(Port {
                 iface: p.iface.clone(),
                 queue: Queue::new(p.queue.build(&ctx)),

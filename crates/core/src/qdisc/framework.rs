@@ -111,6 +111,10 @@ pub trait QPacket: Clone + Default + std::fmt::Debug {
     fn proto(&self) -> Proto;
     fn src(&self) -> Addr;
     fn dst(&self) -> Addr;
+    /// A trimming discipline cuts the packet to its `size` header bytes (payload dropped, the
+    /// header kept): `size()` reads `size` from now on, and the packet, once dequeued, is
+    /// marked [`flags::TRIMMED`](crate::packet::flags::TRIMMED).
+    fn trim(&mut self, size: u32);
 }
 
 impl QPacket for Packet {
@@ -150,6 +154,10 @@ impl QPacket for Packet {
     fn dst(&self) -> Addr {
         self.dst
     }
+    fn trim(&mut self, size: u32) {
+        self.size = size;
+        self.flags |= crate::packet::flags::TRIMMED;
+    }
 }
 
 /// A packet a discipline refused or pushed out.
@@ -167,11 +175,14 @@ pub struct Dropped<P = Packet> {
 pub struct QdiscEvents<P = Packet> {
     pub dropped: Vec<Dropped<P>>,
     pub marks: [u32; MarkReason::COUNT],
+    /// Bytes a trimming discipline cut from the packet it stored in this call
+    /// ([`QPacket::trim`]): the packet is stored at its trimmed size.
+    pub cut_bytes: u32,
 }
 
 impl<P> Default for QdiscEvents<P> {
     fn default() -> Self {
-        QdiscEvents { dropped: Vec::new(), marks: [0; MarkReason::COUNT] }
+        QdiscEvents { dropped: Vec::new(), marks: [0; MarkReason::COUNT], cut_bytes: 0 }
     }
 }
 
@@ -187,6 +198,7 @@ impl<P> QdiscEvents<P> {
     pub fn clear(&mut self) {
         self.dropped.clear();
         self.marks = [0; MarkReason::COUNT];
+        self.cut_bytes = 0;
     }
 }
 
@@ -257,6 +269,8 @@ pub struct ByReason {
     pub dropped_before: [(u64, u64); DropReason::COUNT],
     /// Pushed out after enqueue, by reason (packets, bytes).
     pub dropped_after: [(u64, u64); DropReason::COUNT],
+    /// Packets stored trimmed ([`QPacket::trim`]), and the bytes cut from them.
+    pub trims: (u64, u64),
 }
 
 impl QdiscStats {
@@ -350,7 +364,12 @@ impl<Q: Qdisc> Queue<Q> {
                 c.1 += b;
             }
         }
-        let (in_pkts, in_bytes) = if refused { (0, 0) } else { (1, size) };
+        let (in_pkts, in_bytes) = if refused { (0, 0) } else { (1, size - ev.cut_bytes as u64) };
+        if ev.cut_bytes != 0 {
+            let t = &mut self.stats.by_reason.trims;
+            t.0 += 1;
+            t.1 += ev.cut_bytes as u64;
+        }
         self.stats.enqueued_pkts += in_pkts;
         self.stats.enqueued_bytes += in_bytes;
         self.stats.len_pkts = self.stats.len_pkts + in_pkts - out_pkts;
@@ -462,6 +481,8 @@ pub struct PortContext {
     /// Global index of the port (used to name its random stream).
     pub port_index: u64,
     pub streams: Streams,
+    /// The port is a host's NIC (else a switch's).
+    pub host: bool,
 }
 
 

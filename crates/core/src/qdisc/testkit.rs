@@ -24,7 +24,7 @@ pub fn pkt(flow: u32, seq: u64, size: u32) -> Packet {
 }
 
 pub fn ctx(seed: u64) -> PortContext {
-    PortContext { rate: BitsPerSec(100_000_000), mtu: 1500, port_index: 0, streams: Streams::new(seed) }
+    PortContext { rate: BitsPerSec(100_000_000), mtu: 1500, port_index: 0, streams: Streams::new(seed), host: false }
 }
 
 /// Drives `q` with `ops` (true = arrival of a packet of flow `flows[i]`, false = departure)

@@ -120,6 +120,11 @@ pub struct TcpConfig {
     pub initial_rto_s: f64,
     /// Duplicate ACKs that trigger a fast retransmit.
     pub dupack_threshold: u32,
+    /// A reordering window in the style of RACK (RFC 8985), microseconds: once the duplicate
+    /// ACKs reach `dupack_threshold`, the sender waits this long before it deems the segment
+    /// lost and retransmits; an ACK that fills the hole meanwhile shows it was reordered, not
+    /// lost. 0 (the default) retransmits at once.
+    pub reorder_window_us: f64,
     /// Open with SYN / SYN-ACK / ACK; without it data flows from `start()`.
     pub handshake: bool,
     /// Largest RTO backoff multiplier: the RTO doubles per timeout until `max_backoff` times the
@@ -229,6 +234,7 @@ impl Default for TcpConfig {
             max_rto_s: 60.0,
             initial_rto_s: 1.0,
             dupack_threshold: 3,
+            reorder_window_us: 0.0,
             handshake: true,
             max_backoff: 64,
             timestamps: false,
@@ -342,6 +348,7 @@ impl TcpConfig {
             return Err(ConfigError::new("max_backoff", "must be at least 1 (1 disables backoff)"));
         }
         duration("delack_timeout_ms", self.delack_timeout_ms, 1e3, false)?;
+        duration("reorder_window_us", self.reorder_window_us, 1e6, false)?;
         duration("min_rto_ms", self.min_rto_ms, 1e3, false)?;
         duration("max_rto_s", self.max_rto_s, 1.0, true)?;
         duration("initial_rto_s", self.initial_rto_s, 1.0, true)?;

@@ -361,6 +361,8 @@ transports! {
             "ExpressPass: receiver-driven credits, rate-limited at every switch port (the SIGCOMM 2017 paper)";
         Roce roce [roce] => roce::RoceEnds, boxed:
             "RoCEv2: PSN-numbered packets paced at a rate, go-back-N or selective (IRN) recovery, DCQCN or TIMELY";
+        Ndp ndp [ndp] => ndp::NdpEnds, boxed:
+            "NDP: a full window at once, then one packet per PULL paced by the receiver; switches trim payloads to headers (SIGCOMM 2017)";
     }
     built {
         Mptcp mptcp => mptcp::Subflow, inline, bond mptcp::Connection:

@@ -13,7 +13,6 @@ use super::{insert_fct, num};
 use crate::columns::{CatBuilder, Column, Table};
 use crate::engine::Sim;
 use crate::metrics::{jain, mean, variance, FlowObs};
-use crate::routing::RoutingMode;
 use crate::workload::{Flow, NO_BOND};
 use dcfair_core::tcp::SenderStats;
 use serde_json::{json, Map, Value};
@@ -140,6 +139,13 @@ pub(super) fn summary(sim: &Sim, fig: &Figures<'_>, window: f64, m: &mut Map<Str
         m.insert(format!("throughput_bps_{}", w.group_names[u.group as usize]), num(Some(got as f64 * 8.0 / window)));
     }
     insert_fct(m, "", &fcts);
+    if let Some(order) = sim.order() {
+        // over the counted rows' flows: the share of their data arrivals that came out of order
+        let ids = || fig.rows.iter().map(|r| r.flow.ids.flow as usize);
+        let reordered: u64 = ids().map(|f| order[f].reordered).sum();
+        let arrivals: u64 = ids().map(|f| sim.obs()[f].arrivals).sum();
+        m.insert("reordered_fraction".into(), num((arrivals > 0).then(|| reordered as f64 / arrivals as f64)));
+    }
 }
 
 /// `flows.csv` as columns: one row per counted row ([`rows`]), then one per background source.
@@ -213,6 +219,10 @@ pub(super) fn table(sim: &Sim, rows: &[Row<'_>]) -> Table {
     t.push("group", group.finish());
     t.push("size_bytes", Column::OptF64(size_bytes));
     t.push("pkts_sent_in_window", Column::U64(pkts_sent_in_window));
+    if let Some(order) = sim.order() {
+        let ids = rows.iter().map(|r| r.flow.ids.flow).chain(background.iter().map(|u| u.ids.flow));
+        t.push("reordered_pkts", Column::U64(ids.map(|f| order[f as usize].reordered).collect()));
+    }
     t
 }
 
@@ -267,18 +277,19 @@ pub(super) fn subflows_table(sim: &Sim) -> Option<Table> {
 
 /// The switches a data packet of flow `f` crosses from its source to its destination, joined
 /// by `>`: the routes walked with the flow's 5-tuple and waypoint, as the engine routes each
-/// packet (ecmp, symmetric, dst_bits). `"spray"` under per-packet spraying and
-/// `"random_packet"` with a core drawn per packet: those have no single path.
+/// packet (ecmp, symmetric, dst_bits). The mode's name under the per-packet modes (`spray`,
+/// `spray_round_robin`, `flowlet`, `adaptive`) and `"random_packet"` with a core drawn per
+/// packet: those have no single path.
 pub(super) fn path_of(sim: &Sim, f: &Flow) -> String {
     let w = sim.world();
     let via = w.via[f.ids.flow as usize];
-    if w.routes.mode() == RoutingMode::Spray {
-        return "spray".into();
+    if w.routes.mode().per_packet() {
+        return w.routes.mode().as_str().into();
     }
     if via == crate::engine::VIA_PER_PACKET {
         return "random_packet".into();
     }
-    // no choice below draws from it: spray, the one mode that does, has returned
+    // no choice below draws from it: the per-packet modes, the ones that do, have returned
     let mut rng = dcfair_core::rng::Streams::new(0).stream("mptcp.path", 0);
     let mut pkt = f.ids.forward();
     pkt.via = via;

@@ -39,6 +39,12 @@ pub(super) fn summary(sim: &Sim, window: f64, m: &mut Map<String, Value>) {
     if let Some(fq) = sim.world().fairq.as_deref() {
         m.insert("fairq_rewrites".into(), json!(fq.core.rewrites));
     }
+    if sim.world().trimming {
+        // over every port, measured or not: where a fabric trims is part of the answer
+        let ports = &sim.world().net.ports;
+        m.insert("trims".into(), json!(ports.iter().map(|p| p.queue.stats.by_reason.trims.0).sum::<u64>()));
+        m.insert("trimmed_bytes".into(), json!(ports.iter().map(|p| p.queue.stats.by_reason.trims.1).sum::<u64>()));
+    }
     if let Some(b) = sim.world().buffers.as_deref() {
         m.insert("buffer_max_used_bytes".into(), json!(b.sw.iter().map(|s| s.max_used).max().unwrap_or(0)));
         m.insert("buffer_drops".into(), json!(b.sw.iter().map(|s| s.drops).sum::<u64>()));
@@ -83,6 +89,9 @@ pub(super) fn table(sim: &Sim, window: f64) -> Table {
     t.push("rate_bps", u64s(&|p| p.rate.0));
     t.push("max_queue_bytes", u64s(&|p| p.queue.stats.max_len_bytes));
     t.push("window_drops", Column::U64(ids.iter().map(|&i| sim.window_drops(i)).collect()));
+    if w.trimming {
+        t.push("trims", Column::U64(rows.iter().map(|p| p.queue.stats.by_reason.trims.0).collect()));
+    }
     if let Some(pfc) = pfc {
         let of = |f: &dyn Fn(&PfcPort) -> u64| Column::U64(ids.iter().map(|&i| f(&pfc.ports[i])).collect());
         t.push("measured", Column::U64(rows.iter().map(|p| p.measured as u64).collect()));

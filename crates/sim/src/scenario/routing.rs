@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The `[routing]` table: how switches choose among equal-cost next hops (`routing.rs`).
-#[derive(Clone, Debug, Deserialize, Serialize, Default)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoutingConfig {
     #[serde(default)]
@@ -25,6 +25,26 @@ pub struct RoutingConfig {
     /// different seeds put the same flows on different paths.
     #[serde(default)]
     pub hash_seed: HashSeed,
+    /// `mode = "flowlet"`: the idle time, microseconds, after which a flow's next packet may
+    /// take another next hop (a new flowlet).
+    #[serde(default = "default_flowlet_gap_us")]
+    pub flowlet_gap_us: f64,
+}
+
+fn default_flowlet_gap_us() -> f64 {
+    100.0
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig {
+            mode: RoutingMode::default(),
+            equal_length: false,
+            core: CoreChoice::default(),
+            hash_seed: HashSeed::default(),
+            flowlet_gap_us: default_flowlet_gap_us(),
+        }
+    }
 }
 
 /// How a switch picks among equal-cost next hops (`routing.mode`; the modes are described in
@@ -36,7 +56,33 @@ pub enum RoutingMode {
     Ecmp,
     Symmetric,
     Spray,
+    SprayRoundRobin,
+    Flowlet,
+    Adaptive,
     DstBits,
+}
+
+impl RoutingMode {
+    /// A flow's packets may take different paths: no single path per flow.
+    pub fn per_packet(self) -> bool {
+        matches!(self, RoutingMode::Spray | RoutingMode::SprayRoundRobin | RoutingMode::Flowlet | RoutingMode::Adaptive)
+    }
+    /// Its name, as `routing.mode` takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoutingMode::Ecmp => "ecmp",
+            RoutingMode::Symmetric => "symmetric",
+            RoutingMode::Spray => "spray",
+            RoutingMode::SprayRoundRobin => "spray_round_robin",
+            RoutingMode::Flowlet => "flowlet",
+            RoutingMode::Adaptive => "adaptive",
+            RoutingMode::DstBits => "dst_bits",
+        }
+    }
+    /// The choice needs state the engine keeps (a counter, a flowlet table, the ports' queues).
+    pub fn stateful(self) -> bool {
+        matches!(self, RoutingMode::SprayRoundRobin | RoutingMode::Flowlet | RoutingMode::Adaptive)
+    }
 }
 
 /// `routing.hash_seed`: a fixed seed of the flow hash, or one drawn from the run's seed.

@@ -39,6 +39,7 @@ impl Scenario {
             }
         }
         self.topology.validate().map_err(|e| e.within("topology"))?;
+        positive("routing.flowlet_gap_us", self.routing.flowlet_gap_us)?;
         validate_series(self).map_err(|e| e.within("measure"))?;
         validate_group_windows(self).map_err(|e| e.within("measure"))?;
         validate_probes(self).map_err(|e| e.within("measure"))?;
@@ -58,6 +59,26 @@ impl Scenario {
         }
         if let Some(pfc) = &self.pfc {
             pfc.validate().map_err(|e| e.within("pfc"))?;
+        }
+        if self.transports_used().contains(&TransportKind::Ndp) {
+            let ndp = self.ndp.clone().unwrap_or_default();
+            // the data queue NDP trims above must fit in the switch ports' buffer
+            let buffer = match (self.queue.limit_bytes, self.queue.limit_pkts) {
+                (Some(b), _) => Some(b),
+                (None, Some(p)) => Some(p as u64 * ndp.packet_bytes() as u64),
+                (None, None) => None,
+            };
+            if let Some(b) = buffer.filter(|&b| ndp.trim && ndp.trim_bytes() > b) {
+                return Err(ConfigError::new(
+                    "ndp.trim_threshold_pkts",
+                    format!(
+                        "{} packets of {} bytes ({} bytes) is above the switch ports' buffer of {b} bytes (queue.limit_pkts / queue.limit_bytes): the data queue would drop before it trims",
+                        ndp.trim_threshold_pkts,
+                        ndp.mss_bytes,
+                        ndp.trim_bytes()
+                    ),
+                ));
+            }
         }
         if self.transports_used().contains(&TransportKind::Roce) {
             let roce = self.roce.clone().unwrap_or_default();

@@ -63,7 +63,7 @@ impl<'a> Kit<'a> {
 
     /// The queue of a new port: its default kind, then `layers` (least specific first), then
     /// the scenario's `[ports]` entry for `name`.
-    fn queue(&self, name: &str, kind: QueueKind, layers: &[Layer], rate: BitsPerSec, port_index: u64) -> SimQueue {
+    fn queue(&self, name: &str, kind: QueueKind, layers: &[Layer], rate: BitsPerSec, port_index: u64, host: bool) -> SimQueue {
         let mut cfg = match kind {
             QueueKind::Scenario => self.sc.queue.clone(),
             QueueKind::Host if self.sc.host_queue.is_some() => self.sc.host_queue().expect("checked"),
@@ -101,7 +101,7 @@ impl<'a> Kit<'a> {
                 cfg = QueueConfig::default(); // not run: build reports the error
             }
         }
-        let ctx = PortContext { rate, mtu: self.sc.mtu(), port_index, streams: self.streams };
+        let ctx = PortContext { rate, mtu: self.sc.mtu(), port_index, streams: self.streams, host };
         let (used, tables) = &self.transports;
         let q = transport::wrap_port(used, tables, cfg.build(&ctx), &ctx);
         Queue::new(q.with_loss(loss_rate, &ctx))
@@ -138,8 +138,9 @@ impl<'a> Kit<'a> {
 
     fn link_layers(&self, net: &mut Network, a: u32, b: u32, l: LinkSpec, ea: (QueueKind, &[Layer]), eb: (QueueKind, &[Layer])) -> (u32, u32) {
         let pa = net.ports.len() as u64;
-        let qa = self.queue(&net.port_name(a, b), ea.0, ea.1, l.rate, pa);
-        let qb = self.queue(&net.port_name(b, a), eb.0, eb.1, l.rate, pa + 1);
+        let host = |n: u32| net.nodes[n as usize].kind == NodeKind::Host;
+        let qa = self.queue(&net.port_name(a, b), ea.0, ea.1, l.rate, pa, host(a));
+        let qb = self.queue(&net.port_name(b, a), eb.0, eb.1, l.rate, pa + 1, host(b));
         net.connect(a, b, l, l, qa, qb)
     }
 }

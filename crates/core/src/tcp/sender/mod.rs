@@ -37,6 +37,11 @@
 //!   the last fast retransmit or timeout: at most one fast retransmit per window, none on the
 //!   duplicate ACKs that go-back-N provokes; this is ns-2's `bugFix_` and FreeBSD's check, and
 //!   applies to Reno too). The timer restarts with the retransmission (as ns-2 and Linux).
+//! - **Reordering window** (`reorder_window_us` > 0, in the style of RACK, RFC 8985): where the
+//!   duplicate ACKs (or the SACK scoreboard) would start a recovery, the sender first waits the
+//!   window; an ACK that advances `snd_una` meanwhile cancels the wait (the segment was
+//!   reordered), a timeout too, and at the window's end, with the hole still open and no
+//!   recovery, recovery starts as it would have. The wait is one of the sender's deadlines.
 //! - **Fast recovery**: duplicate ACKs inflate cwnd; a full ACK (`>= recover`) ends it; a
 //!   partial ACK ends it for Reno and, for NewReno, retransmits the next hole and stays, with
 //!   the timer restarted only on the first partial ACK (RFC 6582 4, "Impatient"; ns-2's
@@ -239,6 +244,11 @@ pub struct TcpSender {
     pacer: Pacer,
     /// A data segment is held by the pacer until this time.
     pace_wake: Option<SimTime>,
+    /// `reorder_window_us` (zero: off).
+    reorder_window: SimDuration,
+    /// When the duplicate ACKs reached the threshold under a reordering window: the time the
+    /// segment at `snd_una` is deemed lost, unless an ACK fills the hole before.
+    reorder_due: Option<SimTime>,
 }
 
 impl TcpSender {
@@ -332,6 +342,8 @@ impl TcpSender {
             cwr_pending: false,
             pacer: Pacer::new(cfg),
             pace_wake: None,
+            reorder_window: SimDuration::from_secs_f64(cfg.reorder_window_us * 1e-6),
+            reorder_due: None,
         }
     }
 
@@ -401,6 +413,9 @@ impl TcpSender {
 
     /// Handles an expired timer or pacing release; does nothing if neither deadline has passed.
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        if self.reorder_due.is_some_and(|t| t <= now) {
+            self.on_reorder_timeout(now, out);
+        }
         let paced = self.pace_wake.is_some_and(|w| w <= now);
         if paced {
             self.pace_wake = None;
@@ -440,10 +455,14 @@ impl TcpSender {
 
     /// The earlier of the retransmission (or persist) timer and the pacer's release time.
     pub fn next_deadline(&self) -> Option<SimTime> {
-        match (self.timer, self.pace_wake) {
+        let d = match (self.timer, self.pace_wake) {
             (Some((t, _)), Some(w)) => Some(t.min(w)),
             (Some((t, _)), None) => Some(t),
             (None, w) => w,
+        };
+        match self.reorder_due {
+            Some(r) => Some(d.map_or(r, |d| d.min(r))),
+            None => d,
         }
     }
     pub fn stats(&self) -> &SenderStats {
@@ -697,6 +716,7 @@ impl TcpSender {
         self.snd_nxt = self.snd_nxt.max(ack);
         self.dupacks = 0;
         self.lt_bytes = 0;
+        self.reorder_due = None; // the hole is filled: it was reordered, not lost
         if self.after_rto && self.recover.is_none_or(|r| ack >= r) {
             self.after_rto = false; // RFC 6675 5.1: the data outstanding at the timeout is in
         }
@@ -755,11 +775,42 @@ impl TcpSender {
             self.cc.on_dupack_in_recovery(&mut self.win);
         } else if self.dupacks == self.dupthresh && self.cc.fast_retransmit() {
             // RFC 6582 3.2 step 2: a new recovery only once the ACK covers more than `recover`
-            if self.recover.is_none_or(|r| self.snd_una > r) {
+            if self.recover.is_none_or(|r| self.snd_una > r) && !self.wait_for_reordering(now) {
                 self.enter_fast_recovery(now, out);
             }
         }
         // below the threshold, limited transmit (if enabled) happens in try_send
+    }
+
+    /// Under a reordering window, the loss the duplicate ACKs point to is deemed a loss only
+    /// when the window has passed: returns whether to wait (and starts the wait the first time).
+    fn wait_for_reordering(&mut self, now: SimTime) -> bool {
+        if self.reorder_window == SimDuration::ZERO {
+            return false;
+        }
+        match self.reorder_due {
+            Some(t) => t > now,
+            None => {
+                self.reorder_due = Some(now + self.reorder_window);
+                true
+            }
+        }
+    }
+
+    /// The reordering window has passed with the hole still open: the segment at `snd_una` is
+    /// lost, and recovery starts as the duplicate ACKs would have started it.
+    fn on_reorder_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+        self.reorder_due = None;
+        let open = matches!(self.state, SenderState::Established | SenderState::FinWait1) && !self.in_recovery && self.snd_max > self.snd_una;
+        if !open || !self.cc.fast_retransmit() {
+            return;
+        }
+        if self.sack {
+            self.enter_sack_recovery(now, out);
+        } else {
+            self.enter_fast_recovery(now, out);
+        }
+        self.try_send(now, out);
     }
 
     /// RFC 5681 3.2 steps 2-3 with RFC 6582 3.2 step 2.
@@ -788,6 +839,7 @@ impl TcpSender {
         self.in_recovery = false;
         self.recover = Some(self.snd_max); // RFC 6582 3.2 step 4
         self.dupacks = 0;
+        self.reorder_due = None;
         self.lt_bytes = 0;
         self.snd_nxt = self.snd_una;
         if self.sack {

@@ -47,14 +47,14 @@ impl TcpSender {
         self.dupacks = self.dupacks.saturating_add(1);
         // 5.1: no new recovery before the cumulative ACK reaches RecoveryPoint
         let allowed = self.recover.is_none_or(|r| self.snd_una >= r);
-        if allowed && self.cc.fast_retransmit() && (self.dupacks >= self.dupthresh || self.sb.is_lost(self.snd_una, self.dupthresh, self.mss)) {
+        if allowed && self.cc.fast_retransmit() && (self.dupacks >= self.dupthresh || self.sb.is_lost(self.snd_una, self.dupthresh, self.mss)) && !self.wait_for_reordering(now) {
             self.enter_sack_recovery(now, out);
         }
     }
 
     /// RFC 6675 section 5 step 4: RecoveryPoint, the congestion reaction (cwnd = the window
     /// the congestion control chose, without inflation), retransmit `HighACK + 1`.
-    fn enter_sack_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
+    pub(super) fn enter_sack_recovery(&mut self, now: SimTime, out: &mut Vec<Packet>) {
         let loss = Loss { flight: self.flight_bytes().saturating_sub(self.lt_bytes), rwnd: self.peer_rwnd };
         self.cc.on_enter_fast_recovery(&mut self.win, &loss, self.dupacks);
         self.win.cwnd = self.win.base_cwnd(); // (4.2) no inflation with SACK
