@@ -115,7 +115,7 @@ def _squash(text: str) -> str:
 
 #: Papers quoted from their abstracts, kept in docs/papers/abstracts.md (their texts are not in
 #: ``../shared/papers``): the section of that page each one's quotes must be in.
-ABSTRACTS = {"DCQCN": "## DCQCN", "HPCC": "## HPCC", "TIMELY": "## TIMELY"}
+ABSTRACTS = {"DCQCN": "## DCQCN", "HPCC": "## HPCC", "TIMELY": "## TIMELY", "NDP": "## NDP"}
 
 
 def _abstract(paper: str):

@@ -67,7 +67,8 @@ from dcfair.runner import Point, Tally
 REGISTRY: Dict[str, "Reproduction"] = {}
 _MODULES = ("dcfair.reproduce.hcf", "dcfair.reproduce.hcf_incast", "dcfair.reproduce.outcast", "dcfair.reproduce.fqcodel",
             "dcfair.reproduce.fairq", "dcfair.reproduce.xpass_credit", "dcfair.reproduce.xpass_fabric",
-            "dcfair.reproduce.afd", "dcfair.reproduce.mptcp", "dcfair.reproduce.dcqcn", "dcfair.reproduce.hpcc")
+            "dcfair.reproduce.afd", "dcfair.reproduce.mptcp", "dcfair.reproduce.dcqcn", "dcfair.reproduce.hpcc",
+            "dcfair.reproduce.ndp")
 #: Where reproductions write by default, and their shared store of runs.
 DEFAULT_ROOT = Path("out") / "reproduce"
 

@@ -16,12 +16,12 @@
 //!   Otherwise it joins the data queue, whose own limit still applies.
 //! - The port sends headers ahead of data by weighted round robin: at most `header_weight`
 //!   headers in a row while data waits, then one data packet (0: headers always first).
-//! - The pull pacer (host NICs only): PULLs wait in a FIFO and leave at most one per time a
+//! - The pull pacer (host NICs only): PULLs wait in one FIFO per flow, served in turn (the
+//!   paper's pull queue, fair-queued by sender), and leave at most one per time a
 //!   full data packet (`mss_bytes + header_bytes`) takes on the port's link (divided by
 //!   `ndp.pull_rate`): what the receiver
 //!   asks for arrives no faster than its link delivers it. A PULL whose turn has not come lets
-//!   data go; when only such PULLs wait, [`Qdisc::ready_at`] says when to try again. One FIFO
-//!   for every flow to the host (the paper's pull queue is fair-queued by sender).
+//!   data go; when only such PULLs wait, [`Qdisc::ready_at`] says when to try again.
 //! - Accounting: lengths count the three queues; a trimmed packet is stored at its header size.
 
 use super::config::NdpConfig;
@@ -29,7 +29,7 @@ use super::PULL_PRIORITY;
 use crate::packet::Proto;
 use crate::qdisc::{AnyQdisc, DropReason, PortContext, QPacket, Qdisc, QdiscEvents};
 use crate::time::SimTime;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 /// The port discipline `q` of a run with NDP flows, inside NDP's port.
 pub fn wrap_port<P: QPacket + 'static>(cfg: &NdpConfig, q: AnyQdisc<P>, ctx: &PortContext) -> AnyQdisc<P> {
@@ -40,8 +40,11 @@ pub fn wrap_port<P: QPacket + 'static>(cfg: &NdpConfig, q: AnyQdisc<P>, ctx: &Po
 pub struct NdpPort<P, Q> {
     headers: VecDeque<P>,
     header_limit: usize,
-    /// PULLs waiting for their turn (host NICs).
-    pulls: VecDeque<P>,
+    /// PULLs waiting for their turn (host NICs): per flow (by flow key), and the flows with
+    /// PULLs waiting in the order they are served.
+    pulls: HashMap<u64, VecDeque<P>>,
+    turns: VecDeque<u64>,
+    pulls_len: usize,
     /// Bytes in `headers` and `pulls`.
     control_bytes: u64,
     /// Picoseconds between two PULLs, and when the next may leave (0: no pacer, a switch).
@@ -62,7 +65,9 @@ impl<P: QPacket, Q: Qdisc<Pkt = P>> NdpPort<P, Q> {
         NdpPort {
             headers: VecDeque::new(),
             header_limit: cfg.header_queue(),
-            pulls: VecDeque::new(),
+            pulls: HashMap::new(),
+            turns: VecDeque::new(),
+            pulls_len: 0,
             control_bytes: 0,
             pull_ps,
             next_pull: 0,
@@ -91,7 +96,21 @@ impl<P: QPacket, Q: Qdisc<Pkt = P>> NdpPort<P, Q> {
 
     /// The PULL at the head may leave at `now` (ps).
     fn pull_ready(&self, now: u64) -> bool {
-        !self.pulls.is_empty() && now >= self.next_pull
+        self.pulls_len > 0 && now >= self.next_pull
+    }
+
+    /// The next flow's PULL, its flow going to the back of the turns if it has more.
+    fn pop_pull(&mut self) -> Option<P> {
+        let key = self.turns.pop_front()?;
+        let q = self.pulls.get_mut(&key).expect("a flow in turn has PULLs");
+        let pkt = q.pop_front();
+        if q.is_empty() {
+            self.pulls.remove(&key);
+        } else {
+            self.turns.push_back(key);
+        }
+        self.pulls_len -= 1;
+        pkt
     }
 }
 
@@ -106,7 +125,12 @@ impl<P: QPacket, Q: Qdisc<Pkt = P>> Qdisc for NdpPort<P, Q> {
         if size <= self.header_size {
             if self.pull_ps != 0 && pkt.priority() == PULL_PRIORITY {
                 self.control_bytes += size as u64;
-                self.pulls.push_back(pkt);
+                let q = self.pulls.entry(pkt.flow_key()).or_default();
+                if q.is_empty() {
+                    self.turns.push_back(pkt.flow_key());
+                }
+                q.push_back(pkt);
+                self.pulls_len += 1;
             } else {
                 self.push_header(pkt, ev);
             }
@@ -131,7 +155,7 @@ impl<P: QPacket, Q: Qdisc<Pkt = P>> Qdisc for NdpPort<P, Q> {
                 Some(p) => p,
                 None => {
                     self.next_pull = self.next_pull.max(t) + self.pull_ps;
-                    self.pulls.pop_front().expect("a PULL is ready")
+                    self.pop_pull().expect("a PULL is ready")
                 }
             };
             self.control_bytes -= pkt.size() as u64;
@@ -145,7 +169,7 @@ impl<P: QPacket, Q: Qdisc<Pkt = P>> Qdisc for NdpPort<P, Q> {
     }
 
     fn len_pkts(&self) -> usize {
-        self.headers.len() + self.pulls.len() + self.data.len_pkts()
+        self.headers.len() + self.pulls_len + self.data.len_pkts()
     }
 
     fn len_bytes(&self) -> u64 {
@@ -157,7 +181,7 @@ impl<P: QPacket, Q: Qdisc<Pkt = P>> Qdisc for NdpPort<P, Q> {
     }
 
     fn ready_at(&self) -> Option<SimTime> {
-        let pull = (!self.pulls.is_empty()).then_some(SimTime(self.next_pull));
+        let pull = (self.pulls_len > 0).then_some(SimTime(self.next_pull));
         match (pull, self.data.ready_at()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

@@ -187,3 +187,20 @@ fn a_sender_takes_every_path_number_once_per_cycle() {
     }
     assert_ne!(out[0].sport, out[256].sport, "a new order for each cycle (this seed)");
 }
+
+#[test]
+fn a_host_nic_serves_the_pulls_of_its_flows_in_turn() {
+    let mut q = port(true, 0);
+    let mut ev = QdiscEvents::default();
+    let pull = |dport: u16, n| Packet { proto: crate::packet::Proto::Ndp, flags: kind::PULL, ack: n, size: 50, priority: PULL_PRIORITY, dport, ..ids().reverse() };
+    for n in 1..=3 {
+        q.enqueue(pull(1, n), t(0), &mut ev);
+    }
+    q.enqueue(pull(2, 1), t(0), &mut ev);
+    let mut now = SimTime::ZERO;
+    let mut order = Vec::new();
+    while let Some(p) = q.dequeue(now, &mut ev).or_else(|| q.ready_at().and_then(|at| { now = at; q.dequeue(now, &mut ev) })) {
+        order.push((p.dport, p.ack));
+    }
+    assert_eq!(order, vec![(1, 1), (2, 1), (1, 2), (1, 3)]);
+}
