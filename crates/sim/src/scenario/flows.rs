@@ -233,14 +233,14 @@ impl FlowsConfig {
                 return Err(ConfigError::new("hosts", "a job's hosts are listed only with placement = \"list\""))
             }
             (Placement::Contiguous | Placement::Random, None, None) => {
-                return Err(ConfigError::new("job_hosts", format!("a {name} job needs its number of hosts (job_hosts), or their list (hosts)")))
+                return Err(ConfigError::new("job_hosts", format!("a job ({name}) needs its number of hosts (job_hosts), or their list (hosts)")))
             }
             _ => {}
         }
         let key = if placement == Placement::List { "hosts" } else { "job_hosts" };
         let n = self.job_host_count();
         if n < 2 {
-            return Err(ConfigError::new(key, format!("a {name} job needs at least 2 hosts, got {n}")));
+            return Err(ConfigError::new(key, format!("a job ({name}) needs at least 2 hosts, got {n}")));
         }
         if p == Pattern::AllreduceTree && !n.is_power_of_two() {
             return Err(ConfigError::new(
@@ -249,7 +249,7 @@ impl FlowsConfig {
             ));
         }
         match self.size_bytes.or(self.size_pkts) {
-            None => return Err(ConfigError::new("size_bytes", format!("a {name} job needs the bytes each host holds (size_bytes)"))),
+            None => return Err(ConfigError::new("size_bytes", format!("a job ({name}) needs the bytes each host holds (size_bytes)"))),
             Some(_) if self.size_bytes.is_some_and(|s| s < n) => {
                 return Err(ConfigError::new("size_bytes", format!("must be at least one byte per host ({n}), got {}", self.size_bytes.unwrap_or(0))))
             }
