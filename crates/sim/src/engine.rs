@@ -21,7 +21,7 @@
 //!   (`workload::Flow`). Three hooks stay the engine's, whatever the transport: FairQ's tagging
 //!   of what a receiver emits, the incast's count of delivered bytes, and the jobs' starts: a
 //!   flow that completes is shown to the jobs (`jobs.rs`), which say which flows start then
-//!   (one test per completed flow; a flow's start is when its `Start` event runs).
+//!   (one call per completed flow, out of line; a flow's start is when its `Start` event runs).
 //! - Transport timers are lazy: each endpoint has at most one timer event in the queue, at or
 //!   before its deadline; when it fires, the endpoint checks its own deadline and the engine
 //!   re-arms at the endpoint's next deadline. Moving a deadline later costs nothing. A paced
@@ -1045,8 +1045,8 @@ impl Sim {
             if let Some(size) = flow.size {
                 if self.obs[f].completed.is_none() && delivered >= size {
                     self.obs[f].completed = Some(now);
-                    if let Some(jobs) = self.w.jobs.as_deref_mut() {
-                        Self::job_transfer_arrived(&mut self.q, jobs, &mut self.w.end, f as u32, now);
+                    if Self::job_transfer_arrived(&mut self.w.jobs, &mut self.q, f as u32, now) {
+                        self.w.end = now; // the last job ended a run that has nothing else
                     }
                 }
             }
@@ -1119,16 +1119,17 @@ impl Sim {
     }
 
     /// Flow `f`, a finite flow, completed at `now`: the jobs' flows that can start now start (a
-    /// `Start` event each, at once or after a compute gap), and the end of the last job ends a
-    /// run that has nothing else.
+    /// `Start` event each, at once or after a compute gap). Returns whether the last job ended a
+    /// run that has nothing else (the caller ends it: handing this function the run's end
+    /// would cost every packet of every run, as the end would then be reloaded).
+    #[cold]
     #[inline(never)]
-    fn job_transfer_arrived(q: &mut EventQueue, jobs: &mut Jobs, end: &mut SimTime, f: u32, now: SimTime) {
+    fn job_transfer_arrived(jobs: &mut Option<Box<Jobs>>, q: &mut EventQueue, f: u32, now: SimTime) -> bool {
+        let Some(jobs) = jobs.as_deref_mut() else { return false };
         for &(at, g) in jobs.on_arrived(f, now) {
             q.schedule(at, Event::Start { flow: g });
         }
-        if jobs.ends_run && jobs.all_done() {
-            *end = now;
-        }
+        jobs.ends_run && jobs.all_done()
     }
 
     /// After a sender of bond `b` took a packet or started: the bond may make its senders
