@@ -238,3 +238,52 @@ def print_summary(summary: Dict[str, Any], out_dir: Optional[str], stream: Optio
             files += f", {name}"
     footer = f"results: {out_dir}/ ({files})" if out_dir else None
     print_table(summary_title(summary), ("metric", "value"), summary_rows(summary), stream, footer)
+
+
+#: The columns of jobs.csv shown after a run with jobs, and their headings.
+JOB_COLUMNS = (
+    ("job", "job"),
+    ("collective", "collective"),
+    ("hosts", "hosts"),
+    ("iterations_done", "iterations"),
+    ("iteration_mean_s", "iteration mean (s)"),
+    ("completion_s", "completion (s)"),
+    ("alone_completion_s", "alone (s)"),
+    ("slowdown", "slowdown"),
+)
+
+
+def job_rows(jobs_csv: str) -> List[Tuple[str, ...]]:
+    """The rows of the job table from the text of jobs.csv: an empty field (no value) is "-"."""
+    import csv
+    import io
+
+    def cell(col: str, v: str) -> str:
+        if v == "":
+            return "-"
+        if col in ("job", "collective"):
+            return v
+        if col == "iterations_done" or col == "hosts":
+            return format_value(int(v))
+        return format_value(float(v))
+
+    out = []
+    for r in csv.DictReader(io.StringIO(jobs_csv)):
+        row = tuple(cell(c, r[c]) for c, _ in JOB_COLUMNS)
+        if "iterations" in r:
+            row = row[:3] + (f"{row[3]} of {r['iterations']}",) + row[4:]
+        out.append(row)
+    return out
+
+
+def print_jobs(summary: Dict[str, Any], out_dir: Optional[str], stream: Optional[TextIO] = None) -> None:
+    """The job table (jobs.csv), after the summary of a run with jobs; nothing without."""
+    path = os.path.join(out_dir, "jobs.csv") if out_dir else None
+    if not path or not os.path.exists(path):
+        return
+    with open(path) as f:
+        rows = job_rows(f.read())
+    jain = (summary.get("metrics") or {}).get("jobs_jain_slowdown")
+    footer = "slowdown: completion time over the job's completion time alone; Jain's index of the slowdowns: " + (
+        format_value(jain) if jain is not None else "-")
+    print_table("jobs (jobs.csv)", [h for _, h in JOB_COLUMNS], rows, stream, footer)

@@ -237,6 +237,38 @@ def fig_queue(groups: List[Tuple[str, Any]], window_s: Optional[float]) -> str:
                   "by [measure] sample_interval_s (one run per panel).")
 
 
+def fig_job_iterations(its) -> str:
+    """Every job's iteration times (job_iterations.csv), one line per job."""
+    plt = pyplot()
+    done = its[its["time_s"].notna()]
+    fig, ax = plt.subplots(figsize=(8, 3))
+    for job, g in done.groupby(done["job"].astype(str), sort=False):
+        ax.plot(g["iteration"], g["time_s"] * 1e3, marker="o", linewidth=0.8, label=job)
+    ax.set_xlabel("iteration")
+    ax.set_ylabel("iteration time (ms)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    return figure(fig, "iteration time of every job",
+                  "Each job's iteration times (job_iterations.csv): from the start of an iteration to the arrival "
+                  "of its last transfer.")
+
+
+def jobs_section(res) -> List[str]:
+    """The jobs of a run (jobs.csv, job_iterations.csv), or nothing when it has none."""
+    if len(res.jobs) == 0:
+        return []
+    jain = res.metrics.get("jobs_jain_slowdown")
+    body = ["<h2>Jobs</h2>", note(
+        "One row per job (jobs.csv): its collective, hosts and iterations, its completion time, its completion time "
+        "when it runs alone on the fabric (same seed and hosts) and the slowdown, their ratio. Jain's index of the "
+        f"slowdowns: {cell(jain) if jain is not None else '-'} (docs/metrics.md).")]
+    body.append(html_table(list(res.jobs.columns), res.jobs.astype(object).values.tolist()))
+    if len(res.job_iterations):
+        body.append(fig_job_iterations(res.job_iterations))
+    return body
+
+
 def fig_drops(rows: List[Tuple[str, Dict[str, float]]]) -> str:
     """Drops by reason: one bar per label, stacked by reason."""
     import numpy as np
@@ -333,6 +365,7 @@ def report_run(d: Path) -> str:
         d = s["pfc_deadlock"]
         body.append(note(f"A PFC deadlock ended this run at {d['at_s']} s: the lossless class of ports "
                          f"{' -> '.join(d['ports'])} was paused in a cycle with packets waiting (docs/mechanisms/pfc.md)."))
+    body += jobs_section(res)
     body.append("<h2>Flows</h2>")
     label = s.get("queue_kind") or "run"
     body += flow_views([(label, res.flows)], [(label, res.timeseries)], [(label, drops_of_ports(res.ports))], window)

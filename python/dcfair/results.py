@@ -13,6 +13,7 @@
     res.drop_run_histogram(by="input")              # wide: run_length x input port
     res.trace                                       # trace.csv (packet events at one port)
     res.subflows                                    # subflows.csv (MPTCP subflows)
+    res.jobs, res.job_iterations                    # jobs.csv, job_iterations.csv (collectives)
 
 Rules:
 
@@ -46,6 +47,8 @@ CATEGORICAL = {
     "drop_runs": ("port", "by", "key"),
     "trace": ("event", "input", "group", "reason"),
     "subflows": ("src", "dst", "path"),
+    "jobs": ("job", "collective", "placed_hosts"),
+    "job_iterations": ("job",),
 }
 #: Columns that are floats even when every value in a file happens to be whole.
 FLOATS = {
@@ -56,6 +59,9 @@ FLOATS = {
     "group_windows": ("start_s", "end_s", "goodput_bps", "goodput_bps_per_flow"),
     "drop_runs": ("share",),
     "trace": ("time_s",),
+    "jobs": ("start_s", "iteration_mean_s", "iteration_p50_s", "iteration_max_s", "completion_s", "alone_completion_s",
+             "slowdown"),
+    "job_iterations": ("start_s", "end_s", "time_s"),
 }
 TIMESERIES_COLUMNS = ("time_s", "metric", "port", "flow_id", "value")
 #: The optional tables a run may have, by file stem (``<name>.csv``), and their columns.
@@ -67,6 +73,9 @@ OPTIONAL_TABLES = {
     "trace": ("time_s", "event", "input", "flow_id", "group", "seq", "size_bytes", "reason", "queue_pkts", "queue_bytes"),
     "subflows": ("connection_id", "subflow", "flow_id", "src", "dst", "sport", "path", "bytes_sent", "bytes_delivered",
                  "retransmits", "timeouts"),
+    "jobs": ("job", "collective", "hosts", "size_bytes", "iterations", "iterations_done", "start_s", "iteration_mean_s",
+             "iteration_p50_s", "iteration_max_s", "completion_s", "alone_completion_s", "slowdown", "placed_hosts"),
+    "job_iterations": ("job", "iteration", "start_s", "end_s", "time_s"),
 }
 #: Their file names: written when a run has the table, removed from its directory when not.
 OPTIONAL_FILES = tuple(f"{name}.csv" for name in OPTIONAL_TABLES)
@@ -173,6 +182,10 @@ class Result:
         self.trace = tables.get("trace", None)
         #: subflows.csv: the subflows of the MPTCP connections (``tcp.mptcp.subflows > 1``).
         self.subflows = tables.get("subflows", None)
+        #: jobs.csv: one row per job (a collective pattern): iterations, completion, slowdown.
+        self.jobs = tables.get("jobs", None)
+        #: job_iterations.csv: every iteration of every job that started.
+        self.job_iterations = tables.get("job_iterations", None)
         for name in OPTIONAL_TABLES:
             if getattr(self, name) is None:
                 setattr(self, name, empty_table(name))

@@ -243,7 +243,8 @@ fn table_to_py(py: Python<'_>, t: Table) -> PyResult<PyObject> {
 
 /// Like [`run`], but returns `(summary_json, tables)`: `tables` maps `flows`, `ports` and
 /// the optional tables the scenario asked for (`timeseries`, `groups`, `group_windows`,
-/// `drop_runs`, `trace`, `subflows`: the stems of `dcfair_sim::OPTIONAL_FILES`) to columns as
+/// `drop_runs`, `trace`, `subflows`, `jobs`, `job_iterations`: the stems of
+/// `dcfair_sim::OPTIONAL_FILES`) to columns as
 /// `table_to_py` describes. Files are written to `out_dir` exactly as [`run`] writes them.
 #[pyfunction]
 #[pyo3(signature = (text, origin, overrides = Vec::new(), seed = None, out_dir = None, progress = None))]
@@ -267,6 +268,8 @@ fn run_tables(
         ("drop_runs", r.drop_runs),
         ("trace", r.trace),
         ("subflows", r.subflows),
+        ("jobs", r.jobs),
+        ("job_iterations", r.job_iterations),
     ];
     debug_assert!(optional.iter().zip(dcfair_sim::OPTIONAL_FILES).all(|((k, _), f)| f == format!("{k}.csv")));
     for (name, t) in optional {

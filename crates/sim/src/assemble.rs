@@ -9,6 +9,9 @@
 //!   packets go one way) and the tables for loops; the waypoints; the flow groups; the probes, FairQ, PFC and the
 //!   time series. They make the run's [`World`], its one list of parts; [`Sim::new`] then
 //!   adds the engine's own state and schedules the first events.
+//! - The flow groups that are jobs (collective patterns, `jobs.rs`) also make the run's
+//!   `Jobs`. [`build_alone`] builds one job on its own, as the whole scenario places it, for
+//!   its baseline (`run.rs`).
 //! - Everything random comes from the run's seed through named streams (`routing.hash`,
 //!   `routing.spray`, `routing.core`, `routing.core_packet`, `engine.timer_ties`, and those of
 //!   the topology and workloads). Building twice from one seed gives the same `Sim`.
@@ -20,6 +23,7 @@
 use crate::engine::{Sim, World, VIA_PER_PACKET};
 use crate::error::Error;
 use crate::fairq::FairqNet;
+use crate::jobs::Jobs;
 use crate::pfc::PfcNet;
 use crate::buffer::Buffers;
 use crate::net::NodeKind;
@@ -38,23 +42,40 @@ use rand::Rng as _;
 
 /// The network, the workloads and the first events of `sc` run with `seed`, ready to run.
 pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
+    build_some(sc, seed, None)
+}
+
+/// [`build`] with the flows of flow group `group` alone, a job (`jobs.rs`): the job on its
+/// hosts of the whole scenario, nothing else on the fabric; the run ends when the job does. Its
+/// baseline (`run.rs`).
+pub fn build_alone(sc: &Scenario, seed: u64, group: usize) -> Result<Sim, Error> {
+    build_some(sc, seed, Some(group))
+}
+
+/// [`build`], or with `only`, [`build_alone`].
+fn build_some(sc: &Scenario, seed: u64, only: Option<usize>) -> Result<Sim, Error> {
     let streams = Streams::new(seed);
 
     let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
     sc.queue.wire(&mut built.net).map_err(|e| Error::invalid(format!("queue.{}", e.key), e.reason))?;
-    let (mut flows, bonds) = workload::group_flows(sc, streams, &built);
-    let (servers, incast) = workload::incast(sc, streams, flows.len() as u32, sc.flow_groups().len() as u16, &built);
+    let (mut flows, bonds, jobs) = workload::flows_and_jobs(sc, streams, &built, only);
+    let all = only.is_none();
+    let (servers, incast) =
+        if all { workload::incast(sc, streams, flows.len() as u32, sc.flow_groups().len() as u16, &built) } else { (Vec::new(), None) };
     flows.extend(servers);
-    let poisson_plan = sc.poisson.as_ref().map(|p| poisson::plan(sc, p, &built.net));
+    let poisson_plan = sc.poisson.as_ref().filter(|_| all).map(|p| poisson::plan(sc, p, &built.net));
     if let Some(plan) = &poisson_plan {
         flows.extend(poisson::flows(sc, streams, &built, plan, flows.len() as u32, poisson_group(sc))?);
     }
+    // the last job ends the run when nothing else runs
+    let only_jobs = !all || (sc.jobs().len() == sc.flow_groups().len() && sc.incast.is_none() && sc.poisson.is_none() && sc.udp.is_none());
+    let jobs = (!jobs.is_empty()).then(|| Box::new(Jobs::new(jobs, only_jobs)));
     let background = flows.len();
     let mut group_names: Vec<String> = group_names(sc).into_iter().map(String::from).collect();
     // UDP's rate is a fraction of the first measured port's rate (the dumbbell: one bottleneck).
     let first_measured = built.net.ports.iter().find(|p| p.measured).map_or(built.measured_rate, |p| p.rate);
     let udp_group = group_names.len() as u16;
-    if let Some(u) = workload::udp_source(sc, streams, background as u32, udp_group, &built, first_measured) {
+    if let Some(u) = workload::udp_source(sc, streams, background as u32, udp_group, &built, first_measured).filter(|_| all) {
         flows.push(u);
         group_names.push("udp".into());
     }
@@ -118,6 +139,7 @@ pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
         background,
         bonds,
         incast,
+        jobs,
         via,
         packet_cores,
         core_rng,

@@ -18,8 +18,10 @@
 //!   there, a timer to `on_timer`, and what they emit leaves the host's NIC. What differs
 //!   between transports is the transports' (their registry, `crates/core/src/transport/`); the
 //!   engine keeps per flow only its ids, start, group, timer bookkeeping and window snapshots
-//!   (`workload::Flow`). Two hooks stay the engine's, whatever the transport: FairQ's tagging
-//!   of what a receiver emits, and the incast's count of delivered bytes.
+//!   (`workload::Flow`). Three hooks stay the engine's, whatever the transport: FairQ's tagging
+//!   of what a receiver emits, the incast's count of delivered bytes, and the jobs' starts: a
+//!   flow that completes is shown to the jobs (`jobs.rs`), which say which flows start then
+//!   (one call per completed flow, out of line; a flow's start is when its `Start` event runs).
 //! - Transport timers are lazy: each endpoint has at most one timer event in the queue, at or
 //!   before its deadline; when it fires, the endpoint checks its own deadline and the engine
 //!   re-arms at the endpoint's next deadline. Moving a deadline later costs nothing. A paced
@@ -73,6 +75,7 @@
 
 use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
+use crate::jobs::{Jobs, NOT_STARTED};
 use crate::metrics::{FlowObs, Order};
 use crate::net::{Network, Port, NO_PROBE};
 use crate::buffer::Buffers;
@@ -155,6 +158,8 @@ pub struct World {
     /// The bonds over several flows (MPTCP connections), indexed by `Flow::bond`.
     pub bonds: Vec<Bound>,
     pub incast: Option<Incast>,
+    /// The jobs (collectives: `jobs.rs`), when some flow group is one.
+    pub jobs: Option<Box<Jobs>>,
     /// Equal-length routing: the waypoint of every flow's packets, by flow id (`NO_VIA`: none;
     /// [`VIA_PER_PACKET`]: a core drawn for each packet from `packet_cores`).
     pub via: Vec<u32>,
@@ -371,6 +376,9 @@ impl Sim {
                 }
             }
             let at = self.w.flows[i].start;
+            if at == NOT_STARTED {
+                continue; // a job's transfer that waits for others: the job starts it
+            }
             self.at(at, at.as_secs_f64(), Event::Start { flow: i as u32 });
         }
         if let Some(ic) = &self.w.incast {
@@ -1058,6 +1066,9 @@ impl Sim {
             if let Some(size) = flow.size {
                 if self.obs[f].completed.is_none() && delivered >= size {
                     self.obs[f].completed = Some(now);
+                    if Self::job_transfer_arrived(&mut self.w.jobs, &mut self.q, f as u32, now) {
+                        self.w.end = now; // the last job ended a run that has nothing else
+                    }
                 }
             }
             if let Some(ic) = &mut self.w.incast {
@@ -1114,6 +1125,7 @@ impl Sim {
     /// A flow starts: its sender opens (and, for a flow of a bond, the bond may make its other
     /// senders send).
     fn start(&mut self, now: SimTime, f: usize) {
+        self.w.flows[f].start = now;
         let mut out = std::mem::take(&mut self.scratch);
         self.w.flows[f].ends.start(now, &mut out);
         let b = self.w.flows[f].bond;
@@ -1125,6 +1137,20 @@ impl Sim {
         if touched != 0 {
             self.rearm_bond(b, touched, now);
         }
+    }
+
+    /// Flow `f`, a finite flow, completed at `now`: the jobs' flows that can start now start (a
+    /// `Start` event each, at once or after a compute gap). Returns whether the last job ended a
+    /// run that has nothing else (the caller ends it: handing this function the run's end
+    /// would cost every packet of every run, as the end would then be reloaded).
+    #[cold]
+    #[inline(never)]
+    fn job_transfer_arrived(jobs: &mut Option<Box<Jobs>>, q: &mut EventQueue, f: u32, now: SimTime) -> bool {
+        let Some(jobs) = jobs.as_deref_mut() else { return false };
+        for &(at, g) in jobs.on_arrived(f, now) {
+            q.schedule(at, Event::Start { flow: g });
+        }
+        jobs.ends_run && jobs.all_done()
     }
 
     /// After a sender of bond `b` took a packet or started: the bond may make its senders

@@ -22,6 +22,7 @@ pub mod error;
 pub mod event;
 pub mod fairq;
 pub mod groups;
+pub mod jobs;
 pub mod metrics;
 pub mod net;
 pub mod poisson;

@@ -28,7 +28,8 @@ pub const ENGINE_BUILD: &str = env!("DCFAIR_ENGINE_BUILD");
 /// for them, and are rendered to their files ([`OPTIONAL_FILES`]) only when written:
 /// `timeseries` and `groups` with `[measure] sample_interval_s`, `group_windows` with
 /// `group_window_s`, `drop_runs` with `drop_runs_ports`, `trace` with `[measure.trace]`,
-/// `subflows` when the run has MPTCP connections (`tcp.mptcp.subflows > 1`).
+/// `subflows` when the run has MPTCP connections (`tcp.mptcp.subflows > 1`), `jobs` and
+/// `job_iterations` when it has jobs (collective patterns).
 #[derive(Clone, Debug)]
 pub struct Results {
     pub summary_json: String,
@@ -42,6 +43,8 @@ pub struct Results {
     pub drop_runs: Option<Table>,
     pub trace: Option<Table>,
     pub subflows: Option<Table>,
+    pub jobs: Option<Table>,
+    pub job_iterations: Option<Table>,
 }
 
 /// Exit status of a process stopped by the fault-injection hook [`fault_stop_after`].
@@ -58,7 +61,8 @@ fn fault_stop_after() -> Option<usize> {
 /// The files a run writes only when its scenario asks for them (`docs/metrics.md`). A run
 /// that has none of one removes that file from its output directory, so a directory never
 /// mixes two runs.
-pub const OPTIONAL_FILES: [&str; 6] = ["timeseries.csv", "groups.csv", "group_windows.csv", "drop_runs.csv", "trace.csv", "subflows.csv"];
+pub const OPTIONAL_FILES: [&str; 8] =
+    ["timeseries.csv", "groups.csv", "group_windows.csv", "drop_runs.csv", "trace.csv", "subflows.csv", "jobs.csv", "job_iterations.csv"];
 
 /// The body of one result file.
 enum Body<'a> {
@@ -79,7 +83,7 @@ fn write_body(path: &std::path::Path, body: &Body<'_>) -> std::io::Result<()> {
 
 impl Results {
     /// The optional tables by file name, in [`OPTIONAL_FILES`] order.
-    pub fn optional_tables(&self) -> [(&'static str, Option<&Table>); 6] {
+    pub fn optional_tables(&self) -> [(&'static str, Option<&Table>); 8] {
         [
             (OPTIONAL_FILES[0], self.timeseries.as_ref()),
             (OPTIONAL_FILES[1], self.groups.as_ref()),
@@ -87,6 +91,8 @@ impl Results {
             (OPTIONAL_FILES[3], self.drop_runs.as_ref()),
             (OPTIONAL_FILES[4], self.trace.as_ref()),
             (OPTIONAL_FILES[5], self.subflows.as_ref()),
+            (OPTIONAL_FILES[6], self.jobs.as_ref()),
+            (OPTIONAL_FILES[7], self.job_iterations.as_ref()),
         ]
     }
 

@@ -6,8 +6,14 @@
 //!   files, but for `wall_time_s` in `summary.json`, the run's own wall-clock time.
 //! - [`check`] builds exactly what [`run`] builds and drops it: a scenario [`check`] accepts
 //!   starts to run.
+//! - A run with jobs (`jobs.rs`) also runs each job alone, unless `measure.jobs_baseline =
+//!   false`: the same scenario and seed built with that job's flows only
+//!   (`assemble::build_alone`: its hosts, start and 5-tuples as in the whole run, no other
+//!   traffic, no time series, trace or drop runs), run until the job ends. Its completion time
+//!   is the job's baseline, and the job's slowdown is its completion time over it
+//!   (`docs/metrics.md`, jobs.csv).
 
-use crate::assemble::build;
+use crate::assemble::{build, build_alone};
 use crate::engine::{ProgressFn, Sim};
 use crate::error::Error;
 use crate::render;
@@ -18,9 +24,39 @@ use crate::scenario::Scenario;
 pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -> Result<Results, Error> {
     let seed = seed.unwrap_or(sc.seed);
     let wall = std::time::Instant::now();
-    let mut sim = simulate(sc, seed, progress)?;
+    let mut progress = progress;
+    let mut sim = simulate(sc, seed, progress.as_mut().map(|p| &mut **p as ProgressFn<'_>))?;
+    job_baselines(sc, seed, &mut sim, progress)?;
     let wall_s = wall.elapsed().as_secs_f64();
     Ok(render::results(sc, seed, &mut sim, wall_s))
+}
+
+/// Runs every job of `sim` alone (module rules) and records its completion time there;
+/// `progress` sees these runs too (and may stop them).
+fn job_baselines(sc: &Scenario, seed: u64, sim: &mut Sim, mut progress: Option<ProgressFn<'_>>) -> Result<(), Error> {
+    if !sc.measure.jobs_baseline || sim.world().jobs.is_none() {
+        return Ok(());
+    }
+    let mut quiet = sc.clone();
+    quiet.measure.sample_interval_s = None;
+    quiet.measure.group_window_s = None;
+    quiet.measure.cwnd = false;
+    quiet.measure.trace = None;
+    quiet.measure.drop_runs_ports = None;
+    let groups: Vec<usize> = sc.jobs().iter().map(|(g, _, _)| *g).collect();
+    let mut alone = Vec::with_capacity(groups.len());
+    for g in groups {
+        let mut solo = build_alone(&quiet, seed, g)?;
+        if solo.run(progress.as_mut().map(|p| &mut **p as ProgressFn<'_>)).is_break() {
+            return Err(Error::Interrupted);
+        }
+        let jobs = solo.world().jobs.as_deref().expect("a job run alone");
+        alone.push(jobs.jobs[0].completion());
+    }
+    if let Some(jobs) = sim.world_mut().jobs.as_deref_mut() {
+        jobs.alone = alone;
+    }
+    Ok(())
 }
 
 /// Runs `sc` like [`run`] and also returns the engine's event log (feature `trace`; the line

@@ -18,7 +18,14 @@
 //!   size never shifts another group's draws.
 //! - A group's `pattern` ([`pattern_pairs`]) draws its random pairs from the stream
 //!   `("flows.pattern", group index)`: the same seed gives the same pairs, each group its own.
+//! - A job (a group whose `pattern` is a collective) is one flow per transfer of every
+//!   iteration, in `jobs.rs`'s order, on the hosts `jobs::place` gives it; the flows that wait
+//!   for others start at `jobs::NOT_STARTED`. Its transfers from rank a to rank b share one
+//!   5-tuple (source port `1024 + a N + b`, destination port 4791, which no other flow uses), as
+//!   a collective library keeps one connection per peer: ECMP hashes them onto one path, the
+//!   same path when the job runs alone ([`flows_and_jobs`] with `only`).
 
+use crate::jobs::{self, Job, NOT_STARTED};
 use crate::metrics::FlowObs;
 use crate::scenario::{IncastConnection, Pattern, Scenario};
 use crate::topo::Built;
@@ -139,15 +146,57 @@ fn endpoint(sc: &Scenario, streams: Streams, built: &Built, tables: &Tables, kin
 /// congestion control installed on the subflows); the placement counts it once (j), the
 /// numbering N times (i).
 pub fn group_flows(sc: &Scenario, streams: Streams, built: &Built) -> (Vec<Flow>, Vec<Bound>) {
+    let (flows, bonds, _) = flows_and_jobs(sc, streams, built, None);
+    (flows, bonds)
+}
+
+/// [`group_flows`], with the jobs among the groups (`jobs.rs`), in `Scenario::jobs` order.
+/// With `only = Some(g)`, the flows of group `g` alone (a job run alone for its baseline), placed
+/// as in the whole scenario.
+pub fn flows_and_jobs(sc: &Scenario, streams: Streams, built: &Built, only: Option<usize>) -> (Vec<Flow>, Vec<Bound>, Vec<Job>) {
     let mut flows: Vec<Flow> = Vec::new();
     let mut bonds = Vec::new();
+    let mut jobs = Vec::new();
     let tables = sc.transport_tables().resolved();
     let (def_src, def_dst) = sc.topology.default_endpoints().unwrap_or_default();
     let ids_of = |names: &[String]| -> Vec<u32> { names.iter().map(|n| built.host(n).expect("validated host name")).collect() };
     let (def_src, def_dst) = (ids_of(&def_src), ids_of(&def_dst));
+    let placed = if sc.jobs().is_empty() { Vec::new() } else { jobs::place(sc, streams) };
+    let mut job_no = 0;
     for (g, (_, f)) in sc.flow_groups().into_iter().enumerate() {
         let tcp = sc.tcp_of(f);
         let size = f.size(tcp.mss_bytes);
+        if let Some(p) = f.collective() {
+            job_no += 1;
+            if only.is_some_and(|o| o != g) {
+                continue;
+            }
+            let hosts = ids_of(&placed[job_no - 1]);
+            let n = hosts.len() as u32;
+            let gap = SimDuration::from_secs_f64(f.compute_gap_s.unwrap_or(0.0));
+            let job = Job::new(g as u16, p, hosts, size.unwrap_or(0), f.job_iterations(), gap, jobs::job_start(f, g, streams), flows.len() as u32);
+            flows.reserve(job.flows() as usize);
+            for k in 0..job.iterations {
+                for (t, tr) in job.schedule.transfers.iter().enumerate() {
+                    let pair = tr.src * n + tr.dst;
+                    let ids = FlowIds {
+                        flow: flows.len() as u32,
+                        src: job.hosts[tr.src as usize],
+                        dst: job.hosts[tr.dst as usize],
+                        sport: 1024 + (pair % 60_000) as u16,
+                        dport: 4791 + (pair / 60_000) as u16,
+                    };
+                    let start = if k == 0 && job.schedule.needs[t] == 0 { job.start } else { NOT_STARTED };
+                    let ends = endpoint(sc, streams, built, &tables, f.transport, tcp, ids, Data::Bulk(Some(tr.bytes)));
+                    flows.push(Flow::new(ids, g as u16, Some(tr.bytes), start, ends));
+                }
+            }
+            jobs.push(job);
+            continue;
+        }
+        if only.is_some() {
+            continue;
+        }
         let src = f.src.as_ref().map(|h| ids_of(&h.names()));
         let dst = f.dst.as_ref().map(|h| ids_of(&h.names()));
         let pairs = f.pattern.map(|p| {
@@ -194,7 +243,7 @@ pub fn group_flows(sc: &Scenario, streams: Streams, built: &Built) -> (Vec<Flow>
             flows.push(Flow::new(ids, g as u16, size, start, ends));
         }
     }
-    (flows, bonds)
+    (flows, bonds, jobs)
 }
 
 /// The (source, destination) of every flow of a `pattern` group over `hosts` (host ids, in the
@@ -235,6 +284,8 @@ pub fn pattern_pairs(p: Pattern, hosts: &[u32], end: Option<u32>, stride: u64, r
                 others.map(|h| (one, h)).collect()
             }
         }
+        // a job's transfers are `jobs.rs`'s, made by `flows_and_jobs`
+        _ => unreachable!("{} is a collective, not a traffic matrix", p.name()),
     }
 }
 

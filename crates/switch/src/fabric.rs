@@ -271,8 +271,15 @@ pub fn resolved(sc: &dcfair_sim::Scenario) -> Value {
     serde_json::to_value(&r).expect("a scenario serializes")
 }
 
-/// [`plan`] of a loaded scenario run with `seed`, plus `"scenario"`, its [`resolved`] form.
+/// [`plan`] of a loaded scenario run with `seed`, plus `"scenario"`, its [`resolved`] form. A
+/// scenario with jobs (collective patterns) is invalid input: their flows start when other
+/// flows end, which a plan of start times cannot say.
 pub fn plan_of(sc: &dcfair_sim::Scenario, seed: u64, simulate: bool) -> Result<Value, Error> {
+    if let Some((_, name, f)) = sc.jobs().into_iter().next() {
+        let key = if name == "flows" { "flows.pattern".to_string() } else { format!("groups.{name}.pattern") };
+        let what = f.pattern.map_or("", |p| p.name());
+        return Err(Error::invalid(key, format!("{what} is a job, whose transfers start as their data arrives: jobs run in the simulator only")));
+    }
     let mut sim = dcfair_sim::assemble::build(sc, seed)?;
     let w = sim.world();
     let nodes: Vec<Value> =

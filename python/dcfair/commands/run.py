@@ -44,6 +44,7 @@ def main(args: argparse.Namespace) -> int:
             progress.close()
     if not args.quiet:
         display.print_summary(summary, out)
+        display.print_jobs(summary, out)
     warn_truncated_trace(summary)
     warn_deadlock(summary)
     return 0

@@ -12,6 +12,7 @@
 use super::{insert_fct, num};
 use crate::columns::{CatBuilder, Column, Table};
 use crate::engine::Sim;
+use crate::jobs::NOT_STARTED;
 use crate::metrics::{jain, mean, variance, FlowObs};
 use crate::workload::{Flow, NO_BOND};
 use dcfair_core::tcp::SenderStats;
@@ -169,7 +170,8 @@ pub(super) fn table(sim: &Sim, rows: &[Row<'_>]) -> Table {
         src.push(name(f.ids.src));
         dst.push(name(f.ids.dst));
         kind.push(f.ends.row_kind());
-        start_s.push(f.start.as_secs_f64());
+        // a job's transfer the run ended before: no start
+        start_s.push(if f.start == NOT_STARTED { f64::NAN } else { f.start.as_secs_f64() });
         end_s.push(o.completed.map_or(f64::NAN, |c| c.as_secs_f64()));
         bytes_sent.push(st.bytes_sent);
         bytes_delivered.push(r.delivered);
@@ -207,7 +209,7 @@ pub(super) fn table(sim: &Sim, rows: &[Row<'_>]) -> Table {
     t.push("src", src.finish());
     t.push("dst", dst.finish());
     t.push("kind", kind.finish());
-    t.push("start_s", Column::F64(start_s));
+    t.push("start_s", Column::OptF64(start_s));
     t.push("end_s", Column::OptF64(end_s));
     t.push("bytes_sent", Column::U64(bytes_sent));
     t.push("bytes_delivered", Column::U64(bytes_delivered));

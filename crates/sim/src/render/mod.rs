@@ -6,7 +6,8 @@
 //!   from the engine's raw counters, and its own table where it has one: [`flows`] (per-flow
 //!   figures, the background source's throughput, `flows.csv`), [`ports`] (the measured ports,
 //!   drops by reason, FairQ's rewrites, `ports.csv`), [`groups`] (the per-group figures),
-//!   [`incast`] (rounds and answers), [`transports`] (each transport's own figures) and the
+//!   [`incast`] (rounds and answers), [`jobs`] (the collectives' iterations, completion and
+//!   slowdown, `jobs.csv`), [`transports`] (each transport's own figures) and the
 //!   Poisson figures of `poisson.rs`. The optional tables (time series, drop runs, the packet
 //!   trace) come from their observers, but `subflows.csv` (the flows of the bonds: MPTCP's
 //!   subflows), which the flows family renders.
@@ -18,6 +19,7 @@
 mod flows;
 mod groups;
 mod incast;
+mod jobs;
 mod ports;
 mod transports;
 
@@ -60,6 +62,7 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
     if let Some(ic) = &w.incast {
         incast::summary(ic, &mut m);
     }
+    jobs::summary(sim, &mut m);
     transports::summary(sim, &mut m);
     if let Some(plan) = &w.poisson_plan {
         let (done, bytes_1pkt) = crate::poisson::done_flows(&w.flows, sim.obs(), &w.via, &w.net, &w.routes, poisson_group(sc));
@@ -89,6 +92,7 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
 
     let (flows, ports) = (flows::table(sim, &figures.rows), ports::table(sim, window));
     let subflows = flows::subflows_table(sim);
+    let (jobs, job_iterations) = jobs::tables(sim).unzip();
     let (timeseries, groups, group_windows) = match series {
         Some((ts, groups, windows)) => (Some(ts), Some(groups), windows),
         None => (None, None, None),
@@ -105,6 +109,8 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
         drop_runs,
         trace: trace.map(|(t, _, _)| t),
         subflows,
+        jobs,
+        job_iterations,
     }
 }
 

@@ -13,6 +13,13 @@
 //!   it chooses the end points, so it excludes `src` and `dst` (but for the one receiver of
 //!   `incast` and the one sender of `outcast`). The pairs themselves, drawn from the run's
 //!   seed where the pattern is random, are made by `workload.rs`.
+//! - A group whose `pattern` is a collective ([`Pattern::is_collective`]: `allreduce_ring`,
+//!   `allreduce_tree`, `allgather`, `alltoall_collective`) is a job: `size_bytes` is the buffer
+//!   each of its hosts holds, `iterations` and `compute_gap_s` repeat the collective, and its
+//!   hosts are placed by `placement` (`job_hosts` of them, or the list `hosts`). Its transfers
+//!   and their dependencies are `jobs.rs`'s (at the crate root); the keys only a job takes are
+//!   invalid input on any other group, and the keys a job does not take (`count`, `src`,
+//!   `dst`, `stride`) on a job.
 //! - Imports nothing of this crate but the config layer's value checks.
 
 use super::check::non_negative;
@@ -80,6 +87,30 @@ pub struct FlowsConfig {
     /// group's `tcp.mss_bytes` + `tcp.header_bytes` whichever the transport.
     #[serde(default)]
     pub transport: TransportKind,
+    /// A job (a collective `pattern`): how many hosts it runs on, placed by `placement`
+    /// (`"contiguous"` or `"random"`); with `hosts` (placement `"list"`) the list gives them.
+    pub job_hosts: Option<u32>,
+    /// A job: where its hosts come from (default `"list"` with `hosts`, else `"contiguous"`).
+    pub placement: Option<Placement>,
+    /// A job: how many times the collective runs, one after another (default 1).
+    pub iterations: Option<u32>,
+    /// A job: compute time between the end of one iteration and the start of the next,
+    /// seconds (default 0).
+    pub compute_gap_s: Option<f64>,
+}
+
+/// `placement` of a job: which hosts it runs on (`jobs.rs` places them).
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// The next `job_hosts` hosts of the topology's order no other job holds (jobs with a list
+    /// first, then the contiguous ones in group order).
+    Contiguous,
+    /// `job_hosts` hosts drawn from the run's seed among those no other job holds (after the
+    /// lists and the contiguous jobs), in the topology's order.
+    Random,
+    /// The hosts named in `hosts`, in that order.
+    List,
 }
 
 /// `flows.pattern`: which host of the pattern's N hosts (`hosts`, in order) sends to which.
@@ -98,13 +129,52 @@ pub enum Pattern {
     Incast,
     /// The sender (`src`, or the first host) sends to every other host.
     Outcast,
+    /// A job: ring all-reduce, 2 (N - 1) steps of N transfers of `size / N` bytes.
+    AllreduceRing,
+    /// A job: all-reduce by recursive halving (reduce-scatter) then doubling (all-gather),
+    /// 2 log2 N steps of N transfers, N a power of two.
+    AllreduceTree,
+    /// A job: ring all-gather, N - 1 steps of N transfers of `size / N` bytes.
+    Allgather,
+    /// A job: all-to-all exchange, N (N - 1) transfers of `size / N` bytes at once (the
+    /// collective; the traffic matrix of long flows is `all_to_all`).
+    AlltoallCollective,
 }
 
 impl Pattern {
-    pub const NAMES: [&'static str; 6] = ["permutation", "random", "all_to_all", "stride", "incast", "outcast"];
+    pub const NAMES: [&'static str; 10] = [
+        "permutation",
+        "random",
+        "all_to_all",
+        "stride",
+        "incast",
+        "outcast",
+        "allreduce_ring",
+        "allreduce_tree",
+        "allgather",
+        "alltoall_collective",
+    ];
 
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
+    }
+
+    /// A collective: the group is a job (module rules).
+    pub fn is_collective(self) -> bool {
+        matches!(self, Pattern::AllreduceRing | Pattern::AllreduceTree | Pattern::Allgather | Pattern::AlltoallCollective)
+    }
+
+    /// The transfers one iteration of collective `self` makes over `n` hosts (0 for a traffic
+    /// matrix).
+    pub fn transfers_per_iteration(self, n: u64) -> u64 {
+        let m = n.saturating_sub(1);
+        match self {
+            Pattern::AllreduceRing => 2 * m * n,
+            Pattern::AllreduceTree => 2 * n.max(1).ilog2() as u64 * n,
+            Pattern::Allgather => m * n,
+            Pattern::AlltoallCollective => n * m,
+            _ => 0,
+        }
     }
 }
 
@@ -116,12 +186,84 @@ impl FlowsConfig {
 
     /// The flows `pattern` makes over `n` hosts, `end_in_hosts` telling whether the one
     /// receiver of `incast` (sender of `outcast`) is among them; `None` without a pattern.
+    /// A job makes its transfers of every iteration.
     pub fn pattern_flows(&self, n: u64, end_in_hosts: bool) -> Option<u64> {
         Some(match self.pattern? {
             Pattern::Permutation | Pattern::Random | Pattern::Stride => n,
             Pattern::AllToAll => n.saturating_mul(n.saturating_sub(1)),
             Pattern::Incast | Pattern::Outcast => n - end_in_hosts as u64,
+            p => p.transfers_per_iteration(n).saturating_mul(self.job_iterations() as u64),
         })
+    }
+
+    /// The job's collective, if the group is a job.
+    pub fn collective(&self) -> Option<Pattern> {
+        self.pattern.filter(|p| p.is_collective())
+    }
+
+    /// A job's placement: `placement`, else `list` with `hosts` and `contiguous` without.
+    pub fn job_placement(&self) -> Placement {
+        self.placement.unwrap_or(if self.hosts.is_some() { Placement::List } else { Placement::Contiguous })
+    }
+
+    /// How many hosts a job runs on: its list's length, or `job_hosts`.
+    pub fn job_host_count(&self) -> u64 {
+        match self.job_placement() {
+            Placement::List => self.hosts.as_ref().map_or(0, |h| h.names().len() as u64),
+            _ => self.job_hosts.unwrap_or(0) as u64,
+        }
+    }
+
+    /// A job's iterations (default 1).
+    pub fn job_iterations(&self) -> u32 {
+        self.iterations.unwrap_or(1)
+    }
+
+    /// Checks the keys of a job (a collective `pattern`) that need only the table; keys
+    /// relative to the group. Those a job does not take were refused before.
+    fn validate_job(&self, p: Pattern) -> Result<(), ConfigError> {
+        let name = p.name();
+        let placement = self.job_placement();
+        match (placement, &self.hosts, self.job_hosts) {
+            (Placement::List, None, _) => return Err(ConfigError::new("hosts", "placement = \"list\" names the job's hosts here: give hosts")),
+            (Placement::List, Some(_), Some(_)) => {
+                return Err(ConfigError::new("job_hosts", "hosts lists the job's hosts, which sets their number: leave out job_hosts"))
+            }
+            (Placement::Contiguous | Placement::Random, Some(_), _) => {
+                return Err(ConfigError::new("hosts", "a job's hosts are listed only with placement = \"list\""))
+            }
+            (Placement::Contiguous | Placement::Random, None, None) => {
+                return Err(ConfigError::new("job_hosts", format!("a job ({name}) needs its number of hosts (job_hosts), or their list (hosts)")))
+            }
+            _ => {}
+        }
+        let key = if placement == Placement::List { "hosts" } else { "job_hosts" };
+        let n = self.job_host_count();
+        if n < 2 {
+            return Err(ConfigError::new(key, format!("a job ({name}) needs at least 2 hosts, got {n}")));
+        }
+        if p == Pattern::AllreduceTree && !n.is_power_of_two() {
+            return Err(ConfigError::new(
+                key,
+                format!("allreduce_tree (recursive halving-doubling) needs a power of two of hosts, got {n} (use allreduce_ring)"),
+            ));
+        }
+        match self.size_bytes.or(self.size_pkts) {
+            None => return Err(ConfigError::new("size_bytes", format!("a job ({name}) needs the bytes each host holds (size_bytes)"))),
+            Some(_) if self.size_bytes.is_some_and(|s| s < n) => {
+                return Err(ConfigError::new("size_bytes", format!("must be at least one byte per host ({n}), got {}", self.size_bytes.unwrap_or(0))))
+            }
+            Some(_) => {}
+        }
+        if self.iterations == Some(0) {
+            return Err(ConfigError::new("iterations", "must be at least 1"));
+        }
+        if let Some(g) = self.compute_gap_s {
+            if !g.is_finite() || g < 0.0 {
+                return Err(ConfigError::new("compute_gap_s", format!("must be zero or a positive number of seconds, got {g}")));
+            }
+        }
+        Ok(())
     }
 
     /// The one host named as the pattern's fixed end: `dst` of `incast`, `src` of `outcast`.
@@ -135,6 +277,20 @@ impl FlowsConfig {
     }
 
     pub(crate) fn validate(&self, duration_s: f64) -> Result<(), ConfigError> {
+        if self.collective().is_none() {
+            let only_jobs = [
+                ("job_hosts", self.job_hosts.is_some()),
+                ("placement", self.placement.is_some()),
+                ("iterations", self.iterations.is_some()),
+                ("compute_gap_s", self.compute_gap_s.is_some()),
+            ];
+            if let Some((key, _)) = only_jobs.iter().find(|(_, set)| *set) {
+                return Err(ConfigError::new(
+                    *key,
+                    "only for a job: set pattern to a collective (allreduce_ring, allreduce_tree, allgather, alltoall_collective)",
+                ));
+            }
+        }
         match self.pattern {
             None => {
                 if self.count.is_none() {
@@ -171,6 +327,9 @@ impl FlowsConfig {
                     (Pattern::Stride, Some(0)) => return Err(ConfigError::new("stride", "must be at least 1")),
                     (Pattern::Stride, Some(_)) | (_, None) => {}
                     (_, Some(_)) => return Err(ConfigError::new("stride", "only with pattern = \"stride\"")),
+                }
+                if p.is_collective() {
+                    self.validate_job(p)?;
                 }
             }
         }

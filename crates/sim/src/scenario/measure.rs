@@ -33,6 +33,10 @@ pub struct MeasureConfig {
     pub drop_runs_ports: Option<Vec<String>>,
     /// Trace every packet event at one port (`trace.csv`; `probe.rs`).
     pub trace: Option<TraceConfig>,
+    /// With jobs (collective patterns): run each job alone on the fabric as well, for its
+    /// slowdown (`jobs.csv`; `run.rs`). Default true.
+    #[serde(default = "yes")]
+    pub jobs_baseline: bool,
 }
 
 fn yes() -> bool {
@@ -50,6 +54,7 @@ impl Default for MeasureConfig {
             group_window_s: None,
             drop_runs_ports: None,
             trace: None,
+            jobs_baseline: true,
         }
     }
 }

@@ -25,7 +25,7 @@ pub mod schema;
 pub mod topology;
 pub mod validate;
 
-pub use flows::{FlowsConfig, Hosts, IncastConfig, IncastConnection, Pattern, UdpConfig};
+pub use flows::{FlowsConfig, Hosts, IncastConfig, IncastConnection, Pattern, Placement, UdpConfig};
 pub use load::{apply_override, load};
 pub use measure::{MeasureConfig, TraceConfig};
 pub use poisson::{Cdf, CdfUnit, PoissonConfig};

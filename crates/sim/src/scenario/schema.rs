@@ -157,15 +157,25 @@ impl Scenario {
         f.hosts.as_ref().map_or_else(|| self.topology.host_names(false), |h| h.names())
     }
 
-    /// The number of flows of group `f`: its `count`, or what its pattern makes over its hosts.
+    /// The number of flows of group `f`: its `count`, or what its pattern makes over its hosts
+    /// (a job: the transfers of all its iterations over its hosts).
     pub fn group_flows(&self, f: &FlowsConfig) -> u64 {
         if f.pattern.is_none() {
             return f.count.unwrap_or(0) as u64;
+        }
+        if f.collective().is_some() {
+            return f.pattern_flows(f.job_host_count(), false).unwrap_or(0);
         }
         let hosts = self.pattern_hosts(f);
         let end = f.pattern_end().or_else(|| hosts.first().cloned());
         let end_in_hosts = end.is_some_and(|e| hosts.contains(&e));
         f.pattern_flows(hosts.len() as u64, end_in_hosts).unwrap_or(0)
+    }
+
+    /// The jobs (the flow groups whose `pattern` is a collective) in flow-group order, each with
+    /// its index among [`Scenario::flow_groups`].
+    pub fn jobs(&self) -> Vec<(usize, &str, &FlowsConfig)> {
+        self.flow_groups().into_iter().enumerate().filter(|(_, (_, f))| f.collective().is_some()).map(|(g, (n, f))| (g, n, f)).collect()
     }
 
     /// The TCP of the flows of group `f`: its own (merged) table, or the scenario's `[tcp]`.

@@ -13,7 +13,7 @@
 //! - Imports nothing of this crate but the config layer.
 
 use super::check::{non_negative, positive};
-use super::flows::{FlowsConfig, IncastConnection, Pattern};
+use super::flows::{FlowsConfig, IncastConnection, Pattern, Placement};
 use dcfair_core::transport::TransportKind;
 use super::measure::{MAX_SERIES_ROWS, MAX_TRACE_ROWS};
 use super::poisson::{GROUP, GROUP_1PKT, MAX_FLOWS};
@@ -167,6 +167,7 @@ impl Scenario {
                 }
             }
         }
+        validate_placement(self)?;
         if let Some(names) = &self.measure.ports {
             if names.is_empty() {
                 return Err(ConfigError::new("measure.ports", "name at least one port, or leave the key out"));
@@ -292,6 +293,16 @@ fn validate_pattern(sc: &Scenario, f: &FlowsConfig, known: &HashSet<&str>) -> Re
             }
         }
     }
+    if p.is_collective() {
+        if sc.tcp_of(f).mptcp.subflows > 1 {
+            return Err(ConfigError::new("tcp.mptcp.subflows", "a job's transfers are single-path flows: must be 1"));
+        }
+        let flows = sc.group_flows(f);
+        if flows > u32::MAX as u64 {
+            return Err(ConfigError::new("iterations", format!("{} x {} iterations makes {flows} flows, more than the {} a run can number", p.name(), f.job_iterations(), u32::MAX)));
+        }
+        return Ok(()); // its hosts against the other jobs': validate_placement
+    }
     let end_key = if p == Pattern::Outcast { "src" } else { "dst" };
     if let Some(e) = f.pattern_end() {
         if !known.contains(e.as_str()) {
@@ -317,6 +328,42 @@ fn validate_pattern(sc: &Scenario, f: &FlowsConfig, known: &HashSet<&str>) -> Re
     }
     if flows > u32::MAX as u64 {
         return Err(ConfigError::new("pattern", format!("{} over {n} hosts makes {flows} flows, more than the {} a run can number", p.name(), u32::MAX)));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs' hosts (`placement`, placed in `jobs.rs`)
+// ---------------------------------------------------------------------------------------------
+
+/// Checks that the jobs' hosts fit the topology together: no host in two jobs' lists, and
+/// enough hosts left for the contiguous and the random jobs (full keys). Each job's own keys
+/// were checked with its group.
+fn validate_placement(sc: &Scenario) -> Result<(), ConfigError> {
+    let jobs = sc.jobs();
+    let key = |name: &str, k: &str| if name == "flows" { format!("flows.{k}") } else { format!("groups.{name}.{k}") };
+    let mut owner: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for (_, name, f) in jobs.iter().filter(|(_, _, f)| f.job_placement() == Placement::List) {
+        for h in f.hosts.as_ref().map(|h| h.names()).unwrap_or_default() {
+            if let Some(other) = owner.insert(h.clone(), name) {
+                return Err(ConfigError::new(key(name, "hosts"), format!("{h:?} is a host of job {other:?} too: jobs do not share hosts")));
+            }
+        }
+    }
+    let all = sc.topology.host_names(false).len() as u64;
+    let listed = owner.keys().filter(|h| sc.topology.host_names(false).contains(h)).count() as u64;
+    let mut free = all - listed;
+    for placement in [Placement::Contiguous, Placement::Random] {
+        for (_, name, f) in jobs.iter().filter(|(_, _, f)| f.job_placement() == placement) {
+            let n = f.job_host_count();
+            if n > free {
+                return Err(ConfigError::new(
+                    key(name, "job_hosts"),
+                    format!("the job needs {n} hosts, but only {free} of the topology's {all} are not taken by other jobs"),
+                ));
+            }
+            free -= n;
+        }
     }
     Ok(())
 }
