@@ -321,7 +321,7 @@ fn bad_blackout_keys_name_their_path() {
 fn optional_files_are_written_and_stale_ones_removed() {
     let dir = std::env::temp_dir().join(format!("dcfair-measure-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    // the 2-hop flow as an MPTCP connection of 2 subflows: subflows.csv
+    // the 2-hop flow as an MPTCP connection of 2 subflows: subflows.csv; a job: its two files
     let full = go(
         OUTCAST,
         &[
@@ -331,6 +331,11 @@ fn optional_files_are_written_and_stale_ones_removed() {
             ("measure.group_window_s", "0.2"),
             ("groups.hop2.tcp.mptcp.subflows", "2"),
             ("groups.hop2.tcp.mptcp.coupling", "\"uncoupled\""),
+            // a job: jobs.csv and job_iterations.csv
+            ("groups.job.pattern", "allgather"),
+            ("groups.job.hosts", r#"["h2", "h3"]"#),
+            ("groups.job.size_bytes", "20000"),
+            ("measure.jobs_baseline", "false"),
         ],
     );
     full.write_to(&dir).unwrap();
