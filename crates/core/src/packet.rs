@@ -45,9 +45,6 @@ pub mod flags {
     pub const ACK: u8 = 0x10;
     pub const ECE: u8 = 0x40;
     pub const CWR: u8 = 0x80;
-    /// A switch cut the packet's payload (trimming, `crate::transport::ndp::port`): `size` is
-    /// the headers alone and `payload` what was cut. Used by transports that are not TCP.
-    pub const TRIMMED: u8 = 0x20;
 }
 
 /// The two ECN bits of the IP header.

@@ -117,6 +117,10 @@ const X_PFC: u8 = 1;
 const X_BUFFER: u8 = 2;
 /// [`Sim::extras`]: in-band telemetry (`World::telemetry`).
 const X_INT: u8 = 4;
+/// [`Sim::extras`]: counting out-of-order arrivals (`World::track_order`).
+const X_ORDER: u8 = 8;
+/// The [`Sim::extras`] that meet a packet on its way through ports and switches.
+const X_PATH: u8 = X_PFC | X_BUFFER | X_INT;
 
 /// The `from` of a packet a host's transport emits: it crosses no switch.
 const FROM_HOST: u32 = u32::MAX;
@@ -279,7 +283,7 @@ impl Sim {
         debug_assert_eq!(world.via.len(), n);
         let deep_hints = world.net.ports.len().min(n.saturating_mul(PORTS_PER_FLOW)) >= DEEP_HINT_PORTS;
         let world_tracks_order = world.track_order;
-        let extras = (world.pfc.is_some() as u8 * X_PFC) | (world.buffers.is_some() as u8 * X_BUFFER) | (world.telemetry as u8 * X_INT);
+        let extras = (world.pfc.is_some() as u8 * X_PFC) | (world.buffers.is_some() as u8 * X_BUFFER) | (world.telemetry as u8 * X_INT) | (world_tracks_order as u8 * X_ORDER);
         let mut sim = Sim {
             q: EventQueue::new(),
             w: world,
@@ -551,7 +555,7 @@ impl Sim {
             }
             let col = self.w.routes.column(p.dst);
             let r = self.slab.insert(p, col);
-            if self.extras != 0 && self.emit_extra(nic, r, now) {
+            if self.extras & X_PATH != 0 && self.emit_extra(nic, r, now) {
                 continue;
             }
             self.offer(nic, r, FROM_HOST, now);
@@ -709,7 +713,7 @@ impl Sim {
     /// link delay later.
     #[inline]
     fn transmit(&mut self, pid: u32, pkt: PktRef, now: SimTime) {
-        let lossless_waiting = self.extras != 0 && self.transmit_extra(pid, pkt, now);
+        let lossless_waiting = self.extras & X_PATH != 0 && self.transmit_extra(pid, pkt, now);
         let port = &mut self.w.net.ports[pid as usize];
         #[cfg(feature = "trace")]
         if port.measured {
@@ -1008,7 +1012,7 @@ impl Sim {
                 return;
             };
             let r = PktRef::of(h, pkt);
-            if self.extras != 0 && self.arrive_extra(node, port, out, r, now) {
+            if self.extras & X_PATH != 0 && self.arrive_extra(node, port, out, r, now) {
                 return;
             }
             // only FairQ reads where a packet came in: a run without it looks nothing up
@@ -1037,19 +1041,20 @@ impl Sim {
         // a run without bonds reads no flow's `bond` (one predictable branch per packet)
         let b = if self.w.bonds.is_empty() { NO_BOND } else { flow.bond };
         if host == flow.ids.dst {
-            let (size, seq, seq_end) = (pkt.size, pkt.seq, pkt.seq + pkt.payload as u64);
+            let size = pkt.size;
             let got = if self.extras & X_INT != 0 && pkt.int != telemetry::NONE {
                 self.int_echo = self.int[h as usize];
                 flow.ends.on_packet_int(Side::Receiver, pkt, self.int_echo.hops(), now, &mut out)
             } else {
                 flow.ends.receive(pkt, now, &mut out)
             };
+            if self.extras & X_ORDER != 0 && got.arrival {
+                let p = &self.slab.items[h as usize].pkt;
+                self.order[f].arrival(p.seq, p.seq + p.payload as u64);
+            }
             self.slab.free(h);
             if got.arrival {
                 self.obs[f].arrival(now, flow.start, size, in_window);
-                if !self.order.is_empty() {
-                    self.order[f].arrival(seq, seq_end);
-                }
             }
             let delivered = got.delivered;
             if b != NO_BOND {

@@ -170,17 +170,15 @@ impl Slab {
     pub fn pkt(&self, h: u32) -> &Packet {
         &self.items[h as usize].pkt
     }
-    /// A port dequeued `r`: write back its CE mark, a trim (its size is smaller), and where it
-    /// arrives.
+    /// A port dequeued `r`: write back its CE mark, its size (smaller if it was trimmed), and
+    /// where it arrives.
     #[inline]
     pub fn launch(&mut self, r: &PktRef, node: u32, port: u16) {
         let f = &mut self.items[r.handle as usize];
         if r.ecn() == Ecn::Ce {
             f.pkt.ecn = Ecn::Ce;
         }
-        if r.size != f.pkt.size {
-            f.pkt.trim(r.size);
-        }
+        f.pkt.size = r.size; // a trim (`QPacket::trim`), or the same size
         f.node = node;
         f.port = port;
     }

@@ -117,6 +117,8 @@ pub struct Routes {
     /// in their source port.
     spray_proto: u8,
     spray_digits: bool,
+    /// The choice takes the engine's state: a stateful mode, or a sprayed transport.
+    stateful: bool,
 }
 
 /// What the stateful modes remember between packets, and the stream of every random choice
@@ -251,10 +253,38 @@ enum Lookup<'a> {
 }
 
 /// How a choice that is not a function of the packet's header is made: a draw from a stream
-/// alone, or with the engine's state.
-enum Chooser<'a> {
-    Draw(&'a mut Rng),
-    State { st: &'a mut RouteState, ports: &'a [Port], now: SimTime },
+/// alone (a [`Rng`]: the per-flow modes and `spray`), or with the engine's state
+/// ([`Stateful`]). The table walk is compiled once for each, so the per-flow modes pass one
+/// pointer as they always did.
+trait Chooser {
+    /// The stateful modes' rules, and sprayed transports, apply.
+    const STATEFUL: bool;
+    /// The index in the choice set of routes `r` that starts at `start`, for `pkt` at switch
+    /// `sw`, when the header does not decide it.
+    fn index(&mut self, r: &Routes, sw: u32, start: usize, pkt: &Packet) -> usize;
+}
+
+impl Chooser for Rng {
+    const STATEFUL: bool = false;
+    #[inline(always)]
+    fn index(&mut self, r: &Routes, _sw: u32, start: usize, _pkt: &Packet) -> usize {
+        self.gen_range(0..r.group_len[start] as u64) as usize
+    }
+}
+
+/// The engine's state, its ports (their queues) and the time: what the stateful modes read.
+struct Stateful<'a> {
+    st: &'a mut RouteState,
+    ports: &'a [Port],
+    now: SimTime,
+}
+
+impl Chooser for Stateful<'_> {
+    const STATEFUL: bool = true;
+    #[inline(always)]
+    fn index(&mut self, r: &Routes, sw: u32, start: usize, pkt: &Packet) -> usize {
+        r.choose_stateful(sw, start, pkt, self)
+    }
 }
 
 /// Salts the flowlet table's key of a (switch, flow): the switch's id is xored in.
@@ -416,7 +446,7 @@ impl Routes {
             }
         }
         let packet_col = dest.iter().map(|d| u16::try_from(d.col).map_or(NO_COL, |c| c.min(NO_COL))).collect();
-        let mut r = Routes { slot, dest, packet_col, cols, table, ports, group_len, global, local, mode, hash_base: 0, direct: Vec::new(), tiered: None, spray_proto: 0, spray_digits: false };
+        let mut r = Routes { slot, dest, packet_col, cols, table, ports, group_len, global, local, mode, hash_base: 0, direct: Vec::new(), tiered: None, spray_proto: 0, spray_digits: false, stateful: mode.stateful() };
         r.direct = r.direct_table();
         r
     }
@@ -508,6 +538,7 @@ impl Routes {
     pub fn with_sprayed(mut self, proto: Proto, digits: bool) -> Routes {
         self.spray_proto = proto as u8;
         self.spray_digits = digits;
+        self.stateful = true;
         self
     }
 
@@ -561,7 +592,7 @@ impl Routes {
     /// Clears `pkt.via` when `sw` is the waypoint.
     #[inline]
     pub fn next_port(&self, sw: u32, pkt: &mut Packet, rng: &mut Rng) -> Option<u16> {
-        self.pick(sw, pkt, &mut Chooser::Draw(rng)).map(|p| self.local[p as usize])
+        self.pick(sw, pkt, rng).map(|p| self.local[p as usize])
     }
 
     /// Like [`Routes::next_port`], but the port's global id (what the engine needs: no look-up
@@ -574,7 +605,7 @@ impl Routes {
                 return Some(p);
             }
         }
-        self.next_global_port_table(sw, row, col, pkt, &mut Chooser::Draw(rng))
+        self.next_global_port_table(sw, row, col, pkt, rng)
     }
 
     /// The row of node `node` in the tables: a switch's number among switches, [`NO_ROW`] for
@@ -600,7 +631,8 @@ impl Routes {
     /// Always inlined, and only its direct-table hit: the engine's `Sim::run` is large enough
     /// that LLVM stopped inlining a plain `#[inline]` here (one call per hop, about 0.8 % of a
     /// dumbbell's instructions); the rest is [`Routes::next_global_port_table`], out of line.
-    /// `st`, `ports` and `now` serve the stateful modes (module rules).
+    /// `st`, `ports` and `now` serve the stateful modes and sprayed transports (module rules),
+    /// which take a table walk of their own.
     #[inline(always)]
     pub fn next_global_port_in(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, st: &mut RouteState, ports: &[Port], now: SimTime) -> Option<u32> {
         debug_assert!(row == self.row(sw) && (col == self.column(pkt.dst) || col == NO_COL));
@@ -609,7 +641,10 @@ impl Routes {
                 return Some(p);
             }
         }
-        self.next_global_port_table(sw, row, col, pkt, &mut Chooser::State { st, ports, now })
+        if self.stateful {
+            return self.next_global_port_table(sw, row, col, pkt, &mut Stateful { st, ports, now });
+        }
+        self.next_global_port_table(sw, row, col, pkt, &mut st.rng)
     }
 
     /// The direct table's next hop at switch row `row` towards node `dst`, when there is a
@@ -626,7 +661,7 @@ impl Routes {
     /// [`Routes::next_global_port_in`] past the direct table: the compact table, a choice set,
     /// or a waypoint.
     #[inline(never)]
-    fn next_global_port_table(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, ch: &mut Chooser) -> Option<u32> {
+    fn next_global_port_table<C: Chooser>(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, ch: &mut C) -> Option<u32> {
         if pkt.via == NO_VIA {
             if row == NO_ROW {
                 return None;
@@ -642,7 +677,7 @@ impl Routes {
 
     /// The global id of the chosen next hop (a packet with a waypoint).
     #[inline]
-    fn pick(&self, sw: u32, pkt: &mut Packet, ch: &mut Chooser) -> Option<u32> {
+    fn pick<C: Chooser>(&self, sw: u32, pkt: &mut Packet, ch: &mut C) -> Option<u32> {
         if pkt.via == sw {
             pkt.via = NO_VIA;
         }
@@ -664,24 +699,29 @@ impl Routes {
     /// The next hop among the choice set of entry `e` (several choices) for `pkt`, whose
     /// destination is `d`, by the routing mode.
     #[inline(always)]
-    fn choose(&self, sw: u32, e: u32, d: &Dest, pkt: &Packet, ch: &mut Chooser) -> u32 {
+    fn choose<C: Chooser>(&self, sw: u32, e: u32, d: &Dest, pkt: &Packet, ch: &mut C) -> u32 {
         let start = (e & START_MASK) as usize;
-        let i = match self.index(e, d, pkt, pkt.hops) {
+        let i = match if C::STATEFUL && pkt.proto as u8 == self.spray_proto { None } else { self.index(e, d, pkt, pkt.hops) } {
             Some(i) => i,
-            None => self.choose_per_packet(sw, start, pkt, ch),
+            None => ch.index(self, sw, start, pkt),
         };
         self.global[start + i]
     }
 
     /// The index in the choice set that starts at `start` of a packet whose choice is not a
-    /// function of its header (module rules): a draw, or the stateful modes' rule.
+    /// function of its header (module rules): a sprayed transport's, or the stateful modes'.
     #[inline(never)]
-    fn choose_per_packet(&self, sw: u32, start: usize, pkt: &Packet, ch: &mut Chooser) -> usize {
+    fn choose_stateful(&self, sw: u32, start: usize, pkt: &Packet, s: &mut Stateful) -> usize {
         let len = self.group_len[start];
-        let (st, ports, now) = match ch {
-            Chooser::Draw(rng) => return rng.gen_range(0..len as u64) as usize,
-            Chooser::State { st, ports, now } => (&mut **st, *ports, *now),
-        };
+        let (st, ports, now) = (&mut *s.st, s.ports, s.now);
+        if pkt.proto as u8 == self.spray_proto && !self.mode.per_packet() {
+            if self.spray_digits && pkt.payload > 0 {
+                // the path number's digit for this hop, in base the choice set's length
+                let place = (len as u64).saturating_pow(pkt.hops.saturating_sub(1) as u32);
+                return (pkt.sport as u64 / place % len as u64) as usize;
+            }
+            return st.rng.gen_range(0..len as u64) as usize;
+        }
         match self.mode {
             RoutingMode::SprayRoundRobin => {
                 let c = &mut st.rr[start];
@@ -721,15 +761,6 @@ impl Routes {
     #[inline(always)]
     fn index(&self, e: u32, d: &Dest, pkt: &Packet, hops: u8) -> Option<usize> {
         let start = (e & START_MASK) as usize;
-        if pkt.proto as u8 == self.spray_proto {
-            if !self.spray_digits || pkt.payload == 0 {
-                return None;
-            }
-            // the path number's digit for this hop, in base the choice set's length
-            let len = self.group_len[start] as u64;
-            let place = len.saturating_pow(hops.saturating_sub(1) as u32);
-            return Some((pkt.sport as u64 / place % len) as usize);
-        }
         Some(match self.mode {
             // the host's index in sets of the first three lengths, else a division
             RoutingMode::DstBits => match (e & !GROUP) >> LEN_SHIFT {
@@ -1131,7 +1162,7 @@ mod tests {
                             let p = Packet { via, hops, ..pkt(1 - dst.min(1), dst, sport) };
                             let (mut p1, mut p2) = (p.clone(), p);
                             let got = r.next_global_port(sw, &mut p1, &mut a);
-                            let want = r.pick(sw, &mut p2, &mut Chooser::Draw(&mut b));
+                            let want = r.pick(sw, &mut p2, &mut b);
                             assert_eq!(got, want, "{mode:?} at {sw} to {dst} via {via}");
                             assert_eq!(p1, p2);
                             if mode != RoutingMode::Spray {
@@ -1313,8 +1344,8 @@ mod tests {
                                 p.hops = sport as u8;
                                 let (row, col) = (table.row(sw), table.column(dst));
                                 // past the direct table, which routing by tier does not replace
-                                let want = table.next_global_port_table(sw, row, col, &mut p.clone(), &mut Chooser::Draw(&mut rngs[0]));
-                                let got = tiered.next_global_port_table(sw, row, col, &mut p.clone(), &mut Chooser::Draw(&mut rngs[1]));
+                                let want = table.next_global_port_table(sw, row, col, &mut p.clone(), &mut rngs[0]);
+                                let got = tiered.next_global_port_table(sw, row, col, &mut p.clone(), &mut rngs[1]);
                                 assert_eq!(got, want, "{topo} {t:?} {mode:?} {sw} -> {dst}");
                                 assert_eq!(tiered.hint(sw, row, col, &p), table.hint(sw, row, col, &p), "{topo} {t:?} {mode:?} hint {sw} -> {dst}");
                             }

@@ -112,8 +112,8 @@ pub trait QPacket: Clone + Default + std::fmt::Debug {
     fn src(&self) -> Addr;
     fn dst(&self) -> Addr;
     /// A trimming discipline cuts the packet to its `size` header bytes (payload dropped, the
-    /// header kept): `size()` reads `size` from now on, and the packet, once dequeued, is
-    /// marked [`flags::TRIMMED`](crate::packet::flags::TRIMMED).
+    /// header kept): `size()` reads `size` from now on. `Packet::payload` keeps what was sent,
+    /// so a trimmed packet is one whose `size` is below its `payload`.
     fn trim(&mut self, size: u32);
 }
 
@@ -156,7 +156,6 @@ impl QPacket for Packet {
     }
     fn trim(&mut self, size: u32) {
         self.size = size;
-        self.flags |= crate::packet::flags::TRIMMED;
     }
 }
 
@@ -195,10 +194,11 @@ impl<P> QdiscEvents<P> {
     pub fn mark(&mut self, reason: MarkReason) {
         self.marks[reason as usize] += 1;
     }
+    /// Empties the list and the marks; `cut_bytes` is reset by the queue that counts it
+    /// (`Queue::count_offer`), the one call that reads it.
     pub fn clear(&mut self) {
         self.dropped.clear();
         self.marks = [0; MarkReason::COUNT];
-        self.cut_bytes = 0;
     }
 }
 
@@ -342,10 +342,23 @@ impl<Q: Qdisc> Queue<Q> {
         self.debug_check_identity();
     }
 
+    /// The offered packet was stored trimmed: `ev.cut_bytes` fewer bytes than offered are
+    /// stored. Counts the trim and resets `cut_bytes`.
+    #[cold]
+    #[inline(never)]
+    fn count_trim(&mut self, ev: &mut QdiscEvents<Q::Pkt>) {
+        let cut = std::mem::take(&mut ev.cut_bytes) as u64;
+        self.stats.enqueued_bytes -= cut;
+        self.stats.len_bytes -= cut;
+        let t = &mut self.stats.by_reason.trims;
+        t.0 += 1;
+        t.1 += cut;
+    }
+
     /// The counters of an offer of `size` bytes, from what the discipline reported in `ev`:
     /// stored, or refused, and the stored packets it pushed out.
     #[inline(always)]
-    fn count_offer(&mut self, size: u64, ev: &QdiscEvents<Q::Pkt>) {
+    fn count_offer(&mut self, size: u64, ev: &mut QdiscEvents<Q::Pkt>) {
         let mut refused = false;
         let (mut out_pkts, mut out_bytes) = (0, 0);
         for d in &ev.dropped {
@@ -364,16 +377,14 @@ impl<Q: Qdisc> Queue<Q> {
                 c.1 += b;
             }
         }
-        let (in_pkts, in_bytes) = if refused { (0, 0) } else { (1, size - ev.cut_bytes as u64) };
-        if ev.cut_bytes != 0 {
-            let t = &mut self.stats.by_reason.trims;
-            t.0 += 1;
-            t.1 += ev.cut_bytes as u64;
-        }
+        let (in_pkts, in_bytes) = if refused { (0, 0) } else { (1, size) };
         self.stats.enqueued_pkts += in_pkts;
         self.stats.enqueued_bytes += in_bytes;
         self.stats.len_pkts = self.stats.len_pkts + in_pkts - out_pkts;
         self.stats.len_bytes = self.stats.len_bytes + in_bytes - out_bytes;
+        if ev.cut_bytes != 0 {
+            self.count_trim(ev);
+        }
         self.account_marks(ev);
         let (len, lb) = (self.stats.len_pkts, self.stats.len_bytes);
         if len > self.stats.max_len_pkts {

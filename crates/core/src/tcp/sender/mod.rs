@@ -40,8 +40,9 @@
 //! - **Reordering window** (`reorder_window_us` > 0, in the style of RACK, RFC 8985): where the
 //!   duplicate ACKs (or the SACK scoreboard) would start a recovery, the sender first waits the
 //!   window; an ACK that advances `snd_una` meanwhile cancels the wait (the segment was
-//!   reordered), a timeout too, and at the window's end, with the hole still open and no
-//!   recovery, recovery starts as it would have. The wait is one of the sender's deadlines.
+//!   reordered), and at the window's end, with the hole still open and no recovery, recovery
+//!   starts as it would have. The wait takes the retransmission timer's place (recovery arms
+//!   it again), and is not taken when the retransmission timer would fire first.
 //! - **Fast recovery**: duplicate ACKs inflate cwnd; a full ACK (`>= recover`) ends it; a
 //!   partial ACK ends it for Reno and, for NewReno, retransmits the next hole and stays, with
 //!   the timer restarted only on the first partial ACK (RFC 6582 4, "Impatient"; ns-2's
@@ -148,6 +149,8 @@ enum TimerKind {
     Retransmit,
     /// RFC 9293 3.8.6.1 zero-window probe.
     Persist,
+    /// The end of a reordering window (`reorder_window_us`): the segment at `snd_una` is lost.
+    Reorder,
 }
 /// Largest SACK scoreboard, in ranges (see `TcpSender::new`).
 const MAX_SACK_RANGES: u64 = 1024;
@@ -246,9 +249,6 @@ pub struct TcpSender {
     pace_wake: Option<SimTime>,
     /// `reorder_window_us` (zero: off).
     reorder_window: SimDuration,
-    /// When the duplicate ACKs reached the threshold under a reordering window: the time the
-    /// segment at `snd_una` is deemed lost, unless an ACK fills the hole before.
-    reorder_due: Option<SimTime>,
 }
 
 impl TcpSender {
@@ -343,7 +343,6 @@ impl TcpSender {
             pacer: Pacer::new(cfg),
             pace_wake: None,
             reorder_window: SimDuration::from_secs_f64(cfg.reorder_window_us * 1e-6),
-            reorder_due: None,
         }
     }
 
@@ -413,9 +412,6 @@ impl TcpSender {
 
     /// Handles an expired timer or pacing release; does nothing if neither deadline has passed.
     pub fn on_timer(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        if self.reorder_due.is_some_and(|t| t <= now) {
-            self.on_reorder_timeout(now, out);
-        }
         let paced = self.pace_wake.is_some_and(|w| w <= now);
         if paced {
             self.pace_wake = None;
@@ -439,6 +435,9 @@ impl TcpSender {
                 self.on_retransmit_timeout(now, out);
             }
             // RFC 9293 3.8.6.1: probe a zero window
+            (SenderState::Established | SenderState::FinWait1, TimerKind::Reorder) => {
+                self.on_reorder_timeout(now, out);
+            }
             (SenderState::Established | SenderState::FinWait1, TimerKind::Persist) => {
                 self.probe_zero_window(now, out);
             }
@@ -455,14 +454,10 @@ impl TcpSender {
 
     /// The earlier of the retransmission (or persist) timer and the pacer's release time.
     pub fn next_deadline(&self) -> Option<SimTime> {
-        let d = match (self.timer, self.pace_wake) {
+        match (self.timer, self.pace_wake) {
             (Some((t, _)), Some(w)) => Some(t.min(w)),
             (Some((t, _)), None) => Some(t),
             (None, w) => w,
-        };
-        match self.reorder_due {
-            Some(r) => Some(d.map_or(r, |d| d.min(r))),
-            None => d,
         }
     }
     pub fn stats(&self) -> &SenderStats {
@@ -716,7 +711,6 @@ impl TcpSender {
         self.snd_nxt = self.snd_nxt.max(ack);
         self.dupacks = 0;
         self.lt_bytes = 0;
-        self.reorder_due = None; // the hole is filled: it was reordered, not lost
         if self.after_rto && self.recover.is_none_or(|r| ack >= r) {
             self.after_rto = false; // RFC 6675 5.1: the data outstanding at the timeout is in
         }
@@ -783,15 +777,19 @@ impl TcpSender {
     }
 
     /// Under a reordering window, the loss the duplicate ACKs point to is deemed a loss only
-    /// when the window has passed: returns whether to wait (and starts the wait the first time).
+    /// when the window has passed: returns whether to wait. The wait is the sender's timer
+    /// ([`TimerKind::Reorder`]), started the first time, in place of the retransmission timer
+    /// (which recovery arms again); an ACK of new data restarts the retransmission timer and so
+    /// ends the wait. A window that would end after the retransmission timer is not waited.
     fn wait_for_reordering(&mut self, now: SimTime) -> bool {
         if self.reorder_window == SimDuration::ZERO {
             return false;
         }
-        match self.reorder_due {
-            Some(t) => t > now,
-            None => {
-                self.reorder_due = Some(now + self.reorder_window);
+        match self.timer {
+            Some((t, TimerKind::Reorder)) => t > now,
+            Some((t, _)) if now + self.reorder_window >= t => false,
+            _ => {
+                self.timer = Some((now + self.reorder_window, TimerKind::Reorder));
                 true
             }
         }
@@ -800,9 +798,10 @@ impl TcpSender {
     /// The reordering window has passed with the hole still open: the segment at `snd_una` is
     /// lost, and recovery starts as the duplicate ACKs would have started it.
     fn on_reorder_timeout(&mut self, now: SimTime, out: &mut Vec<Packet>) {
-        self.reorder_due = None;
-        let open = matches!(self.state, SenderState::Established | SenderState::FinWait1) && !self.in_recovery && self.snd_max > self.snd_una;
-        if !open || !self.cc.fast_retransmit() {
+        if self.in_recovery || self.snd_max == self.snd_una || !self.cc.fast_retransmit() {
+            if self.snd_max > self.snd_una {
+                self.timer = Some((self.timer_due(now), TimerKind::Retransmit));
+            }
             return;
         }
         if self.sack {
@@ -839,7 +838,6 @@ impl TcpSender {
         self.in_recovery = false;
         self.recover = Some(self.snd_max); // RFC 6582 3.2 step 4
         self.dupacks = 0;
-        self.reorder_due = None;
         self.lt_bytes = 0;
         self.snd_nxt = self.snd_una;
         if self.sack {
@@ -1013,7 +1011,7 @@ impl TcpSender {
             self.state = SenderState::FinWait1;
         }
         // RFC 6298 5.1: start the timer if it is not running (a persist timer gives way)
-        if !matches!(self.timer, Some((_, TimerKind::Retransmit))) {
+        if !matches!(self.timer, Some((_, TimerKind::Retransmit | TimerKind::Reorder))) {
             self.timer = Some((self.timer_due(now), TimerKind::Retransmit));
         }
         out.push(p);

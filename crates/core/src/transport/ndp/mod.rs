@@ -14,8 +14,8 @@
 //! - The wire: every packet is `Proto::Ndp` with the flow's ports. Its type is in `flags`
 //!   ([`kind`]). A data packet carries its byte offset in `seq` (packet `i` at `i x
 //!   ndp.mss_bytes`), its payload in `payload` and `payload + ndp.header_bytes` in `size`. A
-//!   trimmed one arrives with `size = ndp.header_bytes`, `payload` unchanged and
-//!   `flags::TRIMMED`. An ACK or NACK names the data packet in `seq`; a PULL carries the
+//!   trimmed one arrives with `size = ndp.header_bytes` and `payload` unchanged: `size` below
+//!   `payload` (a switch trims only packets whose payload is larger than a header). An ACK or NACK names the data packet in `seq`; a PULL carries the
 //!   receiver's cumulative count of PULLs in `ack` and `priority = `[`PULL_PRIORITY`], which
 //!   is how the NIC's pacer tells it from the other headers. Control packets are
 //!   `ndp.header_bytes` long.
@@ -41,18 +41,24 @@ pub use config::NdpConfig;
 
 use super::framework::{Data, FlowSpec, Selectable, Side, Transport};
 use crate::config::ConfigError;
-use crate::packet::{flags, Packet};
+use crate::packet::Packet;
 use crate::qdisc::{AnyQdisc, PortContext, QPacket};
 use crate::tcp::SenderStats;
 use crate::time::SimTime;
 use receiver::NdpReceiver;
 use sender::NdpSender;
 
+/// Whether a data packet arrives trimmed: cut to its header, below the payload it was sent
+/// with.
+#[inline(always)]
+pub fn trimmed(pkt: &Packet) -> bool {
+    pkt.size < pkt.payload
+}
+
 /// `Packet::priority` of a PULL.
 pub const PULL_PRIORITY: u64 = 1;
 
-/// The packet types, in `Packet::flags` (NDP is not TCP: TCP's flag bits do not apply, but
-/// `flags::TRIMMED`, which a switch sets, keeps its bit).
+/// The packet types, in `Packet::flags` (NDP is not TCP: TCP's flag bits do not apply).
 pub mod kind {
     pub const DATA: u8 = 0x01;
     pub const ACK: u8 = 0x02;
@@ -74,7 +80,7 @@ impl Transport for NdpEnds {
     /// A whole data packet; a trimmed header is not an arrival.
     #[inline(always)]
     fn is_arrival(pkt: &Packet) -> bool {
-        pkt.has(kind::DATA) && !pkt.has(flags::TRIMMED)
+        pkt.has(kind::DATA) && !trimmed(pkt)
     }
     fn delivered_bytes(&self) -> u64 {
         self.receiver.delivered_bytes()

@@ -12,7 +12,8 @@
 //! - At a switch port, with `ndp.trim`, an NDP data packet that would bring the data queue above
 //!   `trim_threshold_pkts x mss_bytes` bytes is trimmed: cut to its header
 //!   ([`QPacket::trim`], counted by the port's queue as a trim) and queued as a header. The
-//!   arriving packet is the one trimmed (the paper trims it or the queue's tail, at random).
+//!   arriving packet is the one trimmed (the paper trims it or the queue's tail, at random),
+//!   and only if its payload is larger than a header.
 //!   Otherwise it joins the data queue, whose own limit still applies.
 //! - The port sends headers ahead of data by weighted round robin: at most `header_weight`
 //!   headers in a row while data waits, then one data packet (0: headers always first).
@@ -136,7 +137,9 @@ impl<P: QPacket, Q: Qdisc<Pkt = P>> Qdisc for NdpPort<P, Q> {
             }
             return;
         }
-        if self.data.len_bytes() + size as u64 > self.trim_at {
+        // a packet whose payload is no larger than a header is not worth cutting (and its size
+        // would not tell the receiver it was cut): the data queue takes it, or drops it
+        if self.data.len_bytes() + size as u64 > self.trim_at && size > 2 * self.header_size {
             pkt.trim(self.header_size);
             if self.push_header(pkt, ev) {
                 ev.cut_bytes = size - self.header_size;

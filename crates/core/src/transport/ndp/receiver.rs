@@ -9,7 +9,7 @@
 
 use super::config::NdpConfig;
 use super::kind;
-use crate::packet::{flags, Packet, Proto};
+use crate::packet::{Packet, Proto};
 use crate::tcp::FlowIds;
 use crate::time::SimTime;
 use std::collections::VecDeque;
@@ -56,7 +56,7 @@ impl NdpReceiver {
             return;
         }
         let i = pkt.seq / self.mss as u64;
-        let reply = if pkt.has(flags::TRIMMED) {
+        let reply = if super::trimmed(pkt) {
             self.stats.trimmed += 1;
             kind::NACK
         } else {
