@@ -54,6 +54,7 @@ PAGES: Dict[str, Tuple[str, str]] = {
     "MPTCP (Raiciu et al., SIGCOMM 2011, and RFC 6356; texts not in the repository)": ("docs/mechanisms/mptcp.md", "MPTCP"),
     "DCQCN (Zhu et al., SIGCOMM 2015; text not in the repository)": ("docs/mechanisms/dcqcn.md", "DCQCN"),
     "HPCC (Li et al., SIGCOMM 2019; text not in the repository)": ("docs/mechanisms/hpcc.md", "HPCC"),
+    "NDP (Handley et al., SIGCOMM 2017; text not in the repository)": ("docs/mechanisms/ndp.md", "NDP"),
 }
 CLAIMS_PAGE = "docs/claims.md"
 VALIDATION_PAGE = "docs/validation.md"

@@ -230,5 +230,14 @@ register(Reproduction("ndp-permutation", PAPER, "Figure 14; section 6.2", "A per
                       "mean and worst goodput", plan_permutation, analyze_permutation, READINGS_PERM))
 register(Reproduction("ndp-incast", PAPER, "Figure 16; abstract", "8 to 64 senders of 450 kB into one host: NDP's last "
                       "and first flow against the receiver link's limit", plan_incast, analyze_incast, READINGS_INCAST))
+READINGS_TRANSPORTS = (
+    Reading("tcp-1500", "the TCPs with 1,500-byte packets (1,460-byte segments) instead of NDP's 9,000-byte payloads",
+            (("tcp.mss_bytes", 1460), ("tcp.header_bytes", 40)), claims=("dctcp-collisions", "mptcp")),
+    Reading("longer-run", "50 ms measured over the last 40 ms instead of 20 ms over the last 15: more time for MPTCP's "
+            "subflows to settle", (("sim.duration_s", 0.05), ("measure.window_s", 0.04)), claims=("dctcp-collisions", "mptcp")),
+    Reading("queue-100", "100-packet switch queues for the TCPs instead of the paper's 200", (("queue.limit_pkts", 100),),
+            claims=("dctcp-collisions", "mptcp")),
+)
+
 register(Reproduction("ndp-transports", PAPER, "Figure 14", "The permutation under NDP, TCP, DCTCP and MPTCP",
-                      plan_transports, analyze_transports))
+                      plan_transports, analyze_transports, READINGS_TRANSPORTS))
