@@ -1,7 +1,7 @@
 """A PFC deadlock through the command line: `dcfair run` on four line-rate RoCE flows locked
 around a ring of switches ends the run early, writes its results with `pfc_deadlock` in
 summary.json, names the ports of the cycle on stderr, and exits 0 (the scenario was valid; the
-deadlock is its result). The engine's side is crates/sim/tests/pfc.rs."""
+deadlock is its result). The engine's side is crates/sim/tests/runs/pfc.rs."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 from conftest import dcfair
 
 HERE = Path(__file__).resolve().parent
-RING = (HERE.parent / "crates/sim/tests/pfc.rs").read_text()
+RING = (HERE.parent / "crates/sim/tests/runs/pfc.rs").read_text()
 #: The ring scenario of the engine's deadlock test (one text for both tests).
 SCENARIO = re.search(r'const RING: &str = r#"(.*?)"#;', RING, re.S).group(1)
 

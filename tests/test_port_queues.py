@@ -1,5 +1,5 @@
 """[ports."<name>"] through the `dcfair` command (the engine's own tests:
-crates/sim/tests/port_queues.rs)."""
+crates/sim/tests/runs/port_queues.rs)."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@
 //!
 //! Limits: one switch-wide set of parameters; the controller state is a few words per port and
 //! each packet costs O(1). Validation: [`FairqConfig::validate`]; tests at the bottom of this
-//! file and in `crates/sim/tests/fairq.rs`.
+//! file and in `crates/sim/tests/runs/fairq.rs`.
 
 use crate::packet::{flags, Packet, Proto, NO_WSCALE};
 use crate::config::ConfigError;

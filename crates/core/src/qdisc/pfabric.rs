@@ -30,7 +30,7 @@
 //!   few times per port at most; after that the packet path allocates nothing.
 //!
 //! Parameters: only the shared `[queue]` limits; `queue.kind = "pfabric"` has no sub-table.
-//! Validation: the rule tests below and the scenario test in `crates/sim/tests/pfabric.rs`;
+//! Validation: the rule tests below and the scenario test in `crates/sim/tests/runs/pfabric.rs`;
 //! the model and its simplifications are in `docs/mechanisms/pfabric.md`.
 
 use crate::config::{ConfigError, Limit};

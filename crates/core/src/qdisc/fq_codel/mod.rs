@@ -56,7 +56,7 @@
 //! allocated per packet afterwards.
 //! Randomness: stream `("qdisc.fq_codel", port_index)`, one draw (the salt).
 //! Validation of the configuration: [`FqCodelConfig::validate`]; of the rules: the tests
-//! below, the scenario test `crates/sim/tests/fq_codel.rs`, and `docs/mechanisms/fq_codel.md`.
+//! below, the scenario test `crates/sim/tests/runs/fq_codel.rs`, and `docs/mechanisms/fq_codel.md`.
 
 use super::codel::{validate_law, CodelParams, CodelQueue, CodelVars, InvSqrt};
 use super::bucket_fifos::NIL;

@@ -21,7 +21,7 @@
 //! `alpha` is an `f64` (Linux keeps it in 10-bit fixed point); its arithmetic is IEEE-754, the
 //! same on every platform.
 //! Tests: below (alpha's rule, convergence to F, the cut), `sender/tests/ecn.rs` (once per window, CWR),
-//! `receiver/tests.rs` (the echo), `crates/sim/tests/dctcp.rs` (the queue stays near K).
+//! `receiver/tests.rs` (the echo), `crates/sim/tests/runs/dctcp.rs` (the queue stays near K).
 
 use super::{AckEvent, CongestionControl, Loss, NewReno, Window};
 use super::super::TcpConfig;

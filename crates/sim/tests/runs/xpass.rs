@@ -2,8 +2,7 @@
 //! (almost) no data drops and a small data queue; fairness; sized flows finish; bad `[xpass]`
 //! input names its key.
 
-mod common;
-use common::{go, metrics, ov};
+use crate::common::{go, metrics, ov};
 use dcfair_sim::{load_scenario, Error, Results};
 
 /// N ExpressPass flows from N senders to one receiver; 10 Gbit/s everywhere, RTT about 24 us

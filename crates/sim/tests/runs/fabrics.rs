@@ -1,7 +1,7 @@
 //! Multi-hop topologies and routing, through the public API (fixed seeds).
 
-mod common;
-use common::{go, metric, ov};
+use crate::common;
+use crate::common::{go, metric, ov};
 use dcfair_sim::routing::{Routes, RoutingMode};
 use dcfair_sim::{load_scenario, run, Error, Results};
 

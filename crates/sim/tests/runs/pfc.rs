@@ -2,8 +2,7 @@
 //! instead of dropped, a lossy one is dropped, a headroom too small for what is in flight drops
 //! lossless packets (and says so), and the `[pfc]` keys are checked (fixed seeds).
 
-mod common;
-use common::{go, metric, ov};
+use crate::common::{go, metric, ov};
 use dcfair_sim::{load_scenario, Error, Results};
 
 /// Host `a` sends UDP at 5 Gbit/s (half its 10 Gbit/s NIC) through switch `s` to `b` over a

@@ -1,8 +1,8 @@
 //! FQ-CoDel and CoDel through the engine (fixed seeds): fair shares for long flows and low
 //! delay for a sparse flow on a dumbbell, against DropTail with the same buffer.
 
-mod common;
-use common::metrics;
+use crate::common;
+use crate::common::metrics;
 use dcfair_sim::{load_scenario, Error, Results};
 
 /// 8 long TCP flows from s0..s7 and 40 two-packet flows from s8, all to r0, over a 1 Gbps

@@ -3,8 +3,7 @@
 //! where TCP overflows a shallow buffer, put the credit shaper on the ports, run the same bytes
 //! for the same seed, and name a bad `transport` value.
 
-mod common;
-use common::{go, go_seeded, metric, metrics, ov};
+use crate::common::{go, go_seeded, metric, metrics, ov};
 use dcfair_sim::{load_scenario, Error, Results};
 
 /// 8 servers at 10 Gbit/s answer one client behind a 10 Gbit/s bottleneck with a 16-packet

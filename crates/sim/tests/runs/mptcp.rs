@@ -2,8 +2,7 @@
 //! data-level delivery, subflow paths, equivalence with plain TCP at one subflow, the coupled increase against TCP
 //! at a shared bottleneck, invalid input and determinism.
 
-mod common;
-use common::{go, go_seeded, metric, ov};
+use crate::common::{go, go_seeded, metric, ov};
 use dcfair_sim::{load_scenario, run, Error, Results};
 
 const FAT_TREE: &str = r#"

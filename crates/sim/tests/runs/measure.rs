@@ -1,8 +1,7 @@
 //! The Outcast measurements through the public API: group goodput over time, consecutive-drop
 //! runs, the port trace, and the blackout discipline in a network (fixed seeds).
 
-mod common;
-use common::{go, ov};
+use crate::common::{go, ov};
 use dcfair_sim::{load_scenario, run, Column, Error, Results, Table};
 use std::collections::HashMap;
 

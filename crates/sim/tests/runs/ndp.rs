@@ -2,12 +2,12 @@
 //! and trimming, an incast whose short flows all finish without a timeout, the per-packet
 //! routing modes and TCP's reordering window.
 
-mod common;
-use common::{go, metric};
+use crate::common;
+use crate::common::{go, metric};
 use dcfair_sim::Results;
 
-const PERMUTATION: &str = include_str!("../../../scenarios/papers/ndp/permutation.toml");
-const INCAST: &str = include_str!("../../../scenarios/papers/ndp/incast.toml");
+const PERMUTATION: &str = include_str!("../../../../scenarios/papers/ndp/permutation.toml");
+const INCAST: &str = include_str!("../../../../scenarios/papers/ndp/incast.toml");
 
 /// The values of column `name` of `flows.csv`.
 fn flow_col(r: &Results, name: &str) -> Vec<f64> {
@@ -67,7 +67,7 @@ fn per_packet_modes_reorder_flowlets_with_a_long_gap_do_not_and_a_one_path_fabri
     // one flowlet per flow, one path: what arrives out of order are retransmissions alone
     let flowlet = tcp("flowlet", "1000000");
     assert!(metric(&flowlet, "reordered_fraction") < 0.01);
-    let sc = dcfair_sim::load_scenario(include_str!("../../../scenarios/papers/hcf/longflows.toml"), "t.toml", &common::ov(&[("routing.mode", "flowlet")])).unwrap();
+    let sc = dcfair_sim::load_scenario(include_str!("../../../../scenarios/papers/hcf/longflows.toml"), "t.toml", &common::ov(&[("routing.mode", "flowlet")])).unwrap();
     match dcfair_sim::run(&sc, None, None) {
         Err(dcfair_sim::Error::Invalid { key, .. }) => assert_eq!(key, "routing.mode"),
         other => panic!("{:?}", other.map(|_| ())),

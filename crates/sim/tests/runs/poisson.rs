@@ -1,7 +1,7 @@
 //! `[poisson]` flow arrivals end to end: the flows run, finish and are measured (fixed seeds).
 
-mod common;
-use common::metrics;
+use crate::common;
+use crate::common::metrics;
 use dcfair_sim::Results;
 
 /// 8 hosts at 10 Gbit/s on a leaf-spine with 4 us links; web search at 30 % load for 20 ms.

@@ -2,8 +2,7 @@
 //! same buffer and the same TCP tuning, on a small leaf-spine with the web-search workload
 //! (fixed seeds). `docs/mechanisms/pfabric.md`.
 
-mod common;
-use common::metrics;
+use crate::common::metrics;
 use dcfair_sim::{load_scenario, run, Results};
 
 /// 16 hosts at 10 Gbit/s on 2 leaves and 2 spines (20 Gbit/s fabric), 1 us links, 36-packet

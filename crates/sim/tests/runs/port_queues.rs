@@ -2,8 +2,7 @@
 //! end) and the scenario's `[ports."<name>"]`, through the public API (fixed seeds).
 
 use dcfair_core::rng::Streams;
-mod common;
-use common::{go, ov};
+use crate::common::{go, ov};
 use dcfair_sim::{load_scenario, run, topo, Error, Results};
 
 /// a -> s1 -> s2 -> b, with the 100 Mbit/s link s1 - s2 in the middle (its port s1->s2 is the

@@ -3,8 +3,7 @@
 //! connection costs its handshake, the counts of every connection add up, and bad settings name
 //! the key (fixed seeds).
 
-mod common;
-use common::{go, go_seeded, metric, ov};
+use crate::common::{go, go_seeded, metric, ov};
 use dcfair_sim::{load_scenario, Error, Results};
 
 /// 4 servers answer one client over a 1 Gbit/s bottleneck with a 64-packet buffer (no loss):

@@ -3,8 +3,7 @@
 //! CNPs and rate cuts, the incast's written answers arrive, and bad `[roce]` input names its
 //! key.
 
-mod common;
-use common::{go, metric, metrics, ov};
+use crate::common::{go, metric, metrics, ov};
 use dcfair_sim::{load_scenario, Error};
 
 /// 2 senders, 1 receiver, 10 Gbit/s everywhere, RTT about 24 us; 500 kB per flow (500

@@ -1,8 +1,7 @@
 //! FairQ end to end (fixed seeds): long flows into one receiver port, with and without FairQ;
 //! the window-scaling modes through real TCP endpoints; invalid `[fairq]` input.
 
-mod common;
-use common::{go, metric, ov};
+use crate::common::{go, metric, ov};
 use dcfair_sim::{load_scenario, run, Column, Error, Results};
 
 /// 30 long flows from 30 senders into one receiver behind a 1 Gbit/s port with a 100-packet

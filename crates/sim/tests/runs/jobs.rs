@@ -2,11 +2,10 @@
 //! jobs sharing a k = 4 fat-tree (`scenarios/jobs/two_allreduce_k4.toml`), their baselines,
 //! the order of their transfers in flows.csv, placement and bad input.
 
-mod common;
-use common::{go, go_seeded, metric, metrics, ov};
+use crate::common::{go, go_seeded, metric, metrics, ov};
 use dcfair_sim::{load_scenario, run, Error, Results};
 
-const TWO_JOBS: &str = include_str!("../../../scenarios/jobs/two_allreduce_k4.toml");
+const TWO_JOBS: &str = include_str!("../../../../scenarios/jobs/two_allreduce_k4.toml");
 
 /// The rows of a CSV text as maps from column name to field.
 fn rows(csv: &str) -> Vec<std::collections::HashMap<String, String>> {

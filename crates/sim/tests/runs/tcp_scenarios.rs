@@ -1,7 +1,7 @@
 //! Whole-run checks of TCP through the engine (fixed seeds).
 
-mod common;
-use common::metric;
+use crate::common;
+use crate::common::metric;
 use dcfair_sim::{load_scenario, run, Results};
 
 const DUMBBELL: &str = r#"

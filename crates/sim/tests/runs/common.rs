@@ -1,4 +1,4 @@
-//! Helpers shared by the engine's integration tests (`mod common;` in each file): a scenario
+//! Helpers shared by the engine's whole-run tests (`crate::common` in each module): a scenario
 //! text plus `KEY=VALUE` overrides, loaded and run; its summary metrics read back.
 #![allow(dead_code)] // each test file uses the part it needs
 

@@ -2,8 +2,8 @@
 //! the bottleneck queue near K, far below the buffer, at full utilization and without drops,
 //! where NewReno without ECN fills the buffer. `docs/mechanisms/dctcp.md` quotes these numbers.
 
-mod common;
-use common::metric;
+use crate::common;
+use crate::common::metric;
 use dcfair_sim::columns::Column;
 use dcfair_sim::{load_scenario, Results};
 
