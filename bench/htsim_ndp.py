@@ -15,9 +15,7 @@ per-pair ratios dcfair / htsim. ``docs/performance.md`` quotes its output.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -27,13 +25,8 @@ sys.path.insert(0, str(REPO / "validation" / "htsim_ndp"))
 import compare  # noqa: E402  (dcfair's side of the comparison: the scenario text)
 import run as peer  # noqa: E402  (htsim's side: its connection matrix and options)
 
-
-def cpu_of(cmd, cwd=None) -> float:
-    p = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, ru = os.wait4(p.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"htsim_ndp.py: {cmd[0]} exited with {os.waitstatus_to_exitcode(status)}")
-    return ru.ru_utime + ru.ru_stime
+sys.modules["htsim_ndp_run"] = sys.modules.pop("run")  # hpcc_fork imports validation/hpcc's own run.py
+from hpcc_fork import cpu_of  # noqa: E402  (bench/hpcc_fork.py: one process's CPU seconds)
 
 
 def main(argv=None) -> int:
