@@ -119,8 +119,10 @@ const X_BUFFER: u8 = 2;
 const X_INT: u8 = 4;
 /// [`Sim::extras`]: counting out-of-order arrivals (`World::track_order`).
 const X_ORDER: u8 = 8;
+/// [`Sim::extras`]: ports that trim (`World::trimming`).
+const X_TRIM: u8 = 16;
 /// The [`Sim::extras`] that meet a packet on its way through ports and switches.
-const X_PATH: u8 = X_PFC | X_BUFFER | X_INT;
+const X_PATH: u8 = X_PFC | X_BUFFER | X_INT | X_TRIM;
 
 /// The `from` of a packet a host's transport emits: it crosses no switch.
 const FROM_HOST: u32 = u32::MAX;
@@ -283,7 +285,7 @@ impl Sim {
         debug_assert_eq!(world.via.len(), n);
         let deep_hints = world.net.ports.len().min(n.saturating_mul(PORTS_PER_FLOW)) >= DEEP_HINT_PORTS;
         let world_tracks_order = world.track_order;
-        let extras = (world.pfc.is_some() as u8 * X_PFC) | (world.buffers.is_some() as u8 * X_BUFFER) | (world.telemetry as u8 * X_INT) | (world_tracks_order as u8 * X_ORDER);
+        let extras = (world.pfc.is_some() as u8 * X_PFC) | (world.buffers.is_some() as u8 * X_BUFFER) | (world.telemetry as u8 * X_INT) | (world_tracks_order as u8 * X_ORDER) | (world.trimming as u8 * X_TRIM);
         let mut sim = Sim {
             q: EventQueue::new(),
             w: world,
@@ -749,10 +751,14 @@ impl Sim {
         self.at(at, at_f, Event::Arrive { pkt: pkt.handle });
     }
 
-    /// What the extras do with a packet port `pid` puts on the wire: the port's telemetry hop,
-    /// and the shared buffer lets it go. Returns whether lossless packets wait at the port.
+    /// What the extras do with a packet port `pid` puts on the wire: its trim reaches the packet,
+    /// the port's telemetry hop, and the shared buffer lets it go. Returns whether lossless
+    /// packets wait at the port.
     #[inline(never)]
     fn transmit_extra(&mut self, pid: u32, pkt: PktRef, now: SimTime) -> bool {
+        if self.extras & X_TRIM != 0 {
+            self.slab.write_trim(&pkt);
+        }
         if self.extras & X_INT != 0 {
             self.int_stamp(pid, pkt.handle, pkt.size, now);
         }

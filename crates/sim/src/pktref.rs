@@ -170,17 +170,21 @@ impl Slab {
     pub fn pkt(&self, h: u32) -> &Packet {
         &self.items[h as usize].pkt
     }
-    /// A port dequeued `r`: write back its CE mark, its size (smaller if it was trimmed), and
-    /// where it arrives.
+    /// A port dequeued `r`: write back its CE mark and where it arrives (a trim is written back
+    /// by the engine, in runs that trim: [`Slab::write_trim`]).
     #[inline]
     pub fn launch(&mut self, r: &PktRef, node: u32, port: u16) {
         let f = &mut self.items[r.handle as usize];
         if r.ecn() == Ecn::Ce {
             f.pkt.ecn = Ecn::Ce;
         }
-        f.pkt.size = r.size; // a trim (`QPacket::trim`), or the same size
         f.node = node;
         f.port = port;
+    }
+    /// A port dequeued `r` in a run whose ports trim: its size, smaller if it was trimmed.
+    #[inline]
+    pub fn write_trim(&mut self, r: &PktRef) {
+        self.items[r.handle as usize].pkt.size = r.size;
     }
     /// Frees slot `h` (the packet was dropped or delivered).
     #[inline]
