@@ -490,6 +490,11 @@ pub struct SenderStats {
 }
 
 impl SenderStats {
+    /// The counters of a sender whose every packet is a data packet (RoCE's, NDP's: no SYN, no
+    /// pure ACK): `data_pkts` are both its packets and its segments.
+    pub fn of_data_sender(data_pkts: u64, bytes_sent: u64, retransmits: u64, timeouts: u64, bytes_acked: u64) -> SenderStats {
+        SenderStats { pkts_sent: data_pkts, bytes_sent, data_segments_sent: data_pkts, retransmits, timeouts, bytes_acked, ..SenderStats::default() }
+    }
     /// Adds `other`'s counts to these (the connections of one flow, summed).
     pub fn add(&mut self, other: &SenderStats) {
         self.pkts_sent += other.pkts_sent;

@@ -91,15 +91,7 @@ impl Transport for NdpEnds {
     }
     fn sender_stats(&self) -> SenderStats {
         let s = &self.sender.stats;
-        SenderStats {
-            pkts_sent: s.data_pkts,
-            bytes_sent: s.bytes_sent,
-            data_segments_sent: s.data_pkts,
-            retransmits: s.retransmits,
-            timeouts: s.timeouts,
-            bytes_acked: s.bytes_acked,
-            ..SenderStats::default()
-        }
+        SenderStats::of_data_sender(s.data_pkts, s.bytes_sent, s.retransmits, s.timeouts, s.bytes_acked)
     }
     /// Over the run's NDP flows: headers the receivers got trimmed (each one NACKed), PULLs
     /// sent, packets resent, and the packets resent on a timeout.

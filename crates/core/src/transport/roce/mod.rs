@@ -122,15 +122,7 @@ impl Transport for RoceEnds {
     }
     fn sender_stats(&self) -> SenderStats {
         let s = &self.sender.stats;
-        SenderStats {
-            pkts_sent: s.data_pkts,
-            bytes_sent: s.bytes_sent,
-            data_segments_sent: s.data_pkts,
-            retransmits: s.retransmits,
-            timeouts: s.timeouts,
-            bytes_acked: s.bytes_acked,
-            ..SenderStats::default()
-        }
+        SenderStats::of_data_sender(s.data_pkts, s.bytes_sent, s.retransmits, s.timeouts, s.bytes_acked)
     }
     /// Over the run's RoCE flows: CNPs and NACKs the receivers sent, the senders' timeouts,
     /// rate decreases (DCQCN cuts, TIMELY decreases) and retransmitted packets.
