@@ -977,6 +977,7 @@ impl Sim {
     }
 
     /// PFC: a frame reaches port `p`; a port it resumes starts sending if idle.
+    #[inline(never)]
     fn pfc_frame(&mut self, now: SimTime, p: u32) {
         let Some(pfc) = self.w.pfc.as_deref_mut() else { return };
         if pfc.receive(p, now) {
@@ -989,6 +990,7 @@ impl Sim {
 
     /// PFC: gate `p` sends its PAUSE again while above XON, and the deadlock check runs; a
     /// deadlock ends the run.
+    #[inline(never)]
     fn pfc_refresh(&mut self, now: SimTime, p: u32) {
         let Some(pfc) = self.w.pfc.as_deref_mut() else { return };
         if !pfc.refresh_due(p, now) {
@@ -999,6 +1001,13 @@ impl Sim {
         if pfc.check_deadlock(&self.w.net, now).is_some() {
             self.w.end = now;
         }
+    }
+
+    /// The next hop of `pkt` at switch `sw` past the direct table (`Routes::next_global_port_walk`):
+    /// out of line, with six arguments, all passed in registers (the walk itself takes eight).
+    #[inline(never)]
+    fn route_walk(w: &mut World, sw: u32, row: u32, col: u16, pkt: &mut Packet, now: SimTime) -> Option<u32> {
+        w.routes.next_global_port_walk(sw, row, col, pkt, &mut w.route, &w.net.ports, now)
     }
 
     /// The packet in slab slot `h` arrives. At a switch it is updated and routed in its slot,
@@ -1012,7 +1021,11 @@ impl Sim {
             pkt.ingress = port;
             pkt.hops = pkt.hops.saturating_add(1);
             // Routes were checked for every flow when the network was built.
-            let Some(out) = self.w.routes.next_global_port_in(node, row, col, pkt, &mut self.w.route, &self.w.net.ports, now) else {
+            let hop = match self.w.routes.next_direct(row, pkt) {
+                Some(p) => Some(p),
+                None => Self::route_walk(&mut self.w, node, row, col, pkt, now),
+            };
+            let Some(out) = hop else {
                 debug_assert!(false, "no route to {} at {}", pkt.dst, self.w.net.nodes[node as usize].name);
                 self.slab.free(h);
                 return;
@@ -1055,8 +1068,7 @@ impl Sim {
                 flow.ends.receive(pkt, now, &mut out)
             };
             if self.extras & X_ORDER != 0 && got.arrival {
-                let p = &self.slab.items[h as usize].pkt;
-                self.order[f].arrival(p.seq, p.seq + p.payload as u64);
+                Self::count_order(&mut self.order[f], &self.slab.items[h as usize].pkt);
             }
             self.slab.free(h);
             if got.arrival {
@@ -1133,8 +1145,18 @@ impl Sim {
         }
     }
 
+    /// The data packet `pkt` arrived at its receiver in a run that counts reordering: `order`,
+    /// its flow's count, sees it. Out of line: the delivery path of a run that counts nothing
+    /// stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn count_order(order: &mut Order, pkt: &Packet) {
+        order.arrival(pkt.seq, pkt.seq + pkt.payload as u64);
+    }
+
     /// A flow starts: its sender opens (and, for a flow of a bond, the bond may make its other
     /// senders send).
+    #[inline(never)]
     fn start(&mut self, now: SimTime, f: usize) {
         self.w.flows[f].start = now;
         let mut out = std::mem::take(&mut self.scratch);
@@ -1275,6 +1297,7 @@ impl Sim {
     }
 
     /// The incast client asks every server for its share of the next block, all at once.
+    #[inline(never)]
     fn request(&mut self, now: SimTime) {
         let Some(ic) = &mut self.w.incast else { return };
         ic.issued += 1;
@@ -1302,6 +1325,7 @@ impl Sim {
     }
 
     /// A `SeriesTick`: sample, then schedule the next tick if it falls inside the run.
+    #[inline(never)]
     fn series_tick(&mut self, now: SimTime) {
         let Some(s) = self.w.series.as_mut() else { return };
         s.sample(now, &self.w.net, self.w.pfc.as_deref(), &self.w.flows, &self.w.flow_group);
@@ -1312,6 +1336,7 @@ impl Sim {
     }
 
     /// A `FairqSample`: the FairQ ports sample their queues; the next sample if inside the run.
+    #[inline(never)]
     fn fairq_sample(&mut self, now: SimTime) {
         let Some(fq) = self.w.fairq.as_deref_mut() else { return };
         fq.sample(&self.w.net);
@@ -1322,6 +1347,7 @@ impl Sim {
     }
 
     /// A `FairqTick`: the FairQ controllers run; the next tick if inside the run.
+    #[inline(never)]
     fn fairq_tick(&mut self, now: SimTime) {
         let Some(fq) = self.w.fairq.as_deref_mut() else { return };
         fq.tick(now);
@@ -1332,6 +1358,7 @@ impl Sim {
     }
 
     /// Snapshot of cumulative counters when the measurement window opens.
+    #[inline(never)]
     fn open_window(&mut self) {
         for f in &mut self.w.flows {
             f.delivered_at_window = f.delivered_bytes();

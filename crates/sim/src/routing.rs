@@ -626,21 +626,39 @@ impl Routes {
     /// [`Routes::next_global_port`] at switch `sw` of row `row` for a packet whose destination
     /// has column `col` ([`Routes::row`], [`Routes::column`]). The same choice; a packet without
     /// waypoint whose choice does not depend on the packet (one choice, or any number under
-    /// `dst_bits`) takes a short cut.
-    ///
-    /// Always inlined, and only its direct-table hit: the engine's `Sim::run` is large enough
-    /// that LLVM stopped inlining a plain `#[inline]` here (one call per hop, about 0.8 % of a
-    /// dumbbell's instructions); the rest is [`Routes::next_global_port_table`], out of line.
-    /// `st`, `ports` and `now` serve the stateful modes and sprayed transports (module rules),
-    /// which take a table walk of their own.
-    #[inline(always)]
+    /// `dst_bits`) takes a short cut ([`Routes::next_direct`]), the rest the table walk
+    /// ([`Routes::next_global_port_walk`]). `st`, `ports` and `now` serve the stateful modes and
+    /// sprayed transports (module rules), which take a table walk of their own.
+    #[allow(clippy::too_many_arguments)]
     pub fn next_global_port_in(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, st: &mut RouteState, ports: &[Port], now: SimTime) -> Option<u32> {
-        debug_assert!(row == self.row(sw) && (col == self.column(pkt.dst) || col == NO_COL));
-        if pkt.via == NO_VIA && row != NO_ROW {
-            if let Some(p) = self.direct_hit(row, pkt.dst) {
-                return Some(p);
-            }
+        match self.next_direct(row, pkt) {
+            Some(p) => Some(p),
+            None => self.next_global_port_walk(sw, row, col, pkt, st, ports, now),
         }
+    }
+
+    /// The short cut of [`Routes::next_global_port_in`]: the direct table's next hop of a
+    /// packet without waypoint at switch row `row`, when its choice does not depend on the
+    /// packet.
+    ///
+    /// Always inlined: the engine's `Sim::run` is large enough that LLVM stopped inlining a
+    /// plain `#[inline]` here (one call per hop, about 0.8 % of a dumbbell's instructions). The
+    /// engine calls the walk out of line, with the fewest arguments it can.
+    #[inline(always)]
+    pub fn next_direct(&self, row: u32, pkt: &Packet) -> Option<u32> {
+        debug_assert!(row == NO_ROW || (row as usize) < self.slot.len());
+        if pkt.via == NO_VIA && row != NO_ROW {
+            return self.direct_hit(row, pkt.dst);
+        }
+        None
+    }
+
+    /// [`Routes::next_global_port_in`] past the direct table, by the routing mode: the
+    /// stateless walk, or the stateful one.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn next_global_port_walk(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, st: &mut RouteState, ports: &[Port], now: SimTime) -> Option<u32> {
+        debug_assert!(row == self.row(sw) && (col == self.column(pkt.dst) || col == NO_COL));
         if self.stateful {
             return self.next_global_port_table(sw, row, col, pkt, &mut Stateful { st, ports, now });
         }
@@ -660,7 +678,7 @@ impl Routes {
 
     /// [`Routes::next_global_port_in`] past the direct table: the compact table, a choice set,
     /// or a waypoint.
-    #[inline(never)]
+    #[inline]
     fn next_global_port_table<C: Chooser>(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, ch: &mut C) -> Option<u32> {
         if pkt.via == NO_VIA {
             if row == NO_ROW {

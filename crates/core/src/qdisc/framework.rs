@@ -195,7 +195,7 @@ impl<P> QdiscEvents<P> {
         self.marks[reason as usize] += 1;
     }
     /// Empties the list and the marks; `cut_bytes` is reset by the queue that counts it
-    /// (`Queue::count_offer`), the one call that reads it.
+    /// (`Queue::count_offer_rare`), the one call that reads it.
     pub fn clear(&mut self) {
         self.dropped.clear();
         self.marks = [0; MarkReason::COUNT];
@@ -342,23 +342,23 @@ impl<Q: Qdisc> Queue<Q> {
         self.debug_check_identity();
     }
 
-    /// The offered packet was stored trimmed: `ev.cut_bytes` fewer bytes than offered are
-    /// stored. Counts the trim and resets `cut_bytes`.
-    #[cold]
-    #[inline(never)]
-    fn count_trim(&mut self, ev: &mut QdiscEvents<Q::Pkt>) {
-        let cut = std::mem::take(&mut ev.cut_bytes) as u64;
-        self.stats.enqueued_bytes -= cut;
-        self.stats.len_bytes -= cut;
-        let t = &mut self.stats.by_reason.trims;
-        t.0 += 1;
-        t.1 += cut;
-    }
-
-    /// The counters of an offer of `size` bytes, from what the discipline reported in `ev`:
-    /// stored, or refused, and the stored packets it pushed out.
+    /// The counters of an offer of `size` bytes, from what the discipline reported in `ev`.
+    /// Most offers are stored whole with nothing dropped: those take the straight line here,
+    /// and the rest ([`Queue::count_offer_rare`]) one call out of line.
     #[inline(always)]
     fn count_offer(&mut self, size: u64, ev: &mut QdiscEvents<Q::Pkt>) {
+        if !ev.dropped.is_empty() || ev.cut_bytes != 0 {
+            return self.count_offer_rare(size, ev);
+        }
+        self.count_stored(1, size, 0, 0, ev);
+    }
+
+    /// [`Queue::count_offer`] of an offer that dropped packets (the offered one refused, or
+    /// stored ones pushed out) or was stored trimmed: `ev.cut_bytes` fewer bytes than offered
+    /// are stored, a trim counted by reason. Resets `cut_bytes`.
+    #[cold]
+    #[inline(never)]
+    fn count_offer_rare(&mut self, size: u64, ev: &mut QdiscEvents<Q::Pkt>) {
         let mut refused = false;
         let (mut out_pkts, mut out_bytes) = (0, 0);
         for d in &ev.dropped {
@@ -377,14 +377,25 @@ impl<Q: Qdisc> Queue<Q> {
                 c.1 += b;
             }
         }
-        let (in_pkts, in_bytes) = if refused { (0, 0) } else { (1, size) };
+        let cut = std::mem::take(&mut ev.cut_bytes) as u64;
+        if cut != 0 {
+            debug_assert!(!refused, "a packet was both trimmed and refused");
+            let t = &mut self.stats.by_reason.trims;
+            t.0 += 1;
+            t.1 += cut;
+        }
+        let (in_pkts, in_bytes) = if refused { (0, 0) } else { (1, size - cut) };
+        self.count_stored(in_pkts, in_bytes, out_pkts, out_bytes, ev);
+    }
+
+    /// The counters of `in_pkts` packets of `in_bytes` stored and `out_pkts` of `out_bytes`
+    /// pushed out by one offer, and its marks.
+    #[inline(always)]
+    fn count_stored(&mut self, in_pkts: u64, in_bytes: u64, out_pkts: u64, out_bytes: u64, ev: &QdiscEvents<Q::Pkt>) {
         self.stats.enqueued_pkts += in_pkts;
         self.stats.enqueued_bytes += in_bytes;
         self.stats.len_pkts = self.stats.len_pkts + in_pkts - out_pkts;
         self.stats.len_bytes = self.stats.len_bytes + in_bytes - out_bytes;
-        if ev.cut_bytes != 0 {
-            self.count_trim(ev);
-        }
         self.account_marks(ev);
         let (len, lb) = (self.stats.len_pkts, self.stats.len_bytes);
         if len > self.stats.max_len_pkts {
