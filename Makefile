@@ -87,16 +87,16 @@ demo: install
 
 test: install test-deps test-rust test-py
 
-# What only the tests need from Debian: a headless browser to open the HTML report
-# (tests/test_report.py). Installed with apt-get when missing and running as root; otherwise,
+# What only the tests need from Debian: a headless browser and its WebDriver to open the HTML
+# report and click through it (tests/test_report.py, tests/test_report_browser.py). Installed with apt-get when missing and running as root; otherwise,
 # or if apt-get fails, the browser tests skip and say why.
 test-deps:
-	@if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then \
+	@if ! command -v chromedriver >/dev/null || { ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; }; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "==> apt-get install chromium (for the report's browser test)"; \
-	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null; } \
+	    echo "==> apt-get install chromium chromium-driver (for the report's browser tests)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium chromium-driver >/dev/null; } \
 	      || echo "dcfair: could not install chromium; the browser tests will be skipped" >&2; \
-	  else echo "dcfair: chromium not found (Debian package chromium); the report's browser tests will be skipped" >&2; fi; \
+	  else echo "dcfair: chromium or chromedriver not found (Debian packages chromium, chromium-driver); the report's browser tests will be skipped" >&2; fi; \
 	fi
 	@$(MAKE) testbed-deps
 	@# ns-2 for the one second opinion the tests run against a real peer (tests/test_peers_ns2.py);

@@ -353,8 +353,13 @@ def test_run_writes_the_contract_files(tmp_path):
     out = tmp_path / "out"
     p = dcfair("run", LONGFLOWS, *SHORT, "--seed", "7", "--out", out)
     assert p.returncode == 0, p.stderr
-    assert sorted(x.name for x in out.iterdir()) == ["flows.csv", "ports.csv", "summary.json"]
+    assert sorted(x.name for x in out.iterdir()) == ["flows.csv", "ports.csv", "provenance.json", "summary.json"]
     summary = json.loads((out / "summary.json").read_text())
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["engine_build"] == summary["engine_build"] and prov["seed"] == 7
+    assert prov["command"].startswith("dcfair run ") and prov["command"].endswith(f"--out {out}")
+    assert prov["scenario"] == Path(LONGFLOWS).read_text() and prov["scenario_origin"] == str(LONGFLOWS)
+    assert prov["overrides"] == [list(kv.split("=", 1)) for kv in SHORT if "=" in kv]
     for key in ("scenario", "seed", "engine_version", "sim_time_s", "wall_time_s", "events", "metrics"):
         assert key in summary
     assert summary["scenario"] == "hcf-longflows" and summary["seed"] == 7

@@ -93,18 +93,28 @@ def run(
     seed: Optional[int] = None,
     out: Optional[PathLike] = None,
     progress: Optional[Progress] = None,
+    command: Optional[str] = None,
 ) -> Dict[str, Any]:
     """Runs a scenario and returns its summary (the parsed ``summary.json``).
 
     ``seed`` replaces the scenario's seed. With ``out``, ``summary.json``, ``flows.csv`` and
-    ``ports.csv`` are written there once the run has succeeded; a failed or interrupted run
-    leaves ``out`` as it was (and does not create it).
+    ``ports.csv`` are written there once the run has succeeded, then ``provenance.json``: the
+    engine build, ``command`` (the command line that asked for the run; None from Python), the
+    scenario's text and origin, the overrides and the seed. A failed or interrupted run leaves
+    ``out`` as it was (and does not create it).
     """
     text, origin = _source(path, text, origin)
     _check_seed(seed)
     out_dir = None if out is None else os.fspath(out)
-    summary = _engine.run(text, origin, _overrides(overrides), seed, out_dir, progress)
-    return json.loads(summary)
+    ov = _overrides(overrides)
+    summary = json.loads(_engine.run(text, origin, ov, seed, out_dir, progress))
+    if out_dir is not None:
+        from dcfair.outdir import atomic_write
+
+        doc = {"engine_build": summary.get("engine_build"), "command": command, "scenario_origin": origin,
+               "overrides": [list(o) for o in ov], "seed": seed, "scenario": text}
+        atomic_write(Path(out_dir) / "provenance.json", (json.dumps(doc, indent=1) + "\n").encode("utf-8"))
+    return summary
 
 
 def queue_kind_summaries() -> List[Tuple[str, str]]:

@@ -20,6 +20,7 @@ Exit status: 0 all runs succeeded; 2 invalid input; 1 some run failed; 130 Ctrl-
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -117,7 +118,8 @@ def main(argv: Optional[List[str]] = None) -> int:
             "while keeping the link busy, and that HCF brings that fraction down to about 1.5 %."
         )
         df = sw.sweep(sc, {"queue.kind": disciplines}, args.seeds, jobs=jobs, out=args.out,
-                      meta={"title": title, "description": description, "demo": True})
+                      meta={"title": title, "description": description, "demo": True,
+                            "command": shlex.join(["python", "-m", "dcfair.demo", *(sys.argv[1:] if argv is None else argv)])})
         failed = None
     except api.InvalidInput as e:
         print(f"dcfair demo: invalid input: {e}", file=sys.stderr)

@@ -52,6 +52,9 @@ pre { background: #f6f8fa; padding: 10px 12px; overflow-x: auto; font-size: 12.5
 details summary { cursor: pointer; color: #0550ae; }
 .note { color: #57606a; font-style: italic; }
 .scroll { overflow-x: auto; }
+details.claim { margin: 6px 0; } details.claim summary span.yes { color: #1a7f37; font-weight: 600; }
+details.claim summary span.no { color: #cf222e; font-weight: 600; }
+div.view { margin: 10px 0 22px; }
 """
 
 
@@ -123,14 +126,57 @@ def figure(fig, alt: str, caption: str = "") -> str:
     return png_tag(fig_png(fig), alt, caption)
 
 
-def page(title: str, subtitle: str, body: List[str]) -> str:
+class Views:
+    """The interactive views of one page (Bokeh models, ``explore.py``): :meth:`add` returns
+    the place of a model in the body; :func:`page` renders them all at once, with Bokeh's
+    runtime inlined once."""
+
+    def __init__(self) -> None:
+        self.models: List[Any] = []
+
+    def add(self, model: Any) -> str:
+        self.models.append(model)
+        return f"<!--dcfair-view-{len(self.models) - 1}-->"
+
+
+def provenance_section(build: Optional[str], command: Optional[str], scenario: Optional[str], origin: str = "") -> List[str]:
+    """Where the results come from: the engine build that made them, the command, and the
+    scenario as run (the file's text with the overrides the command applied)."""
+    rows = [("engine build", build or "not recorded (results of a dcfair older than engine builds)"),
+            ("command", command or "not recorded (results of a dcfair that did not record its command)")]
+    out = ['<h2 id="provenance">Provenance</h2>', html_table(None, rows, left=2)]
+    if scenario:
+        out.append(f"<details><summary>the scenario as run{(': ' + esc(origin)) if origin else ''}</summary>"
+                   f"<pre>{esc(scenario)}</pre></details>")
+    return out
+
+
+def scenario_as_run(text: Optional[str], overrides: Sequence[Sequence[Any]]) -> Optional[str]:
+    """The scenario's text, then the overrides the command applied to it (they win)."""
+    if text is None:
+        return None
+    if not overrides:
+        return text
+    lines = "\n".join(f"# {k} = {v}" for k, v in overrides)
+    return f"{text.rstrip()}\n\n# overrides applied by the command line (they take precedence):\n{lines}\n"
+
+
+def page(title: str, subtitle: str, body: List[str], views: Optional[Views] = None) -> str:
     from dcfair import __version__
 
+    head = ""
+    text = "\n".join(body)
+    if views is not None and views.models:
+        from dcfair import explore
+
+        head, divs = explore.render(views.models)
+        for i, div in enumerate(divs):
+            text = text.replace(f"<!--dcfair-view-{i}-->", f'<div class="view">{div}</div>')
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{esc(title)}</title>"
-        f"<style>{CSS}</style></head><body>\n<h1>{esc(title)}</h1><p class=\"sub\">{esc(subtitle)}</p>\n"
-        + "\n".join(body)
+        f"<style>{CSS}</style>{head}</head><body>\n<h1>{esc(title)}</h1><p class=\"sub\">{esc(subtitle)}</p>\n"
+        + text
         + f"\n<p class=\"sub\" style=\"margin-top:40px\">Made by dcfair {esc(__version__)} (dcfair report).</p>"
         + "\n</body></html>\n"
     )
@@ -327,17 +373,22 @@ def scenario_section(text: Optional[str], origin: str, overrides: Sequence[Seque
     return out
 
 
-def _find_scenario(d: Path) -> Tuple[Optional[str], str, List[List[Any]]]:
-    """(text, origin, overrides) of the run in ``d`` when the point runner recorded them
-    (``point.json``: runs of sweeps, reproductions, the demo); a plain ``dcfair run`` directory
-    has only what ``summary.json`` says."""
+def _find_scenario(d: Path) -> Tuple[Optional[str], str, List[List[Any]], Optional[str]]:
+    """(text, origin, overrides, command) of the run in ``d``: from ``provenance.json``
+    (``dcfair run`` and ``dcfair.run`` write it), else from ``point.json`` (runs of sweeps,
+    reproductions, the demo), else nothing but what ``summary.json`` says (older results)."""
+    pv = d / "provenance.json"
+    if pv.exists():
+        meta = json.loads(pv.read_text())
+        cmd = meta.get("command") or "run from Python (dcfair.run), not from a command line"
+        return meta.get("scenario"), meta.get("scenario_origin", ""), meta.get("overrides", []), cmd
     pj = d / "point.json"
     if pj.exists():
         meta = json.loads(pj.read_text())
         path = Path(meta.get("scenario", ""))
         text = path.read_text() if path.is_file() else None
-        return text, os.fspath(path), meta.get("overrides", [])
-    return None, "", []
+        return text, os.fspath(path), meta.get("overrides", []), meta.get("command")
+    return None, "", [], None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -350,12 +401,14 @@ def report_run(d: Path) -> str:
     res = Result.load(d)
     s = res.summary
     m = res.metrics
-    text, origin, overrides = _find_scenario(d)
+    text, origin, overrides, command = _find_scenario(d)
     window = s.get("window_s")
-    body = scenario_section(text, origin, overrides, [
+    views = Views()
+    body = provenance_section(s.get("engine_build"), command, scenario_as_run(text, overrides), origin)
+    body += scenario_section(None, origin, overrides, [
         ("scenario", s.get("scenario")), ("queue discipline", s.get("queue_kind")), ("seed", s.get("seed")),
         ("simulated time (s)", s.get("sim_time_s")), ("measurement window (s)", window),
-        ("events", s.get("events")), ("wall time (s)", s.get("wall_time_s")), ("engine", s.get("engine_version")),
+        ("events", s.get("events")), ("wall time (s)", s.get("wall_time_s")), ("engine build", s.get("engine_build")),
     ])
     body.append("<h2>Summary</h2>")
     rows = [(k, m[k]) for k in MAIN_METRICS if k in m]
@@ -368,6 +421,7 @@ def report_run(d: Path) -> str:
     body += jobs_section(res)
     body.append("<h2>Flows</h2>")
     label = s.get("queue_kind") or "run"
+    body += explore_flows(views, [(label, res.flows, res.timeseries, window)])
     body += flow_views([(label, res.flows)], [(label, res.timeseries)], [(label, drops_of_ports(res.ports))], window)
     p = res.ports
     body.append("<h2>Ports</h2>" if "pfc_pauses_sent" in p.columns else "<h2>Measured ports</h2>")
@@ -376,7 +430,17 @@ def report_run(d: Path) -> str:
                          "(column measured), with their pause counts and times."))
     body.append(html_table(list(p.columns), p.astype(object).values.tolist()))
     sub = f"run of {s.get('scenario')} under {s.get('queue_kind')}, seed {s.get('seed')}"
-    return page(f"dcfair run: {s.get('scenario')}", sub, body)
+    return page(f"dcfair run: {s.get('scenario')}", sub, body, views)
+
+
+def explore_flows(views: Views, runs) -> List[str]:
+    """The interactive flows table (``explore.flows_view``) of ``runs``, with its notes."""
+    from dcfair import explore
+
+    if not any(len(f) for _, f, _, _ in runs):
+        return [note("No flows in these results.")]
+    layout, notes = explore.flows_view(runs)
+    return ["<h3>Every flow</h3>", views.add(layout)] + [note(n) for n in notes]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -506,13 +570,16 @@ def report_sweep(d: Path) -> str:
     text = (d / "scenario.toml").read_text() if (d / "scenario.toml").exists() else None
     title = meta.get("title") or f"dcfair sweep: {meta.get('scenario')}"
     body = []
+    views = Views()
     if meta.get("description"):
         body.append(f"<p>{esc(meta['description'])}</p>")
-    body += scenario_section(text, meta.get("scenario_file", "scenario.toml"), meta.get("overrides", []), [
+    body += provenance_section(meta.get("engine_build"), meta.get("command"),
+                               scenario_as_run(text, meta.get("overrides", [])), meta.get("scenario_file", ""))
+    body += scenario_section(None, meta.get("scenario_file", "scenario.toml"), meta.get("overrides", []), [
         ("scenario", meta.get("scenario")),
         ("varied", "; ".join(f"{k} = {', '.join(map(str, v))}" for k, v in values.items())),
         ("seeds", ", ".join(map(str, meta.get("seeds", [])))),
-        ("runs", len(df)), ("backend", meta.get("backend")), ("engine", meta.get("engine_version")),
+        ("runs", len(df)), ("backend", meta.get("backend")), ("engine build", meta.get("engine_build")),
     ])
     for n in table_note:
         body.append(note(n))
@@ -528,8 +595,15 @@ def report_sweep(d: Path) -> str:
         combo = combo if isinstance(combo, tuple) else (combo,)
         rows.append(list(combo) + [mean_std(g[m].dropna()) for m in metrics])
     body.append(html_table(keys + metrics, rows, left=len(keys)))
+    from dcfair import notes as reading
+
+    body += [note(n) for n in reading.sweep_notes(df, keys, metrics, d)]
 
     body.append("<h2>Metrics against the varied keys</h2>")
+    if metrics:
+        from dcfair import explore
+
+        body.append(views.add(explore.sweep_view(df, keys, metrics)))
     for k in keys:
         others = [o for o in keys if o != k and df[o].nunique() > 1]
         body.append(f"<h3>{esc(k)}</h3>")
@@ -539,7 +613,7 @@ def report_sweep(d: Path) -> str:
     multi = [k for k in keys if df[k].nunique() > 1]
     if len(multi) <= 1 and 1 < len(df) and (not multi or df[multi[0]].nunique() <= MAX_OVERLAYS):
         k = multi[0] if multi else keys[0]
-        groups, ts_groups, drops_rows = [], [], []
+        groups, ts_groups, drops_rows, first_runs = [], [], [], []
         window = None
         norm = value_matcher(values[k])
         for v in values[k]:
@@ -551,15 +625,18 @@ def report_sweep(d: Path) -> str:
             first = d / g["run_dir"].iloc[0]
             ts = read_table(first / "timeseries.csv", "timeseries") if (first / "timeseries.csv").exists() else None
             ts_groups.append((f"{k} = {v} (seed {g['seed'].iloc[0]})", ts))
+            win = json.loads((first / "summary.json").read_text()).get("window_s")
+            first_runs.append((f"{k} = {v} (seed {g['seed'].iloc[0]})", flows[0], ts, win))
             drops_rows.append((str(v), {c[len("drops_"):]: float(g[c].mean()) for c in g.columns
                                         if c.startswith("drops_")}))
             if window is None:
                 window = json.loads((first / "summary.json").read_text()).get("window_s")
         body.append(f"<h2>Flows, by {esc(k)}</h2>")
+        body += explore_flows(views, first_runs)
         body += flow_views(groups, ts_groups, drops_rows, window)
     sub = f"{len(df)} runs: " + " x ".join(f"{len(v)} {k}" for k, v in values.items()) + \
           f" x {len(meta.get('seeds', []))} seed(s)"
-    return page(title, sub, body)
+    return page(title, sub, body, views)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -571,6 +648,7 @@ def report_reproduction(d: Path) -> str:
 
     doc = json.loads((d / "claims.json").read_text())
     body = [f"<p>{esc(doc.get('title', ''))}</p>"]
+    body += provenance_section(doc.get("engine_build"), doc.get("command"), None)
     body.append("<h2>Claims</h2>")
     rows, classes = [], []
     for c in doc.get("claims", []):
@@ -583,6 +661,8 @@ def report_reproduction(d: Path) -> str:
     body.append(f"<p>{held} of {len(rows)} claims hold{' (quick run)' if doc.get('quick') else ''}.</p>")
     body.append(html_table(["claim", "statement", "paper", "dcfair", "holds", "criterion"], rows, left=3,
                            classes=[c[:5] + ["l"] for c in classes]))
+    body.append("<h3>Each claim, in full</h3>")
+    body += [claim_details(c) for c in doc.get("claims", [])]
     body.append("<h2>Figure</h2>")
     fig = d / doc.get("figure_file", "figure.png")
     if fig.exists():
@@ -606,6 +686,43 @@ def report_reproduction(d: Path) -> str:
         body.append("<p>results.csv has one row per run (mean ± std over seeds above).</p>")
     sub = f"{doc.get('paper')}, {doc.get('figure')}: {doc.get('runs')} runs, seeds {doc.get('seeds')}"
     return page(f"dcfair reproduction: {doc.get('reproduction')}", sub, body)
+
+
+def _stat(st: Optional[Dict[str, Any]]) -> str:
+    """A claim's quantity over seeds: mean, range and n."""
+    if not st or st.get("mean") is None:
+        return "no value"
+    return (f"{cell(st['mean'])} (min {cell(st.get('min'))}, max {cell(st.get('max'))}, n = {st.get('n')}; "
+            f"seeds: {', '.join(cell(v) for v in st.get('values') or [])})")
+
+
+def claim_details(c: Dict[str, Any]) -> str:
+    """One claim, collapsible: its quote, the paper's value, dcfair's values, the criterion and
+    verdict, the explanation, every reading explored and the second opinions."""
+    holds = bool(c.get("holds"))
+    rows = [("quote (the paper's words)", c.get("quote") or "-"), ("paper", c.get("paper_value")),
+            ("dcfair", _stat(c.get("dcfair"))), ("criterion", c.get("criterion")),
+            ("verdict", "holds" if holds else "does not hold")]
+    if c.get("explanation"):
+        rows.append(("explanation", c["explanation"]))
+    out = [f'<details class="claim"><summary><b>{esc(c.get("id"))}</b>: '
+           f'<span class="{"yes" if holds else "no"}">{"holds" if holds else "does not hold"}</span> '
+           f'{esc(c.get("claim"))}</summary>', html_table(None, rows, left=2)]
+    if c.get("explored"):
+        out.append("<p>Readings explored (each a rerun with another reasonable reading of the paper):</p>")
+        out.append(html_table(["reading", "what", "dcfair", "holds", "command"],
+                              [[e.get("reading"), e.get("what"), _stat(e.get("dcfair")),
+                                "yes" if e.get("holds") else "no", e.get("command")] for e in c["explored"]], left=2))
+    ops = c.get("second_opinions") or ([c["second_opinion"]] if c.get("second_opinion") else [])
+    if ops:
+        out.append("<p>Second opinions (the same claim in a peer simulator):</p>")
+        out.append(html_table(["peer", "value", "holds", "command"],
+                              [[f"{o.get('peer')} ({o.get('title', '')})",
+                                cell(o.get("value")) if o.get("value") is not None else (o.get("why_not") or "-"),
+                                "-" if o.get("holds") is None else ("yes" if o.get("holds") else "no"),
+                                o.get("command")] for o in ops], left=1))
+    out.append("</details>")
+    return "".join(out)
 
 
 # ---------------------------------------------------------------------------------------------

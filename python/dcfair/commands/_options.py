@@ -49,3 +49,12 @@ def add_set(p: argparse.ArgumentParser) -> None:
         help="override a scenario key by its dotted path, e.g. queue.kind=hcf or "
         "sim.duration_s=20 (repeatable; values are TOML literals, bare words are strings)",
     )
+
+
+def command_line() -> str:
+    """This process's command line as a user would type it again (``dcfair run ...``): what
+    the results record as the command that made them."""
+    import shlex
+    import sys
+
+    return shlex.join(["dcfair", *sys.argv[1:]])

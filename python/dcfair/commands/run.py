@@ -37,7 +37,8 @@ def main(args: argparse.Namespace) -> int:
     progress = display.ProgressLine(info["name"]) if display.live_progress_wanted(args.quiet) else None
     try:
         summary = api.run(
-            text=text, origin=args.scenario, overrides=args.overrides, seed=args.seed, out=out, progress=progress
+            text=text, origin=args.scenario, overrides=args.overrides, seed=args.seed, out=out, progress=progress,
+            command=_options.command_line(),
         )
     finally:
         if progress is not None:

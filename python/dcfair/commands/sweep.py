@@ -55,7 +55,8 @@ def main(args: argparse.Namespace) -> int:
     sc = as_scenario(args.scenario, args.overrides)
     progress = None if display.live_progress_wanted(args.quiet) else False
     try:
-        df = sw.sweep(sc, vary, args.seeds, jobs=args.jobs, ray=args.ray, out=args.out, progress=progress)
+        df = sw.sweep(sc, vary, args.seeds, jobs=args.jobs, ray=args.ray, out=args.out, progress=progress,
+                      meta={"command": _options.command_line()})
         failed = None
     except RuntimeError as e:
         if not hasattr(e, "table"):
