@@ -29,6 +29,8 @@ from dcfair.display import MAIN_METRICS, format_value, mean_std
 
 #: Per-flow views are drawn for each value of a varied key when it has at most this many values.
 MAX_OVERLAYS = 8
+#: Histograms of per-flow throughput overlaid on one panel up to this many; more get a panel each.
+HIST_OVERLAYS = 3
 #: Extra summary metrics plotted in sweeps when present.
 EXTRA_SWEEP_METRICS = ("fct_mean_s", "fct_p99_s", "throughput_bps_tcp", "block_goodput_bps")
 
@@ -201,18 +203,33 @@ def fig_throughput_hist(groups: List[Tuple[str, Any]], window_s: Optional[float]
         return note("No TCP flows: no per-flow throughput to show.")
     hi = max(float(x.max()) for _, x in data)
     bins = np.linspace(0, max(hi, 1.0), 41)
+    w = f"the last {format_value(window_s)} s" if window_s else "the window"
+    caption = ("Per-flow throughput: how many packets each TCP flow delivered in the measurement window "
+               "(all seeds pooled). A fair link puts every flow in one narrow peak; a spike at 0 is starvation.")
+    if len(data) > HIST_OVERLAYS:
+        # one panel each, on shared axes: more step lines on one panel hide each other
+        ncol = 2
+        nrow = math.ceil(len(data) / ncol)
+        fig, axes = plt.subplots(nrow, ncol, figsize=(8, 1.0 + 1.6 * nrow), sharex=True, sharey=True, squeeze=False)
+        for ax, (lab, x) in zip(axes.flat, data):
+            ax.hist(x, bins=bins, weights=np.full(len(x), 1.0 / len(x)), color="#4c72b0")
+            ax.set_title(lab, fontsize=9, loc="left")
+            ax.grid(alpha=0.3)
+        for ax in list(axes.flat)[len(data):]:
+            ax.set_visible(False)
+        fig.supxlabel(f"packets delivered per flow in {w}", fontsize=10)
+        fig.supylabel("fraction of flows", fontsize=10)
+        fig.tight_layout()
+        return figure(fig, "per-flow throughput histogram", caption + " One panel per value, on the same axes.")
     fig, ax = plt.subplots(figsize=(8, 3.6))
     for lab, x in data:
         ax.hist(x, bins=bins, histtype="step", linewidth=1.6, label=lab, weights=np.full(len(x), 1.0 / len(x)))
-    w = f"the last {format_value(window_s)} s" if window_s else "the window"
     ax.set_xlabel(f"packets delivered per flow in {w}")
     ax.set_ylabel("fraction of flows")
     ax.grid(alpha=0.3)
     if len(data) > 1:
         ax.legend(fontsize=9)
-    return figure(fig, "per-flow throughput histogram",
-                  "Per-flow throughput: how many packets each TCP flow delivered in the measurement window "
-                  "(all seeds pooled). A fair link puts every flow in one narrow peak; a spike at 0 is starvation.")
+    return figure(fig, "per-flow throughput histogram", caption)
 
 
 def _cdf(ax, x, label):
