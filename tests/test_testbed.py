@@ -351,28 +351,55 @@ def _pids_in(names):
     return pids
 
 
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ").strip()
+    except OSError:
+        return ""
+
+
+def _helpers(prefix):
+    """The run's long-lived processes in its namespaces (switch, iperf3), not its setup commands."""
+    return {p for p in _pids_in(bed.ours(prefix))
+            if any(name in _cmdline(p) for name in ("iperf3", "dcfair-switch", "dcfair.switch"))}
+
+
+def _gone_within(prefix, seconds):
+    """Waits until no process is left in the prefix's namespaces; what is left after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = _pids_in(bed.ours(prefix))
+        if not left or time.monotonic() > deadline:
+            return {p: _cmdline(p) for p in left}
+        time.sleep(0.05)
+
+
 @needs_root
 def test_a_killed_run_leaves_no_switch_or_traffic_running(tmp_path, prefix):
     """kill -9 of `dcfair testbed run`: its switch and iperf3 processes die with it (issue: no
-    orphans), so only the namespaces remain for `testbed down`."""
+    orphans), so only the namespaces remain. They are killed by the kernel (PR_SET_PDEATHSIG) as
+    the run exits, and each then exits when it next runs: on a loaded machine that is no fixed
+    time, so the test waits for them with a deadline far below the 60 s they would run without
+    the kill (the switch would never stop by itself)."""
     f = tmp_path / "s.toml"
     f.write_text(TESTBED_TWO_FLOWS)
     run = subprocess.Popen([sys.executable, "-m", "dcfair", "testbed", "run", str(f), "--out", str(tmp_path / "out"),
-                            "--prefix", prefix, "--set", "sim.duration_s=20", "--quiet"],
+                            "--prefix", prefix, "--set", "sim.duration_s=60", "--quiet"],
                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and len(_pids_in(bed.ours(prefix))) < 3:
-            time.sleep(0.2)  # the switch and both flows' ends are up
-        helpers = _pids_in(bed.ours(prefix))
-        assert len(helpers) >= 3, "the run never started its helpers"
+        while time.monotonic() < deadline and len(_helpers(prefix)) < 3:
+            time.sleep(0.05)  # the switch and both iperf3 servers are up (not just setup commands)
+        helpers = {p: _cmdline(p) for p in _helpers(prefix)}
+        assert len(helpers) >= 3, f"the run never started its helpers: {helpers}"
     finally:
         # killed whatever the assertion said: a run left going would tear down the namespaces
         # of the tests after it when it ends
         run.kill()
         run.wait(5)
-    time.sleep(1.0)
-    assert not _pids_in(bed.ours(prefix)), "helpers outlived the run"
+    left = _gone_within(prefix, 10.0)
+    assert not left, f"outlived the run by 10 s: {left} (of the helpers {helpers})"
+    assert len(bed.ours(prefix)) == 4, "only the namespaces remain"
 
 
 # ---------------------------------------------------------------- fabrics (issue 25)
