@@ -254,6 +254,8 @@ def test_switch_port_names_what_is_missing(edit, needle):
 
 WHY = netns.why_not_available()
 needs_root = pytest.mark.skipif(WHY is not None, reason=f"testbed unavailable: {WHY}")
+needs_switch = pytest.mark.skipif(find_binary() is None or "python" in find_binary()[0],
+                                  reason="dcfair-switch is not built (cargo build --release -p dcfair-switch)")
 PREFIX = f"dct{os.getpid() % 10000}-"
 
 
@@ -351,28 +353,141 @@ def _pids_in(names):
     return pids
 
 
+def _cmdline(pid):
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ").strip()
+    except OSError:
+        return ""
+
+
+def _helpers(prefix):
+    """The run's long-lived processes in its namespaces (switch, iperf3), not its setup commands."""
+    return {p for p in _pids_in(bed.ours(prefix))
+            if any(name in _cmdline(p) for name in ("iperf3", "dcfair-switch", "dcfair.switch"))}
+
+
+def _gone_within(prefix, seconds):
+    """Waits until no process is left in the prefix's namespaces; what is left after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        left = _pids_in(bed.ours(prefix))
+        if not left or time.monotonic() > deadline:
+            return {p: _cmdline(p) for p in left}
+        time.sleep(0.05)
+
+
 @needs_root
 def test_a_killed_run_leaves_no_switch_or_traffic_running(tmp_path, prefix):
     """kill -9 of `dcfair testbed run`: its switch and iperf3 processes die with it (issue: no
-    orphans), so only the namespaces remain for `testbed down`."""
+    orphans), so only the namespaces remain. They are killed by the kernel (PR_SET_PDEATHSIG) as
+    the run exits, and each then exits when it next runs: on a loaded machine that is no fixed
+    time, so the test waits for them with a deadline far below the 60 s they would run without
+    the kill (the switch would never stop by itself)."""
     f = tmp_path / "s.toml"
     f.write_text(TESTBED_TWO_FLOWS)
     run = subprocess.Popen([sys.executable, "-m", "dcfair", "testbed", "run", str(f), "--out", str(tmp_path / "out"),
-                            "--prefix", prefix, "--set", "sim.duration_s=20", "--quiet"],
+                            "--prefix", prefix, "--set", "sim.duration_s=60", "--quiet"],
                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and len(_pids_in(bed.ours(prefix))) < 3:
-            time.sleep(0.2)  # the switch and both flows' ends are up
-        helpers = _pids_in(bed.ours(prefix))
-        assert len(helpers) >= 3, "the run never started its helpers"
+        while time.monotonic() < deadline and len(_helpers(prefix)) < 3:
+            time.sleep(0.05)  # the switch and both iperf3 servers are up (not just setup commands)
+        helpers = {p: _cmdline(p) for p in _helpers(prefix)}
+        assert len(helpers) >= 3, f"the run never started its helpers: {helpers}"
     finally:
         # killed whatever the assertion said: a run left going would tear down the namespaces
         # of the tests after it when it ends
         run.kill()
         run.wait(5)
-    time.sleep(1.0)
-    assert not _pids_in(bed.ours(prefix)), "helpers outlived the run"
+    left = _gone_within(prefix, 10.0)
+    assert not left, f"outlived the run by 10 s: {left} (of the helpers {helpers})"
+    assert len(bed.ours(prefix)) == 4, "only the namespaces remain"
+
+
+@needs_root
+@pytest.mark.parametrize("kind", ["dumbbell", pytest.param("fabric", marks=needs_switch)])
+def test_a_run_removes_the_testbed_of_a_killed_run(tmp_path, prefix, kind):
+    """kill -9 of a run once its namespaces exist; the next run on the prefix finds their owner
+    gone, removes them saying so, and runs."""
+    f = tmp_path / "s.toml"
+    f.write_text(TESTBED_TWO_FLOWS if kind == "dumbbell" else FABRIC)
+    n = 4 if kind == "dumbbell" else 8  # hosts + switch namespaces
+    args = [sys.executable, "-m", "dcfair", "testbed", "run", str(f), "--prefix", prefix, "--quiet"]
+    run = subprocess.Popen(args + ["--out", str(tmp_path / "killed"), "--set", "sim.duration_s=60"],
+                           cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(bed.ours(prefix)) < n:
+            time.sleep(0.01)
+    finally:
+        run.kill()
+        run.wait(5)
+    left = bed.ours(prefix)
+    assert left, "the killed run left no namespace: nothing to test"
+    owner = bed.read_owner(prefix)
+    assert owner is not None and owner.pid == run.pid and not owner.alive()
+    p = dcfair("testbed", "run", f, "--prefix", prefix, "--out", tmp_path / "out", "--quiet",
+               "--set", "sim.duration_s=1.5", "--set", "measure.window_s=0.5", timeout=120)
+    assert p.returncode == 0, (p.stdout, p.stderr)
+    said = [line for line in p.stderr.splitlines() if "is gone" in line]
+    want = f"dcfair: testbed {prefix!r}: its run, PID {run.pid}, is gone; removed its {len(left)} namespaces"
+    assert said == [want], p.stderr
+    assert json.loads((tmp_path / "out" / "summary.json").read_text())["source"] == "testbed"
+    assert bed.ours(prefix) == [] and bed.read_owner(prefix) is None
+
+
+@needs_root
+def test_a_run_leaves_a_testbed_whose_owner_lives_or_that_has_none(tmp_path, prefix):
+    """Only a testbed whose owner is gone is removed by a run: one whose owner lives, or one
+    without an owner record, is refused (exit 1) and left as it was."""
+    f = tmp_path / "s.toml"
+    f.write_text(TESTBED_TWO_FLOWS)
+    run = ("testbed", "run", f, "--prefix", prefix, "--out", tmp_path / "out")
+    # owned by this test's process, which is alive
+    bed.up(bed.uniform(2, prefix), owned=True)
+    before = bed.ours(prefix)
+    assert bed.read_owner(prefix) == bed.Owner.of(os.getpid())
+    assert_clean_error(dcfair(*run), 1, f"PID {os.getpid()}", "still going", f"dcfair testbed down --prefix {prefix}")
+    assert bed.ours(prefix) == before and bed.read_owner(prefix) == bed.Owner.of(os.getpid())
+    bed.down(prefix)
+    # made by `testbed up`, whose process has exited: meant to stay, so it has no owner record
+    assert dcfair("testbed", "up", "--hosts", "2", "--prefix", prefix).returncode == 0
+    before = bed.ours(prefix)
+    assert len(before) == 3 and bed.read_owner(prefix) is None
+    assert_clean_error(dcfair(*run), 1, "exists", f"dcfair testbed down --prefix {prefix}")
+    assert bed.ours(prefix) == before
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_an_owner_is_a_pid_and_its_start_time():
+    me = bed.Owner.of(os.getpid())
+    assert me is not None and me.alive() and me.start_ticks > 0 and me.boot_id
+    # the same PID started at another time (reused) is another process
+    assert not bed.Owner(me.pid, me.start_ticks + 1, me.boot_id).alive()
+    assert not bed.Owner(me.pid, me.start_ticks, "another boot").alive()
+    child = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 10
+    while bed.Owner.of(child.pid) is not None and time.monotonic() < deadline:
+        time.sleep(0.01)  # exited and not reaped yet: a zombie is gone
+    assert bed.Owner.of(child.pid) is None
+    child.wait()
+    assert bed.Owner.of(child.pid) is None
+
+
+def test_a_stale_or_unreadable_owner_record_counts_as_none(tmp_path, monkeypatch):
+    monkeypatch.setattr(bed, "STATE_DIR", tmp_path)
+    monkeypatch.setattr(bed, "ours", lambda prefix: [])
+    for text in ("", "{", '{"pid": 1}', '["x"]'):
+        bed.owner_path("dcfx-").write_text(text)
+        assert bed.read_owner("dcfx-") is None
+    # a dead owner's record left without namespaces: a testbed made after it has no owner
+    bed.owner_path("dcfx-").write_text(json.dumps({"pid": 2 ** 22 + 1, "start_ticks": 5, "boot_id": "b"}))
+    bed.claim("dcfx-", owned=False)
+    assert not bed.owner_path("dcfx-").exists()
+    bed.claim("dcfx-", owned=True)
+    assert bed.read_owner("dcfx-") == bed.Owner.of(os.getpid())
+    with pytest.raises(TestbedError, match=f"PID {os.getpid()}, is still going"):
+        bed.claim("dcfx-", owned=True)
 
 
 # ---------------------------------------------------------------- fabrics (issue 25)
@@ -413,8 +528,6 @@ src = "h3"
 dst = "h0"
 """
 OUTCAST1 = REPO / "scenarios" / "testbed" / "outcast_case1.toml"
-needs_switch = pytest.mark.skipif(find_binary() is None or "python" in find_binary()[0],
-                                  reason="dcfair-switch is not built (cargo build --release -p dcfair-switch)")
 
 
 @needs_switch

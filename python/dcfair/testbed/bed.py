@@ -15,11 +15,23 @@ Rules:
   as ``cc_scope``), ``rto_min``, ``quickack`` (no delayed ACKs) and ``initcwnd`` on the subnet route, TCP
   sysctls (SACK, timestamps, ECN, ...), and optionally a token bucket (``tbf``) with a packet FIFO on ``eth0`` for the access link's
   rate and the NIC's buffer.
-- ``up`` refuses to touch an existing testbed of the same prefix; ``down`` removes every
-  namespace matching ``<prefix>h<digits>``, ``<prefix>sw`` or ``<prefix>sw<digits>`` (a
-  fabric's switches, ``fabnet.py``), ending the processes inside,
-  and the state file, with or without that file: it cleans up after a crash too.
+- ``down`` removes every namespace matching ``<prefix>h<digits>``, ``<prefix>sw`` or
+  ``<prefix>sw<digits>`` (a fabric's switches, ``fabnet.py``), ending the processes inside,
+  then the state file and the owner record, with or without them: it cleans up after a crash
+  too.
 - The state file (``/run/dcfair-testbed/<prefix>.json``) lists what was created.
+- A testbed that lives only as long as its process (a run without ``--keep``) has an owner
+  record, ``<prefix>.owner`` beside the state file: the process's PID, its start time
+  (``/proc/PID/stat`` field 22, so a reused PID is another process) and the boot it started
+  in. :func:`claim` writes it before the first namespace exists, so a SIGKILL at any point
+  leaves namespaces with their record. ``testbed up`` and ``run --keep`` make testbeds meant
+  to outlive their process: no record.
+- :func:`claim` (``up``, and ``fabnet.up``) decides about an existing testbed of the prefix,
+  under a lock on the state directory so two runs never both decide: its owner alive ->
+  refused, naming the PID; its owner gone -> removed with ``down``, one line on stderr
+  (:func:`notice`, also with ``--quiet``); no record (``testbed up``, ``--keep``, or an older
+  dcfair) -> refused, naming ``dcfair testbed down``, as nothing says it was left behind.
+  A run removes its testbed at its end only while the record is still its own.
 """
 
 from __future__ import annotations
@@ -28,6 +40,7 @@ import json
 import os
 import re
 import signal
+import sys
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -154,18 +167,112 @@ def state_path(prefix: str) -> Path:
     return STATE_DIR / f"{prefix}.json"
 
 
-def up(tb: Testbed, log=None) -> Testbed:
-    """Creates the testbed; on any failure removes what was made and raises."""
+def owner_path(prefix: str) -> Path:
+    # not `.json`: no prefix's state file can have this name (prefixes may contain '.')
+    return STATE_DIR / f"{prefix}.owner"
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The process a testbed lives as long as: PID, start time (clock ticks after boot,
+    ``/proc/PID/stat`` field 22) and boot id."""
+
+    pid: int
+    start_ticks: int
+    boot_id: str
+
+    @staticmethod
+    def of(pid: int) -> Optional["Owner"]:
+        """The process ``pid`` as an owner; None if there is none (or only its zombie)."""
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            return None
+        if fields[0] in ("Z", "X"):  # field 3, the state: it has exited
+            return None
+        return Owner(pid, int(fields[19]), _boot_id())
+
+    def alive(self) -> bool:
+        return Owner.of(self.pid) == self
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def read_owner(prefix: str) -> Optional[Owner]:
+    """The testbed's owner record; None without one (or unreadable: treated as none)."""
+    try:
+        d = json.loads(owner_path(prefix).read_text())
+        return Owner(int(d["pid"]), int(d["start_ticks"]), str(d["boot_id"]))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+
+
+def notice(msg: str) -> None:
+    """A line on stderr that ``--quiet`` does not hide: the testbed removed something."""
+    print(f"dcfair: {msg}", file=sys.stderr, flush=True)
+
+
+@contextmanager
+def _state_lock() -> Iterator[None]:
+    import fcntl  # POSIX only; the mapping (no root) imports this module anywhere
+
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    fd = os.open(STATE_DIR, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def claim(prefix: str, owned: bool) -> None:
+    """Makes the prefix ours before anything is built: refuses a testbed whose owner lives or
+    that has no owner record, removes one whose owner is gone, and writes this process's owner
+    record if ``owned``."""
+    with _state_lock():
+        existing = ours(prefix)
+        owner = read_owner(prefix)
+        if owner is not None and owner.alive():
+            what = (f"a testbed with prefix {prefix!r} exists ({len(existing)} namespaces, e.g. {existing[0]})"
+                    if existing else f"prefix {prefix!r} is taken")
+            raise TestbedError(f"{what} and its run, PID {owner.pid}, is still going: wait for it or stop it, or "
+                               f"remove the testbed under it with `dcfair testbed down --prefix {prefix}`")
+        if existing and owner is None:
+            raise TestbedError(
+                f"a testbed with prefix {prefix!r} exists ({len(existing)} namespaces, e.g. {existing[0]}); "
+                f"remove it with `dcfair testbed down --prefix {prefix}`"
+            )
+        if existing:
+            removed = down(prefix)
+            notice(f"testbed {prefix!r}: its run, PID {owner.pid}, is gone; removed its {len(removed)} namespaces")
+        # the record is now this process's, or none (a dead owner's, left without namespaces
+        # by a down cut short, must not make a later testbed look abandoned)
+        if owned:
+            tmp = owner_path(prefix).with_name(owner_path(prefix).name + ".tmp")
+            tmp.write_text(json.dumps(asdict(Owner.of(os.getpid()))) + "\n")
+            tmp.replace(owner_path(prefix))
+        else:
+            owner_path(prefix).unlink(missing_ok=True)
+
+
+def owned_by_this_process(prefix: str) -> bool:
+    owner = read_owner(prefix)
+    return owner is not None and owner == Owner.of(os.getpid())
+
+
+def up(tb: Testbed, log=None, owned: bool = False) -> Testbed:
+    """Creates the testbed (``owned``: for as long as this process lives, with an owner
+    record); on any failure removes what was made and raises."""
     check(tb)
     why = netns.why_not_available(("ip", "tc", "ethtool"))
     if why:
         raise TestbedError(why)
-    existing = ours(tb.prefix)
-    if existing:
-        raise TestbedError(
-            f"a testbed with prefix {tb.prefix!r} exists ({len(existing)} namespaces, e.g. {existing[0]}); "
-            f"remove it with `dcfair testbed down --prefix {tb.prefix}`"
-        )
+    claim(tb.prefix, owned)
     t0 = time.monotonic()
     try:
         _build(tb)
@@ -302,21 +409,25 @@ def running(prefix: str, keep: bool) -> Iterator[Run]:
                 r.traffic.stop()
             raise
         finally:
-            if r.created and not keep:
+            # only while the testbed is still ours: after a `testbed down` by hand, the prefix
+            # may be another run's by now
+            if r.created and not keep and owned_by_this_process(prefix):
                 down(prefix)
 
 
 def down(prefix: str = DEFAULT_PREFIX, log=None) -> List[str]:
-    """Removes every namespace of this prefix (switch first) and the state file; returns them."""
+    """Removes every namespace of this prefix (switch first), the state file and the owner
+    record; returns the namespaces."""
     names = ours(prefix)
     try:
         netns.delete_all(names)
     except TestbedError:
         pass  # `ip -force -batch` reports a name deleted meanwhile; what is left is checked below
-    try:
-        state_path(prefix).unlink()
-    except FileNotFoundError:
-        pass
+    for path in (state_path(prefix), owner_path(prefix)):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
     left = ours(prefix)
     if left:
         raise TestbedError(f"could not remove namespaces: {', '.join(left)}")

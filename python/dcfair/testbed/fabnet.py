@@ -11,7 +11,9 @@ Rules:
   there must not answer or route what the switch forwards). Hosts: exactly as the dumbbell's
   (``bed._host``: address, static neighbours of every other host, offloads off, TCP settings,
   the NIC's token bucket).
-- ``up`` refuses an existing testbed of the prefix and removes what it made if it fails.
+- ``up`` decides about an existing testbed of the prefix as ``bed.up`` does (``bed.claim``:
+  refused while its owner lives or without an owner record, removed when its owner is gone)
+  and removes what it made if it fails.
 """
 
 from __future__ import annotations
@@ -35,17 +37,15 @@ def _ns(tb: Testbed, end) -> str:
     return f"{tb.prefix}h{i}" if kind == "h" else f"{tb.prefix}sw{i}"
 
 
-def up(fp: FabricPlan, prefix: str, log=None) -> Testbed:
-    """Creates the fabric's namespaces and links; returns the hosts' :class:`Testbed`."""
+def up(fp: FabricPlan, prefix: str, log=None, owned: bool = False) -> Testbed:
+    """Creates the fabric's namespaces and links (``owned``: as ``bed.up``); returns the hosts'
+    :class:`Testbed`."""
     tb = Testbed(prefix, fp.plan.hosts)
     bed.check(tb)
     why = netns.why_not_available(("ip", "tc", "ethtool"))
     if why:
         raise TestbedError(why)
-    existing = bed.ours(prefix)
-    if existing:
-        raise TestbedError(f"a testbed with prefix {prefix!r} exists ({len(existing)} namespaces, e.g. {existing[0]}); "
-                           f"remove it with `dcfair testbed down --prefix {prefix}`")
+    bed.claim(prefix, owned)
     t0 = time.monotonic()
     try:
         _build(tb, fp)

@@ -9,7 +9,8 @@ Rules:
   prints ``ready``), traffic servers, clients at their start times, the measured ports'
   counters at the window's edges, clients waited for, switches stopped (SIGTERM; each writes
   its statistics), fabric down. ``down`` runs whatever happens (error, Ctrl-C, SIGTERM),
-  unless ``keep``.
+  unless ``keep``; without ``keep`` the run owns its fabric as the dumbbell's run owns its
+  testbed (``run.py``).
 - A switch process that exits before it is stopped fails the run: ``SwitchDied`` (exit 1),
   naming the switch and its exit status; nothing of the results is written.
 - One process per switch: each switch is an independent event loop in its own namespace, as
@@ -204,7 +205,7 @@ def run_fabric(fp: FabricPlan, out, prefix: str = bed.DEFAULT_PREFIX, keep: bool
     say = log or (lambda msg: None)
     wall0 = time.monotonic()
     with bed.running(prefix, keep) as r:
-        tb = fabnet.up(fp, prefix, log=say)  # removes what it made if it fails; refuses an existing testbed
+        tb = fabnet.up(fp, prefix, log=say, owned=not keep)  # removes what it made if it fails; refuses a live testbed
         r.created = True  # from here on, down runs whatever happens
         sws = r.switch = Switches(fp, tb, raw, log=say).start()
         tr = r.traffic = traffic.Traffic(tb, plan, raw)

@@ -7,6 +7,12 @@ Rules:
 - Many small changes go through ``ip -batch`` (one process per namespace, not one per line).
 - Namespaces are found by listing ``ip netns`` and matching a name prefix: the only state the
   kernel keeps for us, so it survives a crash of this process.
+- A batch in the root namespace (``netns add``, ``link add ... netns``) dies with this process
+  (``procs.child_of_this_process``), as the switch and the traffic do: after a SIGKILL it would
+  go on creating a dead run's namespaces and links while the next run removes them, and
+  :func:`delete_all` cannot find it. Commands inside a namespace need not: ``delete_all`` ends
+  every process there (tying each would double a testbed's setup time, a ``fork`` instead of a
+  ``vfork`` per command).
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ import subprocess
 import time
 from typing import Iterable, List, Optional, Sequence
 
+from dcfair.procs import child_of_this_process
+
 
 class TestbedError(OSError):
     """A system command failed, or the machine cannot run the testbed."""
@@ -26,11 +34,13 @@ class TestbedError(OSError):
 
 
 def run(argv: Sequence[str], ns: Optional[str] = None, check: bool = True, input: Optional[str] = None,
-        timeout: float = 60.0) -> subprocess.CompletedProcess:
-    """Runs ``argv`` (in namespace ``ns`` with ``ip netns exec``); its output as text."""
+        timeout: float = 60.0, tied: bool = False) -> subprocess.CompletedProcess:
+    """Runs ``argv`` (in namespace ``ns`` with ``ip netns exec``; ``tied``: dying with this
+    process); its output as text."""
     full = (["ip", "netns", "exec", ns] if ns else []) + list(argv)
     try:
-        p = subprocess.run(full, input=input, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(full, input=input, capture_output=True, text=True, timeout=timeout,
+                           preexec_fn=child_of_this_process() if tied else None)
     except FileNotFoundError:
         raise TestbedError(f"{argv[0]} not found (Debian package: {PACKAGES.get(argv[0], argv[0])})") from None
     except subprocess.TimeoutExpired:
@@ -46,7 +56,7 @@ def ip_batch(lines: Iterable[str], ns: Optional[str] = None, force: bool = False
     if not text:
         return
     argv = ["ip"] + (["-n", ns] if ns else []) + (["-force"] if force else []) + ["-batch", "-"]
-    run(argv, input=text)
+    run(argv, input=text, tied=ns is None)
 
 
 def namespaces() -> List[str]:

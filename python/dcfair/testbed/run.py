@@ -6,6 +6,8 @@ Rules:
   servers, clients at their start times, counters at the window's start and end, wait for the
   clients, stop the switch (its statistics), testbed down. ``down`` runs whatever happens:
   error, Ctrl-C, SIGTERM (turned into ``KeyboardInterrupt`` for the run), unless ``keep``.
+  Without ``keep`` the run owns its testbed (``bed.claim``'s owner record): after a SIGKILL,
+  the next run on the prefix finds the owner gone and removes the testbed itself.
 - Output (``--out``, default ``out/testbed/<name>``): ``summary.json``, ``flows.csv`` and
   ``ports.csv`` with the simulator's keys and columns where they mean the same thing
   (docs/metrics.md), plus ``"source": "testbed"`` and a ``testbed`` object (switch, kernel,
@@ -85,7 +87,7 @@ def run_plan(plan: Plan, out, switch: str = "dcfair", prefix: str = bed.DEFAULT_
                                "set DCFAIR_SWITCH, or run with --switch bridge")
     wall0 = time.monotonic()
     with bed.running(prefix, keep) as r:
-        bed.up(tb, log=say)  # removes what it made if it fails; refuses an existing testbed
+        bed.up(tb, log=say, owned=not keep)  # removes what it made if it fails; refuses a live testbed
         r.created = True
         sw = r.switch = Switch(switch, tb, plan, raw, log=say).start()
         tr = r.traffic = traffic.Traffic(tb, plan, raw)
