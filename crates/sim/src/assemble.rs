@@ -146,6 +146,7 @@ fn build_some(sc: &Scenario, seed: u64, only: Option<usize>) -> Result<Sim, Erro
         end: SimTime::from_secs_f64(sc.sim.duration_s),
         measured_rate_bps: built.measured_rate.as_f64(),
         probes,
+        port_drops: Default::default(),
         flow_group,
         group_names,
         fairq,

@@ -28,6 +28,7 @@ pub mod net;
 pub mod poisson;
 pub mod pfc;
 pub mod pktref;
+pub mod port_drops;
 pub mod probe;
 pub mod render;
 pub mod results;
