@@ -42,7 +42,7 @@ pub mod workload;
 pub use columns::{Column, Table};
 pub use engine::{Progress, ProgressFn};
 pub use error::Error;
-pub use results::{Results, ENGINE_BUILD, ENGINE_VERSION, FAULT_EXIT_STATUS, OPTIONAL_FILES};
+pub use results::{Results, ENGINE_BUILD, ENGINE_VERSION, FAULT_EXIT_STATUS, OPTIONAL_FILES, RUN_FILES};
 pub use scenario::admission;
 pub use scenario::Scenario;
 
