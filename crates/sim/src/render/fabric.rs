@@ -3,8 +3,8 @@
 //! (`port_drops.rs` counts them).
 //!
 //! Rules:
-//! - A port's row says what the network is, not what happened in it: the same scenario gives
-//!   the same `fabric.csv` whatever its workload and seed.
+//! - A port's row says what the network is, not what happened in it: a scenario gives the same
+//!   `fabric.csv` whatever its seed.
 //! - Rows come in port id order: the order the topology builder made the links, the two
 //!   directions of a link together.
 //! - A node's `tier` is its builder's name for its role (`net::Tier`); its `level` is the
