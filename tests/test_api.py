@@ -166,7 +166,7 @@ def test_no_timeseries_file_without_sampling(tmp_path, longflows):
     (out / "timeseries.csv").write_text("stale from an earlier run\n")
     res = dcfair.run(longflows.with_overrides(SHORT), out=out)
     assert res.timeseries.empty and list(res.timeseries.columns) == ["time_s", "metric", "port", "flow_id", "value"]
-    assert sorted(p.name for p in out.iterdir()) == ["flows.csv", "ports.csv", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["fabric.csv", "flows.csv", "port_drops.csv", "ports.csv", "summary.json"]
 
 
 def test_bad_sampling_is_invalid_input(longflows):

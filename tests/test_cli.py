@@ -353,7 +353,8 @@ def test_run_writes_the_contract_files(tmp_path):
     out = tmp_path / "out"
     p = dcfair("run", LONGFLOWS, *SHORT, "--seed", "7", "--out", out)
     assert p.returncode == 0, p.stderr
-    assert sorted(x.name for x in out.iterdir()) == ["flows.csv", "ports.csv", "provenance.json", "summary.json"]
+    assert sorted(x.name for x in out.iterdir()) == ["fabric.csv", "flows.csv", "port_drops.csv", "ports.csv", "provenance.json",
+                                                     "summary.json"]
     summary = json.loads((out / "summary.json").read_text())
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["engine_build"] == summary["engine_build"] and prov["seed"] == 7

@@ -230,10 +230,10 @@ def print_table(
 
 
 def print_summary(summary: Dict[str, Any], out_dir: Optional[str], stream: Optional[TextIO] = None) -> None:
-    from dcfair.results import OPTIONAL_FILES
+    from dcfair.results import OPTIONAL_FILES, RUN_FILES
 
     files = "summary.json, flows.csv, ports.csv"
-    for name in OPTIONAL_FILES:
+    for name in (*RUN_FILES, *OPTIONAL_FILES):
         if out_dir and os.path.exists(os.path.join(out_dir, name)):
             files += f", {name}"
     footer = f"results: {out_dir}/ ({files})" if out_dir else None

@@ -5,6 +5,8 @@
     res.metrics["jain_index"]                       # the same, shorter
     res.flows                                       # flows.csv as a DataFrame
     res.ports                                       # ports.csv
+    res.fabric                                      # fabric.csv (every port of the network)
+    res.port_drops                                  # port_drops.csv (each flow's drops per port)
     res.timeseries                                  # timeseries.csv (empty unless sampled)
     res.series("queue_pkts")                        # one metric, wide: time x port (or flow)
     res.groups, res.group_windows                   # groups.csv, group_windows.csv
@@ -20,14 +22,16 @@ Rules:
 - After a run the columns come from the engine as numpy arrays that own the engine's buffers
   (no row-by-row copy); strings arrive as categorical codes plus their levels and become
   pandas ``category`` columns. Integer counters are ``int64``; optional floats are NaN where the
-  CSV has an empty field; the time series' ``flow_id`` is a nullable ``Int64``.
+  CSV has an empty field; the time series' ``flow_id`` and the fabric's ``level`` are nullable
+  ``Int64``.
 - :meth:`Result.load` reads the same files back with the same dtypes, so code that works on a
   fresh run works on a finished one.
 - ``result["metrics"]`` (any summary key) still works, so code written when ``dcfair.run``
   returned the summary dict keeps working.
 - The optional tables (:data:`OPTIONAL_TABLES`: only when the scenario asks for them,
   docs/metrics.md) are empty DataFrames with their columns when absent, so code can filter and
-  pivot them without checking first.
+  pivot them without checking first. So are the tables every run writes (:data:`RUN_TABLES`)
+  when read from a directory (or an engine) from before they were.
 """
 
 from __future__ import annotations
@@ -41,6 +45,8 @@ from typing import Any, Dict, List, Optional, Tuple
 CATEGORICAL = {
     "flows": ("src", "dst", "kind", "group"),
     "ports": ("port", "queue_kind"),
+    "fabric": ("port", "node", "tier", "peer", "queue_kind"),
+    "port_drops": ("port", "group", "reason"),
     "timeseries": ("metric", "port"),
     "groups": ("group",),
     "group_windows": ("group",),
@@ -54,6 +60,7 @@ CATEGORICAL = {
 FLOATS = {
     "flows": ("start_s", "end_s", "fct_s", "max_gap_s", "size_bytes"),
     "ports": ("utilization",),
+    "fabric": ("delay_s",),
     "timeseries": ("time_s", "value"),
     "groups": ("start_s", "end_s", "goodput_bps", "goodput_bps_per_flow"),
     "group_windows": ("start_s", "end_s", "goodput_bps", "goodput_bps_per_flow"),
@@ -64,6 +71,13 @@ FLOATS = {
     "job_iterations": ("start_s", "end_s", "time_s"),
 }
 TIMESERIES_COLUMNS = ("time_s", "metric", "port", "flow_id", "value")
+#: The tables every run writes beside flows.csv and ports.csv (``<name>.csv``), and their columns.
+RUN_TABLES = {
+    "fabric": ("port", "node", "tier", "level", "peer", "rate_bps", "delay_s", "queue_kind", "measured"),
+    "port_drops": ("port", "flow_id", "group", "reason", "pkts", "bytes"),
+}
+#: Their file names.
+RUN_FILES = tuple(f"{name}.csv" for name in RUN_TABLES)
 #: The optional tables a run may have, by file stem (``<name>.csv``), and their columns.
 OPTIONAL_TABLES = {
     "timeseries": TIMESERIES_COLUMNS,
@@ -122,6 +136,8 @@ def read_table(path: Path, table: str):
     dtype.update({c: "float64" for c in FLOATS.get(table, ())})
     if table == "timeseries":
         dtype["flow_id"] = "Int64"
+    if table == "fabric":
+        dtype["level"] = "Int64"  # empty for a switch no host reaches
     # Exact floats: pandas < 3 needs "round_trip" (its default parser may be 1 ulp off); pandas
     # 3 parses exactly by default and deprecates the argument.
     exact = {} if int(pd.__version__.split(".")[0]) >= 3 else {"float_precision": "round_trip"}
@@ -138,17 +154,18 @@ def read_table(path: Path, table: str):
 
 
 def empty_table(table: str):
-    """An optional table with no rows: its columns with the dtypes a run gives."""
+    """An optional table (or one of :data:`RUN_TABLES`) with no rows: its columns with the
+    dtypes a run gives."""
     import pandas as pd
 
     cats, floats = CATEGORICAL.get(table, ()), FLOATS.get(table, ())
     cols = {}
-    for c in OPTIONAL_TABLES[table]:
+    for c in {**OPTIONAL_TABLES, **RUN_TABLES}[table]:
         if c in cats:
             cols[c] = pd.Categorical([])
         elif c in floats:
             cols[c] = pd.Series([], dtype="float64")
-        elif (table, c) == ("timeseries", "flow_id"):
+        elif (table, c) in (("timeseries", "flow_id"), ("fabric", "level")):
             cols[c] = pd.Series([], dtype="Int64")
         else:
             cols[c] = pd.Series([], dtype="int64")
@@ -170,6 +187,10 @@ class Result:
         tables = dict(optional or {})
         if timeseries is not None:
             tables["timeseries"] = timeseries
+        #: fabric.csv: every port of the network as built, with its node's tier and its link.
+        self.fabric = tables.get("fabric", None)
+        #: port_drops.csv: the packets each flow lost at each measured port, by reason.
+        self.port_drops = tables.get("port_drops", None)
         #: timeseries.csv: queues, flows' delivered bytes, cwnd (``measure.sample_interval_s``).
         self.timeseries = tables.get("timeseries", None)
         #: groups.csv: each flow group's goodput per sample interval.
@@ -186,7 +207,7 @@ class Result:
         self.jobs = tables.get("jobs", None)
         #: job_iterations.csv: every iteration of every job that started.
         self.job_iterations = tables.get("job_iterations", None)
-        for name in OPTIONAL_TABLES:
+        for name in (*OPTIONAL_TABLES, *RUN_TABLES):
             if getattr(self, name) is None:
                 setattr(self, name, empty_table(name))
         #: Where the files are (``out=`` of the run, or the directory loaded), else None.
@@ -196,7 +217,7 @@ class Result:
 
     @classmethod
     def from_engine(cls, summary_json: str, tables: Dict[str, Any], dir=None, scenario=None) -> "Result":
-        optional = {name: frame_from_columns(tables[name]) for name in OPTIONAL_TABLES if name in tables}
+        optional = {name: frame_from_columns(tables[name]) for name in (*OPTIONAL_TABLES, *RUN_TABLES) if name in tables}
         return cls(
             json.loads(summary_json),
             frame_from_columns(tables["flows"]),
@@ -210,10 +231,11 @@ class Result:
     @classmethod
     def load(cls, dir: "str | os.PathLike[str]") -> "Result":
         """Reads a run's directory (``summary.json``, ``flows.csv``, ``ports.csv``, and the
-        optional files present: :data:`OPTIONAL_FILES`)."""
+        files of :data:`RUN_FILES` and :data:`OPTIONAL_FILES` present)."""
         d = Path(dir)
         summary = json.loads((d / "summary.json").read_text())
-        optional = {name: read_table(d / f"{name}.csv", name) for name in OPTIONAL_TABLES if (d / f"{name}.csv").exists()}
+        optional = {name: read_table(d / f"{name}.csv", name) for name in (*OPTIONAL_TABLES, *RUN_TABLES)
+                    if (d / f"{name}.csv").exists()}
         return cls(
             summary,
             read_table(d / "flows.csv", "flows"),

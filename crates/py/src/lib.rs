@@ -241,7 +241,8 @@ fn table_to_py(py: Python<'_>, t: Table) -> PyResult<PyObject> {
     Ok(out.into_any().unbind())
 }
 
-/// Like [`run`], but returns `(summary_json, tables)`: `tables` maps `flows`, `ports` and
+/// Like [`run`], but returns `(summary_json, tables)`: `tables` maps `flows`, `ports`, the
+/// tables every run has (`fabric`, `port_drops`: the stems of `dcfair_sim::RUN_FILES`) and
 /// the optional tables the scenario asked for (`timeseries`, `groups`, `group_windows`,
 /// `drop_runs`, `trace`, `subflows`, `jobs`, `job_iterations`: the stems of
 /// `dcfair_sim::OPTIONAL_FILES`) to columns as
@@ -261,6 +262,11 @@ fn run_tables(
     let tables = PyDict::new_bound(py);
     tables.set_item("flows", table_to_py(py, r.flows)?)?;
     tables.set_item("ports", table_to_py(py, r.ports)?)?;
+    let always = [("fabric", r.fabric), ("port_drops", r.port_drops)];
+    debug_assert!(always.iter().zip(dcfair_sim::RUN_FILES).all(|((k, _), f)| f == format!("{k}.csv")));
+    for (name, t) in always {
+        tables.set_item(name, table_to_py(py, t)?)?;
+    }
     let optional = [
         ("timeseries", r.timeseries),
         ("groups", r.groups),

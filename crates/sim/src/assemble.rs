@@ -73,9 +73,8 @@ fn build_some(sc: &Scenario, seed: u64, only: Option<usize>) -> Result<Sim, Erro
     let background = flows.len();
     let mut group_names: Vec<String> = group_names(sc).into_iter().map(String::from).collect();
     // UDP's rate is a fraction of the first measured port's rate (the dumbbell: one bottleneck).
-    let first_measured = built.net.ports.iter().find(|p| p.measured).map_or(built.measured_rate, |p| p.rate);
     let udp_group = group_names.len() as u16;
-    if let Some(u) = workload::udp_source(sc, streams, background as u32, udp_group, &built, first_measured).filter(|_| all) {
+    if let Some(u) = workload::udp_source(sc, streams, background as u32, udp_group, &built, built.reference_rate).filter(|_| all) {
         flows.push(u);
         group_names.push("udp".into());
     }
@@ -147,6 +146,7 @@ fn build_some(sc: &Scenario, seed: u64, only: Option<usize>) -> Result<Sim, Erro
         end: SimTime::from_secs_f64(sc.sim.duration_s),
         measured_rate_bps: built.measured_rate.as_f64(),
         probes,
+        port_drops: Default::default(),
         flow_group,
         group_names,
         fairq,

@@ -49,9 +49,10 @@
 //! - Every packet meets what a port runs in one pipeline: `offer` (FairQ's rewrite at a switch)
 //!   then `port_in` (the discipline's enqueue, made by the port's probe when it has one) and
 //!   `port_out` (the discipline's dequeue, then the probe's record); each ends by freeing the
-//!   packets the discipline dropped. A probe (`probe.rs`: drop runs, `[measure.trace]`) makes the
-//!   very same call and records what happened; any other port pays one comparison per packet for
-//!   the feature. A packet offered to an idle port that stores nothing, without a probe, takes
+//!   packets the discipline dropped, counted first by flow when the port is measured
+//!   (`port_drops.rs`, out of line: a call that drops nothing pays nothing for it). A probe
+//!   (`probe.rs`: drop runs, `[measure.trace]`) makes the very same call and records what
+//!   happened; any other port pays one comparison per packet for the feature. A packet offered to an idle port that stores nothing, without a probe, takes
 //!   the enqueue and the dequeue in one step (`Queue::pass`): the same packet out, counters and
 //!   drops, but DropTail never writes it into its ring and reads it back (on a large fabric,
 //!   a cache miss on the port's buffer for most packets: `docs/performance.md`).
@@ -82,6 +83,7 @@ use crate::buffer::Buffers;
 use crate::pfc::{PfcNet, NO_GATE};
 use crate::pktref::{PktRef, Slab};
 use crate::poisson::Plan;
+use crate::port_drops::PortDrops;
 use crate::probe::Probe;
 use crate::routing::{RouteState, Routes, NO_ROW};
 use crate::series::Series;
@@ -182,6 +184,8 @@ pub struct World {
     pub series: Option<Series>,
     /// Port probes (`probe.rs`), indexed by `Port::probe`.
     pub probes: Vec<Probe>,
+    /// The drops of every flow at every measured port (`port_drops.rs`).
+    pub port_drops: PortDrops,
     /// The flow group of every flow by flow id, an index into `group_names`: the groups of
     /// `flows.csv`.
     pub flow_group: Vec<u16>,
@@ -245,6 +249,25 @@ pub struct Sim {
     /// Event log (feature `trace`); see [`trace`].
     #[cfg(feature = "trace")]
     trace: String,
+}
+
+/// The packets the last queue call of port `pid` reported dropped (`qev`), out of the packet
+/// path: counted by flow when the port is `measured` (`port_drops.rs`), released from the
+/// port's switch's shared buffer (if the run has `buffers`), and freed from the slab, which
+/// empties the list. Takes the engine's parts one by one, so that a caller that still holds
+/// the port ([`Sim::port_in`]) can call it.
+#[cold]
+#[inline(never)]
+fn free_dropped(qev: &mut QdiscEvents<PktRef>, slab: &mut Slab, drops: &mut PortDrops, buffers: Option<&mut Buffers>, pid: u32, measured: bool) {
+    if measured {
+        drops.count(pid, &qev.dropped, slab);
+    }
+    if let Some(sb) = buffers.and_then(|b| b.of(pid)) {
+        for d in &qev.dropped {
+            sb.release(d.pkt.size);
+        }
+    }
+    slab.free_dropped(qev);
 }
 
 /// The `trace` feature's line formats. Times are seconds with 9 decimals (ns resolution);
@@ -658,16 +681,10 @@ impl Sim {
                 let _ = writeln!(self.trace, "+ {} {pid} {tflow} {tseq} {tsize}", trace::t(now));
             }
         }
-        // `free_dropped_at`, inline: `port` is still borrowed
+        // `free_dropped_at`, by parts: `port` is still borrowed
         if !self.qev.dropped.is_empty() {
-            if self.extras & X_BUFFER != 0 {
-                if let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) {
-                    for d in &self.qev.dropped {
-                        sb.release(d.pkt.size);
-                    }
-                }
-            }
-            self.slab.free_dropped(&mut self.qev);
+            let buffers = self.w.buffers.as_deref_mut();
+            free_dropped(&mut self.qev, &mut self.slab, &mut self.w.port_drops, buffers, pid, port.measured);
         }
         port
     }
@@ -826,25 +843,23 @@ impl Sim {
         let d = &mut queue.stats.by_reason.dropped_before[dcfair_core::qdisc::DropReason::Overflow as usize];
         d.0 += 1;
         d.1 += pkt.size as u64;
+        if self.w.net.ports[pid as usize].measured {
+            self.w.port_drops.add(pid, self.slab.pkt(pkt.handle).flow, dcfair_core::qdisc::DropReason::Overflow, pkt.size);
+        }
         self.slab.free(pkt.handle);
         false
     }
 
-    /// The packets port `pid`'s discipline just dropped leave its switch's shared buffer (if
-    /// any) and the slab. A call that dropped nothing costs one test.
+    /// The packets port `pid`'s discipline just dropped are counted by flow if the port is
+    /// measured, and leave its switch's shared buffer (if any) and the slab ([`free_dropped`]).
+    /// A call that dropped nothing costs one test.
     #[inline(always)]
     fn free_dropped_at(&mut self, pid: u32) {
         if self.qev.dropped.is_empty() {
             return;
         }
-        if self.extras & X_BUFFER != 0 {
-            if let Some(sb) = self.w.buffers.as_deref_mut().and_then(|b| b.of(pid)) {
-                for d in &self.qev.dropped {
-                    sb.release(d.pkt.size);
-                }
-            }
-        }
-        self.slab.free_dropped(&mut self.qev);
+        let measured = self.w.net.ports[pid as usize].measured;
+        free_dropped(&mut self.qev, &mut self.slab, &mut self.w.port_drops, self.w.buffers.as_deref_mut(), pid, measured);
     }
 
     /// PFC: a lossless packet that came in through switch port `gate` is offered to port `out`:

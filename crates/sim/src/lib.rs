@@ -28,6 +28,7 @@ pub mod net;
 pub mod poisson;
 pub mod pfc;
 pub mod pktref;
+pub mod port_drops;
 pub mod probe;
 pub mod render;
 pub mod results;
@@ -41,7 +42,7 @@ pub mod workload;
 pub use columns::{Column, Table};
 pub use engine::{Progress, ProgressFn};
 pub use error::Error;
-pub use results::{Results, ENGINE_BUILD, ENGINE_VERSION, FAULT_EXIT_STATUS, OPTIONAL_FILES};
+pub use results::{Results, ENGINE_BUILD, ENGINE_VERSION, FAULT_EXIT_STATUS, OPTIONAL_FILES, RUN_FILES};
 pub use scenario::admission;
 pub use scenario::Scenario;
 

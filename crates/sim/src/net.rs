@@ -12,6 +12,8 @@
 //! - Switches are output-queued; where a packet goes next is decided by `routing.rs`.
 //! - The qdisc decides; [`dcfair_core::qdisc::Queue`] counts. A port adds only what the queue
 //!   cannot know: bytes serialized, and bytes serialized inside the measurement window.
+//! - Every node has a [`Tier`], its role as its topology's builder names it (`fabric.csv`): a
+//!   host is [`Tier::Host`], a switch [`Tier::Switch`] unless its builder says more.
 
 use crate::pktref::{PktRef, SimQueue};
 use dcfair_core::qdisc::{AnyQdisc, Ports};
@@ -24,9 +26,39 @@ pub enum NodeKind {
     Switch,
 }
 
+/// A node's role in its topology, as the builder names it (`fabric.csv`'s `tier`): fat-trees
+/// have edge, aggregation and core switches, leaf-spines leaves and spines; a switch of any
+/// other topology is a plain switch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    Host,
+    Edge,
+    Aggregation,
+    Core,
+    Leaf,
+    Spine,
+    Switch,
+}
+
+impl Tier {
+    /// Its name in `fabric.csv`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Host => "host",
+            Tier::Edge => "edge",
+            Tier::Aggregation => "aggregation",
+            Tier::Core => "core",
+            Tier::Leaf => "leaf",
+            Tier::Spine => "spine",
+            Tier::Switch => "switch",
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Node {
     pub kind: NodeKind,
+    pub tier: Tier,
     pub name: String,
     /// Global ids of this node's ports; a packet arriving "through port i" came in on the link
     /// whose local end is `ports[i]`.
@@ -122,8 +154,17 @@ pub struct LinkSpec {
 }
 
 impl Network {
+    /// Adds a host, or a switch of tier [`Tier::Switch`]; returns its id.
     pub fn add_node(&mut self, kind: NodeKind, name: String) -> u32 {
-        self.nodes.push(Node { kind, name, ports: Vec::new() });
+        let tier = if kind == NodeKind::Host { Tier::Host } else { Tier::Switch };
+        self.nodes.push(Node { kind, tier, name, ports: Vec::new() });
+        (self.nodes.len() - 1) as u32
+    }
+
+    /// Adds a switch of tier `tier`; returns its id.
+    pub fn add_switch(&mut self, tier: Tier, name: String) -> u32 {
+        debug_assert_ne!(tier, Tier::Host, "a host is added by add_node");
+        self.nodes.push(Node { kind: NodeKind::Switch, tier, name, ports: Vec::new() });
         (self.nodes.len() - 1) as u32
     }
 

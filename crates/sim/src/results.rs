@@ -24,7 +24,9 @@ pub const ENGINE_BUILD: &str = env!("DCFAIR_ENGINE_BUILD");
 /// The results of one run: the summary, and the tables as columns ([`Table`]).
 ///
 /// `flows_csv` and `ports_csv` are the CSV text of `flows` and `ports` (rendered from them, so
-/// the two forms always agree). The optional tables are present only when the scenario asks
+/// the two forms always agree). `fabric` (the network as built) and `port_drops` (the drops of
+/// each flow at each measured port, no rows when none dropped) are written by every run, as
+/// [`RUN_FILES`]. The optional tables are present only when the scenario asks
 /// for them, and are rendered to their files ([`OPTIONAL_FILES`]) only when written:
 /// `timeseries` and `groups` with `[measure] sample_interval_s`, `group_windows` with
 /// `group_window_s`, `drop_runs` with `drop_runs_ports`, `trace` with `[measure.trace]`,
@@ -37,6 +39,8 @@ pub struct Results {
     pub ports_csv: String,
     pub flows: Table,
     pub ports: Table,
+    pub fabric: Table,
+    pub port_drops: Table,
     pub timeseries: Option<Table>,
     pub groups: Option<Table>,
     pub group_windows: Option<Table>,
@@ -57,6 +61,10 @@ pub const FAULT_EXIT_STATUS: i32 = 86;
 fn fault_stop_after() -> Option<usize> {
     std::env::var("DCFAIR_FAULT_STOP_AFTER_FILES").ok().and_then(|v| v.parse().ok())
 }
+
+/// The tables every run writes beside `summary.json`, `flows.csv` and `ports.csv`, in
+/// [`Results::run_tables`] order (`docs/metrics.md`).
+pub const RUN_FILES: [&str; 2] = ["fabric.csv", "port_drops.csv"];
 
 /// The files a run writes only when its scenario asks for them (`docs/metrics.md`). A run
 /// that has none of one removes that file from its output directory, so a directory never
@@ -82,6 +90,11 @@ fn write_body(path: &std::path::Path, body: &Body<'_>) -> std::io::Result<()> {
 }
 
 impl Results {
+    /// The tables of [`RUN_FILES`] by file name.
+    pub fn run_tables(&self) -> [(&'static str, &Table); 2] {
+        [(RUN_FILES[0], &self.fabric), (RUN_FILES[1], &self.port_drops)]
+    }
+
     /// The optional tables by file name, in [`OPTIONAL_FILES`] order.
     pub fn optional_tables(&self) -> [(&'static str, Option<&Table>); 8] {
         [
@@ -96,8 +109,8 @@ impl Results {
         ]
     }
 
-    /// Writes `summary.json`, `flows.csv`, `ports.csv` and the optional tables this run has
-    /// into `dir` (created if needed), each through a temporary file and a rename. An optional
+    /// Writes `summary.json`, `flows.csv`, `ports.csv`, the [`RUN_FILES`] and the optional tables
+    /// this run has into `dir` (created if needed), each through a temporary file and a rename. An optional
     /// file left from an earlier run is removed when this run has none, so a directory never
     /// mixes two runs.
     pub fn write_to(&self, dir: &std::path::Path) -> Result<(), Error> {
@@ -107,6 +120,7 @@ impl Results {
             ("flows.csv", Body::Text(&self.flows_csv)),
             ("ports.csv", Body::Text(&self.ports_csv)),
         ];
+        files.extend(self.run_tables().map(|(name, t)| (name, Body::Csv(t))));
         let optional = self.optional_tables();
         files.extend(optional.iter().filter_map(|(name, t)| t.map(|t| (*name, Body::Csv(t)))));
         // All files are fully written before any replaces an earlier result, so a full disk or

@@ -7,8 +7,9 @@
 //!   figures, the background source's throughput, `flows.csv`), [`ports`] (the measured ports,
 //!   drops by reason, FairQ's rewrites, `ports.csv`), [`groups`] (the per-group figures),
 //!   [`incast`] (rounds and answers), [`jobs`] (the collectives' iterations, completion and
-//!   slowdown, `jobs.csv`), [`transports`] (each transport's own figures) and the
-//!   Poisson figures of `poisson.rs`. The optional tables (time series, drop runs, the packet
+//!   slowdown, `jobs.csv`), [`transports`] (each transport's own figures), [`fabric`] (the
+//!   network as built, `fabric.csv`, and the drops of each flow at each measured port,
+//!   `port_drops.csv`) and the Poisson figures of `poisson.rs`. The optional tables (time series, drop runs, the packet
 //!   trace) come from their observers, but `subflows.csv` (the flows of the bonds: MPTCP's
 //!   subflows), which the flows family renders.
 //! - The run is a pure function of (scenario, seed): JSON keys are sorted and floats use Rust's
@@ -16,6 +17,7 @@
 //!   single exception is `wall_time_s` in `summary.json`, the run's own wall-clock time.
 //! - A figure with no value (no flow finished, an empty window) is `null`: JSON has no NaN.
 
+mod fabric;
 mod flows;
 mod groups;
 mod incast;
@@ -91,6 +93,7 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
     summary_json.push('\n');
 
     let (flows, ports) = (flows::table(sim, &figures.rows), ports::table(sim, window));
+    let (fabric, port_drops) = (fabric::table(&w.net), fabric::drops_table(sim));
     let subflows = flows::subflows_table(sim);
     let (jobs, job_iterations) = jobs::tables(sim).unzip();
     let (timeseries, groups, group_windows) = match series {
@@ -103,6 +106,8 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
         ports_csv: ports.to_csv(),
         flows,
         ports,
+        fabric,
+        port_drops,
         timeseries,
         groups,
         group_windows,

@@ -27,7 +27,7 @@ pub mod validate;
 
 pub use flows::{FlowsConfig, Hosts, IncastConfig, IncastConnection, Pattern, Placement, UdpConfig};
 pub use load::{apply_override, load};
-pub use measure::{MeasureConfig, TraceConfig};
+pub use measure::{MeasureConfig, MeasuredPorts, TraceConfig};
 pub use poisson::{Cdf, CdfUnit, PoissonConfig};
 pub use routing::{CoreChoice, HashSeed, RoutingConfig, RoutingMode};
 pub use schema::{Scenario, SimConfig, TieBreak};

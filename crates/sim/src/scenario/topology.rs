@@ -66,6 +66,20 @@ impl TopologyConfig {
         }
     }
 
+    /// Ports of its switches (every port but the hosts' NICs), as the builder will make them:
+    /// two ports per link, less one per host (a host has exactly one link). `with_udp_host`: the
+    /// dumbbell's `udp` host is built (the scenario has `[udp]`).
+    pub fn switch_ports(&self, with_udp_host: bool) -> u64 {
+        let links = match self {
+            TopologyConfig::Dumbbell(c) => c.host_names(with_udp_host).len() as u64,
+            TopologyConfig::FatTree(c) => 3 * c.hosts() as u64,
+            TopologyConfig::LeafSpine(c) => c.leaves as u64 * (c.hosts_per_leaf as u64 + c.spines as u64),
+            TopologyConfig::ParkingLot(c) => c.host_names().len() as u64 + c.bottlenecks as u64,
+            TopologyConfig::Custom(c) => c.links.len() as u64,
+        };
+        2 * links - self.host_names(with_udp_host).len() as u64
+    }
+
     /// UDP end points when `[udp]` names none: the dumbbell's own `udp` host to `r0`.
     pub fn default_udp_endpoints(&self) -> Option<(&'static str, &'static str)> {
         match self {

@@ -15,7 +15,7 @@
 use super::check::{non_negative, positive};
 use super::flows::{FlowsConfig, IncastConnection, Pattern, Placement};
 use dcfair_core::transport::TransportKind;
-use super::measure::{MAX_SERIES_ROWS, MAX_TRACE_ROWS};
+use super::measure::{MeasuredPorts, MAX_SERIES_ROWS, MAX_TRACE_ROWS};
 use super::poisson::{GROUP, GROUP_1PKT, MAX_FLOWS};
 use super::schema::Scenario;
 use super::topology::TopologyConfig;
@@ -168,7 +168,7 @@ impl Scenario {
             }
         }
         validate_placement(self)?;
-        if let Some(names) = &self.measure.ports {
+        if let Some(MeasuredPorts::Named(names)) = &self.measure.ports {
             if names.is_empty() {
                 return Err(ConfigError::new("measure.ports", "name at least one port, or leave the key out"));
             }
@@ -401,24 +401,30 @@ fn validate_series(sc: &Scenario) -> Result<(), ConfigError> {
     if t < 1e-9 {
         return Err(ConfigError::new("sample_interval_s", format!("must be at least 1 ns, got {t}")));
     }
-    // The measured ports are known only once the topology is built: count the named ones (or
-    // one) here; the sampler (`series.rs`) checks again with the real number.
-    let ports = sc.measure.ports.as_ref().map_or(1, Vec::len) as f64;
-    check_series_rows(sc, t, ports)
+    // The measured ports are known only once the topology is built: count the named ones, every
+    // switch port for "all" (or one) here; the sampler (`series.rs`) checks again with the real
+    // number.
+    let ports = match &sc.measure.ports {
+        None => 1,
+        Some(MeasuredPorts::Named(names)) => names.len() as u64,
+        Some(MeasuredPorts::All) => sc.topology.switch_ports(sc.udp.is_some()),
+    };
+    check_series_rows(sc, t, ports as f64)
 }
 
 /// Checks that the time series of `sc`, sampled every `t` seconds over `ports` measured
 /// ports, stay within [`MAX_SERIES_ROWS`] (key relative to `[measure]`). Run at load time with
-/// the ports `measure.ports` names (or one), and by the sampler (`series.rs`) with the real
-/// number once the network is built.
+/// the ports `measure.ports` names (every switch port for `"all"`, or one), and by the sampler
+/// (`series.rs`) with the real number once the network is built.
 pub fn check_series_rows(sc: &Scenario, t: f64, ports: f64) -> Result<(), ConfigError> {
     let (per_sample, samples) = series_size(sc, t, ports);
     if per_sample * samples > MAX_SERIES_ROWS {
+        let fewer_ports = if ports > 1.0 { format!(", measure fewer ports (ports: {ports:.0} measured, 2 series each)") } else { String::new() };
         return Err(ConfigError::new(
             "sample_interval_s",
             format!(
                 "{t} s gives {samples:.0} samples x {per_sample:.0} series = {:.3e} rows, more than {MAX_SERIES_ROWS:.0e}; \
-                 sample less often, set sample_flows = false, or shorten the run",
+                 sample less often{fewer_ports}, set sample_flows = false, or shorten the run",
                 per_sample * samples
             ),
         ));

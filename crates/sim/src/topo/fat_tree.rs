@@ -8,13 +8,14 @@
 //! aggregation `a<p>_<j>` links to cores `c<j (k/2)> .. c<j (k/2) + k/2 - 1>`. Every switch port
 //! lists its down links first, then its up links in index order, so symmetric hashing mirrors
 //! paths. Host links run at `host_rate_mbps`, switch-switch links at `fabric_rate_mbps`, all with
-//! `link_delay_us` each way. Measured by default: every switch -> host port.
+//! `link_delay_us` each way. Measured by default: every switch -> host port. Tiers (`fabric.csv`):
+//! `edge`, `aggregation`, `core`.
 //!
 //! The builder only: the configuration ([`FatTreeConfig`]: keys, checks, host names) is the config
 //! layer's (`scenario/topology.rs`).
 
 use super::kit::{link, switch_to_host_ports, Kit};
-use crate::net::{Network, NodeKind};
+use crate::net::{Network, NodeKind, Tier};
 use crate::routing::Tiers;
 use crate::scenario::topology::FatTreeConfig;
 
@@ -28,10 +29,10 @@ impl FatTreeConfig {
         let fabric = link(self.fabric_rate_mbps, self.link_delay_us);
         let hosts: Vec<u32> = (0..self.hosts()).map(|i| net.add_node(NodeKind::Host, format!("h{i}"))).collect();
         let edge: Vec<Vec<u32>> =
-            (0..k).map(|p| (0..h).map(|i| net.add_node(NodeKind::Switch, format!("e{p}_{i}"))).collect()).collect();
+            (0..k).map(|p| (0..h).map(|i| net.add_switch(Tier::Edge, format!("e{p}_{i}"))).collect()).collect();
         let agg: Vec<Vec<u32>> =
-            (0..k).map(|p| (0..h).map(|i| net.add_node(NodeKind::Switch, format!("a{p}_{i}"))).collect()).collect();
-        let cores: Vec<u32> = (0..h * h).map(|i| net.add_node(NodeKind::Switch, format!("c{i}"))).collect();
+            (0..k).map(|p| (0..h).map(|i| net.add_switch(Tier::Aggregation, format!("a{p}_{i}"))).collect()).collect();
+        let cores: Vec<u32> = (0..h * h).map(|i| net.add_switch(Tier::Core, format!("c{i}"))).collect();
         // Down links first at every switch: hosts under edges, then edges under aggregations,
         // then aggregations under cores (pod order).
         let per_edge = h as usize;

@@ -7,13 +7,13 @@
 //! fabric rate); a scenario gives either `fabric_rate_mbps` or `oversubscription` (then the
 //! fabric rate is the one that gives it), not both. Every leaf lists its host ports first, then
 //! its spine ports in spine order, so symmetric hashing mirrors paths. Measured by default:
-//! every leaf -> host port.
+//! every leaf -> host port. Tiers (`fabric.csv`): `leaf`, `spine`.
 //!
 //! The builder only: the configuration ([`LeafSpineConfig`]: keys, checks, host names) is the
 //! config layer's (`scenario/topology.rs`).
 
 use super::kit::{link, switch_to_host_ports, Kit};
-use crate::net::{Network, NodeKind};
+use crate::net::{Network, NodeKind, Tier};
 use crate::routing::Tiers;
 use crate::scenario::topology::LeafSpineConfig;
 
@@ -26,8 +26,8 @@ impl LeafSpineConfig {
         let fabric = link(self.fabric_rate(), self.link_delay_us);
         let n = self.leaves * self.hosts_per_leaf;
         let hosts: Vec<u32> = (0..n).map(|i| net.add_node(NodeKind::Host, format!("h{i}"))).collect();
-        let leaves: Vec<u32> = (0..self.leaves).map(|i| net.add_node(NodeKind::Switch, format!("l{i}"))).collect();
-        let spines: Vec<u32> = (0..self.spines).map(|i| net.add_node(NodeKind::Switch, format!("sp{i}"))).collect();
+        let leaves: Vec<u32> = (0..self.leaves).map(|i| net.add_switch(Tier::Leaf, format!("l{i}"))).collect();
+        let spines: Vec<u32> = (0..self.spines).map(|i| net.add_switch(Tier::Spine, format!("sp{i}"))).collect();
         for (i, &h) in hosts.iter().enumerate() {
             kit.link(&mut net, leaves[i / self.hosts_per_leaf as usize], h, host_link);
         }

@@ -19,8 +19,13 @@
 //!   table without a limit keeps the buffer the port had; `buffer_pkts` sets `limit_pkts` of
 //!   whatever discipline the port runs. Every port's queue is decided when its link is made,
 //!   and a `[ports]` name that matches no port is invalid input naming its key.
-//! - Measured ports (utilization, drops, `ports.csv`) are `measure.ports` when given, else the
-//!   topology's natural bottlenecks (documented per topology in `docs/topologies.md`).
+//! - Measured ports (utilization, drops, `ports.csv`) are `measure.ports` when given (names, or
+//!   `"all"`: every switch port), else the topology's natural bottlenecks (documented per
+//!   topology in `docs/topologies.md`). Measuring changes no network: what the network takes
+//!   from its measured ports (the UDP source's rate) it takes from the bottlenecks when every
+//!   port is measured ([`Built::reference_rate`]).
+//! - Every switch has its tier as its builder names it (`net::Tier`; fat-trees and
+//!   leaf-spines name theirs, other topologies' switches are plain switches).
 //! - Fat-trees and leaf-spines also say how they lay out their tiers, for routing by tier.
 //! - Imports the network, routing's `Tiers` and the config layer. The builder files import only the kit
 //!   (`kit.rs`: links, port queues); this file imports the builders and the kit, and nothing
@@ -35,7 +40,7 @@ pub mod parking_lot;
 
 use crate::net::{Network, NodeKind};
 use crate::routing::Tiers;
-use crate::scenario::{Scenario, TopologyConfig};
+use crate::scenario::{MeasuredPorts, Scenario, TopologyConfig};
 use dcfair_core::qdisc::ConfigError;
 use dcfair_core::rng::Streams;
 use dcfair_core::time::BitsPerSec;
@@ -53,6 +58,10 @@ pub struct Built {
     pub cores: Vec<u32>,
     /// Total rate of the measured ports (for utilization).
     pub measured_rate: BitsPerSec,
+    /// The rate of the first measured port (in port order), or with `measure.ports = "all"` of
+    /// the first of the topology's own measured ports: what the UDP source's rate is a fraction
+    /// of. The total of the measured ports when none is measured.
+    pub reference_rate: BitsPerSec,
     /// How a fat-tree or leaf-spine lays out its switches (for routing by tier).
     pub tiers: Option<Tiers>,
 }
@@ -86,9 +95,12 @@ pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
     if let Some(n) = sc.ports.keys().find(|n| !by_name.contains_key(n.as_str())) {
         return Err(no_such_port(format!("ports.{n}"), n));
     }
+    let first = |ports: &[u32]| ports.iter().min().map(|&p| net.ports[p as usize].rate);
+    let mut reference = first(&default_measured);
     let measured: Vec<u32> = match &sc.measure.ports {
         None => default_measured,
-        Some(names) => {
+        Some(MeasuredPorts::All) => (0..net.ports.len() as u32).filter(|&p| net.nodes[net.ports[p as usize].node as usize].kind == NodeKind::Switch).collect(),
+        Some(MeasuredPorts::Named(names)) => {
             let mut v = Vec::new();
             for n in names {
                 match by_name.get(n.as_str()) {
@@ -96,6 +108,7 @@ pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
                     None => return Err(no_such_port("measure.ports".into(), n)),
                 }
             }
+            reference = first(&v);
             v
         }
     };
@@ -114,6 +127,69 @@ pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
         .filter(|(_, n)| n.kind == NodeKind::Host)
         .map(|(i, n)| (n.name.clone(), i as u32))
         .collect();
-    Ok(Built { net, hosts, cores, measured_rate: BitsPerSec(rate), tiers })
+    let reference_rate = reference.unwrap_or(BitsPerSec(rate));
+    Ok(Built { net, hosts, cores, measured_rate: BitsPerSec(rate), reference_rate, tiers })
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::Tier;
+
+    /// The scenario file `path` (from the repository's root) with `overrides`, built.
+    fn built(path: &str, overrides: &[(&str, &str)]) -> (Scenario, Built) {
+        let path = format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"));
+        let ov: Vec<(String, String)> = overrides.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let sc = crate::scenario::load(&std::fs::read_to_string(&path).unwrap(), &path, &ov).unwrap();
+        let b = build(&sc, Streams::new(1)).unwrap();
+        (sc, b)
+    }
+
+    /// What the config layer counts at load time for `measure.ports = "all"` is what every
+    /// builder makes, and what "all" measures: every switch port, no host NIC.
+    #[test]
+    fn all_measures_the_switch_ports_the_config_counts() {
+        for (path, overrides) in [
+            ("scenarios/papers/hcf/longflows.toml", vec![]),
+            ("scenarios/papers/hcf/longflows.toml", vec![("udp.rate_fraction", "0.1")]),
+            ("bench/fattree_k8.toml", vec![]),
+            ("scenarios/papers/fqcodel/leafspine.toml", vec![]),
+            ("scenarios/papers/xpass/parking_lot.toml", vec![]),
+            ("scenarios/papers/fairq/testbed_incast.toml", vec![]),
+        ] {
+            let (sc, b) = built(path, &[&[("measure.ports", "all")][..], &overrides].concat());
+            let switch_port = |p: &crate::net::Port| b.net.nodes[p.node as usize].kind == NodeKind::Switch;
+            let n = b.net.ports.iter().filter(|p| switch_port(p)).count() as u64;
+            assert_eq!(sc.topology.switch_ports(sc.udp.is_some()), n, "{path} {overrides:?}");
+            assert!(b.net.ports.iter().all(|p| p.measured == switch_port(p)), "{path}");
+            let rate: u64 = b.net.ports.iter().filter(|p| p.measured).map(|p| p.rate.0).sum();
+            assert_eq!(b.measured_rate.0, rate, "{path}");
+        }
+    }
+
+    /// Measuring every port leaves what the network takes from its measured ports as it was:
+    /// the UDP source's reference is still the topology's first bottleneck.
+    #[test]
+    fn the_udp_reference_is_the_bottleneck_whatever_is_measured() {
+        let lf = "scenarios/papers/hcf/longflows.toml";
+        let (_, plain) = built(lf, &[("udp.rate_fraction", "0.1")]);
+        let (_, all) = built(lf, &[("udp.rate_fraction", "0.1"), ("measure.ports", "all")]);
+        let (_, named) = built(lf, &[("udp.rate_fraction", "0.1"), ("measure.ports", r#"["sw->s1", "sw->r0"]"#)]);
+        assert_eq!(plain.reference_rate.0, 100_000_000, "the bottleneck sw->r0");
+        assert_eq!(all.reference_rate, plain.reference_rate);
+        assert_eq!(named.reference_rate.0, 1_000_000_000, "named ports: the first in port order, as before");
+    }
+
+    #[test]
+    fn fabrics_name_their_tiers() {
+        let (_, b) = built("bench/fattree_k8.toml", &[]);
+        let tier = |name: &str| b.net.nodes.iter().find(|n| n.name == name).unwrap().tier;
+        assert_eq!([tier("h0"), tier("e0_0"), tier("a7_3"), tier("c15")], [Tier::Host, Tier::Edge, Tier::Aggregation, Tier::Core]);
+        let (_, b) = built("scenarios/papers/fqcodel/leafspine.toml", &[]);
+        assert!(b.net.nodes.iter().all(|n| matches!(n.tier, Tier::Host | Tier::Leaf | Tier::Spine)));
+        assert!(b.net.nodes.iter().any(|n| n.tier == Tier::Spine) && b.net.nodes.iter().any(|n| n.tier == Tier::Leaf));
+        let (_, b) = built("scenarios/papers/fairq/testbed_incast.toml", &[]);
+        assert!(b.net.nodes.iter().all(|n| (n.tier == Tier::Switch) == (n.kind == NodeKind::Switch)), "a custom topology's switches are plain switches");
+    }
+}

@@ -3,6 +3,7 @@
 
 mod common;
 mod dctcp;
+mod fabric_view;
 mod fabrics;
 mod fairq;
 mod fq_codel;
