@@ -185,3 +185,18 @@ def test_sweep_values_match_numbers_by_value():
     assert per_value(df, "k", [20, 40.5, 99], "m") == [(0, 2.0, pytest.approx(1.4142135), [1.0, 3.0]), (1, 5.0, 0.0, [5.0])]
     df = pd.DataFrame({"k": ["droptail", "hcf"], "m": [1.0, 2.0]})
     assert [p[0] for p in per_value(df, "k", ["hcf", "droptail"], "m")] == [0, 1]
+
+
+def test_older_results_still_get_a_page_that_says_what_is_missing(dirs, tmp_path):
+    """A run directory from before provenance.json and fabric.csv: the page is made, and says
+    what the files do not hold."""
+    old = tmp_path / "old"
+    shutil.copytree(dirs / "run", old)
+    for f in ("provenance.json", "fabric.csv", "port_drops.csv", "report.html"):
+        (old / f).unlink(missing_ok=True)
+    p = cli("report", old)
+    assert p.returncode == 0, p.stderr
+    text = (old / "report.html").read_text()
+    assert "not recorded (results of a dcfair that did not record its command)" in text
+    assert "No fabric.csv in these results" in text
+    assert "Every flow" in text  # the interactive flows table needs only flows.csv

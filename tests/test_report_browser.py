@@ -78,16 +78,18 @@ def _find(browser, selector: str):
     return browser.execute_script(FIND + "return find(arguments[0]);", selector)
 
 
-def _open(browser, page: Path):
+def _open(browser, page: Path, ready: str = ".slick-row"):
+    """Opens ``page`` and waits until Bokeh has drawn what matches ``ready`` (by default the
+    flows table's rows)."""
     browser.get(page.as_uri())
     _wait(browser, FIND + "return window.Bokeh !== undefined && Bokeh.documents.length > 0 && "
-                          "find('.slick-row').length > 0", "the flows table never rendered")
+                          "find(arguments[0]).length > 0", f"nothing matching {ready} was drawn", ready=ready)
 
 
-def _wait(browser, script: str, why: str, timeout: float = 20.0):
+def _wait(browser, script: str, why: str, timeout: float = 20.0, ready: str = ""):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if browser.execute_script(script):
+        if browser.execute_script(script, ready):
             return
         time.sleep(0.1)
     raise AssertionError(why)
@@ -177,3 +179,80 @@ def test_the_sweep_views_respond(browser, pages):
     _set(browser, "flows_run", "value", runs[1])
     second = _model(browser, "flows_table", "m.view.filter.indices")
     assert second and not set(first) & set(second), "picking the other run did not show its flows"
+
+
+OUTCAST = REPO / "python" / "dcfair" / "scenarios" / "papers" / "outcast" / "fattree.toml"
+
+
+@pytest.fixture(scope="module")
+def outcast(tmp_path_factory):
+    """The Outcast fat-tree (case I, 6 six-hop flows) with every switch port measured, and its
+    report."""
+    out = tmp_path_factory.mktemp("outcast") / "run"
+    p = dcfair("run", str(OUTCAST), "--set", "groups.six_hop.count=6", "--set", 'measure.ports="all"',
+               "--set", "sim.duration_s=0.3", "--out", str(out), "--quiet")
+    assert p.returncode == 0, p.stderr
+    p = dcfair("report", str(out))
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def test_the_fabric_view_shows_where_the_two_hop_flow_loses(browser, outcast):
+    """Outcast: the congested port is coloured, and clicking it lists the 2-hop flow's drops
+    first (it loses more there than any 6-hop flow)."""
+    import pandas as pd
+
+    _open(browser, outcast / "report.html")
+    assert _model(browser, "fabric_metric", "m.value") == "drops (whole run)"
+    ports = _model(browser, "fabric_ports", "{port: m.data.port, value: Array.from(m.data.value)}")
+    value = dict(zip(ports["port"], ports["value"]))
+    drops = pd.read_csv(outcast / "ports.csv").set_index("port")["drops"]
+    worst = drops.idxmax()
+    assert value[worst] == drops[worst] > 0, "the port that dropped most is not coloured by its drops"
+    assert value["e0_0->h0"] == drops["e0_0->h0"] > 0
+    i = ports["port"].index("e0_0->h0")
+    _set(browser, "fabric_ports", "selected.indices", [i])
+    listed = _model(browser, "fabric_port_drops", "{flow: m.data.flow_id, group: m.data.group, pkts: m.data.pkts}")
+    two_hop = pd.read_csv(outcast / "flows.csv").query("group == 'two_hop'")["flow_id"].tolist()
+    assert listed["group"][0] == "two_hop" and listed["flow"][0] in two_hop, listed
+    assert listed["pkts"] == sorted(listed["pkts"], reverse=True)
+    by_port = pd.read_csv(outcast / "port_drops.csv").query("port == 'e0_0->h0'")
+    assert sum(listed["pkts"]) == by_port["pkts"].sum() == drops["e0_0->h0"]
+    assert "e0_0->h0" in _model(browser, "fabric_queue_plot", "m.title.text")
+    assert len(_model(browser, "fabric_port_queue", "m.data.q")) > 10
+
+
+def test_the_fabric_slider_moves_through_time(browser, outcast):
+    _open(browser, outcast / "report.html")
+    _set(browser, "fabric_metric", "value", "queue at the slider's time (packets)")
+    ports = _model(browser, "fabric_ports", "m.data.port")
+    i = ports.index("e0_0->h0")
+    series = _model(browser, "fabric_ports", f"Array.from(m.data.queue[{i}])")
+    k = max(range(len(series)), key=lambda j: series[j] or 0)
+    assert series[k] > 0, "the bottleneck never queued"
+    _set(browser, "fabric_time", "value", k)
+    assert _model(browser, "fabric_ports", f"m.data.value[{i}]") == series[k]
+    assert _model(browser, "fabric_time", "m.title").startswith(f"sample {k + 1} of {len(series)}")
+    _set(browser, "fabric_time", "value", 0)
+    assert _model(browser, "fabric_ports", f"m.data.value[{i}]") == series[0]
+
+
+def test_outcast_case1_reproduction_shows_the_two_hop_flows_drops(browser, tmp_path_factory):
+    """The issue's check on the reproduction itself: `outcast-case1`'s page draws the fabric of
+    its first run, and clicking the congested port lists the 2-hop flow's drops first."""
+    import pandas as pd
+
+    out = tmp_path_factory.mktemp("case1") / "repro"
+    p = dcfair("reproduce", "outcast-case1", "--quick", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    assert dcfair("report", str(out)).returncode == 0
+    run = out / pd.read_csv(out / "results.csv")["run_dir"].iloc[0]
+    _open(browser, out / "report.html", ready="canvas")
+    ports = _model(browser, "fabric_ports", "{port: m.data.port, value: Array.from(m.data.value)}")
+    coloured = {p: v for p, v in zip(ports["port"], ports["value"]) if v is not None}  # NaN (None here): not measured
+    assert max(coloured, key=coloured.get) == "e0_0->h0", coloured
+    _set(browser, "fabric_ports", "selected.indices", [ports["port"].index("e0_0->h0")])
+    listed = _model(browser, "fabric_port_drops", "{flow: m.data.flow_id, group: m.data.group, pkts: m.data.pkts}")
+    flows = pd.read_csv(run / "flows.csv")
+    assert listed["group"][0] == "two_hop", listed
+    assert listed["flow"][0] == flows.query("group == 'two_hop'")["flow_id"].iloc[0]

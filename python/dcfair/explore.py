@@ -169,9 +169,9 @@ def flows_view(runs: Sequence[Tuple[str, Any, Any, Optional[float]]]) -> Tuple[A
 def sweep_view(df, keys: Sequence[str], metrics: Sequence[str]) -> Any:
     """Every run of a sweep as a point: a metric (chosen in a menu) against the first varied
     key, one point per seed with its seed, run and other keys on hover, and the mean per value
-    as a line."""
+    as a line with one standard deviation over seeds as whiskers."""
     from bokeh.layouts import column
-    from bokeh.models import ColumnDataSource, CustomJS, HoverTool, Select
+    from bokeh.models import ColumnDataSource, CustomJS, HoverTool, Select, Whisker
     from bokeh.plotting import figure
 
     k = keys[0]
@@ -186,10 +186,18 @@ def sweep_view(df, keys: Sequence[str], metrics: Sequence[str]) -> Any:
     data["y"] = list(data[m0])
     src = ColumnDataSource(data, name="sweep_source")
     means = {m: [_mean([y for x, y in zip(data["x"], data[m]) if x == v]) for v in values] for m in metrics}
-    msrc = ColumnDataSource({"x": values, "y": list(means[m0]), **{f"mean_{m}": means[m] for m in metrics}})
+    stds = {m: [_std([y for x, y in zip(data["x"], data[m]) if x == v]) for v in values] for m in metrics}
+    band = {}
+    for m in metrics:
+        band[f"lo_{m}"] = [None if a is None else a - b for a, b in zip(means[m], stds[m])]
+        band[f"hi_{m}"] = [None if a is None else a + b for a, b in zip(means[m], stds[m])]
+    msrc = ColumnDataSource({"x": values, "y": list(means[m0]), "lo": list(band[f"lo_{m0}"]),
+                             "hi": list(band[f"hi_{m0}"]), **{f"mean_{m}": means[m] for m in metrics}, **band},
+                            name="sweep_means")
     p = figure(x_range=values, height=340, width=1100, x_axis_label=k, y_axis_label=m0, name="sweep_points",
-               tools="pan,box_zoom,wheel_zoom,reset,save", title=f"{m0} against {k}: every seed, and the mean")
+               tools="pan,box_zoom,wheel_zoom,reset,save", title=f"{m0} against {k}: every seed, and the mean ± std")
     p.line("x", "y", source=msrc, line_width=1.4, color="#57606a", legend_label="mean over seeds")
+    p.add_layout(Whisker(source=msrc, base="x", lower="lo", upper="hi", line_color="#57606a"))
     p.scatter("x", "y", source=src, size=8, alpha=0.7, legend_label="one run")
     tips = [(k, "@x"), ("seed", "@seed"), ("value", "@y")] + [(o, f"@{{{o}}}") for o in keys[1:]] + [("run", "@run")]
     p.add_tools(HoverTool(tooltips=tips))
@@ -197,9 +205,11 @@ def sweep_view(df, keys: Sequence[str], metrics: Sequence[str]) -> Any:
     menu.js_on_change("value", CustomJS(args=dict(src=src, msrc=msrc, plot=p, key=k), code="""
         const m = this.value;
         src.data.y = src.data[m].slice(); src.change.emit();
-        msrc.data.y = msrc.data['mean_' + m].slice(); msrc.change.emit();
+        msrc.data.y = msrc.data['mean_' + m].slice();
+        msrc.data.lo = msrc.data['lo_' + m].slice(); msrc.data.hi = msrc.data['hi_' + m].slice();
+        msrc.change.emit();
         plot.left[0].axis_label = m;
-        plot.title.text = `${m} against ${key}: every seed, and the mean`;
+        plot.title.text = `${m} against ${key}: every seed, and the mean ± std`;
     """))
     return column(menu, p)
 
@@ -207,6 +217,15 @@ def sweep_view(df, keys: Sequence[str], metrics: Sequence[str]) -> Any:
 def _mean(xs: Sequence[Optional[float]]) -> Optional[float]:
     xs = [x for x in xs if x is not None]
     return sum(xs) / len(xs) if xs else None
+
+
+def _std(xs: Sequence[Optional[float]]) -> float:
+    """The sample standard deviation (0 for fewer than two values), as the report's tables."""
+    xs = [x for x in xs if x is not None]
+    if len(xs) < 2:
+        return 0.0
+    m = sum(xs) / len(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
 def render(models: Sequence[Any]) -> Tuple[str, List[str]]:
@@ -231,3 +250,186 @@ def inline_bundle(models: Sequence[Any]) -> str:
 
 def to_json(x: Any) -> str:
     return json.dumps(x, allow_nan=False, default=str)
+
+
+#: Samples of the fabric's queues kept in one page (ports x sample times).
+MAX_FABRIC_VALUES = 400_000
+
+#: The fabric view's colourings: (menu label, what it shows).
+FABRIC_METRICS = ("queue at the slider's time (packets)", "drops (whole run)", "utilization (window)",
+                  "largest queue (packets)")
+
+
+def _layout(fabric) -> Dict[str, Tuple[float, float]]:
+    """Each node's place: its tier's level as the height (hosts at the bottom), spread evenly
+    across the width in the order the builder made them."""
+    import numpy as np
+
+    nodes = fabric.drop_duplicates("node")[["node", "level"]]
+    lv = nodes["level"].astype(float).fillna(nodes["level"].astype(float).max() + 1 if nodes["level"].notna().any() else 0)
+    place: Dict[str, Tuple[float, float]] = {}
+    for level in sorted(set(lv.tolist())):
+        names = nodes["node"][lv == level].astype(str).tolist()
+        xs = np.linspace(0.0, 1.0, len(names) + 2)[1:-1]
+        for name, x in zip(names, xs):
+            place[name] = (float(x), float(level))
+    return place
+
+
+def fabric_view(fabric, ports, ts, drops) -> Tuple[Any, List[str]]:
+    """The network drawn by tier: links as lines, each port a square near its end of the
+    link, coloured by a metric (a menu): its queue at the slider's time (with time series of
+    every port: ``measure.ports = "all"`` and ``measure.sample_interval_s``), its drops, its
+    utilization in the window or its largest queue. Clicking a port draws its queue over time
+    and lists the flows it dropped (``port_drops.csv``). Returns (the layout, notes)."""
+    import numpy as np
+    from bokeh.layouts import column, row
+    from bokeh.models import (ColorBar, ColumnDataSource, CustomJS, DataTable, Div, HoverTool, LinearColorMapper,
+                              NumberFormatter, Select, Slider, TableColumn, TapTool)
+    from bokeh.palettes import Viridis256
+    from bokeh.plotting import figure
+
+    notes: List[str] = []
+    place = _layout(fabric)
+    ports_by_name = ports.set_index(ports["port"].astype(str)) if len(ports) else None
+    names = fabric["port"].astype(str).tolist()
+    node = fabric["node"].astype(str).tolist()
+    peer = fabric["peer"].astype(str).tolist()
+
+    def stat(col: str) -> List[Optional[float]]:
+        if ports_by_name is None or col not in ports_by_name.columns:
+            return [None] * len(names)
+        s = ports_by_name[col]
+        return [float(s[n]) if n in s.index and not pd_isna(s[n]) else None for n in names]
+
+    # time series of the ports' queues: one row per port, one column per kept sample
+    times: List[float] = []
+    qmat: List[List[Optional[float]]] = [[] for _ in names]
+    if ts is not None and len(ts):
+        q = ts[ts["metric"].astype(str) == "queue_pkts"]
+        if len(q):
+            times_all = np.unique(q["time_s"].to_numpy(dtype=float))
+            per_port = q["port"].astype(str).nunique()
+            skip = _stride(len(times_all) * per_port, MAX_FABRIC_VALUES)
+            if skip > 1:
+                notes.append(f"The fabric's queues are drawn from every {skip}th sample ({len(times_all):,} samples "
+                             f"of {per_port:,} ports in the run).")
+            keep = times_all[::skip]
+            times = keep.tolist()
+            wide = q.pivot_table(index="port", columns="time_s", values="value", aggfunc="last")
+            wide = wide.reindex(columns=keep)
+            for i, n in enumerate(names):
+                qmat[i] = _nan_to_none(wide.loc[n].tolist()) if n in wide.index else [None] * len(times)
+    have_series = bool(times)
+    x0 = [place[n][0] for n in node]
+    y0 = [place[n][1] for n in node]
+    x1 = [place[p][0] for p in peer]
+    y1 = [place[p][1] for p in peer]
+    px = [a + 0.22 * (b - a) for a, b in zip(x0, x1)]
+    py = [a + 0.22 * (b - a) for a, b in zip(y0, y1)]
+    metric_cols = {
+        FABRIC_METRICS[1]: stat("drops"),
+        FABRIC_METRICS[2]: stat("utilization"),
+        FABRIC_METRICS[3]: stat("max_queue_pkts"),
+    }
+    # drops first where there are some: where unfairness starts is where packets are lost
+    dropped = any((x or 0) > 0 for x in metric_cols[FABRIC_METRICS[1]])
+    first = FABRIC_METRICS[1] if dropped or not have_series else FABRIC_METRICS[0]
+    nan = float("nan")
+
+    def floats(xs) -> Any:  # missing values as NaN, which the colour mapper paints grey
+        return np.array([nan if x is None else x for x in xs], dtype=float)
+
+    value = floats([r[0] if r else None for r in qmat]) if first == FABRIC_METRICS[0] else floats(metric_cols[first])
+    src = ColumnDataSource({"x": px, "y": py, "port": names, "node": node, "peer": peer,
+                            "measured": fabric["measured"].astype(int).tolist(), "value": value,
+                            "queue": [floats(r) for r in qmat],
+                            **{f"m{i}": floats(metric_cols[m]) for i, m in enumerate(FABRIC_METRICS) if m in metric_cols}},
+                           name="fabric_ports")
+    links = {tuple(sorted((a, b))) for a, b in zip(node, peer)}
+    lx = [[place[a][0], place[b][0]] for a, b in links]
+    ly = [[place[a][1], place[b][1]] for a, b in links]
+
+    def top(vals) -> float:
+        v = [x for x in vals if x is not None]
+        return max(v) if v and max(v) > 0 else 1.0
+
+    highs = {m: top(metric_cols[m]) for m in metric_cols}
+    highs[FABRIC_METRICS[0]] = top([x for r in qmat for x in r]) if have_series else 1.0
+    mapper = LinearColorMapper(palette=Viridis256, low=0, high=highs[first], nan_color="#d0d4d8")
+    p = figure(height=460, width=1100, title="The fabric by tier: click a port", name="fabric_plot",
+               tools="pan,wheel_zoom,box_zoom,reset,save", x_axis_type=None, y_axis_label="tier")
+    p.multi_line(lx, ly, color="#c4c9cf", line_width=1)
+    nodes = sorted(place)
+    p.scatter([place[n][0] for n in nodes], [place[n][1] for n in nodes], size=6, color="#57606a")
+    pr = p.scatter("x", "y", source=src, size=11, marker="square", line_color="#1d232a", line_width=0.5,
+                   fill_color={"field": "value", "transform": mapper})
+    p.add_tools(HoverTool(renderers=[pr], tooltips=[("port", "@port"), ("value", "@value")]))
+    p.add_tools(TapTool(renderers=[pr]))
+    p.add_layout(ColorBar(color_mapper=mapper, width=10), "right")
+    levels = sorted({y for _, y in place.values()})
+    p.yaxis.ticker = levels
+    tier_of = {float(lv): str(t) for lv, t in zip(fabric["level"].astype(float).fillna(-1), fabric["tier"].astype(str))}
+    p.yaxis.major_label_overrides = {lv: tier_of.get(lv, "") for lv in levels}
+    menu = Select(title="Colour ports by:", value=first, width=360, name="fabric_metric",
+                  options=[m for m in FABRIC_METRICS if m != FABRIC_METRICS[0] or have_series])
+    slider = Slider(start=0, end=max(1, len(times) - 1), value=0, step=1, width=700, name="fabric_time",
+                    title=f"sample 1 of {len(times)}: t = {times[0]:g} s" if have_series else "no time series of the ports",
+                    disabled=not have_series)
+    recolor = CustomJS(args=dict(src=src, menu=menu, slider=slider, mapper=mapper, highs=highs, metrics=list(FABRIC_METRICS),
+                                 times=times), code="""
+        const m = menu.value, k = slider.value, d = src.data;
+        if (m === metrics[0]) {
+            d.value = d.queue.map(r => (r[k] === undefined || r[k] === null) ? NaN : r[k]);
+            slider.title = `sample ${k + 1} of ${times.length}: t = ${times[k]} s`;
+        } else {
+            d.value = Array.from(d['m' + metrics.indexOf(m)]);
+        }
+        mapper.high = highs[m];
+        src.change.emit();
+    """)
+    menu.js_on_change("value", recolor)
+    slider.js_on_change("value", recolor)
+    qsrc = ColumnDataSource({"t": [], "q": []}, name="fabric_port_queue")
+    qp = figure(height=220, width=1100, x_axis_label="simulated time (s)", y_axis_label="packets queued",
+                title="Click a port: its queue over time", name="fabric_queue_plot",
+                tools="pan,box_zoom,wheel_zoom,reset,save")
+    qp.step("t", "q", source=qsrc, mode="after", line_width=1.4)
+    dcols = ["port", "flow_id", "group", "reason", "pkts", "bytes"]
+    dd = {c: [] for c in dcols}
+    if drops is not None and len(drops):
+        for c in dcols:
+            dd[c] = drops[c].astype(str).tolist() if c in ("port", "group", "reason") else drops[c].tolist()
+    dsrc = ColumnDataSource(dd, name="fabric_drops_all")
+    shown = ColumnDataSource({c: [] for c in dcols}, name="fabric_port_drops")
+    table = DataTable(source=shown, width=800, height=200, index_position=None, sortable=True, reorderable=False,
+                      name="fabric_drops_table",
+                      columns=[TableColumn(field=c, title=c, formatter=NumberFormatter(format="0,0")) if c in ("pkts", "bytes")
+                               else TableColumn(field=c, title=c) for c in dcols[1:]])
+    caption = Div(text="<p>Click a port to list the flows it dropped.</p>", name="fabric_drops_caption")
+    src.selected.js_on_change("indices", CustomJS(args=dict(src=src, qsrc=qsrc, qp=qp, times=times, dsrc=dsrc,
+                                                            shown=shown, caption=caption, cols=dcols), code="""
+        const i = src.selected.indices[0];
+        if (i === undefined) return;
+        const name = src.data.port[i];
+        qsrc.data = {t: times.slice(), q: Array.from(src.data.queue[i])};
+        qp.title.text = times.length ? `${name}: packets queued over time` : `${name}: no time series of this port`;
+        const d = dsrc.data, out = {};
+        cols.forEach(c => out[c] = []);
+        const rows = [];
+        for (let k = 0; k < d.port.length; k++) if (d.port[k] === name) rows.push(k);
+        rows.sort((a, b) => d.pkts[b] - d.pkts[a]);
+        rows.forEach(k => cols.forEach(c => out[c].push(d[c][k])));
+        shown.data = out;
+        const total = out.pkts.reduce((a, b) => a + b, 0);
+        caption.text = src.data.measured[i]
+            ? `<p>${name}: ${out.flow_id.length} flow(s) lost ${total} packet(s) here.</p>`
+            : `<p>${name} is not measured: its drops by flow are not counted (measure.ports = "all" counts every switch port).</p>`;
+    """))
+    if not any(fabric["measured"].astype(int)):
+        notes.append("No port of this run is measured: the colours have no data (measure.ports names them).")
+    return column(row(menu, slider), p, qp, caption, table), notes
+
+
+def pd_isna(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))

@@ -440,6 +440,7 @@ def report_run(d: Path) -> str:
     label = s.get("queue_kind") or "run"
     body += explore_flows(views, [(label, res.flows, res.timeseries, window)])
     body += flow_views([(label, res.flows)], [(label, res.timeseries)], [(label, drops_of_ports(res.ports))], window)
+    body += fabric_section(views, d, res)
     p = res.ports
     body.append("<h2>Ports</h2>" if "pfc_pauses_sent" in p.columns else "<h2>Measured ports</h2>")
     if "pfc_pauses_sent" in p.columns:
@@ -448,6 +449,21 @@ def report_run(d: Path) -> str:
     body.append(html_table(list(p.columns), p.astype(object).values.tolist()))
     sub = f"run of {s.get('scenario')} under {s.get('queue_kind')}, seed {s.get('seed')}"
     return page(f"dcfair run: {s.get('scenario')}", sub, body, views)
+
+
+def fabric_section(views: Views, d: Path, res) -> List[str]:
+    """The fabric view of the run in ``d`` (``explore.fabric_view``), from ``fabric.csv`` and
+    ``port_drops.csv``; a sentence when the run's files predate them."""
+    from dcfair import explore
+
+    out = ["<h2>Fabric</h2>"]
+    if not len(res.fabric):
+        return out + [note("No fabric.csv in these results (dcfair writes it since the engine that draws the fabric): "
+                           "rerun the command to get the fabric view.")]
+    layout, notes = explore.fabric_view(res.fabric, res.ports, res.timeseries, res.port_drops)
+    return out + [note("Every node by tier (hosts at the bottom), every link a line, every port a square near its "
+                       "end of the link, coloured by the metric the menu picks; grey: not measured. "
+                       'measure.ports = "all" measures every switch port.'), views.add(layout)] + [note(n) for n in notes]
 
 
 def explore_flows(views: Views, runs) -> List[str]:
@@ -664,6 +680,7 @@ def report_reproduction(d: Path) -> str:
     import pandas as pd
 
     doc = json.loads((d / "claims.json").read_text())
+    views = Views()
     body = [f"<p>{esc(doc.get('title', ''))}</p>"]
     body += provenance_section(doc.get("engine_build"), doc.get("command"), None)
     body.append("<h2>Claims</h2>")
@@ -689,7 +706,7 @@ def report_reproduction(d: Path) -> str:
     res = d / "results.csv"
     if res.exists():
         df = pd.read_csv(res)
-        labels = [c for c in df.columns if c != "seed" and not pd.api.types.is_numeric_dtype(df[c])]
+        labels = [c for c in df.columns if c not in ("seed", "run_dir") and not pd.api.types.is_numeric_dtype(df[c])]
         metrics = [m for m in MAIN_METRICS if m in df.columns]
         body.append("<h2>Runs</h2>")
         if labels:
@@ -701,8 +718,28 @@ def report_reproduction(d: Path) -> str:
         else:
             body.append(html_table(list(df.columns), df.astype(object).values.tolist()))
         body.append("<p>results.csv has one row per run (mean ± std over seeds above).</p>")
+        body += reproduction_fabric(views, d, df, labels)
     sub = f"{doc.get('paper')}, {doc.get('figure')}: {doc.get('runs')} runs, seeds {doc.get('seeds')}"
-    return page(f"dcfair reproduction: {doc.get('reproduction')}", sub, body)
+    return page(f"dcfair reproduction: {doc.get('reproduction')}", sub, body, views)
+
+
+def reproduction_fabric(views: Views, d: Path, df, labels: Sequence[str]) -> List[str]:
+    """The fabric view of a reproduction's first run (``results.csv``'s ``run_dir``), when its
+    files hold the fabric; nothing for results that name no run."""
+    from dcfair.results import Result
+
+    if "run_dir" not in df.columns or not len(df):
+        return []
+    first = df.iloc[0]
+    run = (d / str(first["run_dir"])).resolve()
+    if not (run / "summary.json").exists():
+        return [note(f"The runs of this reproduction are not at {run}: no fabric view.")]
+    # results.csv: the run's labels, then its seed, then its metrics
+    keys = list(df.columns[:list(df.columns).index("seed")]) if "seed" in df.columns else list(labels)
+    what = ", ".join(f"{k} = {first[k]}" for k in keys) or "the first run"
+    out = fabric_section(views, run, Result.load(run))
+    out[0] = f"<h2>Fabric of one run ({esc(what)}, seed {esc(first['seed'])})</h2>"
+    return out
 
 
 def _stat(st: Optional[Dict[str, Any]]) -> str:

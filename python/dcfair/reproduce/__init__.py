@@ -639,6 +639,7 @@ def _write_results_csv(study: Study) -> None:
             if isinstance(v, (int, float)) or v is None:
                 row[k] = v
         row["events"] = rec["summary"].get("events")
+        row["run_dir"] = os.path.relpath(rec["dir"], study.out)
         rows.append(row)
     atomic_write(study.out / "results.csv", pd.DataFrame(rows).to_csv(index=False))
 
