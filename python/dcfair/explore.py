@@ -257,7 +257,10 @@ MAX_FABRIC_VALUES = 400_000
 
 #: The fabric view's colourings: (menu label, what it shows).
 FABRIC_METRICS = ("queue at the slider's time (packets)", "drops (whole run)", "utilization (window)",
-                  "largest queue (packets)")
+                  "largest queue (packets)", "PFC pauses sent", "trims (NDP)")
+#: The ports.csv column of each colouring after the first; the last two only in runs that have
+#: them (PFC, trimming).
+FABRIC_COLUMNS = ("drops", "utilization", "max_queue_pkts", "pfc_pauses_sent", "trims")
 
 
 def _layout(fabric) -> Dict[str, Tuple[float, float]]:
@@ -280,7 +283,8 @@ def fabric_view(fabric, ports, ts, drops) -> Tuple[Any, List[str]]:
     """The network drawn by tier: links as lines, each port a square near its end of the
     link, coloured by a metric (a menu): its queue at the slider's time (with time series of
     every port: ``measure.ports = "all"`` and ``measure.sample_interval_s``), its drops, its
-    utilization in the window or its largest queue. Clicking a port draws its queue over time
+    utilization in the window, its largest queue, and where the run has them its PFC pauses
+    and NDP trims. Clicking a port draws its queue over time
     and lists the flows it dropped (``port_drops.csv``). Returns (the layout, notes)."""
     import numpy as np
     from bokeh.layouts import column, row
@@ -327,11 +331,8 @@ def fabric_view(fabric, ports, ts, drops) -> Tuple[Any, List[str]]:
     y1 = [place[p][1] for p in peer]
     px = [a + 0.22 * (b - a) for a, b in zip(x0, x1)]
     py = [a + 0.22 * (b - a) for a, b in zip(y0, y1)]
-    metric_cols = {
-        FABRIC_METRICS[1]: stat("drops"),
-        FABRIC_METRICS[2]: stat("utilization"),
-        FABRIC_METRICS[3]: stat("max_queue_pkts"),
-    }
+    metric_cols = {m: stat(c) for m, c in zip(FABRIC_METRICS[1:], FABRIC_COLUMNS)
+                   if c in ports.columns or c in FABRIC_COLUMNS[:3]}
     # drops first where there are some: where unfairness starts is where packets are lost
     dropped = any((x or 0) > 0 for x in metric_cols[FABRIC_METRICS[1]])
     first = FABRIC_METRICS[1] if dropped or not have_series else FABRIC_METRICS[0]
@@ -372,7 +373,7 @@ def fabric_view(fabric, ports, ts, drops) -> Tuple[Any, List[str]]:
     tier_of = {float(lv): str(t) for lv, t in zip(fabric["level"].astype(float).fillna(-1), fabric["tier"].astype(str))}
     p.yaxis.major_label_overrides = {lv: tier_of.get(lv, "") for lv in levels}
     menu = Select(title="Colour ports by:", value=first, width=360, name="fabric_metric",
-                  options=[m for m in FABRIC_METRICS if m != FABRIC_METRICS[0] or have_series])
+                  options=[m for m in FABRIC_METRICS if (m == FABRIC_METRICS[0] and have_series) or m in metric_cols])
     slider = Slider(start=0, end=max(1, len(times) - 1), value=0, step=1, width=700, name="fabric_time",
                     title=f"sample 1 of {len(times)}: t = {times[0]:g} s" if have_series else "no time series of the ports",
                     disabled=not have_series)
