@@ -16,7 +16,6 @@ Rules:
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -246,10 +245,6 @@ def inline_bundle(models: Sequence[Any]) -> str:
     if b.js_urls or b.css_urls:
         raise RuntimeError(f"Bokeh's inline bundle names URLs: {b.js_urls + b.css_urls}")
     return b._render_js() + b._render_css()
-
-
-def to_json(x: Any) -> str:
-    return json.dumps(x, allow_nan=False, default=str)
 
 
 #: Samples of the fabric's queues kept in one page (ports x sample times).

@@ -379,15 +379,12 @@ def drops_of_ports(ports) -> Dict[str, float]:
 # Scenario
 # ---------------------------------------------------------------------------------------------
 
-def scenario_section(text: Optional[str], origin: str, overrides: Sequence[Sequence[Any]], facts: List[Tuple[str, Any]]) -> List[str]:
-    out = ["<h2>Scenario</h2>"]
+def scenario_section(overrides: Sequence[Sequence[Any]], facts: List[Tuple[str, Any]]) -> List[str]:
+    """The scenario's facts (the text as run is in the provenance)."""
     rows = [(k, v) for k, v in facts if v is not None]
     if overrides:
         rows.append(("overrides", ", ".join(f"{k}={v}" for k, v in overrides)))
-    out.append(html_table(None, rows, left=2))
-    if text:
-        out.append(f"<details><summary>{esc(origin)}</summary><pre>{esc(text)}</pre></details>")
-    return out
+    return ["<h2>Scenario</h2>", html_table(None, rows, left=2)]
 
 
 def _find_scenario(d: Path) -> Tuple[Optional[str], str, List[List[Any]], Optional[str]]:
@@ -422,7 +419,7 @@ def report_run(d: Path) -> str:
     window = s.get("window_s")
     views = Views()
     body = provenance_section(s.get("engine_build"), command, scenario_as_run(text, overrides), origin)
-    body += scenario_section(None, origin, overrides, [
+    body += scenario_section(overrides, [
         ("scenario", s.get("scenario")), ("queue discipline", s.get("queue_kind")), ("seed", s.get("seed")),
         ("simulated time (s)", s.get("sim_time_s")), ("measurement window (s)", window),
         ("events", s.get("events")), ("wall time (s)", s.get("wall_time_s")), ("engine build", s.get("engine_build")),
@@ -608,7 +605,7 @@ def report_sweep(d: Path) -> str:
         body.append(f"<p>{esc(meta['description'])}</p>")
     body += provenance_section(meta.get("engine_build"), meta.get("command"),
                                scenario_as_run(text, meta.get("overrides", [])), meta.get("scenario_file", ""))
-    body += scenario_section(None, meta.get("scenario_file", "scenario.toml"), meta.get("overrides", []), [
+    body += scenario_section(meta.get("overrides", []), [
         ("scenario", meta.get("scenario")),
         ("varied", "; ".join(f"{k} = {', '.join(map(str, v))}" for k, v in values.items())),
         ("seeds", ", ".join(map(str, meta.get("seeds", [])))),
