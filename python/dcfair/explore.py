@@ -317,8 +317,8 @@ def fabric_view(fabric, ports, ts, drops) -> Tuple[Any, List[str]]:
             times = keep.tolist()
             wide = q.pivot_table(index="port", columns="time_s", values="value", aggfunc="last")
             wide = wide.reindex(columns=keep)
-            for i, n in enumerate(names):
-                qmat[i] = _nan_to_none(wide.loc[n].tolist()) if n in wide.index else [None] * len(times)
+            for i, n in enumerate(names):  # a port without series keeps an empty row: grey at every time
+                qmat[i] = _nan_to_none(wide.loc[n].tolist()) if n in wide.index else []
     have_series = bool(times)
     x0 = [place[n][0] for n in node]
     y0 = [place[n][1] for n in node]
@@ -339,7 +339,7 @@ def fabric_view(fabric, ports, ts, drops) -> Tuple[Any, List[str]]:
     value = floats([r[0] if r else None for r in qmat]) if first == FABRIC_METRICS[0] else floats(metric_cols[first])
     src = ColumnDataSource({"x": px, "y": py, "port": names, "node": node, "peer": peer,
                             "measured": fabric["measured"].astype(int).tolist(), "value": value,
-                            "queue": [floats(r) for r in qmat],
+                            "queue": [floats(r) if r else [] for r in qmat],
                             **{f"m{i}": floats(metric_cols[m]) for i, m in enumerate(FABRIC_METRICS) if m in metric_cols}},
                            name="fabric_ports")
     links = {tuple(sorted((a, b))) for a, b in zip(node, peer)}
@@ -408,8 +408,10 @@ def fabric_view(fabric, ports, ts, drops) -> Tuple[Any, List[str]]:
         const i = src.selected.indices[0];
         if (i === undefined) return;
         const name = src.data.port[i];
-        qsrc.data = {t: times.slice(), q: Array.from(src.data.queue[i])};
-        qp.title.text = times.length ? `${name}: packets queued over time` : `${name}: no time series of this port`;
+        const q = Array.from(src.data.queue[i]);
+        qsrc.data = {t: q.length ? times.slice() : [], q: q};
+        qp.title.text = q.length ? `${name}: packets queued over time`
+                                 : `${name}: not sampled (measure.ports and measure.sample_interval_s sample a port)`;
         const d = dsrc.data, out = {};
         cols.forEach(c => out[c] = []);
         const rows = [];

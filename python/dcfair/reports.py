@@ -664,6 +664,7 @@ def report_sweep(d: Path) -> str:
         body.append(f"<h2>Flows, by {esc(k)}</h2>")
         body += explore_flows(views, first_runs)
         body += flow_views(groups, ts_groups, drops_rows, window)
+    body += sweep_fabric(views, d, df, keys, damaged)
     sub = f"{len(df)} runs: " + " x ".join(f"{len(v)} {k}" for k, v in values.items()) + \
           f" x {len(meta.get('seeds', []))} seed(s)"
     return page(title, sub, body, views)
@@ -718,6 +719,20 @@ def report_reproduction(d: Path) -> str:
         body += reproduction_fabric(views, d, df, labels)
     sub = f"{doc.get('paper')}, {doc.get('figure')}: {doc.get('runs')} runs, seeds {doc.get('seeds')}"
     return page(f"dcfair reproduction: {doc.get('reproduction')}", sub, body, views)
+
+
+def sweep_fabric(views: Views, d: Path, df, keys: Sequence[str], damaged) -> List[str]:
+    """The fabric view of a sweep's first run that is not damaged."""
+    from dcfair.results import Result
+
+    ok = df[~df["run_dir"].isin(damaged)]
+    if ok.empty:
+        return []
+    first = ok.iloc[0]
+    out = fabric_section(views, d / str(first["run_dir"]), Result.load(d / str(first["run_dir"])))
+    what = ", ".join(f"{k} = {first[k]}" for k in keys)
+    out[0] = f"<h2>Fabric of one run ({esc(what)}, seed {esc(first['seed'])})</h2>"
+    return out
 
 
 def reproduction_fabric(views: Views, d: Path, df, labels: Sequence[str]) -> List[str]:
