@@ -282,6 +282,7 @@ def fabric_view(fabric, ports, ts, drops) -> Tuple[Any, List[str]]:
     and NDP trims. Clicking a port draws its queue over time
     and lists the flows it dropped (``port_drops.csv``). Returns (the layout, notes)."""
     import numpy as np
+    import pandas as pd
     from bokeh.layouts import column, row
     from bokeh.models import (ColorBar, ColumnDataSource, CustomJS, DataTable, Div, HoverTool, LinearColorMapper,
                               NumberFormatter, Select, Slider, TableColumn, TapTool)
@@ -299,7 +300,7 @@ def fabric_view(fabric, ports, ts, drops) -> Tuple[Any, List[str]]:
         if ports_by_name is None or col not in ports_by_name.columns:
             return [None] * len(names)
         s = ports_by_name[col]
-        return [float(s[n]) if n in s.index and not pd_isna(s[n]) else None for n in names]
+        return [float(s[n]) if n in s.index and not pd.isna(s[n]) else None for n in names]
 
     # time series of the ports' queues: one row per port, one column per kept sample
     times: List[float] = []
@@ -427,7 +428,3 @@ def fabric_view(fabric, ports, ts, drops) -> Tuple[Any, List[str]]:
     if not any(fabric["measured"].astype(int)):
         notes.append("No port of this run is measured: the colours have no data (measure.ports names them).")
     return column(row(menu, slider), p, qp, caption, table), notes
-
-
-def pd_isna(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))

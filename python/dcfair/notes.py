@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any, Dict, List, Sequence
 
@@ -106,19 +107,13 @@ def _codel_why(kind: str, g, d: Path) -> str:
 
 
 def _codel_target_s(kind: str, d: Path, run_dir: str) -> float:
-    """CoDel's target in the run ``run_dir`` of sweep ``d``: the sweep's scenario, then the
+    """CoDel's target in the run ``run_dir`` of sweep ``d``: the sweep's scenario with the
     run's overrides (``point.json``), else the default."""
-    import tomllib
+    from dcfair.scenario import Scenario
 
-    key = f"queue.{kind}.target_us"
-    target_us = CODEL_TARGET_S * 1e6
-    sc = d / "scenario.toml"
-    if sc.exists():
-        t = tomllib.loads(sc.read_text()).get("queue", {}).get(kind, {})
-        target_us = float(t.get("target_us", target_us))
-    pj = d / run_dir / "point.json"
-    if pj.exists():
-        for k, v in json.loads(pj.read_text()).get("overrides", []):
-            if k == key:
-                target_us = float(v)
-    return target_us / 1e6
+    sc_file, pj = d / "scenario.toml", d / run_dir / "point.json"
+    if not sc_file.exists():
+        return CODEL_TARGET_S
+    overrides = json.loads(pj.read_text()).get("overrides", []) if pj.exists() else []
+    sc = Scenario(sc_file.read_text(), os.fspath(sc_file)).with_overrides(overrides)
+    return float(sc.get(f"queue.{kind}.target_us", CODEL_TARGET_S * 1e6)) / 1e6

@@ -664,7 +664,7 @@ def report_sweep(d: Path) -> str:
         body.append(f"<h2>Flows, by {esc(k)}</h2>")
         body += explore_flows(views, first_runs)
         body += flow_views(groups, ts_groups, drops_rows, window)
-    body += sweep_fabric(views, d, df, keys, damaged)
+    body += first_run_fabric(views, d, df[~df["run_dir"].isin(damaged)], keys, "sweep")
     sub = f"{len(df)} runs: " + " x ".join(f"{len(v)} {k}" for k, v in values.items()) + \
           f" x {len(meta.get('seeds', []))} seed(s)"
     return page(title, sub, body, views)
@@ -716,28 +716,17 @@ def report_reproduction(d: Path) -> str:
         else:
             body.append(html_table(list(df.columns), df.astype(object).values.tolist()))
         body.append("<p>results.csv has one row per run (mean ± std over seeds above).</p>")
-        body += reproduction_fabric(views, d, df, labels)
+        # results.csv: the run's labels, then its seed, then its metrics
+        keys = list(df.columns[:list(df.columns).index("seed")]) if "seed" in df.columns else labels
+        body += first_run_fabric(views, d, df, keys, "reproduction")
     sub = f"{doc.get('paper')}, {doc.get('figure')}: {doc.get('runs')} runs, seeds {doc.get('seeds')}"
     return page(f"dcfair reproduction: {doc.get('reproduction')}", sub, body, views)
 
 
-def sweep_fabric(views: Views, d: Path, df, keys: Sequence[str], damaged) -> List[str]:
-    """The fabric view of a sweep's first run that is not damaged."""
-    from dcfair.results import Result
-
-    ok = df[~df["run_dir"].isin(damaged)]
-    if ok.empty:
-        return []
-    first = ok.iloc[0]
-    out = fabric_section(views, d / str(first["run_dir"]), Result.load(d / str(first["run_dir"])))
-    what = ", ".join(f"{k} = {first[k]}" for k in keys)
-    out[0] = f"<h2>Fabric of one run ({esc(what)}, seed {esc(first['seed'])})</h2>"
-    return out
-
-
-def reproduction_fabric(views: Views, d: Path, df, labels: Sequence[str]) -> List[str]:
-    """The fabric view of a reproduction's first run (``results.csv``'s ``run_dir``), when its
-    files hold the fabric; nothing for results that name no run."""
+def first_run_fabric(views: Views, d: Path, df, keys: Sequence[str], where: str) -> List[str]:
+    """The fabric view of the first run of table ``df`` (a sweep's or a reproduction's: one row
+    per run, its directory in ``run_dir`` relative to ``d``), headed by its ``keys`` and seed;
+    nothing for a table that names no run."""
     from dcfair.results import Result
 
     if "run_dir" not in df.columns or not len(df):
@@ -745,9 +734,7 @@ def reproduction_fabric(views: Views, d: Path, df, labels: Sequence[str]) -> Lis
     first = df.iloc[0]
     run = (d / str(first["run_dir"])).resolve()
     if not (run / "summary.json").exists():
-        return [note(f"The runs of this reproduction are not at {run}: no fabric view.")]
-    # results.csv: the run's labels, then its seed, then its metrics
-    keys = list(df.columns[:list(df.columns).index("seed")]) if "seed" in df.columns else list(labels)
+        return [note(f"The runs of this {where} are not at {run}: no fabric view.")]
     what = ", ".join(f"{k} = {first[k]}" for k in keys) or "the first run"
     out = fabric_section(views, run, Result.load(run))
     out[0] = f"<h2>Fabric of one run ({esc(what)}, seed {esc(first['seed'])})</h2>"
