@@ -16,6 +16,7 @@
     res.trace                                       # trace.csv (packet events at one port)
     res.subflows                                    # subflows.csv (MPTCP subflows)
     res.jobs, res.job_iterations                    # jobs.csv, job_iterations.csv (collectives)
+    res.paths                                       # paths.csv (the ports each flow crosses)
 
 Rules:
 
@@ -55,6 +56,7 @@ CATEGORICAL = {
     "subflows": ("src", "dst", "path"),
     "jobs": ("job", "collective", "placed_hosts"),
     "job_iterations": ("job",),
+    "paths": ("port", "note"),
 }
 #: Columns that are floats even when every value in a file happens to be whole.
 FLOATS = {
@@ -90,6 +92,7 @@ OPTIONAL_TABLES = {
     "jobs": ("job", "collective", "hosts", "size_bytes", "iterations", "iterations_done", "start_s", "iteration_mean_s",
              "iteration_p50_s", "iteration_max_s", "completion_s", "alone_completion_s", "slowdown", "placed_hosts"),
     "job_iterations": ("job", "iteration", "start_s", "end_s", "time_s"),
+    "paths": ("flow_id", "hop", "port", "note"),
 }
 #: Their file names: written when a run has the table, removed from its directory when not.
 OPTIONAL_FILES = tuple(f"{name}.csv" for name in OPTIONAL_TABLES)
@@ -207,6 +210,8 @@ class Result:
         self.jobs = tables.get("jobs", None)
         #: job_iterations.csv: every iteration of every job that started.
         self.job_iterations = tables.get("job_iterations", None)
+        #: paths.csv: the ports each flow's data crosses (``measure.sample_interval_s``).
+        self.paths = tables.get("paths", None)
         for name in (*OPTIONAL_TABLES, *RUN_TABLES):
             if getattr(self, name) is None:
                 setattr(self, name, empty_table(name))

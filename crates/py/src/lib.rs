@@ -244,7 +244,7 @@ fn table_to_py(py: Python<'_>, t: Table) -> PyResult<PyObject> {
 /// Like [`run`], but returns `(summary_json, tables)`: `tables` maps `flows`, `ports`, the
 /// tables every run has (`fabric`, `port_drops`: the stems of `dcfair_sim::RUN_FILES`) and
 /// the optional tables the scenario asked for (`timeseries`, `groups`, `group_windows`,
-/// `drop_runs`, `trace`, `subflows`, `jobs`, `job_iterations`: the stems of
+/// `drop_runs`, `trace`, `subflows`, `jobs`, `job_iterations`, `paths`: the stems of
 /// `dcfair_sim::OPTIONAL_FILES`) to columns as
 /// `table_to_py` describes. Files are written to `out_dir` exactly as [`run`] writes them.
 #[pyfunction]
@@ -276,6 +276,7 @@ fn run_tables(
         ("subflows", r.subflows),
         ("jobs", r.jobs),
         ("job_iterations", r.job_iterations),
+        ("paths", r.paths),
     ];
     debug_assert!(optional.iter().zip(dcfair_sim::OPTIONAL_FILES).all(|((k, _), f)| f == format!("{k}.csv")));
     for (name, t) in optional {

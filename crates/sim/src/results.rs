@@ -31,7 +31,8 @@ pub const ENGINE_BUILD: &str = env!("DCFAIR_ENGINE_BUILD");
 /// `timeseries` and `groups` with `[measure] sample_interval_s`, `group_windows` with
 /// `group_window_s`, `drop_runs` with `drop_runs_ports`, `trace` with `[measure.trace]`,
 /// `subflows` when the run has MPTCP connections (`tcp.mptcp.subflows > 1`), `jobs` and
-/// `job_iterations` when it has jobs (collective patterns).
+/// `job_iterations` when it has jobs (collective patterns), `paths` (the ports each flow
+/// crosses, to read beside the sampled queues) with `sample_interval_s`.
 #[derive(Clone, Debug)]
 pub struct Results {
     pub summary_json: String,
@@ -49,6 +50,7 @@ pub struct Results {
     pub subflows: Option<Table>,
     pub jobs: Option<Table>,
     pub job_iterations: Option<Table>,
+    pub paths: Option<Table>,
 }
 
 /// Exit status of a process stopped by the fault-injection hook [`fault_stop_after`].
@@ -69,8 +71,17 @@ pub const RUN_FILES: [&str; 2] = ["fabric.csv", "port_drops.csv"];
 /// The files a run writes only when its scenario asks for them (`docs/metrics.md`). A run
 /// that has none of one removes that file from its output directory, so a directory never
 /// mixes two runs.
-pub const OPTIONAL_FILES: [&str; 8] =
-    ["timeseries.csv", "groups.csv", "group_windows.csv", "drop_runs.csv", "trace.csv", "subflows.csv", "jobs.csv", "job_iterations.csv"];
+pub const OPTIONAL_FILES: [&str; 9] = [
+    "timeseries.csv",
+    "groups.csv",
+    "group_windows.csv",
+    "drop_runs.csv",
+    "trace.csv",
+    "subflows.csv",
+    "jobs.csv",
+    "job_iterations.csv",
+    "paths.csv",
+];
 
 /// The body of one result file.
 enum Body<'a> {
@@ -96,7 +107,7 @@ impl Results {
     }
 
     /// The optional tables by file name, in [`OPTIONAL_FILES`] order.
-    pub fn optional_tables(&self) -> [(&'static str, Option<&Table>); 8] {
+    pub fn optional_tables(&self) -> [(&'static str, Option<&Table>); 9] {
         [
             (OPTIONAL_FILES[0], self.timeseries.as_ref()),
             (OPTIONAL_FILES[1], self.groups.as_ref()),
@@ -106,6 +117,7 @@ impl Results {
             (OPTIONAL_FILES[5], self.subflows.as_ref()),
             (OPTIONAL_FILES[6], self.jobs.as_ref()),
             (OPTIONAL_FILES[7], self.job_iterations.as_ref()),
+            (OPTIONAL_FILES[8], self.paths.as_ref()),
         ]
     }
 

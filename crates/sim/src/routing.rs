@@ -542,6 +542,11 @@ impl Routes {
         self
     }
 
+    /// Whether packets of `proto` are sprayed ([`Routes::with_sprayed`]).
+    pub fn sprays(&self, proto: Proto) -> bool {
+        self.spray_proto == proto as u8
+    }
+
     /// The same tables with the flow hash of `ecmp` and `symmetric` seeded by `seed` (at most
     /// 2^56 - 1; 0 is the unseeded hash): a new, independent choice of paths for every seed.
     pub fn with_hash_seed(mut self, seed: u64) -> Routes {

@@ -29,7 +29,7 @@
 //!   never the registry (`mod.rs`), which imports the transports.
 
 use crate::config::ConfigError;
-use crate::packet::Packet;
+use crate::packet::{Packet, Proto};
 use crate::qdisc::{AnyQdisc, PortContext, QPacket};
 use crate::rng::Streams;
 use crate::telemetry::IntHop;
@@ -97,6 +97,9 @@ pub trait Transport {
     const TITLE: &'static str;
     /// `flows.csv`'s `kind` of its flows (`docs/metrics.md`: `tcp` or `udp`).
     const ROW_KIND: &'static str = "tcp";
+    /// The protocol of its data packets: what the routes see (a sprayed transport's packets are
+    /// spread per packet, `Routes::with_sprayed`).
+    const PROTO: Proto = Proto::Tcp;
     /// Flow control by TCP's receive window, which FairQ rewrites.
     const TCP_WINDOW: bool = false;
     /// Its flows may be the subflows of an MPTCP connection (`tcp.mptcp.subflows > 1`).

@@ -473,6 +473,10 @@ impl Endpoint {
     pub fn one_way(&self) -> bool {
         tcp_first!(self, _t => <tcp::TcpEnds as Transport>::ONE_WAY, |e| each_type!(e, T => <T as Transport>::ONE_WAY))
     }
+    /// The protocol of the flow's data packets ([`Transport::PROTO`]).
+    pub fn proto(&self) -> crate::packet::Proto {
+        each_type!(self, T => <T as Transport>::PROTO)
+    }
     /// `flows.csv`'s `kind` of the flow ([`Transport::ROW_KIND`]).
     pub fn row_kind(&self) -> &'static str {
         each_type!(self, T => <T as Transport>::ROW_KIND)

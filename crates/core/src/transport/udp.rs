@@ -120,6 +120,7 @@ impl UdpEnds {
 impl Transport for UdpEnds {
     const TITLE: &'static str = "UDP";
     const ROW_KIND: &'static str = "udp";
+    const PROTO: Proto = Proto::Udp;
     const CLOCKED: bool = true;
     const ONE_WAY: bool = true;
 

@@ -278,36 +278,93 @@ pub(super) fn subflows_table(sim: &Sim) -> Option<Table> {
 }
 
 /// The switches a data packet of flow `f` crosses from its source to its destination, joined
-/// by `>`: the routes walked with the flow's 5-tuple and waypoint, as the engine routes each
-/// packet (ecmp, symmetric, dst_bits). The mode's name under the per-packet modes (`spray`,
-/// `spray_round_robin`, `flowlet`, `adaptive`) and `"random_packet"` with a core drawn per
-/// packet: those have no single path.
+/// by `>` (the peers of [`path_ports`]' ports but the last, the destination host); the reason
+/// it has no single path otherwise.
 pub(super) fn path_of(sim: &Sim, f: &Flow) -> String {
+    let w = sim.world();
+    match path_ports(sim, f) {
+        Ok(ports) => {
+            let hops = &ports[..ports.len().saturating_sub(1)];
+            let names: Vec<&str> = hops.iter().map(|&p| w.net.nodes[w.net.ports[p as usize].peer_node as usize].name.as_str()).collect();
+            names.join(">")
+        }
+        Err(why) => why.into(),
+    }
+}
+
+/// The output ports a data packet of flow `f` leaves through, from its source's port to the
+/// port into its destination: the routes walked with the flow's 5-tuple, protocol and
+/// waypoint, as the engine routes each packet (ecmp, symmetric, dst_bits). `Err` names why the
+/// flow has no single path: the mode's name under the per-packet modes (`spray`,
+/// `spray_round_robin`, `flowlet`, `adaptive`), `"random_packet"` with a core drawn per packet,
+/// `"sprayed"` for a sprayed transport's flow (NDP's).
+pub(super) fn path_ports(sim: &Sim, f: &Flow) -> Result<Vec<u32>, &'static str> {
     let w = sim.world();
     let via = w.via[f.ids.flow as usize];
     if w.routes.mode().per_packet() {
-        return w.routes.mode().as_str().into();
+        return Err(w.routes.mode().as_str());
     }
     if via == crate::engine::VIA_PER_PACKET {
-        return "random_packet".into();
+        return Err("random_packet");
     }
-    // no choice below draws from it: the per-packet modes, the ones that do, have returned
+    let proto = f.ends.proto();
+    if w.routes.sprays(proto) {
+        return Err("sprayed");
+    }
+    // no choice below draws from it: the per-packet modes and sprayed packets, the ones that
+    // do, have returned
     let mut rng = dcfair_core::rng::Streams::new(0).stream("mptcp.path", 0);
     let mut pkt = f.ids.forward();
+    pkt.proto = proto;
     pkt.via = via;
-    let mut names: Vec<&str> = Vec::new();
     let mut port = w.net.nodes[f.ids.src as usize].ports[0];
-    while names.len() <= w.net.nodes.len() {
+    let mut ports = vec![port];
+    while ports.len() <= w.net.nodes.len() {
         let p = &w.net.ports[port as usize];
         if !p.peer_switch {
             break;
         }
-        names.push(&w.net.nodes[p.peer_node as usize].name);
         pkt.hops = pkt.hops.saturating_add(1);
         match w.routes.next_global_port(p.peer_node, &mut pkt, &mut rng) {
-            Some(next) => port = next,
+            Some(next) => {
+                port = next;
+                ports.push(port);
+            }
             None => break,
         }
     }
-    names.join(">")
+    Ok(ports)
+}
+
+/// `paths.csv`: the output ports each flow's data packets leave through, one row per hop
+/// (hop 0: the source's port), flows in flow id order (every flow of `w.flows`: MPTCP's
+/// subflows each, the background sources); a flow with no single path ([`path_ports`]) has one
+/// row with an empty `hop` and `port`, and the reason in `note`.
+pub(super) fn paths_table(sim: &Sim) -> Table {
+    let w = sim.world();
+    let (mut flow_id, mut hop, mut port, mut note) = (Vec::new(), Vec::new(), CatBuilder::new(), CatBuilder::new());
+    for f in &w.flows {
+        match path_ports(sim, f) {
+            Ok(ports) => {
+                for (k, &p) in ports.iter().enumerate() {
+                    flow_id.push(f.ids.flow as u64);
+                    hop.push(k as u64);
+                    port.push(&w.net.ports[p as usize].name);
+                    note.push("");
+                }
+            }
+            Err(why) => {
+                flow_id.push(f.ids.flow as u64);
+                hop.push(u64::MAX);
+                port.push("");
+                note.push(why);
+            }
+        }
+    }
+    let mut t = Table::new();
+    t.push("flow_id", Column::U64(flow_id));
+    t.push("hop", Column::OptU64(hop));
+    t.push("port", port.finish());
+    t.push("note", note.finish());
+    t
 }

@@ -95,6 +95,7 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
     let (flows, ports) = (flows::table(sim, &figures.rows), ports::table(sim, window));
     let (fabric, port_drops) = (fabric::table(&w.net), fabric::drops_table(sim));
     let subflows = flows::subflows_table(sim);
+    let paths = sc.measure.sample_interval_s.map(|_| flows::paths_table(sim));
     let (jobs, job_iterations) = jobs::tables(sim).unzip();
     let (timeseries, groups, group_windows) = match series {
         Some((ts, groups, windows)) => (Some(ts), Some(groups), windows),
@@ -116,6 +117,7 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
         subflows,
         jobs,
         job_iterations,
+        paths,
     }
 }
 

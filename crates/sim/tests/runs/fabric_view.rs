@@ -4,7 +4,7 @@
 
 use crate::common::{go, ov};
 use dcfair_sim::{load_scenario, run, Error, Results, Table};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// A k = 4 fat-tree (16 hosts, 20 switches of 4 ports: 80 switch ports) with 20-packet
 /// taildrop queues and routing by destination bits: four 6-hop flows climb to one core and
@@ -256,4 +256,69 @@ fn too_many_series_of_every_port_are_invalid_at_load() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+/// The flows whose data packets (more than a header) reach the discipline of `port`, from a
+/// trace of it.
+fn data_flows_at(text: &str, extra: &[(&str, &str)], port: &str) -> BTreeSet<u64> {
+    let mut extra = extra.to_vec();
+    extra.push(("measure.trace.port", port));
+    let r = go(text, &extra);
+    rows(r.trace.as_ref().unwrap()).iter().filter(|t| t["event"] == "arrive" && num(t, "size_bytes") > 100).map(|t| num(t, "flow_id")).collect()
+}
+
+/// The flows paths.csv routes through each port.
+fn flows_by_port(r: &Results) -> BTreeMap<String, BTreeSet<u64>> {
+    let mut by: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    for p in rows(r.paths.as_ref().expect("paths.csv with sample_interval_s")) {
+        by.entry(p["port"].clone()).or_default().insert(num(&p, "flow_id"));
+    }
+    by
+}
+
+#[test]
+fn paths_name_the_ports_each_flow_crosses_and_the_packets_agree() {
+    // destination bits: the 2-hop flow crosses 2 ports, the 6-hop flows 6, all ending at e0_0 -> h0
+    let r = go(FATTREE, &[("measure.sample_interval_s", "0.05")]);
+    let paths = rows(r.paths.as_ref().unwrap());
+    let hops = |f: u64| paths.iter().filter(|p| num(p, "flow_id") == f).map(|p| p["port"].clone()).collect::<Vec<_>>();
+    assert_eq!(hops(0), ["h1->e0_0", "e0_0->h0"]);
+    for f in 1..5 {
+        let h = hops(f);
+        assert_eq!((h.len(), h.last().map(String::as_str)), (6, Some("e0_0->h0")), "flow {f}: {h:?}");
+    }
+    // ECMP on a permutation: at the ports of every tier, the flows paths.csv names are the
+    // flows whose data packets the port's trace sees
+    let perm = r#"
+        name = "perm"
+        [sim]
+        duration_s = 0.01
+        [topology]
+        kind = "fat_tree"
+        k = 4
+        host_rate_mbps = 1000.0
+        fabric_rate_mbps = 1000.0
+        link_delay_us = 5.0
+        [measure]
+        sample_interval_s = 0.005
+        [groups.perm]
+        pattern = "permutation"
+    "#;
+    let r = go(perm, &[]);
+    let by = flows_by_port(&r);
+    assert_eq!(by.values().map(BTreeSet::len).sum::<usize>(), rows(r.paths.as_ref().unwrap()).len(), "no flow crosses a port twice");
+    for port in ["h0->e0_0", "e0_0->a0_0", "a0_0->c1", "c1->a1_0", "a1_0->e1_0", "e1_1->h7", "a0_1->c3"] {
+        let want = by.get(port).cloned().unwrap_or_default();
+        assert_eq!(data_flows_at(perm, &[], port), want, "{port}");
+    }
+    assert!(["a0_0->c1", "a0_1->c3"].iter().any(|p| by.get(*p).map_or(0, BTreeSet::len) >= 2), "ECMP shares a core port: {by:?}");
+}
+
+#[test]
+fn paths_say_why_a_flow_has_no_single_path() {
+    let r = go(FATTREE, &[("measure.sample_interval_s", "0.05"), ("routing.mode", "spray")]);
+    let paths = rows(r.paths.as_ref().unwrap());
+    assert_eq!(paths.len(), 5, "one row per flow");
+    assert!(paths.iter().all(|p| p["hop"].is_empty() && p["port"].is_empty() && p["note"] == "spray"), "{paths:?}");
+    assert!(go(FATTREE, &[]).paths.is_none(), "only with sample_interval_s");
 }

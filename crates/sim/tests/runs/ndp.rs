@@ -38,6 +38,10 @@ fn a_k8_permutation_runs_near_line_rate_and_its_worst_flow_close_to_it() {
 fn spraying_at_random_per_hop_is_behind_the_path_permutation() {
     let perm = go(PERMUTATION, &[("sim.duration_s", "0.004"), ("measure.window_s", "0.003")]);
     let random = go(PERMUTATION, &[("sim.duration_s", "0.004"), ("measure.window_s", "0.003"), ("ndp.paths", "random")]);
+    // a sprayed flow has no single path: paths.csv says so
+    let sampled = go(PERMUTATION, &[("sim.duration_s", "0.0002"), ("measure.window_s", "0.0001"), ("measure.sample_interval_s", "0.0001")]);
+    let paths = sampled.paths.as_ref().unwrap().to_csv();
+    assert!(paths.lines().skip(1).all(|l| l.ends_with(",,,sprayed")) && paths.lines().count() == 129, "{paths}");
     let (p, q) = (metric(&perm, "throughput_bps_tcp"), metric(&random, "throughput_bps_tcp"));
     assert!(p > q, "permutation {p:.3e} against random {q:.3e}");
 }

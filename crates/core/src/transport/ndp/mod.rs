@@ -75,6 +75,7 @@ pub struct NdpEnds {
 
 impl Transport for NdpEnds {
     const TITLE: &'static str = "NDP";
+    const PROTO: crate::packet::Proto = crate::packet::Proto::Ndp;
 
     two_ends!(sender, receiver);
     /// A whole data packet; a trimmed header is not an arrival.

@@ -93,6 +93,7 @@ impl RoceEnds {
 
 impl Transport for RoceEnds {
     const TITLE: &'static str = "RoCEv2";
+    const PROTO: crate::packet::Proto = crate::packet::Proto::Udp;
 
     two_ends!(sender, receiver);
     /// A data packet (ACKs, NACKs and CNPs carry no payload).
