@@ -222,6 +222,30 @@ def test_the_fabric_view_shows_where_the_two_hop_flow_loses(browser, outcast):
     assert len(_model(browser, "fabric_port_queue", "m.data.q")) > 10
 
 
+def test_clicking_a_flow_draws_the_queues_on_its_path(browser, outcast):
+    """Outcast: the 2-hop flow's path is its host's port and the congested e0_0 -> h0; a 6-hop
+    flow's is six ports, each drawn with the queue the run sampled there."""
+    import pandas as pd
+
+    _open(browser, outcast / "report.html")
+    flows = _model(browser, "flows_source", "{flow: m.data.flow_id, group: m.data.group}")
+    paths = pd.read_csv(outcast / "paths.csv", keep_default_na=False)
+    ts = pd.read_csv(outcast / "timeseries.csv").query("metric == 'queue_pkts'")
+    sampled = set(ts["port"])
+    for group, hops in (("two_hop", 2), ("six_hop", 6)):
+        i = flows["group"].index(group)
+        flow = flows["flow"][i]
+        want = paths.query("flow_id == @flow")["port"].tolist()
+        assert len(want) == hops and want[-1] == "e0_0->h0", want
+        _set(browser, "flows_source", "selected.indices", [i])
+        drawn = _model(browser, "flow_path_queues", "{port: m.data.port, ys: m.data.ys.map(y => Array.from(y))}")
+        assert drawn["port"] == [p for p in want if p in sampled] and "e0_0->h0" in drawn["port"], drawn["port"]
+        k = drawn["port"].index("e0_0->h0")
+        bottleneck = ts.query("port == 'e0_0->h0'")["value"].tolist()
+        assert drawn["ys"][k] == bottleneck and max(bottleneck) > 0, "the drawn queue is not the sampled one"
+        assert f"flow {flow}: path {' | '.join(want)}" in _model(browser, "flow_path_plot", "m.title.text")
+
+
 def test_the_fabric_slider_moves_through_time(browser, outcast):
     _open(browser, outcast / "report.html")
     _set(browser, "fabric_metric", "value", "queue at the slider's time (packets)")

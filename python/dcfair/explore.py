@@ -6,10 +6,10 @@ Rules:
   need: :func:`inline_bundle`), and nothing in a view fetches a URL.
 - Every view is drawn from result files only, like the rest of the report.
 - Bounded: a page keeps at most :data:`MAX_TABLE_ROWS` flow rows and :data:`MAX_SERIES_POINTS`
-  samples of delivered bytes. Larger results are downsampled (every k-th flow, every k-th
+  samples of delivered bytes and of the queues on the flows' paths. Larger results are downsampled (every k-th flow, every k-th
   sample, the last one always kept), and the view says so and by how much.
 - Every interactive model carries a ``name`` (``flows_table``, ``flows_filter``, ``flows_run``,
-  ``flow_delivered``, ``sweep_metric``, ``sweep_points``), which is how the browser test and a
+  ``flow_delivered``, ``flow_path_queues``, ``sweep_metric``, ``sweep_points``), which is how the browser test and a
   user's script find it (``get_model_by_name`` of the page's Bokeh documents).
 - A view that has no data says so in a sentence instead of drawing an empty plot.
 """
@@ -17,11 +17,12 @@ Rules:
 from __future__ import annotations
 
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 #: Flow rows kept in one page's flows table, over all runs it shows.
 MAX_TABLE_ROWS = 20_000
-#: Samples of delivered bytes kept in one page, over all flows and runs.
+#: Samples of delivered bytes and of the queues on the flows' paths kept in one page, over all
+#: flows, ports and runs.
 MAX_SERIES_POINTS = 200_000
 
 #: The flows table's columns: (flows.csv column, title, number format or None for text).
@@ -58,19 +59,53 @@ def window_rate(flows, window_s: Optional[float]) -> List[float]:
     return (flows["pkts_in_window"].to_numpy(dtype=float) / window_s).tolist()
 
 
-def flows_view(runs: Sequence[Tuple[str, Any, Any, Optional[float]]]) -> Tuple[Any, List[str]]:
-    """The flows view of one or more runs: ``runs`` is a list of (label, flows table,
-    time series table or None, window in seconds). A sortable, filterable table of flows (a
-    choice of run when there are several); selecting a flow draws its delivered bytes over
-    time. Returns (the Bokeh layout, notes on what was downsampled)."""
+class FlowRun(NamedTuple):
+    """One run of the flows view: its label, its flows table, its time series (or None), its
+    measurement window in seconds (or None) and its paths table (``paths.csv``, or None)."""
+    label: str
+    flows: Any
+    ts: Any = None
+    window: Optional[float] = None
+    paths: Any = None
+
+
+def _path_lists(paths, wanted) -> Dict[int, Tuple[List[str], str]]:
+    """Each wanted flow's ports in hop order and the reason it has none (``paths.csv``)."""
+    out: Dict[int, Tuple[List[str], str]] = {}
+    if paths is None or not len(paths):
+        return out
+    p = paths[paths["flow_id"].isin(wanted)]
+    for fid, g in p.groupby("flow_id", sort=True):
+        hops = g[g["port"].astype(str) != ""].sort_values("hop")
+        note = "" if len(hops) else str(g["note"].astype(str).iloc[0])
+        out[int(fid)] = (hops["port"].astype(str).tolist(), note)
+    return out
+
+
+def _thin(t, v, skip: int) -> Tuple[Any, Any]:
+    """Every ``skip``-th sample of (t, v), the last one always kept, as float arrays (which the
+    page stores in binary, not as JSON text)."""
     import numpy as np
+
+    idx = np.arange(0, len(t), skip)
+    if len(t) and idx[-1] != len(t) - 1:
+        idx = np.append(idx, len(t) - 1)
+    return np.ascontiguousarray(t[idx], dtype=float), np.ascontiguousarray(v[idx], dtype=float)
+
+
+def flows_view(runs: Sequence[FlowRun]) -> Tuple[Any, List[str]]:
+    """The flows view of one or more runs (:class:`FlowRun`). A sortable, filterable table of
+    flows (a choice of run when there are several); selecting a flow draws its delivered bytes
+    over time, and the queues of the sampled ports on its path (``paths.csv``). Returns (the
+    Bokeh layout, notes on what was downsampled)."""
     from bokeh.layouts import column, row
     from bokeh.models import (CDSView, ColumnDataSource, CustomJS, DataTable, Div, IndexFilter, NumberFormatter,
                               Select, StringFormatter, TableColumn, TextInput)
+    from bokeh.palettes import Category10_10
     from bokeh.plotting import figure
 
     notes: List[str] = []
-    total = sum(len(f) for _, f, _, _ in runs)
+    total = sum(len(r.flows) for r in runs)
     keep = _stride(total, MAX_TABLE_ROWS)
     if keep > 1:
         notes.append(f"The flows table keeps every {keep}th flow of each run ({math.ceil(total / keep):,} of "
@@ -78,16 +113,22 @@ def flows_view(runs: Sequence[Tuple[str, Any, Any, Optional[float]]]) -> Tuple[A
     table: Dict[str, List[Any]] = {c: [] for c, _, _ in FLOW_COLUMNS}
     table["run"] = []
     series: Dict[str, List[Any]] = {"run": [], "flow": [], "t": [], "v": []}
+    paths: Dict[str, List[Any]] = {"run": [], "flow": [], "ports": [], "note": []}
+    queues: Dict[str, List[Any]] = {"run": [], "port": [], "t": [], "q": []}
+    kept = [r.flows.iloc[::keep] for r in runs]
+    on_path = [_path_lists(r.paths, set(f["flow_id"].tolist())) for r, f in zip(runs, kept)]
     n_series = 0
-    for label, flows, ts, window in runs:
-        if ts is not None and len(ts):
-            n_series += int((ts["metric"].astype(str) == "delivered_bytes").sum())
+    for r, walks in zip(runs, on_path):
+        if r.ts is not None and len(r.ts):
+            m = r.ts["metric"].astype(str)
+            crossed = {p for ports, _ in walks.values() for p in ports}
+            n_series += int((m == "delivered_bytes").sum())
+            n_series += int(((m == "queue_pkts") & r.ts["port"].astype(str).isin(crossed)).sum())
     skip = _stride(n_series, MAX_SERIES_POINTS)
     if skip > 1:
-        notes.append(f"Delivered bytes are drawn from every {skip}th sample ({n_series:,} samples in the runs).")
-    for r, (label, flows, ts, window) in enumerate(runs):
-        f = flows.iloc[::keep]
-        rate = window_rate(f, window)
+        notes.append(f"Delivered bytes and queues are drawn from every {skip}th sample ({n_series:,} samples in the runs).")
+    for i, (r, f, walks) in enumerate(zip(runs, kept, on_path)):
+        rate = window_rate(f, r.window)
         for c, _, fmt in FLOW_COLUMNS:
             if c == "window_rate":
                 table[c] += _nan_to_none(rate)
@@ -96,24 +137,30 @@ def flows_view(runs: Sequence[Tuple[str, Any, Any, Optional[float]]]) -> Tuple[A
                 table[c] += _nan_to_none(vals) if fmt else [("" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v)) for v in vals]
             else:
                 table[c] += [None] * len(f)
-        table["run"] += [r] * len(f)
-        if ts is None or not len(ts):
+        table["run"] += [i] * len(f)
+        for fid, (ports, why) in walks.items():
+            paths["run"].append(i)
+            paths["flow"].append(fid)
+            paths["ports"].append(ports)
+            paths["note"].append(why)
+        if r.ts is None or not len(r.ts):
             continue
-        d = ts[ts["metric"].astype(str) == "delivered_bytes"]
-        if not len(d):
-            continue
-        wanted = set(f["flow_id"].tolist())
-        d = d[d["flow_id"].isin(wanted)]
+        metric = r.ts["metric"].astype(str)
+        d = r.ts[(metric == "delivered_bytes") & r.ts["flow_id"].isin(set(f["flow_id"].tolist()))]
         for fid, g in d.groupby("flow_id", sort=True):
-            t = g["time_s"].to_numpy(dtype=float)
-            v = g["value"].to_numpy(dtype=float)
-            idx = np.arange(0, len(t), skip)
-            if len(t) and idx[-1] != len(t) - 1:
-                idx = np.append(idx, len(t) - 1)
-            series["run"].append(r)
+            t, v = _thin(g["time_s"].to_numpy(dtype=float), g["value"].to_numpy(dtype=float), skip)
+            series["run"].append(i)
             series["flow"].append(int(fid))
-            series["t"].append(t[idx].tolist())
-            series["v"].append(v[idx].tolist())
+            series["t"].append(t)
+            series["v"].append(v)
+        crossed = {p for ports, _ in walks.values() for p in ports}
+        q = r.ts[(metric == "queue_pkts") & r.ts["port"].astype(str).isin(crossed)]
+        for port, g in q.groupby(q["port"].astype(str), sort=True):
+            t, v = _thin(g["time_s"].to_numpy(dtype=float), g["value"].to_numpy(dtype=float), skip)
+            queues["run"].append(i)
+            queues["port"].append(port)
+            queues["t"].append(t)
+            queues["q"].append(v)
     src = ColumnDataSource(table, name="flows_source")
     filt = IndexFilter(indices=[i for i, r in enumerate(table["run"]) if r == 0])
     cols = [TableColumn(field=c, title=t, formatter=NumberFormatter(format=fmt) if fmt else StringFormatter())
@@ -121,7 +168,7 @@ def flows_view(runs: Sequence[Tuple[str, Any, Any, Optional[float]]]) -> Tuple[A
     dt = DataTable(source=src, columns=cols, view=CDSView(filter=filt), sortable=True, reorderable=False, selectable=True,
                    width=1100, height=320, index_position=None, name="flows_table")
     text = TextInput(title="Filter (group, kind, src or dst contains):", value="", width=360, name="flows_filter")
-    labels = [lab for lab, _, _, _ in runs]
+    labels = [r.label for r in runs]
     pick = Select(title="Run:", value=labels[0], options=labels, width=360, name="flows_run", visible=len(runs) > 1)
     refilter = CustomJS(args=dict(src=src, filt=filt, text=text, pick=pick, labels=labels), code="""
         const q = text.value_input.trim().toLowerCase();
@@ -146,23 +193,57 @@ def flows_view(runs: Sequence[Tuple[str, Any, Any, Optional[float]]]) -> Tuple[A
                "No delivered-bytes series in these results (measure.sample_interval_s turns it on)",
                name="flow_delivered", tools="pan,box_zoom,wheel_zoom,reset,save")
     p.step("t", "v", source=sel, mode="after", line_width=1.6)
-    show = CustomJS(args=dict(src=src, ser=ser, sel=sel, plot=p), code="""
+    psrc = ColumnDataSource(paths, name="flows_paths")
+    qall = ColumnDataSource(queues, name="flows_path_queues_all")
+    qsel = ColumnDataSource({"xs": [], "ys": [], "port": [], "color": []}, name="flow_path_queues")
+    have_paths = bool(paths["flow"])
+    qp = figure(height=240, width=1100, x_axis_label="simulated time (s)", y_axis_label="packets queued",
+                title="Select a flow: the queues of the sampled ports on its path" if have_paths else
+                "No paths in these results (paths.csv comes with measure.sample_interval_s)",
+                name="flow_path_plot", tools="pan,box_zoom,wheel_zoom,reset,save")
+    qp.multi_line("xs", "ys", source=qsel, color="color", line_width=1.4, legend_field="port")
+    qp.add_layout(qp.legend[0], "right")
+    show = CustomJS(args=dict(src=src, ser=ser, sel=sel, plot=p, psrc=psrc, qall=qall, qsel=qsel, qp=qp,
+                              palette=list(Category10_10)), code="""
         const i = src.selected.indices[0];
-        if (i === undefined) { sel.data = {t: [], v: []}; return; }
+        if (i === undefined) { sel.data = {t: [], v: []}; qsel.data = {xs: [], ys: [], port: [], color: []}; return; }
         const run = src.data.run[i], flow = src.data.flow_id[i], s = ser.data;
+        sel.data = {t: [], v: []};
+        plot.title.text = `flow ${flow}: no samples of its delivered bytes`;
         for (let k = 0; k < s.flow.length; k++) {
             if (s.run[k] === run && s.flow[k] === flow) {
                 sel.data = {t: s.t[k], v: s.v[k]};
                 plot.title.text = `flow ${flow} (${src.data.src[i]} -> ${src.data.dst[i]}): bytes delivered over time`;
-                return;
+                break;
             }
         }
-        sel.data = {t: [], v: []};
-        plot.title.text = `flow ${flow}: no samples of its delivered bytes`;
+        const pd = psrc.data, qd = qall.data, out = {xs: [], ys: [], port: [], color: []};
+        let ports = null, why = '';
+        for (let k = 0; k < pd.flow.length; k++) {
+            if (pd.run[k] === run && pd.flow[k] === flow) { ports = Array.from(pd.ports[k]); why = pd.note[k]; break; }
+        }
+        if (ports === null) {
+            qp.title.text = `flow ${flow}: its path is not in these results (paths.csv comes with measure.sample_interval_s)`;
+        } else if (!ports.length) {
+            qp.title.text = `flow ${flow}: no single path (${why}): its packets take many`;
+        } else {
+            ports.forEach(port => {
+                for (let k = 0; k < qd.port.length; k++) {
+                    if (qd.run[k] === run && qd.port[k] === port) {
+                        out.xs.push(qd.t[k]); out.ys.push(qd.q[k]); out.port.push(port);
+                        out.color.push(palette[out.port.length % palette.length]);
+                    }
+                }
+            });
+            const sampled = out.port.length ? `${out.port.length} of ${ports.length} ports sampled`
+                : 'none sampled (measure.ports = "all" samples every switch port)';
+            qp.title.text = `flow ${flow}: path ${ports.join(' | ')}: ${sampled}`;
+        }
+        qsel.data = out;
     """)
     src.selected.js_on_change("indices", show)
-    head = Div(text="<p>Click a column's title to sort; click a flow to draw its delivered bytes.</p>")
-    return column(head, row(text, pick), dt, p), notes
+    head = Div(text="<p>Click a column's title to sort; click a flow to draw its delivered bytes and the queues on its path.</p>")
+    return column(head, row(text, pick), dt, p, qp), notes
 
 
 def sweep_view(df, keys: Sequence[str], metrics: Sequence[str]) -> Any:

@@ -435,7 +435,7 @@ def report_run(d: Path) -> str:
     body += jobs_section(res)
     body.append("<h2>Flows</h2>")
     label = s.get("queue_kind") or "run"
-    body += explore_flows(views, [(label, res.flows, res.timeseries, window)])
+    body += explore_flows(views, [(label, res.flows, res.timeseries, window, res.paths)])
     body += flow_views([(label, res.flows)], [(label, res.timeseries)], [(label, drops_of_ports(res.ports))], window)
     body += fabric_section(views, d, res)
     p = res.ports
@@ -464,10 +464,12 @@ def fabric_section(views: Views, d: Path, res) -> List[str]:
 
 
 def explore_flows(views: Views, runs) -> List[str]:
-    """The interactive flows table (``explore.flows_view``) of ``runs``, with its notes."""
+    """The interactive flows table (``explore.flows_view``) of ``runs`` (the fields of
+    ``explore.FlowRun``: label, flows, time series, window, paths), with its notes."""
     from dcfair import explore
 
-    if not any(len(f) for _, f, _, _ in runs):
+    runs = [explore.FlowRun(*r) for r in runs]
+    if not any(len(r.flows) for r in runs):
         return [note("No flows in these results.")]
     layout, notes = explore.flows_view(runs)
     return ["<h3>Every flow</h3>", views.add(layout)] + [note(n) for n in notes]
@@ -656,7 +658,8 @@ def report_sweep(d: Path) -> str:
             ts = read_table(first / "timeseries.csv", "timeseries") if (first / "timeseries.csv").exists() else None
             ts_groups.append((f"{k} = {v} (seed {g['seed'].iloc[0]})", ts))
             win = json.loads((first / "summary.json").read_text()).get("window_s")
-            first_runs.append((f"{k} = {v} (seed {g['seed'].iloc[0]})", flows[0], ts, win))
+            paths = read_table(first / "paths.csv", "paths") if (first / "paths.csv").exists() else None
+            first_runs.append((f"{k} = {v} (seed {g['seed'].iloc[0]})", flows[0], ts, win, paths))
             drops_rows.append((str(v), {c[len("drops_"):]: float(g[c].mean()) for c in g.columns
                                         if c.startswith("drops_")}))
             if window is None:
