@@ -97,7 +97,10 @@ def test_sweep_report_with_one_key_has_per_flow_views(tmp_path):
 def test_reproduction_report(dirs):
     text = (dirs / "repro" / "report.html").read_text()
     claims = json.loads((dirs / "repro" / "claims.json").read_text())["claims"]
-    assert ">Claims</h2>" in text and ">Figure</h2>" in text
+    assert ">Claims</h2>" in text
+    # each claim in full, then the figure, in one block that puts them side by side
+    beside = text[text.index('<div class="beside">'):]
+    assert beside.index('<details class="claim">') < beside.index('<div class="figure"><h3>Figure</h3><figure><img')
     for c in claims:
         assert c["id"] in text
     assert text.count('<td class="yes">') + text.count('<td class="no">') == len(claims)

@@ -272,6 +272,10 @@ def test_outcast_case1_reproduction_shows_the_two_hop_flows_drops(browser, tmp_p
     assert dcfair("report", str(out)).returncode == 0
     run = out / pd.read_csv(out / "results.csv")["run_dir"].iloc[0]
     _open(browser, out / "report.html", ready="canvas")
+    # the figure sits beside the claims, and stays in view beside them
+    claims, fig = (browser.execute_script(f"return document.querySelector('{s}').getBoundingClientRect().toJSON()")
+                   for s in (".beside > .claims", ".beside > .figure img"))
+    assert fig["left"] >= claims["right"] and fig["top"] < claims["bottom"] and fig["width"] > 400, (claims, fig)
     ports = _model(browser, "fabric_ports", "{port: m.data.port, value: Array.from(m.data.value)}")
     coloured = {p: v for p, v in zip(ports["port"], ports["value"]) if v is not None}  # NaN (None here): not measured
     assert max(coloured, key=coloured.get) == "e0_0->h0", coloured

@@ -54,6 +54,9 @@ pre { background: #f6f8fa; padding: 10px 12px; overflow-x: auto; font-size: 12.5
 details summary { cursor: pointer; color: #0550ae; }
 .note { color: #57606a; font-style: italic; }
 .scroll { overflow-x: auto; }
+.beside { display: flex; gap: 24px; align-items: flex-start; }
+.beside > .claims { flex: 1 1 0; min-width: 0; }
+.beside > .figure { flex: 1 1 0; min-width: 0; position: sticky; top: 8px; }
 details.claim { margin: 6px 0; } details.claim summary span.yes { color: #1a7f37; font-weight: 600; }
 details.claim summary span.no { color: #cf222e; font-weight: 600; }
 div.view { margin: 10px 0 22px; }
@@ -696,14 +699,14 @@ def report_reproduction(d: Path) -> str:
     body.append(f"<p>{held} of {len(rows)} claims hold{' (quick run)' if doc.get('quick') else ''}.</p>")
     body.append(html_table(["claim", "statement", "paper", "dcfair", "holds", "criterion"], rows, left=3,
                            classes=[c[:5] + ["l"] for c in classes]))
-    body.append("<h3>Each claim, in full</h3>")
-    body += [claim_details(c) for c in doc.get("claims", [])]
-    body.append("<h2>Figure</h2>")
+    # each claim in full on the left, the figure beside it (it stays in view as claims open)
     fig = d / doc.get("figure_file", "figure.png")
-    if fig.exists():
-        body.append(png_tag(fig.read_bytes(), f"{doc.get('figure')} as reproduced", f"{doc.get('paper')} {doc.get('figure')}, as dcfair reproduces it."))
-    else:
-        body.append(note("figure.png is missing."))
+    figure = (png_tag(fig.read_bytes(), f"{doc.get('figure')} as reproduced",
+                      f"{doc.get('paper')} {doc.get('figure')}, as dcfair reproduces it.")
+              if fig.exists() else note("figure.png is missing."))
+    body.append('<div class="beside"><div class="claims"><h3>Each claim, in full</h3>'
+                + "".join(claim_details(c) for c in doc.get("claims", []))
+                + f'</div><div class="figure"><h3>Figure</h3>{figure}</div></div>')
     res = d / "results.csv"
     if res.exists():
         df = pd.read_csv(res)
