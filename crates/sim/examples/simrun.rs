@@ -1,5 +1,8 @@
-//! Minimal driver for profiling and benchmarks: `simrun SCENARIO.toml [KEY=VALUE ...] [--out DIR]`.
-//! Prints the summary and `events/s` on stderr; `--out DIR` also writes the result files.
+//! Minimal driver for profiling and benchmarks: `simrun SCENARIO.toml [KEY=VALUE ...] [--out DIR]
+//! [--parts N]`. Prints the summary and `events/s` on stderr; `--out DIR` also writes the result
+//! files; `--parts N` runs the network split into `N` parts on this thread
+//! (`dcfair_sim::run::run_in_parts`) and prints how its windows went as one JSON line on stderr
+//! (`simrun: parts {...}`: `dcfair_sim::engine::PartsStats`).
 //! Users want the `dcfair` command instead.
 
 #[global_allocator]
@@ -12,10 +15,16 @@ fn main() {
         std::process::exit(2);
     };
     let mut out_dir = None;
+    let mut parts = None;
     let mut rest = Vec::new();
     while let Some(a) = args.next() {
         if a == "--out" {
             out_dir = args.next();
+        } else if a == "--parts" {
+            parts = args.next().and_then(|n| n.parse::<usize>().ok()).filter(|&n| n >= 1).or_else(|| {
+                eprintln!("simrun: --parts takes a count of at least 1");
+                std::process::exit(2)
+            });
         } else {
             rest.push(a);
         }
@@ -39,7 +48,18 @@ fn main() {
         std::process::exit(e.exit_code())
     });
     let t = std::time::Instant::now();
-    let r = dcfair_sim::run(&sc, None, None).unwrap_or_else(|e| {
+    let r = match parts {
+        Some(n) => dcfair_sim::run::run_in_parts(&sc, None, n).map(|(r, s)| {
+            let stats = serde_json::json!({
+                "parts": n, "windows": s.windows, "events": s.events, "crossings": s.crossings,
+                "global_events": s.global_events, "critical_events": s.critical_events,
+            });
+            eprintln!("simrun: parts {stats}");
+            r
+        }),
+        None => dcfair_sim::run(&sc, None, None),
+    };
+    let r = r.unwrap_or_else(|e| {
         eprintln!("simrun: {e}");
         std::process::exit(e.exit_code())
     });

@@ -110,11 +110,24 @@ fn build_some(sc: &Scenario, seed: u64, only: Option<usize>) -> Result<Sim, Erro
         ));
     }
     let via = waypoints(sc, streams, &built, &routes, &flows)?;
-    let route = RouteState::new(&routes, streams.stream("routing.spray", 0), SimDuration::from_secs_f64(sc.routing.flowlet_gap_us * 1e-6));
+    // by origin (`TieBreak::Origin`), the draws made per packet are each node's own
+    let by_origin = sc.sim.tie_break == TieBreak::Origin;
+    let nodes = built.net.nodes.len();
+    if by_origin && nodes >= crate::event::MAX_ORIGINS {
+        return Err(Error::invalid("sim.tie_break", format!("\"origin\" tells at most {} nodes apart; this network has {nodes}", crate::event::MAX_ORIGINS - 1)));
+    }
+    let mut route = RouteState::new(&routes, streams.stream("routing.spray", 0), SimDuration::from_secs_f64(sc.routing.flowlet_gap_us * 1e-6));
+    if by_origin {
+        route = route.per_switch(nodes, |n| streams.stream("routing.spray.node", n));
+    }
     let (packet_cores, core_rng) = if sc.routing.equal_length && sc.routing.core == CoreChoice::RandomPacket {
-        (built.cores.clone(), Some(streams.stream("routing.core_packet", 0)))
+        let rngs = match by_origin {
+            true => (0..nodes as u64).map(|n| streams.stream("routing.core_packet.node", n)).collect(),
+            false => vec![streams.stream("routing.core_packet", 0)],
+        };
+        (built.cores.clone(), rngs)
     } else {
-        (Vec::new(), None)
+        (Vec::new(), Vec::new())
     };
 
     let flow_group: Vec<u16> = flows.iter().map(|f| f.group).collect();
@@ -126,7 +139,7 @@ fn build_some(sc: &Scenario, seed: u64, only: Option<usize>) -> Result<Sim, Erro
     let telemetry = flows.iter().any(|f| f.ends.wants_telemetry());
     let series = Series::new(sc, &net, &group_names, &flow_group)?;
     let (timer_coin, float_clock) = match sc.sim.tie_break {
-        TieBreak::Fifo => (None, false),
+        TieBreak::Fifo | TieBreak::Origin => (None, false),
         TieBreak::RandomTimers => (Some(streams.stream("engine.timer_ties", 0)), false),
         TieBreak::FloatClock => (None, true),
     };
@@ -159,6 +172,7 @@ fn build_some(sc: &Scenario, seed: u64, only: Option<usize>) -> Result<Sim, Erro
         poisson_plan,
         timer_coin,
         float_clock,
+        by_origin,
     }))
 }
 

@@ -270,6 +270,16 @@ impl<T: Entry> Calendar<T> {
         Some(self.popped(e))
     }
 
+    /// The least entry, if any (the ring's least and `far`'s, compared); changes nothing.
+    pub fn peek_min(&self) -> Option<T> {
+        let near = (self.near != 0).then(|| self.nodes[self.head[self.first_occupied()] as usize].e);
+        let far = self.far.peek().map(|r| r.0);
+        match (near, far) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// The least entry of the ring, if the ring holds any (a hint for prefetching: `far` is
     /// not looked at). Also asks for the node of the entry after it (found as
     /// [`Calendar::peek_ahead`] finds the next), so that the next peek finds its node cached.
@@ -459,6 +469,8 @@ mod tests {
                     }
                 }
             }
+            // the least entry is the one that pops next, always
+            assert_eq!(c.peek_min().map(Reverse).as_ref(), h.peek());
             // the hint, when there is one, is the entry that pops next
             if let Some(p) = c.peek_near() {
                 assert_eq!(Some(&Reverse(p)), h.peek());

@@ -74,6 +74,10 @@
 //!   timer, `Endpoint::trace_state`).
 //!   Fields are documented in [`trace`]. Without the feature none of this is compiled.
 
+mod windows;
+
+pub use windows::{Partition, PartsStats};
+
 use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
 use crate::jobs::{Jobs, NOT_STARTED};
@@ -123,6 +127,9 @@ const X_INT: u8 = 4;
 const X_ORDER: u8 = 8;
 /// [`Sim::extras`]: ports that trim (`World::trimming`).
 const X_TRIM: u8 = 16;
+/// [`Sim::extras`]: a run in parts, while it runs (`windows.rs`): a packet put on a link
+/// to another part goes to that part ([`Sim::arrive_across`]).
+const X_PARTS: u8 = 32;
 /// The [`Sim::extras`] that meet a packet on its way through ports and switches.
 const X_PATH: u8 = X_PFC | X_BUFFER | X_INT | X_TRIM;
 
@@ -171,9 +178,10 @@ pub struct World {
     /// Equal-length routing: the waypoint of every flow's packets, by flow id (`NO_VIA`: none;
     /// [`VIA_PER_PACKET`]: a core drawn for each packet from `packet_cores`).
     pub via: Vec<u32>,
-    /// The cores a `VIA_PER_PACKET` flow's packets are spread over, and the stream that picks.
+    /// The cores a `VIA_PER_PACKET` flow's packets are spread over, and the stream that picks:
+    /// one for every host, or by origin one per node (by node id); empty without them.
     pub packet_cores: Vec<u32>,
-    pub core_rng: Option<Rng>,
+    pub core_rng: Vec<Rng>,
     /// When the measurement window opens.
     pub window_start: SimTime,
     /// End of the run: `sim.duration_s`, or earlier when an incast finishes its last round.
@@ -197,6 +205,9 @@ pub struct World {
     pub timer_coin: Option<Rng>,
     /// With `sim.tie_break = "float_clock"`: order ties by the `f64` shadow clock.
     pub float_clock: bool,
+    /// With `sim.tie_break = "origin"`: order ties by the node that scheduled the event, then
+    /// by that node's own count ([`Sim::schedule_by_origin`]).
+    pub by_origin: bool,
     /// FairQ at some switches (`fairq.rs`), when the scenario has `[fairq]`.
     pub fairq: Option<Box<FairqNet>>,
     /// PFC's lossless class on every link (`pfc.rs`), when the scenario has `[pfc]`.
@@ -239,6 +250,12 @@ pub struct Sim {
     next_uid: u64,
     /// The shadow clock's time of the event being handled (float-clock mode).
     fnow: f64,
+    /// The tie order needs each event's float-clock time or origin ([`Sim::track_tie`]).
+    tracks_ties: bool,
+    /// A run in parts, while it runs (`windows.rs`).
+    win: Option<Box<windows::Windows>>,
+    /// The events the parts' own queues ran ([`Sim::run_in_parts`]).
+    events_in_parts: u64,
     /// The mechanisms on the packet path that most runs do without, as bits ([`X_PFC`],
     /// [`X_BUFFER`], [`X_INT`]): one test of this byte where a packet meets any of them, and
     /// the mechanism's work out of line.
@@ -309,8 +326,13 @@ impl Sim {
         let deep_hints = world.net.ports.len().min(n.saturating_mul(PORTS_PER_FLOW)) >= DEEP_HINT_PORTS;
         let world_tracks_order = world.track_order;
         let extras = (world.pfc.is_some() as u8 * X_PFC) | (world.buffers.is_some() as u8 * X_BUFFER) | (world.telemetry as u8 * X_INT) | (world_tracks_order as u8 * X_ORDER) | (world.trimming as u8 * X_TRIM);
+        let tracks_ties = world.float_clock || world.by_origin;
         let mut sim = Sim {
-            q: EventQueue::new(),
+            // by origin, the nodes and one more for the events of the whole run
+            q: if world.by_origin { EventQueue::by_origin(world.net.nodes.len() + 1) } else { EventQueue::new() },
+            tracks_ties,
+            win: None,
+            events_in_parts: 0,
             w: world,
             obs: vec![FlowObs::default(); n],
             order: if world_tracks_order { vec![Order::default(); n] } else { Vec::new() },
@@ -369,7 +391,7 @@ impl Sim {
 
     /// Events run so far.
     pub fn events(&self) -> u64 {
-        self.q.events()
+        self.q.events() + self.events_in_parts
     }
 
     /// The event log (feature `trace`; see [`trace`]), taken out of the run.
@@ -417,8 +439,10 @@ impl Sim {
         self.q.schedule(self.w.window_start, Event::Sample);
     }
 
-    /// Schedules `ev` at `t`, whose shadow-clock time is `f` (used only with `float_clock`).
-    #[inline]
+    /// Schedules `ev` at `t`, whose shadow-clock time is `f` (used only with `float_clock`; by
+    /// origin, the queue writes the tie itself). Always inlined, as it was by itself before
+    /// the queue had a third layout.
+    #[inline(always)]
     fn at(&mut self, t: SimTime, f: f64, ev: Event) {
         if self.w.float_clock {
             self.q.schedule_tie(t, f.max(0.0).to_bits(), ev);
@@ -435,25 +459,67 @@ impl Sim {
         let duration_s = self.w.end.as_secs_f64();
         loop {
             // Check the wall clock only every 64k events: it is for progress display only.
-            for _ in 0..65_536 {
-                let Some((now, ev)) = self.q.pop_until(self.w.end) else {
-                    return self.report(&mut progress, wall, duration_s, true);
-                };
-                if self.w.float_clock {
-                    self.fnow = f64::from_bits(self.q.now_tie());
-                }
-                if self.deep_hints {
-                    self.prefetch_ahead();
-                } else {
-                    self.prefetch_next();
-                }
-                self.dispatch(now, ev);
+            if self.run_events(SimTime::MAX, 65_536) {
+                return self.report(&mut progress, wall, duration_s, true);
             }
             let w = wall.elapsed().as_secs_f64();
             if w - last_report >= 0.2 {
                 last_report = w;
                 self.report(&mut progress, wall, duration_s, false)?;
             }
+        }
+    }
+
+    /// Runs up to `n` events, none later than `until` or the run's end (which an event may
+    /// move earlier); returns whether none is left before them. The event loop: the one caller
+    /// of [`Sim::dispatch`], so that the handlers inline into it (a run in parts calls it too,
+    /// per part and window).
+    #[inline(never)]
+    fn run_events(&mut self, until: SimTime, n: u64) -> bool {
+        for _ in 0..n {
+            let Some((now, ev)) = self.q.pop_until(until.min(self.w.end)) else {
+                return true;
+            };
+            if self.tracks_ties {
+                self.track_tie(ev);
+            }
+            if self.deep_hints {
+                self.prefetch_ahead();
+            } else {
+                self.prefetch_next();
+            }
+            self.dispatch(now, ev);
+        }
+        false
+    }
+
+    /// What the tie order needs of the event about to run: the float clock's time of it, or
+    /// by origin the node it runs at, whose events it schedules ([`Sim::origin_of`]).
+    #[inline(always)]
+    fn track_tie(&mut self, ev: Event) {
+        if self.w.float_clock {
+            self.fnow = f64::from_bits(self.q.now_tie());
+        } else {
+            let node = self.origin_of(ev);
+            self.q.set_origin(node);
+        }
+    }
+
+    /// The node event `ev` runs at: where its packet arrives, its port's node, its flow end's
+    /// host (a start: the sender's); the last origin, past every node, for the events of the
+    /// whole run (the window's opening, the samplers, FairQ's ticks, the incast's requests).
+    #[inline(never)]
+    fn origin_of(&self, ev: Event) -> u32 {
+        let port = |p: u32| self.w.net.ports[p as usize].node;
+        match ev {
+            Event::Arrive { pkt } => self.slab.items[pkt as usize].node,
+            Event::TxDone { port: p } | Event::Wake { port: p } | Event::PfcFrame { port: p } | Event::PfcRefresh { port: p } => port(p),
+            Event::Timer { endpoint } => {
+                let ids = &self.w.flows[endpoint as usize / 2].ids;
+                if endpoint % 2 == 0 { ids.src } else { ids.dst }
+            }
+            Event::Start { flow } => self.w.flows[flow as usize].ids.src,
+            Event::Request | Event::Sample | Event::SeriesTick | Event::FairqSample | Event::FairqTick => self.w.net.nodes.len() as u32,
         }
     }
 
@@ -531,7 +597,6 @@ impl Sim {
         }
     }
 
-    #[inline]
     fn dispatch(&mut self, now: SimTime, ev: Event) {
         match ev {
             Event::Arrive { pkt } => self.arrive(now, pkt),
@@ -575,7 +640,8 @@ impl Sim {
             self.next_uid += 1;
             p.via = self.w.via[p.flow as usize];
             if p.via == VIA_PER_PACKET {
-                let rng = self.w.core_rng.as_mut().expect("a core stream with per-packet cores");
+                let rngs = &mut self.w.core_rng;
+                let rng = if rngs.len() == 1 { &mut rngs[0] } else { &mut rngs[host as usize] };
                 p.via = self.w.packet_cores[rng.gen_range(0..self.w.packet_cores.len())];
             }
             let col = self.w.routes.column(p.dst);
@@ -764,6 +830,9 @@ impl Sim {
         self.slab.launch(&pkt, node, local);
         if pending {
             self.at(done, done_f, Event::TxDone { port: pid });
+        }
+        if self.extras & X_PARTS != 0 {
+            return self.arrive_across(at, pkt.handle, node);
         }
         self.at(at, at_f, Event::Arrive { pkt: pkt.handle });
     }

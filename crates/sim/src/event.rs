@@ -25,7 +25,13 @@
 //!   - *tie-keyed* (from the first other tie on: `float_clock` runs): `time`, `tie`, then
 //!     `seq << 32 | event`, compared in that order (24 bytes).
 //!   The first tie outside {0, `u64::MAX`} re-encodes the pending entries into the second
-//!   layout, so callers need not say in advance which one they need. The store is an enum over
+//!   layout, so callers need not say in advance which one they need.
+//! - *By origin* ([`EventQueue::by_origin`], `sim.tie_break = "origin"`), every entry is
+//!   tie-keyed and the queue writes the tie itself: the node the engine says is running
+//!   ([`EventQueue::set_origin`]) in bits 43 to 62, and that node's own count of the events it
+//!   has scheduled in bits 0 to 42. The tie is unique, so the sequence number never decides,
+//!   and it depends on what each node ran alone: the order is the same whichever events were
+//!   scheduled first, and so however the network is split into parts that schedule apart. The store is an enum over
 //!   two calendars, one per layout: one well-predicted branch per push and pop, and no test of
 //!   the layout inside the comparisons.
 //! - The entries live in a [`Calendar`], which pops them in exactly their `Ord` order (the
@@ -240,7 +246,14 @@ impl Ord for Keyed {
 enum Store {
     Compact(Calendar<Compact>),
     Keyed(Calendar<Keyed>),
+    /// Tie-keyed, the ties written by origin (module rules).
+    Origin(Calendar<Keyed>),
 }
+
+/// The most nodes a queue by origin tells apart (20 bits).
+pub const MAX_ORIGINS: usize = 1 << 20;
+const ORIGIN_SHIFT: u32 = 43;
+const ORIGIN_COUNT_LIMIT: u64 = 1 << ORIGIN_SHIFT;
 
 /// Deterministic future-event list.
 #[derive(Debug)]
@@ -253,6 +266,9 @@ pub struct EventQueue {
     now: SimTime,
     now_tie: u64,
     popped: u64,
+    /// By origin: the node running, and the events each node has scheduled (empty otherwise).
+    origin: u32,
+    counts: Vec<u64>,
 }
 
 impl Default for EventQueue {
@@ -270,6 +286,63 @@ impl EventQueue {
             now: SimTime::ZERO,
             now_tie: 0,
             popped: 0,
+            origin: 0,
+            counts: Vec::new(),
+        }
+    }
+
+    /// A queue that orders ties by origin (module rules) among `origins` nodes (at most
+    /// [`MAX_ORIGINS`]), the last of which, `origins - 1`, is running until
+    /// [`EventQueue::set_origin`] says otherwise.
+    pub fn by_origin(origins: usize) -> EventQueue {
+        assert!((1..=MAX_ORIGINS).contains(&origins), "{origins} origins");
+        EventQueue { store: Store::Origin(Calendar::default()), origin: origins as u32 - 1, counts: vec![0; origins], ..EventQueue::new() }
+    }
+
+    /// By origin: the events scheduled from now on are node `node`'s.
+    #[inline(always)]
+    pub fn set_origin(&mut self, node: u32) {
+        debug_assert!((node as usize) < self.counts.len());
+        self.origin = node;
+    }
+
+    /// By origin: the tie of the next event the running node schedules (counted as scheduled),
+    /// for an event stored in another queue ([`EventQueue::push_tied`]).
+    pub fn origin_tie(&mut self) -> u64 {
+        let n = &mut self.counts[self.origin as usize];
+        *n += 1;
+        assert!(*n < ORIGIN_COUNT_LIMIT, "node {} scheduled 2^43 events", self.origin);
+        (self.origin as u64) << ORIGIN_SHIFT | *n
+    }
+
+    /// By origin: stores `ev` at `at` with the tie another queue gave it
+    /// ([`EventQueue::origin_tie`]).
+    pub fn push_tied(&mut self, at: SimTime, tie: u64, ev: Event) {
+        let Store::Origin(c) = &mut self.store else { panic!("push_tied on a queue that is not by origin") };
+        debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
+        c.push(Keyed { time: at.0, tie, low: ev.pack() });
+    }
+
+    /// By origin: an empty queue that goes on counting where this one is (each node's count,
+    /// the running node), for a part of the network run apart.
+    pub fn fork(&self) -> EventQueue {
+        assert!(matches!(self.store, Store::Origin(_)), "fork of a queue that is not by origin");
+        EventQueue { store: Store::Origin(Calendar::default()), origin: self.origin, counts: self.counts.clone(), now: self.now, ..EventQueue::new() }
+    }
+
+    /// The pending events as (time, tie, event), in no particular order, leaving none.
+    pub fn take_all(&mut self) -> Vec<(SimTime, u64, Event)> {
+        match &mut self.store {
+            Store::Compact(c) => c.take_all().into_iter().map(|e| (SimTime(e.time), if e.low & LAST != 0 { u64::MAX } else { 0 }, Event::unpack(e.low))).collect(),
+            Store::Keyed(c) | Store::Origin(c) => c.take_all().into_iter().map(|e| (SimTime(e.time), e.tie, Event::unpack(e.low))).collect(),
+        }
+    }
+
+    /// The time of the next event, if any.
+    pub fn next_time(&self) -> Option<SimTime> {
+        match &self.store {
+            Store::Compact(c) => c.peek_min().map(|e| SimTime(e.time)),
+            Store::Keyed(c) | Store::Origin(c) => c.peek_min().map(|e| SimTime(e.time)),
         }
     }
     /// Current time: the time of the last event popped.
@@ -284,7 +357,7 @@ impl EventQueue {
     pub fn len(&self) -> usize {
         match &self.store {
             Store::Compact(c) => c.len(),
-            Store::Keyed(c) => c.len(),
+            Store::Keyed(c) | Store::Origin(c) => c.len(),
         }
     }
     pub fn is_empty(&self) -> bool {
@@ -295,8 +368,11 @@ impl EventQueue {
         self.schedule_tie(at, 0, ev);
     }
     /// Schedules `ev` at `at`; among events of the same time, lower `tie` runs first (then
-    /// insertion order).
-    #[inline]
+    /// insertion order). By origin, the queue writes the tie (module rules).
+    ///
+    /// Always inlined, the rare layouts out of line: it is on the engine's hot path, where
+    /// LLVM stopped inlining a plain `#[inline]` once the queue had a third layout.
+    #[inline(always)]
     pub fn schedule_tie(&mut self, at: SimTime, tie: u64, ev: Event) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         if self.seq >= self.seq_limit {
@@ -308,10 +384,22 @@ impl EventQueue {
                 let last = if tie == 0 { 0 } else { LAST };
                 c.push(Compact { time: at.0, low: last | low });
             }
-            Store::Compact(_) => self.first_tie(at, tie, ev),
             Store::Keyed(c) => c.push(Keyed { time: at.0, tie, low }),
+            _ => self.schedule_other(at, tie, ev, low),
         }
         self.seq += 1;
+    }
+
+    /// [`EventQueue::schedule_tie`] of a compact queue's first tie ([`EventQueue::first_tie`]),
+    /// or of a queue by origin.
+    #[inline(never)]
+    fn schedule_other(&mut self, at: SimTime, tie: u64, ev: Event, low: u64) {
+        if let Store::Compact(_) = self.store {
+            return self.first_tie(at, tie, ev);
+        }
+        let tie = self.origin_tie();
+        let Store::Origin(c) = &mut self.store else { unreachable!("the other layouts are handled inline") };
+        c.push(Keyed { time: at.0, tie, low });
     }
 
     /// The first tie that is neither "ordinary" nor "last": every pending entry moves to the
@@ -337,15 +425,16 @@ impl EventQueue {
     pub fn now_tie(&self) -> u64 {
         self.now_tie
     }
-    /// Pops the next event if it is not later than `until`, advancing the clock.
-    #[inline]
+    /// Pops the next event if it is not later than `until`, advancing the clock (always
+    /// inlined: the engine's hot path).
+    #[inline(always)]
     pub fn pop_until(&mut self, until: SimTime) -> Option<(SimTime, Event)> {
         let (time, tie, low) = match &mut self.store {
             Store::Compact(c) => {
                 let e = c.pop_until(until.0)?;
                 (e.time, if e.low & LAST != 0 { u64::MAX } else { 0 }, e.low)
             }
-            Store::Keyed(c) => {
+            Store::Keyed(c) | Store::Origin(c) => {
                 let e = c.pop_until(until.0)?;
                 (e.time, e.tie, e.low)
             }
@@ -361,7 +450,7 @@ impl EventQueue {
     pub fn peek_hint(&self) -> Option<Event> {
         match &self.store {
             Store::Compact(c) => c.peek_near().map(|e| Event::unpack(e.low)),
-            Store::Keyed(c) => c.peek_near().map(|e| Event::unpack(e.low)),
+            Store::Keyed(c) | Store::Origin(c) => c.peek_near().map(|e| Event::unpack(e.low)),
         }
     }
 
@@ -371,7 +460,7 @@ impl EventQueue {
     pub fn peek_ahead<const N: usize>(&self) -> [Option<Event>; N] {
         match &self.store {
             Store::Compact(c) => c.peek_ahead::<N>().map(|e| e.map(|e| Event::unpack(e.low))),
-            Store::Keyed(c) => c.peek_ahead::<N>().map(|e| e.map(|e| Event::unpack(e.low))),
+            Store::Keyed(c) | Store::Origin(c) => c.peek_ahead::<N>().map(|e| e.map(|e| Event::unpack(e.low))),
         }
     }
 
@@ -410,7 +499,7 @@ impl EventQueue {
                     c.push(e);
                 }
             }
-            Store::Keyed(c) => {
+            Store::Keyed(c) | Store::Origin(c) => {
                 let mut v = c.take_all();
                 v.sort_unstable();
                 for (i, mut e) in v.into_iter().enumerate() {
@@ -446,6 +535,56 @@ mod tests {
         );
         assert_eq!(q.now(), SimTime(5));
         assert_eq!(q.events(), 4);
+    }
+
+    /// Three nodes each schedule their own events (some at one shared instant) in a fixed
+    /// order; however the three sequences interleave, the queue pops the same order: by time,
+    /// then node, then each node's own order.
+    #[test]
+    fn by_origin_the_order_does_not_depend_on_which_node_scheduled_first() {
+        use rand::seq::SliceRandom;
+        let plan: Vec<Vec<(u64, Event)>> = (0..3u32)
+            .map(|n| (0..20u32).map(|i| (5 + (i as u64 * 7 + n as u64) % 4, Event::Start { flow: n * 100 + i })).collect())
+            .collect();
+        let pops = |order: &[u32]| {
+            let mut q = EventQueue::by_origin(4);
+            let mut next = [0usize; 3];
+            for &n in order {
+                q.set_origin(n);
+                let (t, ev) = plan[n as usize][next[n as usize]];
+                next[n as usize] += 1;
+                q.schedule(SimTime(t), ev);
+            }
+            std::iter::from_fn(|| q.pop_until(SimTime::MAX)).collect::<Vec<_>>()
+        };
+        let mut order: Vec<u32> = (0..3).flat_map(|n| std::iter::repeat(n).take(20)).collect();
+        let first = pops(&order);
+        let mut rng = dcfair_core::rng::Streams::new(5).stream("t", 0);
+        for _ in 0..20 {
+            order.shuffle(&mut rng);
+            assert_eq!(pops(&order), first);
+        }
+        // by time, then node, then the node's own order
+        let key = |e: &(SimTime, Event)| match e.1 {
+            Event::Start { flow } => (e.0, flow / 100, flow % 100),
+            _ => unreachable!(),
+        };
+        assert!(first.windows(2).all(|w| key(&w[0]) < key(&w[1])), "{first:?}");
+        // FIFO ties are not: the same shuffles give other orders
+        let fifo = |order: &[u32]| {
+            let mut q = EventQueue::new();
+            let mut next = [0usize; 3];
+            for &n in order {
+                let (t, ev) = plan[n as usize][next[n as usize]];
+                next[n as usize] += 1;
+                q.schedule(SimTime(t), ev);
+            }
+            std::iter::from_fn(|| q.pop_until(SimTime::MAX)).collect::<Vec<_>>()
+        };
+        order.shuffle(&mut rng);
+        let a = fifo(&order);
+        order.shuffle(&mut rng);
+        assert_ne!(fifo(&order), a);
     }
 
     #[test]

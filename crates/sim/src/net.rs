@@ -154,6 +154,30 @@ pub struct LinkSpec {
 }
 
 impl Network {
+    /// Every node's distance in links from the nearest host, by node id (`u64::MAX`: no host
+    /// reaches it): a breadth-first walk from all hosts at once. Hosts are level 0, a
+    /// fat-tree's edges 1, its aggregation switches 2, its cores 3.
+    pub fn levels(&self) -> Vec<u64> {
+        let mut level = vec![u64::MAX; self.nodes.len()];
+        let mut next = std::collections::VecDeque::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if n.kind == NodeKind::Host {
+                level[i] = 0;
+                next.push_back(i);
+            }
+        }
+        while let Some(i) = next.pop_front() {
+            for &p in &self.nodes[i].ports {
+                let peer = self.ports[p as usize].peer_node as usize;
+                if level[peer] == u64::MAX {
+                    level[peer] = level[i] + 1;
+                    next.push_back(peer);
+                }
+            }
+        }
+        level
+    }
+
     /// Adds a host, or a switch of tier [`Tier::Switch`]; returns its id.
     pub fn add_node(&mut self, kind: NodeKind, name: String) -> u32 {
         let tier = if kind == NodeKind::Host { Tier::Host } else { Tier::Switch };

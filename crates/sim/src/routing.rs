@@ -125,8 +125,10 @@ pub struct Routes {
 /// (module rules). The engine owns it; the tables stay read-only.
 #[derive(Debug)]
 pub struct RouteState {
-    /// `routing.spray`: spraying, flowlet starts, adaptive ties.
-    pub rng: Rng,
+    /// `routing.spray`: spraying, flowlet starts, adaptive ties. One stream for every switch,
+    /// or one per node (by node id) in a run whose order must not depend on how the network is
+    /// split ([`RouteState::per_switch`]).
+    rngs: Vec<Rng>,
     /// `spray_round_robin`: per choice set, by where it starts in `Routes::global`, the index the
     /// next packet takes.
     rr: Vec<u32>,
@@ -146,7 +148,21 @@ impl RouteState {
         } else {
             Vec::new()
         };
-        RouteState { rng, rr, flowlets: HashMap::new(), gap }
+        RouteState { rngs: vec![rng], rr, flowlets: HashMap::new(), gap }
+    }
+
+    /// The same state with a stream of its own for every node (`nodes` of them), from
+    /// `stream(node)`: a switch's draws then depend on the packets it sees alone.
+    pub fn per_switch(mut self, nodes: usize, stream: impl Fn(u64) -> Rng) -> RouteState {
+        self.rngs = (0..nodes as u64).map(stream).collect();
+        self
+    }
+
+    /// The stream of switch `sw`'s draws.
+    #[inline]
+    fn rng(&mut self, sw: u32) -> &mut Rng {
+        let i = if self.rngs.len() == 1 { 0 } else { sw as usize };
+        &mut self.rngs[i]
     }
 }
 
@@ -667,7 +683,7 @@ impl Routes {
         if self.stateful {
             return self.next_global_port_table(sw, row, col, pkt, &mut Stateful { st, ports, now });
         }
-        self.next_global_port_table(sw, row, col, pkt, &mut st.rng)
+        self.next_global_port_table(sw, row, col, pkt, st.rng(sw))
     }
 
     /// The direct table's next hop at switch row `row` towards node `dst`, when there is a
@@ -743,7 +759,7 @@ impl Routes {
                 let place = (len as u64).saturating_pow(pkt.hops.saturating_sub(1) as u32);
                 return (pkt.sport as u64 / place % len as u64) as usize;
             }
-            return st.rng.gen_range(0..len as u64) as usize;
+            return st.rng(sw).gen_range(0..len as u64) as usize;
         }
         match self.mode {
             RoutingMode::SprayRoundRobin => {
@@ -761,7 +777,7 @@ impl Routes {
                         *i as usize
                     }
                     _ => {
-                        let i = st.rng.gen_range(0..len as u64) as usize;
+                        let i = st.rng(sw).gen_range(0..len as u64) as usize;
                         st.flowlets.insert(key, (now, start as u32, i as u32));
                         i
                     }
@@ -772,10 +788,10 @@ impl Routes {
                 let load = |p: u32| ports.get(p as usize).map_or(0, |p| p.queue.len_bytes());
                 let least = set.iter().map(|&p| load(p)).min().unwrap_or(0);
                 let ties = set.iter().filter(|&&p| load(p) == least).count();
-                let k = if ties > 1 { st.rng.gen_range(0..ties as u64) as usize } else { 0 };
+                let k = if ties > 1 { st.rng(sw).gen_range(0..ties as u64) as usize } else { 0 };
                 set.iter().enumerate().filter(|&(_, &p)| load(p) == least).nth(k).map_or(0, |(i, _)| i)
             }
-            _ => st.rng.gen_range(0..len as u64) as usize,
+            _ => st.rng(sw).gen_range(0..len as u64) as usize,
         }
     }
 

@@ -14,7 +14,7 @@
 //!   (`docs/metrics.md`, jobs.csv).
 
 use crate::assemble::{build, build_alone};
-use crate::engine::{ProgressFn, Sim};
+use crate::engine::{Partition, PartsStats, ProgressFn, Sim};
 use crate::error::Error;
 use crate::render;
 use crate::results::Results;
@@ -29,6 +29,20 @@ pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -
     job_baselines(sc, seed, &mut sim, progress)?;
     let wall_s = wall.elapsed().as_secs_f64();
     Ok(render::results(sc, seed, &mut sim, wall_s))
+}
+
+/// Runs `sc` like [`run`], the network split into `parts` parts run one after the other in
+/// windows of the lookahead (`engine/windows.rs`): the outputs equal [`run`]'s byte for byte
+/// (but `wall_time_s`); with them, how the windows went. Invalid input when the scenario cannot
+/// be split (`sim`: the reason).
+pub fn run_in_parts(sc: &Scenario, seed: Option<u64>, parts: usize) -> Result<(Results, PartsStats), Error> {
+    let seed = seed.unwrap_or(sc.seed);
+    let wall = std::time::Instant::now();
+    let mut sim = build(sc, seed)?;
+    let p = Partition::split(&sim.world().net, parts).map_err(|why| Error::invalid("sim", why))?;
+    let stats = sim.run_in_parts(&p).map_err(|why| Error::invalid("sim", why))?;
+    let wall_s = wall.elapsed().as_secs_f64();
+    Ok((render::results(sc, seed, &mut sim, wall_s), stats))
 }
 
 /// Runs every job of `sim` alone (module rules) and records its completion time there;

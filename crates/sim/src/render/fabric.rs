@@ -13,14 +13,13 @@
 
 use crate::columns::{CatBuilder, Column, Table};
 use crate::engine::Sim;
-use crate::net::{Network, NodeKind};
+use crate::net::Network;
 use dcfair_core::qdisc::Qdisc;
-use std::collections::VecDeque;
 
 /// `fabric.csv` as columns: `port, node, tier, level, peer, rate_bps, delay_s, queue_kind,
 /// measured`.
 pub(super) fn table(net: &Network) -> Table {
-    let level = levels(net);
+    let level = net.levels();
     let (mut port, mut node, mut tier, mut peer, mut kind) = (CatBuilder::new(), CatBuilder::new(), CatBuilder::new(), CatBuilder::new(), CatBuilder::new());
     for p in &net.ports {
         let n = &net.nodes[p.node as usize];
@@ -49,33 +48,10 @@ pub(super) fn drops_table(sim: &Sim) -> Table {
     w.port_drops.table(&w.net, &w.flow_group, &w.group_names)
 }
 
-/// Every node's distance in links from the nearest host, by node id (`u64::MAX`: no host
-/// reaches it): a breadth-first walk from all hosts at once.
-fn levels(net: &Network) -> Vec<u64> {
-    let mut level = vec![u64::MAX; net.nodes.len()];
-    let mut next = VecDeque::new();
-    for (i, n) in net.nodes.iter().enumerate() {
-        if n.kind == NodeKind::Host {
-            level[i] = 0;
-            next.push_back(i);
-        }
-    }
-    while let Some(i) = next.pop_front() {
-        for &p in &net.nodes[i].ports {
-            let peer = net.ports[p as usize].peer_node as usize;
-            if level[peer] == u64::MAX {
-                level[peer] = level[i] + 1;
-                next.push_back(peer);
-            }
-        }
-    }
-    level
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::{LinkSpec, Tier};
+    use crate::net::{LinkSpec, NodeKind, Tier};
     use dcfair_core::qdisc::{droptail::DropTail, AnyQdisc, Limit, Queue};
     use dcfair_core::time::{BitsPerSec, SimDuration};
 
@@ -91,7 +67,7 @@ mod tests {
         let q = || Queue::new(AnyQdisc::DropTail(DropTail::new(Limit::pkts(8))));
         net.connect(h, lo, l, l, q(), q());
         net.connect(hi, lo, l, l, q(), q());
-        assert_eq!(levels(&net)[..], [0, 1, 2, u64::MAX][..]);
+        assert_eq!(net.levels()[..], [0, 1, 2, u64::MAX][..]);
         net.ports[3].measured = true;
         assert_eq!(
             table(&net).to_csv(),

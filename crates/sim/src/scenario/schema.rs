@@ -122,6 +122,14 @@ pub enum TieBreak {
     /// [64, 128) s) and wins in the others, which makes ns-2's starvation rise and fall over a
     /// run. This mode reproduces that; `validation/ns2/differences.md` has the evidence.
     FloatClock,
+    /// By origin: ties go to the event scheduled by the node of smaller id, then, between two
+    /// events one node scheduled, in the order it scheduled them (its own count). Each node's
+    /// count depends on the events it ran alone, so the order is the same however the network
+    /// is split into parts run apart (`engine.rs`, "Windows"): what a partitioned run needs.
+    /// The random draws made per packet are then each node's own: a switch's spraying
+    /// (`routing.spray`, one stream per switch) and a host's core per packet
+    /// (`routing.core_packet`, one stream per host).
+    Origin,
 }
 
 impl Scenario {

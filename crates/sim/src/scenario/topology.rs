@@ -222,8 +222,8 @@ impl FatTreeConfig {
         if self.k < 2 || self.k % 2 == 1 {
             return Err(ConfigError::new("k", format!("a fat-tree needs an even k of at least 2, got {}", self.k)));
         }
-        if self.k > 64 {
-            return Err(ConfigError::new("k", format!("at most 64 (65,536 hosts), got {}", self.k)));
+        if self.k > 128 {
+            return Err(ConfigError::new("k", format!("at most 128 (524,288 hosts), got {}", self.k)));
         }
         positive("host_rate_mbps", self.host_rate_mbps)?;
         positive("fabric_rate_mbps", self.fabric_rate_mbps)?;
@@ -449,6 +449,17 @@ mod tests {
         assert_eq!(cfg(None, Some(4.0)).fabric_rate(), 10_000.0);
         assert_eq!(cfg(None, Some(4.0)).oversubscription(), 4.0);
         assert_eq!(cfg(Some(10_000.0), None).oversubscription(), 4.0);
+    }
+
+    #[test]
+    fn a_fat_tree_has_an_even_k_up_to_128() {
+        let ft = |k| FatTreeConfig { k, host_rate_mbps: 10_000.0, fabric_rate_mbps: 10_000.0, link_delay_us: 1.0, host_buffer_pkts: 100 };
+        assert!(ft(2).validate().is_ok() && ft(128).validate().is_ok());
+        assert_eq!(ft(128).hosts(), 524_288);
+        for k in [0, 7, 130] {
+            assert_eq!(ft(k).validate().unwrap_err().key, "k", "k = {k}");
+        }
+        assert!(ft(130).validate().unwrap_err().reason.contains("at most 128"));
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod jobs;
 mod measure;
 mod mptcp;
 mod ndp;
+mod parts;
 mod pfabric;
 mod pfc;
 mod poisson;

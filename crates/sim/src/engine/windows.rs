@@ -1,0 +1,224 @@
+//! A run split into parts, on one thread: the conservative schedule a parallel engine follows,
+//! run part after part.
+//!
+//! Rules:
+//! - [`Partition::split`] puts every host with the switch it hangs off; the switches nearest
+//!   the hosts (a fat-tree's edges, a leaf-spine's leaves) in blocks of consecutive node ids,
+//!   one block per part; then, level by level upwards, every other switch with the part most
+//!   of its neighbours below are in (ties: the part that has the fewest switches of that level
+//!   so far, then the lowest). A fat-tree's pods stay whole when the parts divide them.
+//! - The lookahead is the least delay of a link between two parts: a packet put on such a
+//!   link arrives at least that long after the event that sent it. A split with a link of no
+//!   delay between parts is refused.
+//! - Time advances in windows `[w, w + lookahead)`, `w` the earliest pending event. Each part
+//!   has its own event queue, ordered by origin (`sim.tie_break = "origin"`, `event.rs`), and
+//!   runs its events of the window alone, one part after the other. A packet bound for another
+//!   part waits in that part's outbox until the window ends (it arrives at or after the end:
+//!   checked). The events of the whole run (the window's opening, the samplers, FairQ's ticks)
+//!   have a queue of their own: a window ends at the next of them; every part runs its events
+//!   of that instant, then they run (their origin, past every node, orders them last).
+//! - So the outputs equal those of the same scenario run whole, byte for byte, exactly when
+//!   nothing an event does reaches another part but through a link's delay: the order by
+//!   origin does not depend on which part scheduled first, and no part sees another's state
+//!   mid-window. Runs whose events reach across the network at once are refused
+//!   ([`Sim::run_in_parts`]): an incast's requests, jobs, MPTCP connections, PFC.
+
+use super::{Sim, World};
+use crate::event::{Event, EventQueue};
+use crate::net::{Network, NodeKind};
+use dcfair_core::time::{SimDuration, SimTime};
+
+/// Which part every node runs in, and the lookahead the cut links give.
+#[derive(Clone, Debug)]
+pub struct Partition {
+    /// The part of every node, by node id.
+    pub part: Vec<u32>,
+    pub parts: usize,
+    /// The least delay of a link between two parts (`u64::MAX`: none is cut).
+    pub lookahead: SimDuration,
+}
+
+impl Partition {
+    /// `net` in `parts` parts (module rules); `Err` names a link of no delay between two parts.
+    pub fn split(net: &Network, parts: usize) -> Result<Partition, String> {
+        assert!(parts >= 1);
+        let level = net.levels();
+        let n = net.nodes.len();
+        let is_switch = |i: usize| net.nodes[i].kind == NodeKind::Switch;
+        let mut part = vec![u32::MAX; n];
+        let first: Vec<usize> = (0..n).filter(|&i| is_switch(i) && level[i] == 1).collect();
+        for (j, &s) in first.iter().enumerate() {
+            part[s] = (j * parts / first.len()) as u32;
+        }
+        let neighbours = |i: usize| net.nodes[i].ports.iter().map(move |&p| net.ports[p as usize].peer_node as usize);
+        for i in (0..n).filter(|&i| !is_switch(i)) {
+            part[i] = neighbours(i).map(|v| part[v]).find(|&p| p != u32::MAX).unwrap_or(0);
+        }
+        let top = level.iter().copied().filter(|&l| l != u64::MAX).max().unwrap_or(0);
+        for l in 2..=top {
+            let mut placed = vec![0u64; parts];
+            for i in (0..n).filter(|&i| is_switch(i) && level[i] == l) {
+                let mut votes = vec![0u64; parts];
+                for v in neighbours(i).filter(|&v| level[v] < l) {
+                    votes[part[v] as usize] += 1;
+                }
+                let best = (0..parts).max_by_key(|&k| (votes[k], std::cmp::Reverse(placed[k]), std::cmp::Reverse(k))).unwrap_or(0);
+                part[i] = best as u32;
+                placed[best] += 1;
+            }
+        }
+        for p in part.iter_mut().filter(|p| **p == u32::MAX) {
+            *p = 0; // a switch no host reaches
+        }
+        let mut lookahead = SimDuration(u64::MAX);
+        for port in &net.ports {
+            if part[port.node as usize] != part[port.peer_node as usize] {
+                if port.delay == SimDuration::ZERO {
+                    return Err(format!("the link {} has no delay and joins two parts: nothing could run ahead", port.name));
+                }
+                lookahead = lookahead.min(port.delay);
+            }
+        }
+        Ok(Partition { part, parts, lookahead })
+    }
+}
+
+/// What a run in parts needs while a part runs: the part of every node, the part running,
+/// the packets for each other part, and the end of the window (no packet for another part
+/// may arrive before it).
+#[derive(Debug)]
+pub(super) struct Windows {
+    part: Vec<u32>,
+    current: u32,
+    outbox: Vec<Vec<(SimTime, u64, Event)>>,
+    until: SimTime,
+}
+
+/// How a run in parts went: what a parallel run of the same parts would synchronise on.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PartsStats {
+    /// Windows run (each an exchange of packets between parts), instants of the whole run's
+    /// events included.
+    pub windows: u64,
+    /// Events each part ran.
+    pub events: Vec<u64>,
+    /// The events of the busiest part, summed over the windows: the events a parallel run
+    /// would wait for, one thread per part, with free synchronisation.
+    pub critical_events: u64,
+    /// Events of the whole run's own queue (run between windows, by every part at once).
+    pub global_events: u64,
+    /// Packets sent from one part to another.
+    pub crossings: u64,
+}
+
+/// What stops a run in parts, if anything: a mechanism whose events reach across the network
+/// at once, or the order that is not by origin.
+fn refusal(w: &World) -> Option<&'static str> {
+    if !w.by_origin {
+        return Some("a run in parts needs sim.tie_break = \"origin\"");
+    }
+    if w.incast.is_some() {
+        return Some("an incast's requests reach every server at once");
+    }
+    if w.jobs.is_some() {
+        return Some("a job's iterations start its transfers on every host at once");
+    }
+    if !w.bonds.is_empty() {
+        return Some("an MPTCP connection's subflows share their ends' state across hosts");
+    }
+    if w.pfc.is_some() {
+        return Some("PFC's deadlock check reads every port");
+    }
+    None
+}
+
+impl Sim {
+    /// Runs to the end in the parts of `p` (module rules), on this thread. `Err` says why the
+    /// run cannot be split, before anything ran.
+    pub fn run_in_parts(&mut self, p: &Partition) -> Result<PartsStats, String> {
+        if let Some(why) = refusal(&self.w) {
+            return Err(why.into());
+        }
+        if p.part.len() != self.w.net.nodes.len() {
+            return Err(format!("a partition of {} nodes for a network of {}", p.part.len(), self.w.net.nodes.len()));
+        }
+        let n = p.parts;
+        let mut global = self.q.fork();
+        let mut queues: Vec<EventQueue> = (0..n).map(|_| self.q.fork()).collect();
+        let whole = self.w.net.nodes.len() as u32;
+        for (t, tie, ev) in self.q.take_all() {
+            match self.origin_of(ev) {
+                o if o == whole => global.push_tied(t, tie, ev),
+                o => queues[p.part[o as usize] as usize].push_tied(t, tie, ev),
+            }
+        }
+        self.win = Some(Box::new(Windows { part: p.part.clone(), current: 0, outbox: vec![Vec::new(); n], until: SimTime::ZERO }));
+        self.extras |= super::X_PARTS;
+        let end = self.w.end;
+        let mut stats = PartsStats { events: vec![0; n], ..PartsStats::default() };
+        loop {
+            let Some(w0) = queues.iter().chain([&global]).filter_map(EventQueue::next_time).min() else { break };
+            if w0 > end {
+                break;
+            }
+            let tg = global.next_time().unwrap_or(SimTime::MAX);
+            let we = SimTime(w0.0.saturating_add(p.lookahead.0)).min(tg);
+            if we > w0 {
+                self.run_parts(&mut queues, SimTime(we.0 - 1).min(end), we, &mut stats);
+            }
+            if tg == we && tg <= end {
+                // the events of the whole run at `tg` follow every part's events of that instant
+                self.run_parts(&mut queues, tg, SimTime(tg.0 + 1), &mut stats);
+                std::mem::swap(&mut self.q, &mut global);
+                self.run_events(tg, u64::MAX);
+                std::mem::swap(&mut self.q, &mut global);
+            }
+        }
+        self.win = None;
+        self.extras &= !super::X_PARTS;
+        self.events_in_parts = queues.iter().chain([&global]).map(EventQueue::events).sum();
+        stats.global_events = global.events();
+        Ok(stats)
+    }
+
+    /// Every part runs its events up to `last`, alone, in turn; then the packets between parts
+    /// reach their queues. None of them may arrive before `until`.
+    fn run_parts(&mut self, queues: &mut [EventQueue], last: SimTime, until: SimTime, stats: &mut PartsStats) {
+        let mut busiest = 0;
+        for (k, q) in queues.iter_mut().enumerate() {
+            let before = q.events();
+            let win = self.win.as_deref_mut().expect("windows");
+            (win.current, win.until) = (k as u32, until);
+            std::mem::swap(&mut self.q, q);
+            self.run_events(last, u64::MAX);
+            std::mem::swap(&mut self.q, q);
+            let ran = q.events() - before;
+            stats.events[k] += ran;
+            busiest = busiest.max(ran);
+        }
+        stats.windows += 1;
+        stats.critical_events += busiest;
+        let win = self.win.as_deref_mut().expect("windows");
+        for (k, out) in win.outbox.iter_mut().enumerate() {
+            stats.crossings += out.len() as u64;
+            for (t, tie, ev) in out.drain(..) {
+                queues[k].push_tied(t, tie, ev);
+            }
+        }
+    }
+
+    /// The arrival at `t` at node `node` of packet `pkt`, just put on a link: in the queue of
+    /// the part running, or in the outbox of `node`'s part when it is another.
+    #[inline(never)]
+    pub(super) fn arrive_across(&mut self, t: SimTime, pkt: u32, node: u32) {
+        let ev = Event::Arrive { pkt };
+        let win = self.win.as_deref_mut().expect("a run in parts");
+        let to = win.part[node as usize];
+        if to == win.current {
+            return self.q.schedule(t, ev);
+        }
+        assert!(t >= win.until, "a packet for part {to} at {t} inside the window that ends at {}", win.until);
+        let tie = self.q.origin_tie();
+        win.outbox[to as usize].push((t, tie, ev));
+    }
+}

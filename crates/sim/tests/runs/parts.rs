@@ -1,0 +1,136 @@
+//! Runs split into parts (`engine/windows.rs`): each part runs its events of a window alone,
+//! packets between parts wait for the window's end, and the outputs equal the whole run's byte
+//! for byte, for every discipline, transport and topology, at 1, 2 and 3 parts.
+
+use crate::common::ov;
+use dcfair_sim::run::run_in_parts;
+use dcfair_sim::{load_scenario, run, Error, Results};
+
+const P: &str = "../../scenarios/papers";
+
+/// A k = 4 fat-tree permutation under ECMP, with every port's queue and every flow sampled.
+const FATTREE: &str = r#"
+    name = "perm"
+    [sim]
+    duration_s = 0.004
+    tie_break = "origin"
+    [topology]
+    kind = "fat_tree"
+    k = 4
+    host_rate_mbps = 1000.0
+    fabric_rate_mbps = 1000.0
+    link_delay_us = 2.0
+    [queue]
+    limit_pkts = 20
+    [tcp]
+    min_rto_ms = 1.0
+    [measure]
+    ports = "all"
+    sample_interval_s = 0.0005
+    [groups.perm]
+    pattern = "permutation"
+    [groups.long]
+    count = 3
+    src = ["h1", "h5", "h9"]
+    dst = "h0"
+"#;
+
+/// Every file of a run but the run's own wall-clock time.
+fn files(r: &Results) -> Vec<(String, String)> {
+    let mut summary: serde_json::Value = serde_json::from_str(&r.summary_json).unwrap();
+    summary.as_object_mut().unwrap().remove("wall_time_s");
+    let mut out = vec![("summary.json".to_string(), summary.to_string()), ("flows.csv".into(), r.flows_csv.clone()), ("ports.csv".into(), r.ports_csv.clone())];
+    out.extend(r.run_tables().iter().map(|(n, t)| (n.to_string(), t.to_csv())));
+    out.extend(r.optional_tables().iter().filter_map(|(n, t)| t.map(|t| (n.to_string(), t.to_csv()))));
+    out
+}
+
+/// `text` with `extra` by origin, run whole and in 1, 2 and 3 parts: every file the same.
+fn same_in_parts(text: &str, extra: &[(&str, &str)]) -> Results {
+    same_in_parts_of(text, "t.toml", extra)
+}
+
+/// [`same_in_parts`] of a scenario file (its relative paths, such as a CDF's, read from its
+/// directory).
+fn same_file_in_parts(path: &str, extra: &[(&str, &str)]) -> Results {
+    let path = format!("{}/{P}/{path}", env!("CARGO_MANIFEST_DIR"));
+    same_in_parts_of(&std::fs::read_to_string(&path).unwrap(), &path, extra)
+}
+
+fn same_in_parts_of(text: &str, origin: &str, extra: &[(&str, &str)]) -> Results {
+    let mut extra = extra.to_vec();
+    extra.push(("sim.tie_break", "\"origin\""));
+    let sc = load_scenario(text, origin, &ov(&extra)).unwrap();
+    let whole = run(&sc, None, None).unwrap();
+    let want = files(&whole);
+    for parts in 1..=3 {
+        let (r, stats) = run_in_parts(&sc, None, parts).unwrap_or_else(|e| panic!("{parts} parts: {e}"));
+        let got = files(&r);
+        let ran = stats.events.iter().filter(|&&e| e > 0).count();
+        if text.contains("\"dumbbell\"") {
+            // one switch, every host on it: nothing to split
+            assert_eq!((ran, stats.crossings), (1, 0), "{stats:?}");
+        } else if parts > 1 {
+            // really split: packets crossed, and more than one part ran events
+            assert!(stats.crossings > 0 && ran >= 2, "{stats:?}");
+        }
+        assert_eq!(stats.events.iter().sum::<u64>() + stats.global_events, r.summary_json.lines().find_map(|l| l.trim().strip_prefix("\"events\": ")).unwrap().trim_end_matches(',').parse::<u64>().unwrap());
+        for ((name, a), (_, b)) in want.iter().zip(&got) {
+            assert!(a == b, "{} in {parts} parts differs from the whole run ({extra:?})", name);
+        }
+        assert_eq!(want.len(), got.len());
+    }
+    whole
+}
+
+fn file(path: &str) -> String {
+    std::fs::read_to_string(format!("{}/{P}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+#[test]
+fn every_discipline_gives_the_same_files_in_parts() {
+    for kind in ["droptail", "red", "sfq", "drr", "hcf", "codel", "fq_codel", "afd", "pfabric"] {
+        let r = same_in_parts(FATTREE, &[("queue.kind", &format!("\"{kind}\""))]);
+        assert!(r.flows_csv.lines().count() > 16, "{kind}");
+    }
+}
+
+#[test]
+fn every_transport_gives_the_same_files_in_parts() {
+    for cc in ["reno", "newreno", "cubic"] {
+        same_in_parts(FATTREE, &[("tcp.cc", &format!("\"{cc}\""))]);
+    }
+    same_in_parts(FATTREE, &[("tcp.cc", "\"dctcp\""), ("queue.droptail.mark_threshold_pkts", "10")]);
+    same_in_parts(FATTREE, &[("tcp.cc", "\"pfabric\""), ("queue.kind", "\"pfabric\"")]);
+    same_in_parts(FATTREE, &[("udp.rate_fraction", "0.2"), ("udp.src", "\"h2\""), ("udp.dst", "\"h0\"")]);
+    same_in_parts(FATTREE, &[("groups.perm.transport", "\"roce\""), ("groups.long.transport", "\"roce\""), ("roce.lossless", "false")]);
+    same_file_in_parts("xpass/parking_lot.toml", &[("sim.duration_s", "0.002"), ("measure.window_s", "0.001")]);
+    same_file_in_parts("ndp/permutation.toml", &[("sim.duration_s", "0.0005"), ("measure.window_s", "0.0003")]);
+}
+
+#[test]
+fn every_topology_and_routing_mode_gives_the_same_files_in_parts() {
+    same_file_in_parts("fqcodel/leafspine.toml", &[("sim.duration_s", "0.003"), ("poisson.stop_s", "0.002")]);
+    same_file_in_parts("hcf/longflows.toml", &[("sim.duration_s", "0.5"), ("measure.window_s", "0.3")]);
+    same_file_in_parts("fairq/testbed_elephants.toml", &[("sim.duration_s", "0.02"), ("measure.window_s", "0.01")]);
+    same_file_in_parts("outcast/fattree.toml", &[("sim.duration_s", "0.02"), ("measure.drop_runs_ports", r#"["e0_0->h0"]"#), ("measure.trace.port", "e0_0->h0")]);
+    // the random choices per packet: each switch's or host's own stream
+    for mode in ["spray", "spray_round_robin", "flowlet", "adaptive"] {
+        same_in_parts(FATTREE, &[("routing.mode", &format!("\"{mode}\""))]);
+    }
+    same_in_parts(FATTREE, &[("routing.equal_length", "true"), ("routing.core", "\"random_packet\"")]);
+}
+
+#[test]
+fn runs_that_reach_across_the_network_at_once_are_refused() {
+    let refused = |text: &str, extra: &[(&str, &str)]| match load_scenario(text, "t.toml", &ov(extra)).and_then(|sc| run_in_parts(&sc, None, 2)) {
+        Err(Error::Invalid { key, reason }) => (key, reason),
+        other => panic!("expected a refusal, got {:?}", other.map(|r| r.0.summary_json)),
+    };
+    let (key, why) = refused(FATTREE, &[("sim.tie_break", "\"fifo\"")]);
+    assert_eq!((key.as_str(), why.contains("origin")), ("sim", true), "{why}");
+    let (_, why) = refused(&file("hcf/incast_typical.toml"), &[("sim.tie_break", "\"origin\"")]);
+    assert!(why.contains("incast"), "{why}");
+    let (_, why) = refused(FATTREE, &[("topology.link_delay_us", "0")]);
+    assert!(why.contains("no delay"), "{why}");
+}
