@@ -206,7 +206,7 @@ pub struct World {
     /// With `sim.tie_break = "float_clock"`: order ties by the `f64` shadow clock.
     pub float_clock: bool,
     /// With `sim.tie_break = "origin"`: order ties by the node that scheduled the event, then
-    /// by that node's own count ([`Sim::schedule_by_origin`]).
+    /// by that node's own count (`EventQueue::by_origin`; [`Sim::track_tie`]).
     pub by_origin: bool,
     /// FairQ at some switches (`fairq.rs`), when the scenario has `[fairq]`.
     pub fairq: Option<Box<FairqNet>>,
@@ -597,6 +597,7 @@ impl Sim {
         }
     }
 
+    #[inline]
     fn dispatch(&mut self, now: SimTime, ev: Event) {
         match ev {
             Event::Arrive { pkt } => self.arrive(now, pkt),
