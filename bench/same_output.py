@@ -16,6 +16,12 @@ Compare two builds by their printouts::
 
 ``--simrun PATH`` picks another binary (default ``target/release/examples/simrun``). The 17 runs
 take a few seconds on this machine.
+
+``--parts N`` checks the other promise, within one build: every run, with
+``sim.tie_break=origin``, gives the same bytes whole and split into 2 to ``N`` parts
+(``simrun --parts``). It prints one line per run and part count, ``identical``, ``DIFFERS`` or
+``refused`` with the engine's reason (an incast's requests cannot be split), and exits 1 on any
+difference.
 """
 
 from __future__ import annotations
@@ -61,9 +67,9 @@ def digest(path: Path) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-def run(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path) -> str:
+def run(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path, extra: tuple = ()) -> str:
     out = tmp / name
-    p = subprocess.run([str(simrun), str(REPO / scenario), *overrides, "--out", str(out)],
+    p = subprocess.run([str(simrun), str(REPO / scenario), *overrides, "--out", str(out), *extra],
                        capture_output=True, text=True, cwd=REPO)
     if p.returncode != 0:
         return f"{name} FAILED (exit {p.returncode}): {p.stderr.strip().splitlines()[-1:]}"
@@ -71,14 +77,37 @@ def run(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path) -> s
     return name + " " + " ".join(f"{f.name}={digest(f)}" for f in files)
 
 
+def in_parts(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path, parts: int) -> list[str]:
+    """One line per part count: the run split into that many parts against the run whole."""
+    ov = [*overrides, "sim.tie_break=origin"]
+    whole = run(simrun, f"{name}@1", scenario, ov, tmp).split(" ", 1)[1]
+    lines = []
+    for n in range(2, parts + 1):
+        split = run(simrun, f"{name}@{n}", scenario, ov, tmp, ("--parts", str(n)))
+        if " FAILED " in split:
+            verdict = "refused: " + split.split(": ", 1)[1] if "exit 2" in split else split
+        else:
+            verdict = "identical" if split.split(" ", 1)[1] == whole else "DIFFERS"
+        lines.append(f"{name} parts {n}: {verdict}")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--simrun", type=Path, default=REPO / "target/release/examples/simrun")
     ap.add_argument("--against", type=Path, help="an earlier printout: exit 1 where a line differs")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--parts", type=int, help="compare each run whole and in 2 to N parts (tie order by origin)")
     a = ap.parse_args()
     if not a.simrun.exists():
         sys.exit(f"{a.simrun} not found: cargo build --release -p dcfair-sim --example simrun")
+    if a.parts is not None:
+        if a.parts < 2:
+            sys.exit("--parts takes a count of at least 2")
+        with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(a.jobs) as pool:
+            lines = [x for ls in pool.map(lambda kv: in_parts(a.simrun, kv[0], *kv[1], Path(tmp), a.parts), RUNS.items()) for x in ls]
+        print("\n".join(lines))
+        return 1 if any(x.endswith("DIFFERS") or " FAILED " in x for x in lines) else 0
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(a.jobs) as pool:
         lines = list(pool.map(lambda kv: run(a.simrun, kv[0], *kv[1], Path(tmp)), RUNS.items()))
     print("\n".join(lines))

@@ -40,7 +40,7 @@ pub fn run_in_parts(sc: &Scenario, seed: Option<u64>, parts: usize) -> Result<(R
     let wall = std::time::Instant::now();
     let mut sim = build(sc, seed)?;
     let p = Partition::split(&sim.world().net, parts).map_err(|why| Error::invalid("sim", why))?;
-    let stats = sim.run_in_parts(&p).map_err(|why| Error::invalid("sim", why))?;
+    let stats = sim.run_in_parts(&p, false).map_err(|why| Error::invalid("sim", why))?;
     let wall_s = wall.elapsed().as_secs_f64();
     Ok((render::results(sc, seed, &mut sim, wall_s), stats))
 }

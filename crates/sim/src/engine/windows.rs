@@ -109,6 +109,18 @@ pub struct PartsStats {
     pub global_events: u64,
     /// Packets sent from one part to another.
     pub crossings: u64,
+    /// With `record` ([`Sim::run_in_parts`]): every window's work, [`PartsStats::stride`]
+    /// numbers per window: the events each part ran, the packets each part received from the
+    /// others when it ended, then the whole run's events that followed it (`bench/sync.py`
+    /// replays them on threads). Empty without `record`.
+    pub record: Vec<u32>,
+}
+
+impl PartsStats {
+    /// Numbers per window in [`PartsStats::record`].
+    pub fn stride(&self) -> usize {
+        2 * self.events.len() + 1
+    }
 }
 
 /// What stops a run in parts, if anything: a mechanism whose events reach across the network
@@ -133,9 +145,10 @@ fn refusal(w: &World) -> Option<&'static str> {
 }
 
 impl Sim {
-    /// Runs to the end in the parts of `p` (module rules), on this thread. `Err` says why the
-    /// run cannot be split, before anything ran.
-    pub fn run_in_parts(&mut self, p: &Partition) -> Result<PartsStats, String> {
+    /// Runs to the end in the parts of `p` (module rules), on this thread; with `record`, the
+    /// stats keep every window's work ([`PartsStats::record`]). `Err` says why the run cannot
+    /// be split, before anything ran.
+    pub fn run_in_parts(&mut self, p: &Partition, record: bool) -> Result<PartsStats, String> {
         if let Some(why) = refusal(&self.w) {
             return Err(why.into());
         }
@@ -156,6 +169,8 @@ impl Sim {
         self.extras |= super::X_PARTS;
         let end = self.w.end;
         let mut stats = PartsStats { events: vec![0; n], ..PartsStats::default() };
+        let mut kept = Vec::new();
+        let mut record = record.then_some(&mut kept);
         loop {
             let Some(w0) = queues.iter().chain([&global]).filter_map(EventQueue::next_time).min() else { break };
             if w0 > end {
@@ -164,26 +179,32 @@ impl Sim {
             let tg = global.next_time().unwrap_or(SimTime::MAX);
             let we = SimTime(w0.0.saturating_add(p.lookahead.0)).min(tg);
             if we > w0 {
-                self.run_parts(&mut queues, SimTime(we.0 - 1).min(end), we, &mut stats);
+                self.run_parts(&mut queues, SimTime(we.0 - 1).min(end), we, &mut stats, record.as_deref_mut());
             }
             if tg == we && tg <= end {
                 // the events of the whole run at `tg` follow every part's events of that instant
-                self.run_parts(&mut queues, tg, SimTime(tg.0 + 1), &mut stats);
+                self.run_parts(&mut queues, tg, SimTime(tg.0 + 1), &mut stats, record.as_deref_mut());
+                let before = global.events();
                 std::mem::swap(&mut self.q, &mut global);
                 self.run_events(tg, u64::MAX);
                 std::mem::swap(&mut self.q, &mut global);
+                if let Some(r) = record.as_deref_mut() {
+                    *r.last_mut().expect("a window") = (global.events() - before) as u32;
+                }
             }
         }
         self.win = None;
         self.extras &= !super::X_PARTS;
         self.events_in_parts = queues.iter().chain([&global]).map(EventQueue::events).sum();
         stats.global_events = global.events();
+        stats.record = kept;
         Ok(stats)
     }
 
     /// Every part runs its events up to `last`, alone, in turn; then the packets between parts
-    /// reach their queues. None of them may arrive before `until`.
-    fn run_parts(&mut self, queues: &mut [EventQueue], last: SimTime, until: SimTime, stats: &mut PartsStats) {
+    /// reach their queues. None of them may arrive before `until`. `record` gets the window's
+    /// work ([`PartsStats::record`]).
+    fn run_parts(&mut self, queues: &mut [EventQueue], last: SimTime, until: SimTime, stats: &mut PartsStats, mut record: Option<&mut Vec<u32>>) {
         let mut busiest = 0;
         for (k, q) in queues.iter_mut().enumerate() {
             let before = q.events();
@@ -195,15 +216,24 @@ impl Sim {
             let ran = q.events() - before;
             stats.events[k] += ran;
             busiest = busiest.max(ran);
+            if let Some(r) = record.as_deref_mut() {
+                r.push(ran as u32);
+            }
         }
         stats.windows += 1;
         stats.critical_events += busiest;
         let win = self.win.as_deref_mut().expect("windows");
         for (k, out) in win.outbox.iter_mut().enumerate() {
             stats.crossings += out.len() as u64;
+            if let Some(r) = record.as_deref_mut() {
+                r.push(out.len() as u32);
+            }
             for (t, tie, ev) in out.drain(..) {
                 queues[k].push_tied(t, tie, ev);
             }
+        }
+        if let Some(r) = record {
+            r.push(0);
         }
     }
 

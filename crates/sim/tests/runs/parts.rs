@@ -134,3 +134,28 @@ fn runs_that_reach_across_the_network_at_once_are_refused() {
     let (_, why) = refused(FATTREE, &[("topology.link_delay_us", "0")]);
     assert!(why.contains("no delay"), "{why}");
 }
+
+/// A recorded run in parts keeps every window's work, and its sums are the run's: each part's
+/// events, the packets between parts, the whole run's events; the busiest part of each window
+/// summed is the critical path the stats give.
+#[test]
+fn the_windows_record_adds_up_to_the_run() {
+    let sc = load_scenario(FATTREE, "t.toml", &[]).unwrap();
+    for parts in [1, 3] {
+        let mut sim = dcfair_sim::assemble::build(&sc, sc.seed).unwrap();
+        let p = dcfair_sim::engine::Partition::split(&sim.world().net, parts).unwrap();
+        let s = sim.run_in_parts(&p, true).unwrap();
+        let stride = s.stride();
+        assert_eq!((stride, s.record.len() as u64), (2 * parts + 1, s.windows * stride as u64));
+        let windows: Vec<&[u32]> = s.record.chunks(stride).collect();
+        let sum = |i: usize| windows.iter().map(|w| w[i] as u64).sum::<u64>();
+        assert_eq!((0..parts).map(sum).collect::<Vec<_>>(), s.events);
+        assert_eq!((parts..2 * parts).map(sum).sum::<u64>(), s.crossings);
+        assert_eq!(sum(2 * parts), s.global_events);
+        assert_eq!(windows.iter().map(|w| *w[..parts].iter().max().unwrap() as u64).sum::<u64>(), s.critical_events);
+        assert!(s.global_events > 0 && (parts == 1 || s.crossings > 0), "{s:?}");
+        // without `record`, nothing is kept
+        let mut sim = dcfair_sim::assemble::build(&sc, sc.seed).unwrap();
+        assert!(sim.run_in_parts(&p, false).unwrap().record.is_empty());
+    }
+}
