@@ -2,7 +2,7 @@
 """Runs in parts: what a parallel run of a fat-tree's parts would synchronise on.
 
     python bench/parts.py [--ks 8,16,32] [--parts 2,4,8,16] [--delays-us 1,0.1]
-                          [--duration 0.002] [--section parts-bench] [--no-doc] [--results FILE]
+                          [--duration 0.001] [--section parts-bench] [--no-doc] [--results FILE]
     python bench/parts.py --render [--section parts-bench] [--results FILE]
 
 ``scenarios/scale/permutation.toml`` (one long NewReno flow per host along a permutation, 10 Gbit/s
@@ -82,38 +82,27 @@ def main(argv=None) -> int:
     ap.add_argument("--ks", default="8,16,32")
     ap.add_argument("--parts", default="2,4,8,16")
     ap.add_argument("--delays-us", default="1,0.1")
-    ap.add_argument("--duration", type=float, default=0.002)
-    ap.add_argument("--section", default="parts-bench")
-    ap.add_argument("--results", type=Path)
-    ap.add_argument("--no-doc", action="store_true")
-    ap.add_argument("--render", action="store_true")
+    ap.add_argument("--duration", type=float, default=0.001)
+    docsection.add_bench_args(ap, "parts-bench")
     a = ap.parse_args(argv)
-    results = a.results or REPO / "bench" / "results" / f"{a.section}.json"
-    if a.render:
-        doc = json.loads(results.read_text())
-    else:
-        if not SIMRUN.exists():
-            print(f"bench/parts.py: build {SIMRUN} first (cargo build --release -p dcfair-sim --example simrun)",
-                  file=sys.stderr)
-            return 2
-        rows = []
-        for k in (int(x) for x in a.ks.split(",")):
-            for d in (float(x) for x in a.delays_us.split(",")):
-                for n in (int(x) for x in a.parts.split(",")):
-                    r = run(k, d, n, a.duration)
-                    print(f"k={k} delay={d} us parts={n}: {r['windows']} windows, {r['events_per_window']:.0f} "
-                          f"events per window, bound {r['speedup_bound']:.2f}", flush=True)
-                    rows.append(r)
-        cmd = "python bench/parts.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        doc = {"command": cmd.strip(), "duration_s": a.duration, "engine_build": rows[0]["engine_build"],
-               "generated_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "rows": rows}
-        results.write_text(json.dumps(doc, indent=1) + "\n")
-    text = render(doc)
-    print(text)
-    if not a.no_doc:
-        docsection.replace(DOC, a.section, text)
-    return 0
+    if not a.render and not SIMRUN.exists():
+        print(f"bench/parts.py: build {SIMRUN} first (cargo build --release -p dcfair-sim --example simrun)", file=sys.stderr)
+        return 2
+    return docsection.bench_section(ap, a, REPO, DOC, lambda: measure(a, argv), render)
 
+
+def measure(a, argv) -> dict:
+    rows = []
+    for k in (int(x) for x in a.ks.split(",")):
+        for d in (float(x) for x in a.delays_us.split(",")):
+            for n in (int(x) for x in a.parts.split(",")):
+                r = run(k, d, n, a.duration)
+                print(f"k={k} delay={d} us parts={n}: {r['windows']} windows, {r['events_per_window']:.0f} "
+                      f"events per window, bound {r['speedup_bound']:.2f}", flush=True)
+                rows.append(r)
+    cmd = "python bench/parts.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    return {"command": cmd.strip(), "duration_s": a.duration, "engine_build": rows[0]["engine_build"],
+            "generated_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "rows": rows}
 
 if __name__ == "__main__":
     sys.exit(main())

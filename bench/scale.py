@@ -249,27 +249,9 @@ def main(argv=None) -> int:
     ap.add_argument("--scenario", type=Path, help="a scenario file to run with topology.k=K instead")
     ap.add_argument("--senders", help="flow counts to run at each k (every hosts/N-th host takes part; "
                     "counts above k^3/4 or not dividing it are skipped); default: every host")
-    ap.add_argument("--section", default="scale-bench", help="the section of docs/performance.md to write")
-    ap.add_argument("--no-doc", action="store_true")
-    ap.add_argument("--results", type=Path, help="where to write the JSON results (default bench/results/<section>.json)")
-    ap.add_argument("--render", action="store_true",
-                    help="run nothing: write the section from its results file (--results, default bench/results/<section>.json)")
+    docsection.add_bench_args(ap, "scale-bench")
     a = ap.parse_args(argv)
-    results = a.results or REPO / f"bench/results/{a.section}.json"
-    if a.render:
-        if not results.exists():
-            ap.error(f"--render: {results} not found (a run with --section {a.section} writes it)")
-        doc = json.loads(results.read_text())
-    else:
-        doc = measure(a, ap, argv)
-        results.parent.mkdir(parents=True, exist_ok=True)
-        results.write_text(json.dumps(doc, indent=1) + "\n")
-    text = render(doc)
-    print(text)
-    if not a.no_doc:
-        docsection.replace(DOC, a.section, text)
-    return 0
-
+    return docsection.bench_section(ap, a, REPO, DOC, lambda: measure(a, ap, argv), render)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -107,37 +107,26 @@ def main(argv=None) -> int:
     ap.add_argument("--predict", default="8,16,32")
     ap.add_argument("--duration", type=float, default=0.001)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--section", default="sync-bench")
-    ap.add_argument("--results", type=Path)
-    ap.add_argument("--no-doc", action="store_true")
-    ap.add_argument("--render", action="store_true")
+    docsection.add_bench_args(ap, "sync-bench")
     a = ap.parse_args(argv)
-    results = a.results or REPO / "bench" / "results" / f"{a.section}.json"
-    if a.render:
-        doc = json.loads(results.read_text())
-    else:
-        if not REPLAY.exists():
-            print(f"bench/sync.py: build {REPLAY} first (cargo build --release -p dcfair-sim --example sync_replay)",
-                  file=sys.stderr)
-            return 2
-        rows = []
-        predict = [int(x) for x in a.predict.split(",") if x]
-        for k in (int(x) for x in a.ks.split(",")):
-            for d in (float(x) for x in a.delays_us.split(",")):
-                r = row(k, d, a.duration, a.reps, predict)
-                print(f"k={k} delay={d} us: sync {r['sync_ns_per_window']:.0f} ns per window, replay speedup "
-                      f"{r['replay_speedup']:.2f} (predicted {r['predicted']['2']:.2f})", flush=True)
-                rows.append(r)
-        cmd = "python bench/sync.py " + " ".join(argv if argv is not None else sys.argv[1:])
-        doc = {"command": cmd.strip(), "duration_s": a.duration, "engine_build": rows[0]["engine_build"], "cores": rows[0]["cores"],
-               "generated_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "rows": rows}
-        results.write_text(json.dumps(doc, indent=1) + "\n")
-    text = render(doc)
-    print(text)
-    if not a.no_doc:
-        docsection.replace(DOC, a.section, text)
-    return 0
+    if not a.render and not REPLAY.exists():
+        print(f"bench/sync.py: build {REPLAY} first (cargo build --release -p dcfair-sim --example sync_replay)", file=sys.stderr)
+        return 2
+    return docsection.bench_section(ap, a, REPO, DOC, lambda: measure(a, argv), render)
 
+
+def measure(a, argv) -> dict:
+    rows = []
+    predict = [int(x) for x in a.predict.split(",") if x]
+    for k in (int(x) for x in a.ks.split(",")):
+        for d in (float(x) for x in a.delays_us.split(",")):
+            r = row(k, d, a.duration, a.reps, predict)
+            print(f"k={k} delay={d} us: sync {r['sync_ns_per_window']:.0f} ns per window, replay speedup "
+                  f"{r['replay_speedup']:.2f} (predicted {r['predicted']['2']:.2f})", flush=True)
+            rows.append(r)
+    cmd = "python bench/sync.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    return {"command": cmd.strip(), "duration_s": a.duration, "engine_build": rows[0]["engine_build"], "cores": rows[0]["cores"],
+            "generated_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), "rows": rows}
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -364,3 +364,32 @@ def test_misses_counts_a_small_fabric(capsys):
     events, ir, l1, l2 = (float(c.replace(",", "")) for c in row.strip("|").split("|")[1:])
     assert events > 10_000 and 200 < ir < 2_000 and l1 > l2 >= 0 and l2 < 0.2, row
     assert "k = 4: second-level misses per event by function" in out
+
+
+def test_the_parts_and_sync_benchmarks_measure_what_they_say(tmp_path, capsys):
+    """A tiny run of each on a k = 4 fat-tree: the windows follow the lookahead, the replay's
+    one-thread time is its events times their cost, the busiest part's events are at most all
+    of them, and the predictions are at most the thread count. Timed here only for
+    their shape: `make bench` does not run them; their numbers are docs/performance.md's."""
+    parts, sync = _load("parts"), _load("sync")
+    if not (parts.SIMRUN.exists() and sync.REPLAY.exists()):
+        pytest.skip("target/release/examples/{simrun,sync_replay} not built (cargo build --release --examples)")
+    doc = parts.DOC.read_text()
+    out = tmp_path / "parts.json"
+    assert parts.main(["--ks", "4", "--parts", "2", "--delays-us", "1,10", "--duration", "0.001", "--no-doc",
+                       "--results", str(out)]) == 0
+    fine, coarse = json.loads(out.read_text())["rows"]
+    assert 900 <= fine["windows"] <= 1001 and fine["windows"] > 5 * coarse["windows"], (fine, coarse)
+    assert 1 <= fine["speedup_bound"] <= 2 and fine["crossings_per_window"] > 0
+    r = sync.replay(4, 1.0, 2, 0.0005)
+    # the one-thread replay spins each event's measured cost: about the loop's own time
+    assert r["lookahead_ps"] == 1_000_000 and r["serial_s"] == pytest.approx(r["loop_s"], rel=0.5)
+    assert 0.5 * r["serial_s"] <= r["critical_s"] <= r["serial_s"]
+    assert (r["threads_s"] is None) == (r["cores"] < 2)
+    out = tmp_path / "sync.json"
+    assert sync.main(["--ks", "4", "--delays-us", "1", "--predict", "4", "--duration", "0.0005", "--reps", "1",
+                      "--no-doc", "--results", str(out)]) == 0
+    row = json.loads(out.read_text())["rows"][0]
+    # (the synchronisation measured on a busy machine may cost more than the parts gain)
+    assert 0 < row["predicted"]["2"] <= 2 and 0 < row["predicted"]["4"] <= 4, row
+    assert "| 4 | 1000 ns |" in capsys.readouterr().out and parts.DOC.read_text() == doc
