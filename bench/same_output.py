@@ -72,7 +72,8 @@ def run(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path, extr
     p = subprocess.run([str(simrun), str(REPO / scenario), *overrides, "--out", str(out), *extra],
                        capture_output=True, text=True, cwd=REPO)
     if p.returncode != 0:
-        return f"{name} FAILED (exit {p.returncode}): {p.stderr.strip().splitlines()[-1:]}"
+        last = (p.stderr.strip().splitlines() or [""])[-1]
+        return f"{name} FAILED (exit {p.returncode}): {last}"
     files = sorted(f for f in out.iterdir() if f.is_file())
     return name + " " + " ".join(f"{f.name}={digest(f)}" for f in files)
 
