@@ -122,7 +122,7 @@ const X_PFC: u8 = 1;
 /// [`Sim::extras`]: shared-buffer switches (`World::buffers`).
 const X_BUFFER: u8 = 2;
 /// [`Sim::extras`]: in-band telemetry (`World::telemetry`).
-const X_INT: u8 = 4;
+pub(crate) const X_INT: u8 = 4;
 /// [`Sim::extras`]: counting out-of-order arrivals (`World::track_order`).
 const X_ORDER: u8 = 8;
 /// [`Sim::extras`]: ports that trim (`World::trimming`).

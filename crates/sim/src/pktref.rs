@@ -198,6 +198,25 @@ impl Slab {
             self.free.push(d.pkt.handle);
         }
     }
+    /// Takes the packet of slot `h` out (to another part's slab: `engine/windows.rs`), freeing
+    /// the slot.
+    pub fn take(&mut self, h: u32) -> InFlight {
+        self.free.push(h);
+        self.items[h as usize].clone()
+    }
+    /// Stores a packet taken out of another slab, with where it arrives; returns its slot.
+    pub fn put(&mut self, f: InFlight) -> u32 {
+        match self.free.pop() {
+            Some(h) => {
+                self.items[h as usize] = f;
+                h
+            }
+            None => {
+                self.items.push(f);
+                self.items.len() as u32 - 1
+            }
+        }
+    }
     /// Slots in use.
     #[cfg(test)]
     pub fn live(&self) -> usize {

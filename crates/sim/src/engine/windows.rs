@@ -12,9 +12,11 @@
 //!   delay between parts is refused.
 //! - Time advances in windows `[w, w + lookahead)`, `w` the earliest pending event. Each part
 //!   has its own event queue, ordered by origin (`sim.tie_break = "origin"`, `event.rs`), and
-//!   runs its events of the window alone, one part after the other. A packet bound for another
-//!   part waits in that part's outbox until the window ends (it arrives at or after the end:
-//!   checked). The events of the whole run (the window's opening, the samplers, FairQ's ticks)
+//!   its own packet slab (and telemetry records), and runs its events of the window alone, one
+//!   part after the other. A packet bound for another part leaves its slab and waits, by value,
+//!   in that part's outbox until the window ends (it arrives at or after the end: checked); the
+//!   other part stores it in its own slab then. A run in parts starts before any packet is
+//!   sent. The events of the whole run (the window's opening, the samplers, FairQ's ticks)
 //!   have a queue of their own: a window ends at the next of them; every part runs its events
 //!   of that instant, then they run (their origin, past every node, orders them last).
 //! - So the outputs equal those of the same scenario run whole, byte for byte, exactly when
@@ -23,8 +25,10 @@
 //!   mid-window. Runs whose events reach across the network at once are refused
 //!   ([`Sim::run_in_parts`]): an incast's requests, jobs, MPTCP connections, PFC.
 
-use super::{Sim, World};
+use super::{Sim, World, X_INT};
 use crate::event::{Event, EventQueue};
+use crate::pktref::{InFlight, Slab};
+use dcfair_core::telemetry::Telemetry;
 use crate::net::{Network, NodeKind};
 use dcfair_core::time::{SimDuration, SimTime};
 
@@ -84,14 +88,18 @@ impl Partition {
 }
 
 /// What a run in parts needs while a part runs: the part of every node, the part running,
-/// the packets for each other part, and the end of the window (no packet for another part
-/// may arrive before it).
+/// the packets for each other part (with their telemetry records, in a run with telemetry),
+/// the end of the window (no packet for another part may arrive before it), and the slabs and
+/// telemetry records of the parts not running.
 #[derive(Debug)]
 pub(super) struct Windows {
     part: Vec<u32>,
     current: u32,
-    outbox: Vec<Vec<(SimTime, u64, Event)>>,
+    outbox: Vec<Vec<(SimTime, u64, InFlight)>>,
+    outbox_int: Vec<Vec<Telemetry>>,
     until: SimTime,
+    slabs: Vec<Slab>,
+    ints: Vec<Vec<Telemetry>>,
 }
 
 /// How a run in parts went: what a parallel run of the same parts would synchronise on.
@@ -158,14 +166,29 @@ impl Sim {
         let n = p.parts;
         let mut global = self.q.fork();
         let mut queues: Vec<EventQueue> = (0..n).map(|_| self.q.fork()).collect();
+        let pending = self.q.take_all();
+        if pending.iter().any(|(_, _, ev)| matches!(ev, Event::Arrive { .. })) {
+            for (t, tie, ev) in pending {
+                self.q.push_tied(t, tie, ev);
+            }
+            return Err("a run in parts starts before any packet is sent".into());
+        }
         let whole = self.w.net.nodes.len() as u32;
-        for (t, tie, ev) in self.q.take_all() {
+        for (t, tie, ev) in pending {
             match self.origin_of(ev) {
                 o if o == whole => global.push_tied(t, tie, ev),
                 o => queues[p.part[o as usize] as usize].push_tied(t, tie, ev),
             }
         }
-        self.win = Some(Box::new(Windows { part: p.part.clone(), current: 0, outbox: vec![Vec::new(); n], until: SimTime::ZERO }));
+        self.win = Some(Box::new(Windows {
+            part: p.part.clone(),
+            current: 0,
+            outbox: vec![Vec::new(); n],
+            outbox_int: vec![Vec::new(); n],
+            until: SimTime::ZERO,
+            slabs: (0..n).map(|_| Slab::default()).collect(),
+            ints: vec![Vec::new(); n],
+        }));
         self.extras |= super::X_PARTS;
         let end = self.w.end;
         let mut stats = PartsStats { events: vec![0; n], ..PartsStats::default() };
@@ -211,7 +234,12 @@ impl Sim {
             let win = self.win.as_deref_mut().expect("windows");
             (win.current, win.until) = (k as u32, until);
             std::mem::swap(&mut self.q, q);
+            std::mem::swap(&mut self.slab, &mut win.slabs[k]);
+            std::mem::swap(&mut self.int, &mut win.ints[k]);
             self.run_events(last, u64::MAX);
+            let win = self.win.as_deref_mut().expect("windows");
+            std::mem::swap(&mut self.int, &mut win.ints[k]);
+            std::mem::swap(&mut self.slab, &mut win.slabs[k]);
             std::mem::swap(&mut self.q, q);
             let ran = q.events() - before;
             stats.events[k] += ran;
@@ -228,8 +256,17 @@ impl Sim {
             if let Some(r) = record.as_deref_mut() {
                 r.push(out.len() as u32);
             }
-            for (t, tie, ev) in out.drain(..) {
-                queues[k].push_tied(t, tie, ev);
+            let (slab, ints) = (&mut win.slabs[k], &mut win.ints[k]);
+            let mut records = win.outbox_int[k].drain(..);
+            for (t, tie, f) in out.drain(..) {
+                let h = slab.put(f);
+                if let Some(rec) = records.next() {
+                    if ints.len() <= h as usize {
+                        ints.resize(h as usize + 1, Telemetry::default());
+                    }
+                    ints[h as usize] = rec;
+                }
+                queues[k].push_tied(t, tie, Event::Arrive { pkt: h });
             }
         }
         if let Some(r) = record {
@@ -238,17 +275,20 @@ impl Sim {
     }
 
     /// The arrival at `t` at node `node` of packet `pkt`, just put on a link: in the queue of
-    /// the part running, or in the outbox of `node`'s part when it is another.
+    /// the part running, or, out of this part's slab, in the outbox of `node`'s part when it is
+    /// another.
     #[inline(never)]
     pub(super) fn arrive_across(&mut self, t: SimTime, pkt: u32, node: u32) {
-        let ev = Event::Arrive { pkt };
         let win = self.win.as_deref_mut().expect("a run in parts");
-        let to = win.part[node as usize];
-        if to == win.current {
-            return self.q.schedule(t, ev);
+        let to = win.part[node as usize] as usize;
+        if to == win.current as usize {
+            return self.q.schedule(t, Event::Arrive { pkt });
         }
         assert!(t >= win.until, "a packet for part {to} at {t} inside the window that ends at {}", win.until);
         let tie = self.q.origin_tie();
-        win.outbox[to as usize].push((t, tie, ev));
+        win.outbox[to].push((t, tie, self.slab.take(pkt)));
+        if self.extras & X_INT != 0 {
+            win.outbox_int[to].push(self.int[pkt as usize]);
+        }
     }
 }

@@ -104,6 +104,8 @@ fn every_transport_gives_the_same_files_in_parts() {
     same_in_parts(FATTREE, &[("tcp.cc", "\"pfabric\""), ("queue.kind", "\"pfabric\"")]);
     same_in_parts(FATTREE, &[("udp.rate_fraction", "0.2"), ("udp.src", "\"h2\""), ("udp.dst", "\"h0\"")]);
     same_in_parts(FATTREE, &[("groups.perm.transport", "\"roce\""), ("groups.long.transport", "\"roce\""), ("roce.lossless", "false")]);
+    // HPCC: telemetry records that cross between parts with their packets
+    same_in_parts(FATTREE, &[("groups.perm.transport", "\"roce\""), ("groups.long.transport", "\"roce\""), ("roce.lossless", "false"), ("roce.cc", "\"hpcc\"")]);
     same_file_in_parts("xpass/parking_lot.toml", &[("sim.duration_s", "0.002"), ("measure.window_s", "0.001")]);
     same_file_in_parts("ndp/permutation.toml", &[("sim.duration_s", "0.0005"), ("measure.window_s", "0.0003")]);
 }
