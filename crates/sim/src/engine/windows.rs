@@ -155,7 +155,8 @@ fn refusal(w: &World) -> Option<&'static str> {
 impl Sim {
     /// Runs to the end in the parts of `p` (module rules), on this thread; with `record`, the
     /// stats keep every window's work ([`PartsStats::record`]). `Err` says why the run cannot
-    /// be split, before anything ran.
+    /// be split, before anything ran. The packets still in flight at the end go with their
+    /// parts' slabs: what is left to read is the run's results, not a run to go on with.
     pub fn run_in_parts(&mut self, p: &Partition, record: bool) -> Result<PartsStats, String> {
         if let Some(why) = refusal(&self.w) {
             return Err(why.into());
