@@ -81,7 +81,10 @@ def run(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path, extr
 def in_parts(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path, parts: int) -> list[str]:
     """One line per part count: the run split into that many parts against the run whole."""
     ov = [*overrides, "sim.tie_break=origin"]
-    whole = run(simrun, f"{name}@1", scenario, ov, tmp).split(" ", 1)[1]
+    whole = run(simrun, f"{name}@1", scenario, ov, tmp)
+    if " FAILED " in whole:
+        return [whole]
+    whole = whole.split(" ", 1)[1]
     lines = []
     for n in range(2, parts + 1):
         split = run(simrun, f"{name}@{n}", scenario, ov, tmp, ("--parts", str(n)))

@@ -31,9 +31,10 @@
 //!   ([`EventQueue::set_origin`]) in bits 43 to 62, and that node's own count of the events it
 //!   has scheduled in bits 0 to 42. The tie is unique, so the sequence number never decides,
 //!   and it depends on what each node ran alone: the order is the same whichever events were
-//!   scheduled first, and so however the network is split into parts that schedule apart. The store is an enum over
-//!   two calendars, one per layout: one well-predicted branch per push and pop, and no test of
-//!   the layout inside the comparisons.
+//!   scheduled first, and so however the network is split into parts that schedule apart.
+//! - The store is an enum over three calendars, one per layout (by origin, tie-keyed entries
+//!   of its own): one well-predicted branch per push and pop, and no test of the layout inside
+//!   the comparisons.
 //! - The entries live in a [`Calendar`], which pops them in exactly their `Ord` order (the
 //!   order a binary heap of the same entries gives: `calendar.rs`'s property tests compare
 //!   the two; docs/performance.md, "Where the engine's time goes").
