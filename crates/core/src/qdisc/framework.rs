@@ -97,7 +97,8 @@ impl MarkReason {
 /// ([`Packet`]), or a small stand-in for a packet kept elsewhere (the simulator queues
 /// `PktRef`s to the packets in its slab, `crates/sim/src/pktref.rs`). A stand-in answers
 /// exactly as the packet would, and a mark set on it (`set_ecn`) must reach the packet.
-pub trait QPacket: Clone + Default + std::fmt::Debug {
+/// It is `Send`: a run on several threads keeps one copy of its ports per thread.
+pub trait QPacket: Clone + Default + std::fmt::Debug + Send {
     /// Bytes on the wire (`Packet::size`).
     fn size(&self) -> u32;
     /// The 5-tuple packed into 64 bits (`Packet::flow_key`).

@@ -284,8 +284,9 @@ impl<P: QPacket> AnyQdisc<P> {
 
     /// A port whose discipline runs inside `wrapper`, a [`Qdisc`] defined above the disciplines
     /// that holds the port's discipline and decides what reaches it (a transport's credit
-    /// shaper). Its calls are virtual: only the ports of runs that need a wrapper pay for it.
-    pub fn wrap(wrapper: impl Qdisc<Pkt = P> + 'static) -> AnyQdisc<P> {
+    /// shaper). Its calls are virtual: only the ports of runs that need a wrapper pay for it. It is
+    /// `Send`, as every port is: a run on several threads builds a copy per thread.
+    pub fn wrap(wrapper: impl Qdisc<Pkt = P> + Send + 'static) -> AnyQdisc<P> {
         AnyQdisc::Wrapped(Box::new(Wrapper(Box::new(wrapper))))
     }
 
@@ -302,7 +303,7 @@ impl<P: QPacket> AnyQdisc<P> {
 
 /// A port wrapper from above the disciplines ([`AnyQdisc::wrap`]): its calls are virtual, and
 /// kept out of line, so that the dispatch of every other port is the enum's alone.
-pub struct Wrapper<P>(Box<dyn Qdisc<Pkt = P>>);
+pub struct Wrapper<P>(Box<dyn Qdisc<Pkt = P> + Send>);
 
 impl<P: QPacket> Qdisc for Wrapper<P> {
     type Pkt = P;

@@ -131,6 +131,11 @@ pub trait Transport {
     fn on_timer(&mut self, side: Side, now: SimTime, out: &mut Vec<Packet>);
     /// The earliest time end `side` has something to do, if any.
     fn deadline(&self, side: Side) -> Option<SimTime>;
+    /// Swaps the state of end `side` with `other`'s: a run on several threads drives a flow
+    /// whose ends sit in different parts through two copies, each moving one end, and joins
+    /// them with this call once the run is over. Everything of that end moves; nothing of the
+    /// other end does.
+    fn adopt(&mut self, other: &mut Self, side: Side);
 
     /// Whether `pkt`, reaching the receiver, counts as an arrival of the flow
     /// (`crates/sim/src/metrics.rs`): a segment with payload, by default.
@@ -223,6 +228,12 @@ macro_rules! two_ends {
             match side {
                 Side::Sender => self.$sender.next_deadline(),
                 Side::Receiver => self.$receiver.next_deadline(),
+            }
+        }
+        fn adopt(&mut self, other: &mut Self, side: Side) {
+            match side {
+                Side::Sender => std::mem::swap(&mut self.$sender, &mut other.$sender),
+                Side::Receiver => std::mem::swap(&mut self.$receiver, &mut other.$receiver),
             }
         }
     };

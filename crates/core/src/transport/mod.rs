@@ -289,6 +289,17 @@ macro_rules! transports {
                 }
             }
 
+            /// Swaps the state of end `side` with `other`'s ([`Transport::adopt`]); `other` is a
+            /// copy of the same flow, so of the same transport.
+            pub fn adopt(&mut self, other: &mut Endpoint, side: Side) {
+                match (self, other) {
+                    $( (Endpoint::$cv(a), Endpoint::$cv(b)) => unboxed_mut!($cstore, a).adopt(unboxed_mut!($cstore, b), side), )+
+                    $( (Endpoint::$bv(a), Endpoint::$bv(b)) => unboxed_mut!($bstore, a).adopt(unboxed_mut!($bstore, b), side), )+
+                    #[allow(unreachable_patterns)]
+                    (a, b) => panic!("a {} flow's copy is a {} flow", a.name(), b.name()),
+                }
+            }
+
             /// The registered name of the flow's transport.
             pub fn name(&self) -> &'static str {
                 match self {

@@ -65,6 +65,9 @@ impl Transport for Subflow {
     fn deadline(&self, side: Side) -> Option<SimTime> {
         self.0.deadline(side)
     }
+    fn adopt(&mut self, other: &mut Self, side: Side) {
+        self.0.adopt(&mut other.0, side);
+    }
     #[inline]
     fn delivered_bytes(&self) -> u64 {
         self.0.delivered_bytes()

@@ -147,6 +147,17 @@ impl Transport for UdpEnds {
             Side::Receiver => None,
         }
     }
+    /// The sink is its count of bytes received; the source is everything else.
+    fn adopt(&mut self, other: &mut Self, side: Side) {
+        match side {
+            Side::Sender => {
+                let received = self.bytes_received;
+                std::mem::swap(self, other);
+                (self.bytes_received, other.bytes_received) = (received, self.bytes_received);
+            }
+            Side::Receiver => std::mem::swap(&mut self.bytes_received, &mut other.bytes_received),
+        }
+    }
     /// Every packet that reaches the sink.
     #[inline(always)]
     fn is_arrival(_: &Packet) -> bool {
