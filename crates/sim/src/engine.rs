@@ -74,8 +74,10 @@
 //!   timer, `Endpoint::trace_state`).
 //!   Fields are documented in [`trace`]. Without the feature none of this is compiled.
 
+mod threads;
 mod windows;
 
+pub use threads::{Exchange, Stopped};
 pub use windows::{Partition, PartsStats};
 
 use crate::event::{Event, EventQueue};

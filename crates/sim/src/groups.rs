@@ -40,6 +40,9 @@ pub struct GroupSeries {
     /// Cumulative delivered bytes, tick-major (`times.len() x groups`).
     cum: Vec<u64>,
     window_ticks: Option<u64>,
+    /// The flows the sums count, by flow id (`None`: every flow): in a part of a run on
+    /// several threads, those whose receivers it runs ([`GroupSeries::count_only`]).
+    counted: Option<Vec<bool>>,
 }
 
 impl GroupSeries {
@@ -64,9 +67,25 @@ impl GroupSeries {
         self.cum.resize(base + self.names.len(), 0);
         let row = &mut self.cum[base..];
         for (i, f) in flows.iter().enumerate() {
-            row[flow_group[i] as usize] += f.delivered_bytes();
+            if self.counted.as_ref().is_none_or(|c| c[i]) {
+                row[flow_group[i] as usize] += f.delivered_bytes();
+            }
         }
         self.times.push(now.0);
+    }
+
+    /// Sums the flows of `counted` only (by flow id), from now on.
+    pub fn count_only(&mut self, counted: Vec<bool>) {
+        self.counted = Some(counted);
+    }
+
+    /// Adds the sums of `other`, which sampled the same ticks over other flows: a run on
+    /// several threads joins its parts' sums.
+    pub fn add(&mut self, other: &GroupSeries) {
+        assert_eq!((self.times.len(), self.cum.len()), (other.times.len(), other.cum.len()), "two parts sampled different ticks");
+        for (a, b) in self.cum.iter_mut().zip(&other.cum) {
+            *a += b;
+        }
     }
 
     /// `groups.csv`, and `group_windows.csv` when windows were asked for.

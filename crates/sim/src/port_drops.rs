@@ -62,6 +62,16 @@ impl PortDrops {
         c.1 += size as u64;
     }
 
+    /// Adds the counts of `other`, which counted other ports (a part of a run on several
+    /// threads counts the ports of its nodes alone).
+    pub fn absorb(&mut self, other: PortDrops) {
+        for (k, (n, b)) in other.counts {
+            let c = self.counts.entry(k).or_insert((0, 0));
+            c.0 += n;
+            c.1 += b;
+        }
+    }
+
     /// `port_drops.csv`: one row per port, flow and reason with drops, by port id, flow id and
     /// reason code; ports named as in `net`, groups by flow id (`flow_group`, indices into
     /// `group_names`). Columns `port, flow_id, group, reason, pkts, bytes`.

@@ -12,23 +12,168 @@
 //!   traffic, no time series, trace or drop runs), run until the job ends. Its completion time
 //!   is the job's baseline, and the job's slowdown is its completion time over it
 //!   (`docs/metrics.md`, jobs.csv).
+//! - With `sim.threads` above one (or `"auto"` on a machine of several cores), a run that can
+//!   be split runs on that many threads, one part of the network each ([`run_on_threads`],
+//!   `engine/threads.rs`); one that cannot (`Partition::for_threads`, `Sim::split_refusal`)
+//!   runs on one. Either way the result files are those of the run on one thread, and
+//!   `summary.json` records the threads asked for, those used and why not more
+//!   ([`Threading`]).
 
 use crate::assemble::{build, build_alone};
-use crate::engine::{Partition, PartsStats, ProgressFn, Sim};
+use crate::engine::{Exchange, Partition, PartsStats, ProgressFn, Sim};
 use crate::error::Error;
 use crate::render;
 use crate::results::Results;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Threads};
+use serde_json::{json, Value};
+use std::sync::{mpsc, OnceLock};
 
 /// Runs `sc` with `seed` (or the scenario's own).
 pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -> Result<Results, Error> {
     let seed = seed.unwrap_or(sc.seed);
     let wall = std::time::Instant::now();
     let mut progress = progress;
-    let mut sim = simulate(sc, seed, progress.as_mut().map(|p| &mut **p as ProgressFn<'_>))?;
+    let (mut sim, threading) = simulate_threads(sc, seed, progress.as_mut().map(|p| &mut **p as ProgressFn<'_>))?;
     job_baselines(sc, seed, &mut sim, progress)?;
     let wall_s = wall.elapsed().as_secs_f64();
-    Ok(render::results(sc, seed, &mut sim, wall_s))
+    Ok(render::results(sc, seed, &mut sim, wall_s, threading.map(|t| t.json())))
+}
+
+/// How a run used threads: `summary.json`'s `threads`, written when `sim.threads` is not 1.
+/// Like `wall_time_s`, it says how the run ran, not what it found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Threading {
+    /// `sim.threads`, resolved on this machine.
+    pub asked: usize,
+    pub used: usize,
+    /// Why the run used one thread, when more were asked for.
+    pub why: Option<String>,
+}
+
+impl Threading {
+    fn json(&self) -> Value {
+        match &self.why {
+            Some(why) => json!({ "asked": self.asked, "used": self.used, "why": why }),
+            None => json!({ "asked": self.asked, "used": self.used }),
+        }
+    }
+}
+
+/// Builds `sc` and runs it to the end on the threads `sim.threads` asks for, or on one when it
+/// cannot be split or the split would not pay (module rules).
+fn simulate_threads(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) -> Result<(Sim, Option<Threading>), Error> {
+    if sc.sim.threads == Threads::Count(1) {
+        return Ok((simulate(sc, seed, progress)?, None));
+    }
+    let asked = sc.sim.threads.resolve(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let plan = |sim: &Sim| match sim.split_refusal() {
+        Some(why) if asked > 1 => Err(why.to_string()),
+        _ => Partition::for_threads(&sim.world().net, asked),
+    };
+    let (sim, ran) = on_threads(sc, seed, asked, plan, progress)?;
+    let threading = match ran {
+        Ok(_) => Threading { asked, used: asked, why: None },
+        Err(why) => Threading { asked, used: 1, why: Some(why) },
+    };
+    Ok((sim, Some(threading)))
+}
+
+/// Runs `sc` like [`run`], on `threads` threads, one part of the network each
+/// (`engine/threads.rs`), even where the split would not pay: the outputs equal [`run`]'s on
+/// one thread byte for byte (but `wall_time_s`); with them, how the windows went. Invalid input
+/// (`sim`: the reason) when the scenario cannot be split.
+pub fn run_on_threads(sc: &Scenario, seed: Option<u64>, threads: usize) -> Result<(Results, PartsStats), Error> {
+    let seed = seed.unwrap_or(sc.seed);
+    let wall = std::time::Instant::now();
+    let plan = |sim: &Sim| match sim.split_refusal() {
+        Some(why) => Err(why.to_string()),
+        None => Partition::split(&sim.world().net, threads),
+    };
+    let (mut sim, ran) = on_threads(sc, seed, threads, plan, None)?;
+    let stats = ran.map_err(|why| Error::invalid("sim", why))?;
+    let wall_s = wall.elapsed().as_secs_f64();
+    Ok((render::results(sc, seed, &mut sim, wall_s, None), stats))
+}
+
+/// Runs `sc` with `seed` to the end, on `n` threads if `plan` splits its first copy in parts,
+/// else on this one (`Err(why)` beside the run). Every other thread builds its copy while this
+/// one builds the first, then waits for the plan: it runs its part in its copy
+/// (`Sim::run_part`), or drops the copy. The copies are joined into the first
+/// (`Sim::adopt_part`); the stats add up the parts'.
+fn on_threads(
+    sc: &Scenario,
+    seed: u64,
+    n: usize,
+    plan: impl FnOnce(&Sim) -> Result<Partition, String>,
+    progress: Option<ProgressFn<'_>>,
+) -> Result<(Sim, Result<PartsStats, String>), Error> {
+    let ex = Exchange::new(n.max(1));
+    let chosen: OnceLock<Partition> = OnceLock::new();
+    std::thread::scope(|scope| {
+        let (go, handles): (Vec<_>, Vec<_>) = (1..n)
+            .map(|k| {
+                let (tx, rx) = mpsc::channel::<bool>();
+                let (ex, chosen) = (&ex, &chosen);
+                let handle = scope.spawn(move || {
+                    let _stop = ex.stop_on_panic();
+                    let copy = build(sc, seed);
+                    // the plan: run part `k`, or nothing (also when the first copy failed)
+                    if !rx.recv().unwrap_or(false) {
+                        return None;
+                    }
+                    let p = chosen.get().expect("the plan, before the go");
+                    Some(copy.inspect_err(|_| ex.stop()).map(|mut sim| (sim.run_part(k, p, ex, None), sim)))
+                });
+                (tx, handle)
+            })
+            .unzip();
+        let joined = |handles: Vec<std::thread::ScopedJoinHandle<'_, _>>| -> Vec<_> {
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        };
+        let _stop = ex.stop_on_panic();
+        let mut first = match build(sc, seed) {
+            Ok(sim) => sim,
+            Err(e) => {
+                drop(go);
+                joined(handles);
+                return Err(e);
+            }
+        };
+        let p = match plan(&first) {
+            Ok(p) if n > 1 => p,
+            other => {
+                drop(go);
+                joined(handles);
+                if first.run(progress).is_break() {
+                    return Err(Error::Interrupted);
+                }
+                return Ok((first, Err(other.err().unwrap_or_else(|| "one thread".into()))));
+            }
+        };
+        let p = chosen.get_or_init(|| p);
+        for tx in go {
+            let _ = tx.send(true);
+        }
+        let mine = first.run_part(0, p, &ex, progress);
+        let others = joined(handles);
+        let fail = |r: Result<String, crate::engine::Stopped>| match r {
+            Ok(why) => Error::invalid("sim", why),
+            Err(_) => Error::Interrupted,
+        };
+        // a copy that failed to build stopped the others: its error first
+        let mut copies = Vec::with_capacity(others.len());
+        for other in others {
+            copies.push(other.expect("a copy told to run")?);
+        }
+        let mut stats = mine.map_err(fail)?;
+        for (k, (ran, sim)) in copies.into_iter().enumerate() {
+            let s = ran.map_err(fail)?;
+            first.adopt_part(sim, k + 1, p);
+            stats.events[k + 1] = s.events[k + 1];
+            stats.crossings += s.crossings;
+        }
+        Ok((first, Ok(stats)))
+    })
 }
 
 /// Runs `sc` like [`run`], the network split into `parts` parts run one after the other in
@@ -42,7 +187,7 @@ pub fn run_in_parts(sc: &Scenario, seed: Option<u64>, parts: usize) -> Result<(R
     let p = Partition::split(&sim.world().net, parts).map_err(|why| Error::invalid("sim", why))?;
     let stats = sim.run_in_parts(&p, false).map_err(|why| Error::invalid("sim", why))?;
     let wall_s = wall.elapsed().as_secs_f64();
-    Ok((render::results(sc, seed, &mut sim, wall_s), stats))
+    Ok((render::results(sc, seed, &mut sim, wall_s, None), stats))
 }
 
 /// Runs every job of `sim` alone (module rules) and records its completion time there;
@@ -81,7 +226,7 @@ pub fn run_traced(sc: &Scenario, seed: Option<u64>) -> Result<(Results, String),
     let wall = std::time::Instant::now();
     let mut sim = simulate(sc, seed, None)?;
     let wall_s = wall.elapsed().as_secs_f64();
-    let r = render::results(sc, seed, &mut sim, wall_s);
+    let r = render::results(sc, seed, &mut sim, wall_s, None);
     Ok((r, sim.take_trace()))
 }
 

@@ -148,6 +148,31 @@ impl Series {
         self.groups.sample(now, flows, flow_group);
     }
 
+    /// Sums the groups' delivered bytes over the flows of `counted` only (by flow id): a part
+    /// of a run on several threads counts the flows whose receivers it runs.
+    pub fn count_only(&mut self, counted: Vec<bool>) {
+        self.groups.count_only(counted);
+    }
+
+    /// Takes from `other`, the sampler of a copy of this run that ran some part of it on
+    /// another thread (the same ticks, rows and order), the values that part measured: a
+    /// port's queue where `port(p)` (global port id), a flow's delivered bytes where
+    /// `receiver(f)` and its window where `sender(f)` (flow id); and adds its group sums.
+    pub fn adopt(&mut self, other: &Series, port: impl Fn(u32) -> bool, receiver: impl Fn(u64) -> bool, sender: impl Fn(u64) -> bool) {
+        assert_eq!(self.value.len(), other.value.len(), "two parts sampled different rows");
+        for r in 0..self.value.len() {
+            let theirs = match self.metric[r] {
+                QUEUE_PKTS | QUEUE_BYTES => port(self.ports[self.port[r] as usize]),
+                DELIVERED => receiver(self.flow[r]),
+                _ => sender(self.flow[r]),
+            };
+            if theirs {
+                self.value[r] = other.value[r];
+            }
+        }
+        self.groups.add(&other.groups);
+    }
+
     /// The samples as tables: the time series (`time_s, metric, port, flow_id, value`), the
     /// groups' goodput per sample interval, and per window if asked for (`groups.rs`).
     pub fn into_tables(self) -> (Table, Table, Option<Table>) {

@@ -95,11 +95,36 @@ impl Partition {
 pub(super) struct Windows {
     part: Vec<u32>,
     current: u32,
-    outbox: Vec<Vec<(SimTime, u64, InFlight)>>,
-    outbox_int: Vec<Vec<Telemetry>>,
-    until: SimTime,
+    pub(super) outbox: Vec<Vec<(SimTime, u64, InFlight)>>,
+    pub(super) outbox_int: Vec<Vec<Telemetry>>,
+    pub(super) until: SimTime,
     slabs: Vec<Slab>,
     ints: Vec<Vec<Telemetry>>,
+}
+
+impl Windows {
+    /// The windows of part `k` of `p` run alone, on a thread of its own (`threads.rs`): the
+    /// part's slab is the run's own.
+    pub(super) fn of_thread(p: &Partition, k: usize) -> Windows {
+        Windows { part: p.part.clone(), current: k as u32, outbox: vec![Vec::new(); p.parts], outbox_int: vec![Vec::new(); p.parts], until: SimTime::ZERO, slabs: Vec::new(), ints: Vec::new() }
+    }
+}
+
+impl Partition {
+    /// The parts of `net` for a run on `threads` threads, or why it runs on one: a split
+    /// pays only when every thread gets at least one of the switches nearest the hosts (a
+    /// dumbbell, whose hosts hang off one switch, runs on one thread).
+    pub fn for_threads(net: &Network, threads: usize) -> Result<Partition, String> {
+        if threads <= 1 {
+            return Err("one thread asked for, or one core".into());
+        }
+        let level = net.levels();
+        let first = (0..net.nodes.len()).filter(|&i| net.nodes[i].kind == NodeKind::Switch && level[i] == 1).count();
+        if first < threads {
+            return Err(format!("the hosts hang off {first} switch{}, fewer than the {threads} threads: the split would not pay", if first == 1 { "" } else { "es" }));
+        }
+        Partition::split(net, threads)
+    }
 }
 
 /// How a run in parts went: what a parallel run of the same parts would synchronise on.
@@ -133,7 +158,7 @@ impl PartsStats {
 
 /// What stops a run in parts, if anything: a mechanism whose events reach across the network
 /// at once, or the order that is not by origin.
-fn refusal(w: &World) -> Option<&'static str> {
+pub(super) fn refusal(w: &World) -> Option<&'static str> {
     if !w.by_origin {
         return Some("a run in parts needs sim.tie_break = \"origin\"");
     }

@@ -34,7 +34,7 @@ use serde_json::{json, Map, Value};
 
 /// The result files of `sim`, run from `sc` with `seed` in `wall_s` seconds of wall time. Takes
 /// the observers' tables out of `sim`.
-pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results {
+pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64, threads: Option<Value>) -> Results {
     let w = sim.world_mut();
     let series = w.series.take().map(crate::series::Series::into_tables);
     let drop_runs = crate::probe::drop_runs_table(&mut w.probes, &w.flow_group, &w.group_names);
@@ -88,6 +88,9 @@ pub fn results(sc: &Scenario, seed: u64, sim: &mut Sim, wall_s: f64) -> Results 
     }
     if let Some(d) = deadlock {
         summary["pfc_deadlock"] = d;
+    }
+    if let Some(t) = threads {
+        summary["threads"] = t;
     }
     let mut summary_json = serde_json::to_string_pretty(&summary).expect("JSON of plain values");
     summary_json.push('\n');

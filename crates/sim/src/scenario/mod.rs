@@ -30,5 +30,5 @@ pub use load::{apply_override, load};
 pub use measure::{MeasureConfig, MeasuredPorts, TraceConfig};
 pub use poisson::{Cdf, CdfUnit, PoissonConfig};
 pub use routing::{CoreChoice, HashSeed, RoutingConfig, RoutingMode};
-pub use schema::{Scenario, SimConfig, TieBreak};
+pub use schema::{Scenario, SimConfig, Threads, TieBreak};
 pub use topology::{PortQueue, TopologyConfig};

@@ -92,6 +92,75 @@ pub struct SimConfig {
     /// How events at the very same picosecond are ordered (see [`TieBreak`]).
     #[serde(default)]
     pub tie_break: TieBreak,
+    /// Threads one run uses (see [`Threads`]).
+    #[serde(default)]
+    pub threads: Threads,
+}
+
+/// Threads one run uses (`sim.threads`): a number, or `"auto"`, as many as the machine has
+/// cores. Above one, the network is split into as many parts, one per thread, in windows of
+/// the least delay of a link between parts (`engine/threads.rs`); the outputs are the same
+/// as on one thread, byte for byte, which is why it needs `sim.tie_break = "origin"`. A run
+/// that cannot be split, or whose split would not pay, runs on one thread, and
+/// `summary.json` says why (`threads`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Threads {
+    Count(u32),
+    Auto,
+}
+
+impl Default for Threads {
+    fn default() -> Threads {
+        Threads::Count(1)
+    }
+}
+
+impl Threads {
+    /// The threads asked for on a machine of `cores` cores.
+    pub fn resolve(self, cores: usize) -> usize {
+        match self {
+            Threads::Count(n) => n as usize,
+            Threads::Auto => cores.max(1),
+        }
+    }
+}
+
+impl Serialize for Threads {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Threads::Count(n) => s.serialize_u32(*n),
+            Threads::Auto => s.serialize_str("auto"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Threads {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Threads, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Threads;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of threads from 1 to 256, or \"auto\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, n: i64) -> Result<Threads, E> {
+                if (1..=256).contains(&n) {
+                    Ok(Threads::Count(n as u32))
+                } else {
+                    Err(E::custom(format!("{n} threads: must be from 1 to 256, or \"auto\"")))
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, n: u64) -> Result<Threads, E> {
+                self.visit_i64(n.min(i64::MAX as u64) as i64)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Threads, E> {
+                match v {
+                    "auto" => Ok(Threads::Auto),
+                    _ => v.parse::<i64>().map_err(|_| E::custom(format!("{v:?}: expected a number of threads or \"auto\""))).and_then(|n| self.visit_i64(n)),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Order of events at the same instant (`sim.tie_break`).

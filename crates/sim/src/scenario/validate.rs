@@ -26,6 +26,9 @@ impl Scenario {
     /// Checks every value of the scenario against the rest; the first error names its key.
     pub fn validate(&self) -> Result<(), ConfigError> {
         positive("sim.duration_s", self.sim.duration_s)?;
+        if self.sim.threads != super::Threads::Count(1) && self.sim.tie_break != super::TieBreak::Origin {
+            return Err(ConfigError::new("sim.threads", "more than one thread needs sim.tie_break = \"origin\", the order of events every split of the network runs alike"));
+        }
         if self.sim.duration_s > 1.0e6 {
             return Err(ConfigError::new("sim.duration_s", "must be at most 1e6 seconds"));
         }

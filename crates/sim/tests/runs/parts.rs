@@ -1,9 +1,10 @@
 //! Runs split into parts (`engine/windows.rs`): each part runs its events of a window alone,
 //! packets between parts wait for the window's end, and the outputs equal the whole run's byte
-//! for byte, for every discipline, transport and topology, at 1, 2 and 3 parts.
+//! for byte, for every discipline, transport and topology, at 1, 2 and 3 parts run one after
+//! the other, and on 2 and 3 threads (`engine/threads.rs`).
 
 use crate::common::ov;
-use dcfair_sim::run::run_in_parts;
+use dcfair_sim::run::{run_in_parts, run_on_threads};
 use dcfair_sim::{load_scenario, run, Error, Results};
 
 const P: &str = "../../scenarios/papers";
@@ -79,6 +80,14 @@ fn same_in_parts_of(text: &str, origin: &str, extra: &[(&str, &str)]) -> Results
             assert!(a == b, "{} in {parts} parts differs from the whole run ({extra:?})", name);
         }
         assert_eq!(want.len(), got.len());
+    }
+    for threads in 2..=3 {
+        let (r, stats) = run_on_threads(&sc, None, threads).unwrap_or_else(|e| panic!("{threads} threads: {e}"));
+        let ran = stats.events.iter().filter(|&&e| e > 0).count();
+        assert!(text.contains("\"dumbbell\"") || (stats.crossings > 0 && ran >= 2), "{threads} threads: {stats:?}");
+        for ((name, a), (_, b)) in want.iter().zip(&files(&r)) {
+            assert!(a == b, "{} on {threads} threads differs from the whole run ({extra:?})", name);
+        }
     }
     whole
 }
@@ -160,4 +169,58 @@ fn the_windows_record_adds_up_to_the_run() {
         let mut sim = dcfair_sim::assemble::build(&sc, sc.seed).unwrap();
         assert!(sim.run_in_parts(&p, false).unwrap().record.is_empty());
     }
+}
+
+/// `sim.threads` through [`run`]: the files of the run on one thread, and `summary.json` says
+/// how many threads ran it; a run that cannot be split, or whose split would not pay, runs on
+/// one thread and says why; more than one thread needs the order by origin.
+#[test]
+fn sim_threads_runs_the_same_run_on_threads_or_says_why_not() {
+    let threads_of = |r: &Results| serde_json::from_str::<serde_json::Value>(&r.summary_json).unwrap()["threads"].clone();
+    let without_threads = |r: &Results| {
+        let mut f = files(r);
+        let mut s: serde_json::Value = serde_json::from_str(&f[0].1).unwrap();
+        s.as_object_mut().unwrap().remove("threads");
+        f[0].1 = s.to_string();
+        f
+    };
+    let origin = ("sim.tie_break", "\"origin\"");
+    let sc = load_scenario(FATTREE, "t.toml", &ov(&[origin])).unwrap();
+    let one = run(&sc, None, None).unwrap();
+    assert!(threads_of(&one).is_null(), "one thread: no record");
+    let sc2 = load_scenario(FATTREE, "t.toml", &ov(&[origin, ("sim.threads", "2")])).unwrap();
+    let two = run(&sc2, None, None).unwrap();
+    assert_eq!(threads_of(&two), serde_json::json!({"asked": 2, "used": 2}));
+    assert_eq!(without_threads(&two), files(&one));
+    // a dumbbell: its hosts hang off one switch
+    let dumbbell = load_scenario(&file("hcf/longflows.toml"), "l.toml", &ov(&[origin, ("sim.threads", "2"), ("sim.duration_s", "0.2"), ("measure.window_s", "0.1")])).unwrap();
+    let t = threads_of(&run(&dumbbell, None, None).unwrap());
+    assert_eq!((t["asked"].as_u64(), t["used"].as_u64()), (Some(2), Some(1)), "{t}");
+    assert!(t["why"].as_str().unwrap().contains("would not pay"), "{t}");
+    // an incast's requests reach every server at once
+    let incast = load_scenario(&file("hcf/incast_typical.toml"), "i.toml", &ov(&[origin, ("sim.threads", "2")])).unwrap();
+    let t = threads_of(&run(&incast, None, None).unwrap());
+    assert!(t["used"] == 1 && t["why"].as_str().unwrap().contains("incast"), "{t}");
+    // the order by origin, and a count from 1 to 256 or "auto"
+    for (value, tie, says) in [("2", "\"fifo\"", "origin"), ("0", "\"origin\"", "from 1 to 256"), ("\"many\"", "\"origin\"", "auto"), ("2.5", "\"origin\"", "auto")] {
+        match load_scenario(FATTREE, "t.toml", &ov(&[("sim.tie_break", tie), ("sim.threads", value)])) {
+            Err(Error::Invalid { key, reason }) => assert!(key == "sim.threads" && reason.contains(says), "{value}: {key}: {reason}"),
+            other => panic!("sim.threads = {value}: {:?}", other.map(|s| s.sim.threads)),
+        }
+    }
+    assert_eq!(load_scenario(FATTREE, "t.toml", &ov(&[origin, ("sim.threads", "\"auto\"")])).unwrap().sim.threads, dcfair_sim::scenario::Threads::Auto);
+}
+
+/// A run on threads that the progress callback stops ends on every thread, with `Interrupted`.
+#[test]
+fn a_run_on_threads_stops_when_asked() {
+    let path = format!("{}/../../scenarios/scale/permutation.toml", env!("CARGO_MANIFEST_DIR"));
+    let sc = load_scenario(&std::fs::read_to_string(&path).unwrap(), &path, &ov(&[("sim.tie_break", "\"origin\""), ("sim.threads", "2"), ("sim.duration_s", "1.0")])).unwrap();
+    let mut calls = 0;
+    let mut stop = |_: &dcfair_sim::engine::Progress| {
+        calls += 1;
+        std::ops::ControlFlow::Break(())
+    };
+    assert!(matches!(run(&sc, None, Some(&mut stop)), Err(Error::Interrupted)));
+    assert_eq!(calls, 1);
 }

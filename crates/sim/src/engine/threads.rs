@@ -1,0 +1,339 @@
+//! A run on several threads: one part of the network per thread, in the windows of a run in
+//! parts (`windows.rs`).
+//!
+//! Rules:
+//! - Every thread runs its own copy of the run (a [`Sim`] built from the same scenario and
+//!   seed), and in it the events of its part alone: the events of its nodes, from its own
+//!   queue, and those of the whole run (the window's opening, the samplers, FairQ's ticks),
+//!   which every copy runs at the same instants. Threads share nothing else but the packets
+//!   between parts, the earliest time each part has work next, and a barrier ([`Exchange`]).
+//! - The windows are those of a run in parts, computed by every thread from the same numbers,
+//!   so every thread runs the same windows. After its events of a window, a thread posts the
+//!   packets it sent to each other part (by value, with their telemetry records) and the
+//!   earliest of its next event and of those packets; waits at the barrier; then takes the
+//!   packets posted to it. The least posted time and the whole run's next event give the next
+//!   window. Posts alternate between two sets of slots, so no thread writes a slot another
+//!   still reads.
+//! - A copy changes only what its part owns: the ports of its nodes (their queues, probes,
+//!   drops by flow and counts when the window opened), its switches' shared buffers and FairQ
+//!   ports, and each flow's end at its nodes (the endpoint's side, that side's timer, the
+//!   receiver's observations); the whole run's events change every copy alike. When every
+//!   thread is done, [`Sim::adopt_part`] moves what each part owns into the first copy, and the
+//!   results are read from it: they equal those of the run on one thread, byte for byte.
+//! - A sum over flows of several parts (a group's delivered bytes, in the time series) counts
+//!   in each copy the flows whose receivers it runs; the join adds the copies' sums.
+//! - A thread that panics, or a stop asked by the progress callback (on the first thread),
+//!   stops every thread at its next barrier.
+
+use super::windows::{refusal, Partition, PartsStats, Windows};
+use super::{ProgressFn, Progress, Sim, X_INT, X_PARTS};
+use crate::event::Event;
+use crate::pktref::InFlight;
+use dcfair_core::telemetry::Telemetry;
+use dcfair_core::time::SimTime;
+use dcfair_core::transport::Side;
+use std::hint::spin_loop;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The packets one part posts to another at a window's end, with their telemetry records (in
+/// a run with telemetry).
+#[derive(Default)]
+struct Post {
+    pkts: Vec<(SimTime, u64, InFlight)>,
+    ints: Vec<Telemetry>,
+}
+
+/// What the threads of one run share (module rules).
+pub struct Exchange {
+    parts: usize,
+    barrier: SpinBarrier,
+    /// By the window's parity, then `from * parts + to`.
+    slots: [Vec<Mutex<Post>>; 2],
+    /// By the window's parity, then part: the earliest of the part's next event and the
+    /// packets it posted (picoseconds; `u64::MAX`: none).
+    next: [Vec<AtomicU64>; 2],
+    stop: AtomicBool,
+}
+
+impl Exchange {
+    /// The exchange of a run on `parts` threads.
+    pub fn new(parts: usize) -> Exchange {
+        let slots = || (0..parts * parts).map(|_| Mutex::new(Post::default())).collect();
+        let next = || (0..parts).map(|_| AtomicU64::new(u64::MAX)).collect();
+        Exchange { parts, barrier: SpinBarrier::new(parts), slots: [slots(), slots()], next: [next(), next()], stop: AtomicBool::new(false) }
+    }
+
+    /// Stops every thread at its next barrier.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    /// A guard for a thread's run: if the thread panics, the others stop.
+    pub fn stop_on_panic(&self) -> impl Drop + '_ {
+        struct Guard<'a>(&'a Exchange);
+        impl Drop for Guard<'_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.stop();
+                }
+            }
+        }
+        Guard(self)
+    }
+
+    /// The earliest time any part has work, from the posts of parity `parity`.
+    fn earliest(&self, parity: usize) -> SimTime {
+        SimTime(self.next[parity].iter().map(|n| n.load(Ordering::Relaxed)).min().unwrap_or(u64::MAX))
+    }
+}
+
+/// A barrier whose threads spin (yielding now and then) instead of sleeping: a window's wait is
+/// microseconds, shorter than a sleeping thread takes to wake. It gives up when `stop` is set.
+struct SpinBarrier {
+    n: usize,
+    arrived: AtomicUsize,
+    round: AtomicUsize,
+}
+
+impl SpinBarrier {
+    fn new(n: usize) -> SpinBarrier {
+        SpinBarrier { n, arrived: AtomicUsize::new(0), round: AtomicUsize::new(0) }
+    }
+
+    /// Waits for every thread; `false` if `stop` was set instead.
+    fn wait(&self, stop: &AtomicBool) -> bool {
+        let round = self.round.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.round.fetch_add(1, Ordering::Release);
+            return !stop.load(Ordering::Acquire);
+        }
+        let mut spins = 0u32;
+        while self.round.load(Ordering::Acquire) == round {
+            spin_loop();
+            spins = spins.wrapping_add(1);
+            if spins % 1024 == 0 {
+                if stop.load(Ordering::Acquire) {
+                    return false;
+                }
+                std::thread::yield_now();
+            }
+        }
+        !stop.load(Ordering::Acquire)
+    }
+}
+
+/// A thread's run was stopped: another failed, or the progress callback asked.
+#[derive(Debug)]
+pub struct Stopped;
+
+impl Sim {
+    /// Why this run cannot be split into parts (its events reach across the network at once,
+    /// or its tie order is not by origin); `None` when it can.
+    pub fn split_refusal(&self) -> Option<&'static str> {
+        refusal(&self.w)
+    }
+
+    /// Runs part `k` of `p` on this thread, to the end (module rules), the other parts on the
+    /// other threads that share `ex`; `progress` (the first thread's) sees the run's time and
+    /// this part's events. `Err(Ok(why))` before anything ran when the run cannot be split,
+    /// `Err(Err(Stopped))` when stopped. Stats count this part's events and crossings.
+    pub fn run_part(&mut self, k: usize, p: &Partition, ex: &Exchange, mut progress: Option<ProgressFn<'_>>) -> Result<PartsStats, Result<String, Stopped>> {
+        if let Some(why) = refusal(&self.w) {
+            ex.stop();
+            return Err(Ok(why.into()));
+        }
+        if p.part.len() != self.w.net.nodes.len() || p.parts != ex.parts {
+            ex.stop();
+            return Err(Ok(format!("a partition of {} nodes in {} parts for a network of {} on {} threads", p.part.len(), p.parts, self.w.net.nodes.len(), ex.parts)));
+        }
+        let (n, me) = (p.parts, k as u32);
+        let mut global = self.q.fork();
+        let mut mine = self.q.fork();
+        let whole = self.w.net.nodes.len() as u32;
+        for (t, tie, ev) in self.q.take_all() {
+            if matches!(ev, Event::Arrive { .. }) {
+                ex.stop();
+                return Err(Ok("a run in parts starts before any packet is sent".into()));
+            }
+            match self.origin_of(ev) {
+                o if o == whole => global.push_tied(t, tie, ev),
+                o if p.part[o as usize] == me => mine.push_tied(t, tie, ev),
+                _ => {} // another part's: its thread runs it
+            }
+        }
+        self.q = mine;
+        if let Some(s) = self.w.series.as_mut() {
+            s.count_only(self.w.flows.iter().map(|f| p.part[f.ids.dst as usize] == me).collect());
+        }
+        self.win = Some(Box::new(Windows::of_thread(p, k)));
+        self.extras |= X_PARTS;
+        let end = self.w.end;
+        let mut stats = PartsStats { events: vec![0; n], ..PartsStats::default() };
+        let wall = std::time::Instant::now();
+        let mut last_report = 0.0f64;
+        let mut parity = 0;
+        ex.next[parity][k].store(self.q.next_time().map_or(u64::MAX, |t| t.0), Ordering::Relaxed);
+        let ran = (|| {
+            if !ex.barrier.wait(&ex.stop) {
+                return Err(Stopped);
+            }
+            loop {
+                let w0 = ex.earliest(parity).min(global.next_time().unwrap_or(SimTime::MAX));
+                if w0 > end || w0 == SimTime::MAX {
+                    return Ok(());
+                }
+                let tg = global.next_time().unwrap_or(SimTime::MAX);
+                let we = SimTime(w0.0.saturating_add(p.lookahead.0)).min(tg);
+                if we > w0 {
+                    parity ^= 1;
+                    self.thread_window(k, SimTime(we.0 - 1).min(end), we, parity, ex, &mut stats)?;
+                }
+                if tg == we && tg <= end {
+                    parity ^= 1;
+                    self.thread_window(k, tg, SimTime(tg.0 + 1), parity, ex, &mut stats)?;
+                    let before = global.events();
+                    std::mem::swap(&mut self.q, &mut global);
+                    self.run_events(tg, u64::MAX);
+                    std::mem::swap(&mut self.q, &mut global);
+                    stats.global_events += global.events() - before;
+                }
+                if let Some(report) = progress.as_mut() {
+                    let w = wall.elapsed().as_secs_f64();
+                    if w - last_report >= 0.2 {
+                        last_report = w;
+                        let at = Progress { sim_time_s: w0.as_secs_f64(), duration_s: end.as_secs_f64(), events: self.q.events(), wall_time_s: w };
+                        if report(&at).is_break() {
+                            ex.stop();
+                            return Err(Stopped);
+                        }
+                    }
+                }
+            }
+        })();
+        self.win = None;
+        self.extras &= !X_PARTS;
+        self.events_in_parts = global.events();
+        ran.map_err(Err)?;
+        if let Some(report) = progress.as_mut() {
+            let at = Progress { sim_time_s: end.as_secs_f64(), duration_s: end.as_secs_f64(), events: self.q.events(), wall_time_s: wall.elapsed().as_secs_f64() };
+            if let ControlFlow::Break(()) = report(&at) {
+                return Err(Err(Stopped));
+            }
+        }
+        Ok(stats)
+    }
+
+    /// This part's events up to `last`; then it posts its packets for the other parts (none
+    /// arrives before `until`) in the slots of `parity`, waits for every thread, and takes
+    /// the packets posted to it.
+    fn thread_window(&mut self, k: usize, last: SimTime, until: SimTime, parity: usize, ex: &Exchange, stats: &mut PartsStats) -> Result<(), Stopped> {
+        let before = self.q.events();
+        self.win.as_deref_mut().expect("windows").until = until;
+        self.run_events(last, u64::MAX);
+        stats.events[k] += self.q.events() - before;
+        stats.windows += 1;
+        let n = ex.parts;
+        let win = self.win.as_deref_mut().expect("windows");
+        let mut earliest = self.q.next_time().unwrap_or(SimTime::MAX);
+        for to in (0..n).filter(|&to| to != k) {
+            let (out, ints) = (&mut win.outbox[to], &mut win.outbox_int[to]);
+            stats.crossings += out.len() as u64;
+            earliest = out.iter().map(|&(t, _, _)| t).fold(earliest, SimTime::min);
+            let mut slot = ex.slots[parity][k * n + to].lock().expect("a slot");
+            debug_assert!(slot.pkts.is_empty() && slot.ints.is_empty(), "a slot not yet read");
+            std::mem::swap(&mut slot.pkts, out);
+            std::mem::swap(&mut slot.ints, ints);
+        }
+        ex.next[parity][k].store(earliest.0, Ordering::Relaxed);
+        if !ex.barrier.wait(&ex.stop) {
+            return Err(Stopped);
+        }
+        let with_int = self.extras & X_INT != 0;
+        for from in (0..n).filter(|&from| from != k) {
+            let mut slot = ex.slots[parity][from * n + k].lock().expect("a slot");
+            let Post { pkts, ints } = &mut *slot;
+            let mut records = ints.drain(..);
+            for (t, tie, f) in pkts.drain(..) {
+                let h = self.slab.put(f);
+                if with_int {
+                    let rec = records.next().expect("a telemetry record per packet");
+                    if self.int.len() <= h as usize {
+                        self.int.resize(h as usize + 1, Telemetry::default());
+                    }
+                    self.int[h as usize] = rec;
+                }
+                self.q.push_tied(t, tie, Event::Arrive { pkt: h });
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves into this run what part `k` of `p` owns in `other`, a copy of it that ran that
+    /// part on another thread (module rules): its ports, buffers and FairQ ports, the flows'
+    /// ends at its nodes, and its samples; adds its counts and events.
+    pub fn adopt_part(&mut self, mut other: Sim, k: usize, p: &Partition) {
+        let me = k as u32;
+        let ours = |node: u32| p.part[node as usize] == me;
+        let w = &mut self.w;
+        let o = &mut other.w;
+        for (pid, port) in o.net.ports.iter_mut().enumerate() {
+            if ours(port.node) {
+                std::mem::swap(&mut w.net.ports[pid], port);
+                if let Some(at) = other.drops_at_window.get(pid) {
+                    self.drops_at_window[pid] = *at;
+                }
+                let probe = w.net.ports[pid].probe as usize;
+                if probe < o.probes.len() {
+                    std::mem::swap(&mut w.probes[probe], &mut o.probes[probe]);
+                }
+            }
+        }
+        w.port_drops.absorb(std::mem::take(&mut o.port_drops));
+        if let (Some(a), Some(b)) = (w.buffers.as_deref_mut(), o.buffers.as_deref_mut()) {
+            for (i, sb) in b.sw.iter_mut().enumerate() {
+                if ours(b.node[i]) {
+                    std::mem::swap(&mut a.sw[i], sb);
+                }
+            }
+        }
+        if let (Some(a), Some(b)) = (w.fairq.as_deref_mut(), o.fairq.as_deref_mut()) {
+            for (i, fp) in b.core.ports.iter_mut().enumerate() {
+                if ours(o.net.ports[b.gids[i] as usize].node) {
+                    std::mem::swap(&mut a.core.ports[i], fp);
+                }
+            }
+            a.core.rewrites += b.core.rewrites;
+        }
+        for (f, (a, b)) in w.flows.iter_mut().zip(&mut o.flows).enumerate() {
+            for side in Side::BOTH {
+                let node = if side == Side::Sender { a.ids.src } else { a.ids.dst };
+                if !ours(node) {
+                    continue;
+                }
+                let s = side.index();
+                a.ends.adopt(&mut b.ends, side);
+                a.timer_at[s] = b.timer_at[s];
+                a.deadline_seen[s] = b.deadline_seen[s];
+                a.timer_f[s] = b.timer_f[s];
+                if side == Side::Sender {
+                    a.sent_at_window = b.sent_at_window;
+                } else {
+                    a.delivered_at_window = b.delivered_at_window;
+                    std::mem::swap(&mut self.obs[f], &mut other.obs[f]);
+                    if let Some(order) = other.order.get_mut(f) {
+                        std::mem::swap(&mut self.order[f], order);
+                    }
+                }
+            }
+        }
+        if let (Some(a), Some(b)) = (w.series.as_mut(), o.series.as_ref()) {
+            let flows = &w.flows;
+            let node = |f: u64, side: usize| if side == 0 { flows[f as usize].ids.src } else { flows[f as usize].ids.dst };
+            a.adopt(b, |port| ours(w.net.ports[port as usize].node), |f| ours(node(f, 1)), |f| ours(node(f, 0)));
+        }
+        self.events_in_parts += other.q.events();
+    }
+}
