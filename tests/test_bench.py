@@ -393,3 +393,19 @@ def test_the_parts_and_sync_benchmarks_measure_what_they_say(tmp_path, capsys):
     # (the synchronisation measured on a busy machine may cost more than the parts gain)
     assert 0 < row["predicted"]["2"] <= 2 and 0 < row["predicted"]["4"] <= 4, row
     assert "| 4 | 1000 ns |" in capsys.readouterr().out and parts.DOC.read_text() == doc
+
+
+def test_the_threads_benchmark_compares_the_same_run_on_one_and_two_threads(tmp_path):
+    """A tiny pair on a k = 4 fat-tree: the script checks that both runs wrote the same bytes
+    and that the second really used 2 threads, and keeps both runs' wall time and memory.
+    Timed only for its shape; its numbers are docs/performance.md's."""
+    threads = _load("threads")
+    if not threads.SIMRUN.exists():
+        pytest.skip("target/release/examples/simrun not built (cargo build --release --examples)")
+    out = tmp_path / "threads.json"
+    assert threads.main(["--ks", "4", "--reps", "1", "--duration", "0.002", "--no-doc", "--results", str(out)]) == 0
+    row = json.loads(out.read_text())["rows"][0]
+    pair = row["pairs"][0]
+    assert pair["one"]["digest"] == pair["many"]["digest"] and pair["many"]["threads_used"] == 2
+    assert row["speedup_median"] == pytest.approx(pair["one"]["wall_s"] / pair["many"]["wall_s"])
+    assert row["rss_one_mib"] > 1 and row["rss_many_mib"] > 1

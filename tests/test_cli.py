@@ -341,12 +341,36 @@ def test_fabric_input_that_cannot_run_is_refused_by_run_and_validate_alike(cmd, 
         # a group's own tcp table: values and unknown keys are named by their full path
         ("flows.tcp.cubic_beta=1.5", "flows.tcp.cubic_beta"),
         ("flows.tcp.no_such_key=1", "flows.tcp.no_such_key"),
+        # threads: a count from 1 to 256 or "auto", above one in the order by origin
+        ("sim.threads=0", "sim.threads"),
+        ("sim.threads=-2", "sim.threads"),
+        ("sim.threads=2", "sim.threads"),
     ],
 )
 def test_bad_override_is_invalid_input(override, key, tmp_path):
     p = dcfair("run", LONGFLOWS, "--set", override, "--out", tmp_path / "out")
     assert_clean_error(p, 2, f"dcfair: invalid input: {key}")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_run_on_two_threads_writes_the_files_of_the_run_on_one(tmp_path):
+    """`sim.threads = 2` on a fat-tree: every file as on one thread, but summary.json's wall time
+    and its record of the threads, and provenance.json's command."""
+    fattree = REPO / "scenarios/papers/outcast/fattree.toml"
+    sets = ["--set", "sim.duration_s=0.02", "--set", "sim.tie_break=origin"]
+    outs = {n: tmp_path / f"t{n}" for n in (1, 2)}
+    for n, out in outs.items():
+        p = dcfair("run", fattree, *sets, "--set", f"sim.threads={n}", "--out", out)
+        assert p.returncode == 0, p.stderr
+    summaries = {n: json.loads((out / "summary.json").read_text()) for n, out in outs.items()}
+    assert "threads" not in summaries[1] and summaries[2]["threads"] == {"asked": 2, "used": 2}
+    for s in summaries.values():
+        s.pop("wall_time_s"), s.pop("threads", None)
+    assert summaries[1] == summaries[2]
+    names = sorted(f.name for f in outs[1].iterdir())
+    assert names == sorted(f.name for f in outs[2].iterdir())
+    for name in set(names) - {"summary.json", "provenance.json"}:
+        assert (outs[1] / name).read_bytes() == (outs[2] / name).read_bytes(), name
 
 
 def test_run_writes_the_contract_files(tmp_path):
