@@ -19,6 +19,10 @@
 //!   its key, for what only the built network shows: hosts that cannot reach each other, a
 //!   waypoint that is not a switch or not on a path, equal-length routing without a core tier,
 //!   an unknown port of `[measure]` or `[ports]`.
+//! - The copies of one run on several threads (`run.rs`) share the routes, which no event
+//!   changes: the first copy's build hands them out once they are checked
+//!   ([`RoutesFrom::Share`]); each other copy builds all the rest and takes them
+//!   ([`RoutesFrom::Copy`]), without checking them again.
 
 use crate::engine::{Sim, World, VIA_PER_PACKET};
 use crate::error::Error;
@@ -32,6 +36,7 @@ use crate::scenario::{CoreChoice, HashSeed, Scenario, TieBreak};
 use crate::series::Series;
 use crate::topo::Built;
 use crate::workload::Flow;
+use std::sync::{Arc, OnceLock};
 use crate::{poisson, probe, topo, workload};
 use dcfair_core::packet::{Proto, NO_VIA};
 use dcfair_core::transport::ndp::config::Paths as NdpPaths;
@@ -42,18 +47,40 @@ use rand::Rng as _;
 
 /// The network, the workloads and the first events of `sc` run with `seed`, ready to run.
 pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
-    build_some(sc, seed, None)
+    build_some(sc, seed, None, RoutesFrom::Own)
+}
+
+/// Where a build's routes come from (module rules).
+#[derive(Clone, Copy)]
+pub enum RoutesFrom<'a> {
+    /// It computes them and checks them against its flows.
+    Own,
+    /// The first copy of a run on several threads: as [`RoutesFrom::Own`], and it puts them in
+    /// the cell once checked, or `None` if its build fails first, so that no copy waits in vain.
+    Share(&'a OnceLock<Option<Arc<Routes>>>),
+    /// Another copy of that run: it waits for the routes in the cell; `None` (the first copy
+    /// failed) stops it with [`Error::Interrupted`].
+    Copy(&'a OnceLock<Option<Arc<Routes>>>),
+}
+
+/// [`build`] as a copy of a run on several threads: with the routes `from` says.
+pub fn build_copy(sc: &Scenario, seed: u64, from: RoutesFrom<'_>) -> Result<Sim, Error> {
+    let built = build_some(sc, seed, None, from);
+    if let (Err(_), RoutesFrom::Share(cell)) = (&built, from) {
+        let _ = cell.set(None); // already set when the build failed after the routes: the copies go on
+    }
+    built
 }
 
 /// [`build`] with the flows of flow group `group` alone, a job (`jobs.rs`): the job on its
 /// hosts of the whole scenario, nothing else on the fabric; the run ends when the job does. Its
 /// baseline (`run.rs`).
 pub fn build_alone(sc: &Scenario, seed: u64, group: usize) -> Result<Sim, Error> {
-    build_some(sc, seed, Some(group))
+    build_some(sc, seed, Some(group), RoutesFrom::Own)
 }
 
 /// [`build`], or with `only`, [`build_alone`].
-fn build_some(sc: &Scenario, seed: u64, only: Option<usize>) -> Result<Sim, Error> {
+fn build_some(sc: &Scenario, seed: u64, only: Option<usize>, from: RoutesFrom<'_>) -> Result<Sim, Error> {
     let streams = Streams::new(seed);
 
     let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
@@ -79,36 +106,18 @@ fn build_some(sc: &Scenario, seed: u64, only: Option<usize>) -> Result<Sim, Erro
         group_names.push("udp".into());
     }
 
-    let hash_seed = match sc.routing.hash_seed {
-        HashSeed::Fixed(s) => s,
-        HashSeed::Run => streams.stream("routing.hash", 0).gen::<u64>() & HashSeed::MAX,
+    let routes = match from {
+        RoutesFrom::Copy(cell) => cell.wait().clone().ok_or(Error::Interrupted)?,
+        RoutesFrom::Own | RoutesFrom::Share(_) => {
+            let routes = Arc::new(checked_routes(sc, streams, &built, &flows)?);
+            if let RoutesFrom::Share(cell) = from {
+                let _ = cell.set(Some(routes.clone()));
+            }
+            routes
+        }
     };
-    let mut routes = Routes::build(&built.net, sc.routing.mode).with_hash_seed(hash_seed);
-    if let Some(tiers) = built.tiers {
-        routes = routes.with_tiers(tiers);
-    }
     let ndp_paths = sc.transports_used().contains(&TransportKind::Ndp).then(|| sc.transport_tables().resolved().ndp.paths);
     let ndp_sprays = ndp_paths.is_some_and(|p| p != NdpPaths::Routing);
-    if ndp_sprays {
-        routes = routes.with_sprayed(Proto::Ndp, ndp_paths == Some(NdpPaths::Permutation));
-    }
-    let pairs = flows.iter().flat_map(|f| {
-        let (a, b) = (f.ids.src, f.ids.dst);
-        std::iter::once((a, b)).chain((!f.ends.one_way()).then_some((b, a)))
-    });
-    let name = |x: u32| &built.net.nodes[x as usize].name;
-    if let Some((a, b)) = routes.first_unreachable(&built.net, pairs) {
-        return Err(Error::invalid("topology", format!("host {} cannot reach host {}: the topology is not connected", name(a), name(b))));
-    }
-    if let Some((sw, dst)) = routes.first_loop(&built.net) {
-        return Err(Error::invalid("routing", format!("the routes towards {} loop through switch {}", name(dst), name(sw))));
-    }
-    if sc.routing.mode.per_packet() && !routes.has_choices() {
-        return Err(Error::invalid(
-            "routing.mode",
-            format!("\"{}\" spreads a flow's packets over equal-cost paths, and this topology has one path between every pair of hosts (use fat_tree, leaf_spine, or a custom topology with parallel paths)", sc.routing.mode.as_str()),
-        ));
-    }
     let via = waypoints(sc, streams, &built, &routes, &flows)?;
     // by origin (`TieBreak::Origin`), the draws made per packet are each node's own
     let by_origin = sc.sim.tie_break == TieBreak::Origin;
@@ -174,6 +183,43 @@ fn build_some(sc: &Scenario, seed: u64, only: Option<usize>) -> Result<Sim, Erro
         float_clock,
         by_origin,
     }))
+}
+
+/// The routes of `built` (seeded from `streams`), checked against the flows: every flow's
+/// ends reach each other (both ways, but for a transport whose packets go one way), no route
+/// loops, and a per-packet mode has choices to make.
+fn checked_routes(sc: &Scenario, streams: Streams, built: &Built, flows: &[Flow]) -> Result<Routes, Error> {
+    let hash_seed = match sc.routing.hash_seed {
+        HashSeed::Fixed(s) => s,
+        HashSeed::Run => streams.stream("routing.hash", 0).gen::<u64>() & HashSeed::MAX,
+    };
+    let mut routes = Routes::build(&built.net, sc.routing.mode).with_hash_seed(hash_seed);
+    if let Some(tiers) = built.tiers {
+        routes = routes.with_tiers(tiers);
+    }
+    let ndp_paths = sc.transports_used().contains(&TransportKind::Ndp).then(|| sc.transport_tables().resolved().ndp.paths);
+    let ndp_sprays = ndp_paths.is_some_and(|p| p != NdpPaths::Routing);
+    if ndp_sprays {
+        routes = routes.with_sprayed(Proto::Ndp, ndp_paths == Some(NdpPaths::Permutation));
+    }
+    let pairs = flows.iter().flat_map(|f| {
+        let (a, b) = (f.ids.src, f.ids.dst);
+        std::iter::once((a, b)).chain((!f.ends.one_way()).then_some((b, a)))
+    });
+    let name = |x: u32| &built.net.nodes[x as usize].name;
+    if let Some((a, b)) = routes.first_unreachable(&built.net, pairs) {
+        return Err(Error::invalid("topology", format!("host {} cannot reach host {}: the topology is not connected", name(a), name(b))));
+    }
+    if let Some((sw, dst)) = routes.first_loop(&built.net) {
+        return Err(Error::invalid("routing", format!("the routes towards {} loop through switch {}", name(dst), name(sw))));
+    }
+    if sc.routing.mode.per_packet() && !routes.has_choices() {
+        return Err(Error::invalid(
+            "routing.mode",
+            format!("\"{}\" spreads a flow's packets over equal-cost paths, and this topology has one path between every pair of hosts (use fat_tree, leaf_spine, or a custom topology with parallel paths)", sc.routing.mode.as_str()),
+        ));
+    }
+    Ok(routes)
 }
 
 /// The waypoint each flow's packets (both directions) pass through, by flow id: the group's

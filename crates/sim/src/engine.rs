@@ -163,7 +163,8 @@ pub const PORTS_PER_FLOW: usize = 12;
 /// (the result files, the real-packet switch, tests) see it through [`Sim::world`].
 pub struct World {
     pub net: Network,
-    pub routes: Routes,
+    /// Read only; the copies of a run on several threads share them (`assemble::RoutesFrom`).
+    pub routes: std::sync::Arc<Routes>,
     /// What the per-packet routing modes choose from and remember (`routing.rs`).
     pub route: RouteState,
     /// Every flow by flow id: the flow groups', the incast servers', the Poisson flows', then

@@ -143,6 +143,7 @@ mod tests {
             times: times_us.iter().map(|t| t * 1_000_000).collect(),
             cum: cum.to_vec(),
             window_ticks: window,
+            counted: None,
         }
     }
 

@@ -19,7 +19,7 @@
 //!   `summary.json` records the threads asked for, those used and why not more
 //!   ([`Threading`]).
 
-use crate::assemble::{build, build_alone};
+use crate::assemble::{build, build_alone, build_copy, RoutesFrom};
 use crate::engine::{Exchange, Partition, PartsStats, ProgressFn, Sim};
 use crate::error::Error;
 use crate::render;
@@ -97,8 +97,8 @@ pub fn run_on_threads(sc: &Scenario, seed: Option<u64>, threads: usize) -> Resul
 
 /// Runs `sc` with `seed` to the end, on `n` threads if `plan` splits its first copy in parts,
 /// else on this one (`Err(why)` beside the run). Every other thread builds its copy while this
-/// one builds the first, then waits for the plan: it runs its part in its copy
-/// (`Sim::run_part`), or drops the copy. The copies are joined into the first
+/// one builds the first (with the first's routes: `assemble::RoutesFrom`), then waits for the
+/// plan: it runs its part in its copy (`Sim::run_part`), or drops the copy. The copies are joined into the first
 /// (`Sim::adopt_part`); the stats add up the parts'.
 fn on_threads(
     sc: &Scenario,
@@ -109,14 +109,15 @@ fn on_threads(
 ) -> Result<(Sim, Result<PartsStats, String>), Error> {
     let ex = Exchange::new(n.max(1));
     let chosen: OnceLock<Partition> = OnceLock::new();
+    let routes = OnceLock::new();
     std::thread::scope(|scope| {
         let (go, handles): (Vec<_>, Vec<_>) = (1..n)
             .map(|k| {
                 let (tx, rx) = mpsc::channel::<bool>();
-                let (ex, chosen) = (&ex, &chosen);
+                let (ex, chosen, routes) = (&ex, &chosen, &routes);
                 let handle = scope.spawn(move || {
                     let _stop = ex.stop_on_panic();
-                    let copy = build(sc, seed);
+                    let copy = build_copy(sc, seed, RoutesFrom::Copy(routes));
                     // the plan: run part `k`, or nothing (also when the first copy failed)
                     if !rx.recv().unwrap_or(false) {
                         return None;
@@ -131,7 +132,8 @@ fn on_threads(
             handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
         };
         let _stop = ex.stop_on_panic();
-        let mut first = match build(sc, seed) {
+        let share = if n > 1 { RoutesFrom::Share(&routes) } else { RoutesFrom::Own };
+        let mut first = match build_copy(sc, seed, share) {
             Ok(sim) => sim,
             Err(e) => {
                 drop(go);

@@ -109,7 +109,7 @@ pub enum Miss {
 /// The routing of one switch of the fabric.
 pub struct Router {
     node: u32,
-    routes: Routes,
+    routes: std::sync::Arc<Routes>,
     flows: Vec<FlowIds>,
     via: Vec<u32>,
     /// Per flow: the hop number at which its packets enter their waypoint, per direction

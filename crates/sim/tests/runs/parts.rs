@@ -111,7 +111,7 @@ fn every_transport_gives_the_same_files_in_parts() {
     }
     same_in_parts(FATTREE, &[("tcp.cc", "\"dctcp\""), ("queue.droptail.mark_threshold_pkts", "10")]);
     same_in_parts(FATTREE, &[("tcp.cc", "\"pfabric\""), ("queue.kind", "\"pfabric\"")]);
-    same_in_parts(FATTREE, &[("udp.rate_fraction", "0.2"), ("udp.src", "\"h2\""), ("udp.dst", "\"h0\"")]);
+    same_in_parts(FATTREE, &[("udp.rate_fraction", "0.2"), ("udp.src", "\"h1\""), ("udp.dst", "\"h8\"")]);
     same_in_parts(FATTREE, &[("groups.perm.transport", "\"roce\""), ("groups.long.transport", "\"roce\""), ("roce.lossless", "false")]);
     // HPCC: telemetry records that cross between parts with their packets
     same_in_parts(FATTREE, &[("groups.perm.transport", "\"roce\""), ("groups.long.transport", "\"roce\""), ("roce.lossless", "false"), ("roce.cc", "\"hpcc\"")]);
