@@ -22,6 +22,12 @@ take a few seconds on this machine.
 (``simrun --parts``). It prints one line per run and part count, ``identical``, ``DIFFERS`` or
 ``refused`` with the engine's reason (an incast's requests cannot be split), and exits 1 on any
 difference.
+
+``--threads N`` checks the same promise on threads: every run, with ``sim.tie_break=origin``, on
+one thread and with ``sim.threads`` from 2 to ``N`` (``summary.json`` hashed without its
+``threads`` record too). A line says ``identical`` (on that many threads), ``identical, on one
+thread:`` with the engine's reason when the run did not split (a dumbbell's one switch, an
+incast), or ``DIFFERS``.
 """
 
 from __future__ import annotations
@@ -61,7 +67,7 @@ def digest(path: Path) -> str:
     data = path.read_bytes()
     if path.name == "summary.json":
         s = json.loads(data)
-        for k in ("wall_time_s", "engine_build"):
+        for k in ("wall_time_s", "engine_build", "threads"):
             s.pop(k, None)
         data = json.dumps(s, sort_keys=True).encode()
     return hashlib.sha256(data).hexdigest()[:16]
@@ -96,22 +102,46 @@ def in_parts(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path,
     return lines
 
 
+def on_threads(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path, threads: int) -> list[str]:
+    """One line per thread count: the run on that many threads against the run on one."""
+    ov = [*overrides, "sim.tie_break=origin"]
+    one = run(simrun, f"{name}@t1", scenario, ov, tmp)
+    if " FAILED " in one:
+        return [one]
+    one = one.split(" ", 1)[1]
+    lines = []
+    for n in range(2, threads + 1):
+        got = run(simrun, f"{name}@t{n}", scenario, [*ov, f"sim.threads={n}"], tmp)
+        if " FAILED " in got:
+            lines.append(got)
+            continue
+        how = json.loads((tmp / f"{name}@t{n}" / "summary.json").read_text())["threads"]
+        verdict = "identical" if got.split(" ", 1)[1] == one else "DIFFERS"
+        if how["used"] == 1 and verdict == "identical":
+            verdict += f", on one thread: {how['why']}"
+        lines.append(f"{name} threads {n}: {verdict}")
+    return lines
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--simrun", type=Path, default=REPO / "target/release/examples/simrun")
     ap.add_argument("--against", type=Path, help="an earlier printout: exit 1 where a line differs")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--parts", type=int, help="compare each run whole and in 2 to N parts (tie order by origin)")
+    ap.add_argument("--threads", type=int, help="compare each run on one thread and on 2 to N (tie order by origin)")
     a = ap.parse_args()
     if not a.simrun.exists():
         sys.exit(f"{a.simrun} not found: cargo build --release -p dcfair-sim --example simrun")
-    if a.parts is not None:
-        if a.parts < 2:
-            sys.exit("--parts takes a count of at least 2")
+    for count, check in ((a.parts, in_parts), (a.threads, on_threads)):
+        if count is None:
+            continue
+        if count < 2:
+            sys.exit("--parts and --threads take a count of at least 2")
         with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(a.jobs) as pool:
-            lines = [x for ls in pool.map(lambda kv: in_parts(a.simrun, kv[0], *kv[1], Path(tmp), a.parts), RUNS.items()) for x in ls]
+            lines = [x for ls in pool.map(lambda kv: check(a.simrun, kv[0], *kv[1], Path(tmp), count), RUNS.items()) for x in ls]
         print("\n".join(lines))
-        return 1 if any(x.endswith("DIFFERS") or " FAILED " in x for x in lines) else 0
+        return 1 if any("DIFFERS" in x or " FAILED " in x for x in lines) else 0
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(a.jobs) as pool:
         lines = list(pool.map(lambda kv: run(a.simrun, kv[0], *kv[1], Path(tmp)), RUNS.items()))
     print("\n".join(lines))

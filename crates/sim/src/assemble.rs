@@ -56,20 +56,18 @@ pub enum RoutesFrom<'a> {
     /// It computes them and checks them against its flows.
     Own,
     /// The first copy of a run on several threads: as [`RoutesFrom::Own`], and it puts them in
-    /// the cell once checked, or `None` if its build fails first, so that no copy waits in vain.
+    /// the cell once checked.
     Share(&'a OnceLock<Option<Arc<Routes>>>),
     /// Another copy of that run: it waits for the routes in the cell; `None` (the first copy
     /// failed) stops it with [`Error::Interrupted`].
     Copy(&'a OnceLock<Option<Arc<Routes>>>),
 }
 
-/// [`build`] as a copy of a run on several threads: with the routes `from` says.
+/// [`build`] as a copy of a run on several threads: with the routes `from` says. The caller
+/// of a [`RoutesFrom::Share`] build sets the cell to `None` if the build returns (or panics)
+/// before it set the routes.
 pub fn build_copy(sc: &Scenario, seed: u64, from: RoutesFrom<'_>) -> Result<Sim, Error> {
-    let built = build_some(sc, seed, None, from);
-    if let (Err(_), RoutesFrom::Share(cell)) = (&built, from) {
-        let _ = cell.set(None); // already set when the build failed after the routes: the copies go on
-    }
-    built
+    build_some(sc, seed, None, from)
 }
 
 /// [`build`] with the flows of flow group `group` alone, a job (`jobs.rs`): the job on its

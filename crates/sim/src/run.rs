@@ -98,8 +98,8 @@ pub fn run_on_threads(sc: &Scenario, seed: Option<u64>, threads: usize) -> Resul
 /// Runs `sc` with `seed` to the end, on `n` threads if `plan` splits its first copy in parts,
 /// else on this one (`Err(why)` beside the run). Every other thread builds its copy while this
 /// one builds the first (with the first's routes: `assemble::RoutesFrom`), then waits for the
-/// plan: it runs its part in its copy (`Sim::run_part`), or drops the copy. The copies are joined into the first
-/// (`Sim::adopt_part`); the stats add up the parts'.
+/// plan: it runs its part in its copy (`Sim::run_part`), or drops the copy. The copies are
+/// joined into the first (`Sim::adopt_part`); the stats add up the parts'.
 fn on_threads(
     sc: &Scenario,
     seed: u64,
@@ -132,24 +132,25 @@ fn on_threads(
             handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
         };
         let _stop = ex.stop_on_panic();
-        let share = if n > 1 { RoutesFrom::Share(&routes) } else { RoutesFrom::Own };
-        let mut first = match build_copy(sc, seed, share) {
+        // however this thread leaves (a panic included), no copy waits for routes in vain
+        let release = ReleaseRoutes(&routes);
+        let mut first = match build_copy(sc, seed, RoutesFrom::Share(&routes)) {
             Ok(sim) => sim,
             Err(e) => {
-                drop(go);
+                drop((release, go));
                 joined(handles);
                 return Err(e);
             }
         };
         let p = match plan(&first) {
-            Ok(p) if n > 1 => p,
-            other => {
+            Ok(p) => p,
+            Err(why) => {
                 drop(go);
                 joined(handles);
                 if first.run(progress).is_break() {
                     return Err(Error::Interrupted);
                 }
-                return Ok((first, Err(other.err().unwrap_or_else(|| "one thread".into()))));
+                return Ok((first, Err(why)));
             }
         };
         let p = chosen.get_or_init(|| p);
@@ -176,6 +177,15 @@ fn on_threads(
         }
         Ok((first, Ok(stats)))
     })
+}
+
+/// Sets the shared routes to `None` when dropped, unless the first copy's build set them.
+struct ReleaseRoutes<'a>(&'a OnceLock<Option<std::sync::Arc<crate::routing::Routes>>>);
+
+impl Drop for ReleaseRoutes<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.set(None);
+    }
 }
 
 /// Runs `sc` like [`run`], the network split into `parts` parts run one after the other in

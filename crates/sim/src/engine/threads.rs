@@ -25,7 +25,7 @@
 //! - A thread that panics, or a stop asked by the progress callback (on the first thread),
 //!   stops every thread at its next barrier.
 
-use super::windows::{refusal, Partition, PartsStats, Windows};
+use super::windows::{next_window, refusal, Partition, PartsStats, Windows};
 use super::{ProgressFn, Progress, Sim, X_INT, X_PARTS};
 use crate::event::Event;
 use crate::pktref::InFlight;
@@ -182,23 +182,18 @@ impl Sim {
             }
             loop {
                 let w0 = ex.earliest(parity).min(global.next_time().unwrap_or(SimTime::MAX));
-                if w0 > end || w0 == SimTime::MAX {
+                if w0 > end {
                     return Ok(());
                 }
-                let tg = global.next_time().unwrap_or(SimTime::MAX);
-                let we = SimTime(w0.0.saturating_add(p.lookahead.0)).min(tg);
-                if we > w0 {
+                let (span, tg) = next_window(w0, global.next_time(), p.lookahead, end);
+                if let Some((last, until)) = span {
                     parity ^= 1;
-                    self.thread_window(k, SimTime(we.0 - 1).min(end), we, parity, ex, &mut stats)?;
+                    self.thread_window(k, last, until, parity, ex, &mut stats)?;
                 }
-                if tg == we && tg <= end {
+                if let Some(tg) = tg {
                     parity ^= 1;
                     self.thread_window(k, tg, SimTime(tg.0 + 1), parity, ex, &mut stats)?;
-                    let before = global.events();
-                    std::mem::swap(&mut self.q, &mut global);
-                    self.run_events(tg, u64::MAX);
-                    std::mem::swap(&mut self.q, &mut global);
-                    stats.global_events += global.events() - before;
+                    stats.global_events += self.run_global(&mut global, tg);
                 }
                 if let Some(report) = progress.as_mut() {
                     let w = wall.elapsed().as_secs_f64();

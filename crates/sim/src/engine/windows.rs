@@ -156,6 +156,17 @@ impl PartsStats {
     }
 }
 
+/// The next window from `w0`, the earliest pending event of any part (at most `end`), with
+/// the whole run's next event at `global`: the span the parts run alone, as its last instant
+/// and the end no packet between parts may precede (none when the whole run's events come
+/// first), and the instant of the whole run's events that follow it, if they do before `end`.
+pub(super) fn next_window(w0: SimTime, global: Option<SimTime>, lookahead: SimDuration, end: SimTime) -> (Option<(SimTime, SimTime)>, Option<SimTime>) {
+    let tg = global.unwrap_or(SimTime::MAX);
+    let we = SimTime(w0.0.saturating_add(lookahead.0)).min(tg);
+    let span = (we > w0).then(|| (SimTime(we.0 - 1).min(end), we));
+    (span, (tg == we && tg <= end).then_some(tg))
+}
+
 /// What stops a run in parts, if anything: a mechanism whose events reach across the network
 /// at once, or the order that is not by origin.
 pub(super) fn refusal(w: &World) -> Option<&'static str> {
@@ -225,20 +236,16 @@ impl Sim {
             if w0 > end {
                 break;
             }
-            let tg = global.next_time().unwrap_or(SimTime::MAX);
-            let we = SimTime(w0.0.saturating_add(p.lookahead.0)).min(tg);
-            if we > w0 {
-                self.run_parts(&mut queues, SimTime(we.0 - 1).min(end), we, &mut stats, record.as_deref_mut());
+            let (span, tg) = next_window(w0, global.next_time(), p.lookahead, end);
+            if let Some((last, until)) = span {
+                self.run_parts(&mut queues, last, until, &mut stats, record.as_deref_mut());
             }
-            if tg == we && tg <= end {
+            if let Some(tg) = tg {
                 // the events of the whole run at `tg` follow every part's events of that instant
                 self.run_parts(&mut queues, tg, SimTime(tg.0 + 1), &mut stats, record.as_deref_mut());
-                let before = global.events();
-                std::mem::swap(&mut self.q, &mut global);
-                self.run_events(tg, u64::MAX);
-                std::mem::swap(&mut self.q, &mut global);
+                let ran = self.run_global(&mut global, tg);
                 if let Some(r) = record.as_deref_mut() {
-                    *r.last_mut().expect("a window") = (global.events() - before) as u32;
+                    *r.last_mut().expect("a window") = ran as u32;
                 }
             }
         }
@@ -248,6 +255,15 @@ impl Sim {
         stats.global_events = global.events();
         stats.record = kept;
         Ok(stats)
+    }
+
+    /// Runs the whole run's events at `tg`, from their queue `global`; returns how many ran.
+    pub(super) fn run_global(&mut self, global: &mut EventQueue, tg: SimTime) -> u64 {
+        let before = global.events();
+        std::mem::swap(&mut self.q, global);
+        self.run_events(tg, u64::MAX);
+        std::mem::swap(&mut self.q, global);
+        global.events() - before
     }
 
     /// Every part runs its events up to `last`, alone, in turn; then the packets between parts

@@ -224,3 +224,34 @@ fn a_run_on_threads_stops_when_asked() {
     assert!(matches!(run(&sc, None, Some(&mut stop)), Err(Error::Interrupted)));
     assert_eq!(calls, 1);
 }
+
+/// A build that fails on threads fails as it does on one, and no thread waits for the others:
+/// before the routes (hosts that cannot reach each other) and after them (an unknown port).
+#[test]
+fn a_run_on_threads_whose_build_fails_says_why_and_ends() {
+    const DISCONNECTED: &str = r#"
+        [sim]
+        duration_s = 0.1
+        tie_break = "origin"
+        threads = 2
+        [topology]
+        kind = "custom"
+        hosts = ["a", "b", "c"]
+        switches = ["s1", "s2"]
+        links = [
+          { a = "a", b = "s1", rate_mbps = 1000.0, delay_us = 5.0 },
+          { a = "b", b = "s1", rate_mbps = 1000.0, delay_us = 5.0 },
+          { a = "c", b = "s2", rate_mbps = 1000.0, delay_us = 5.0 },
+        ]
+        [flows]
+        count = 1
+        src = "a"
+        dst = "c"
+    "#;
+    let key = |text: &str, extra: &[(&str, &str)]| match run(&load_scenario(text, "t.toml", &ov(extra)).unwrap(), None, None) {
+        Err(Error::Invalid { key, .. }) => key,
+        other => panic!("expected invalid input, got {:?}", other.map(|r| r.summary_json)),
+    };
+    assert_eq!(key(DISCONNECTED, &[]), "topology");
+    assert_eq!(key(FATTREE, &[("sim.threads", "2"), ("measure.trace.port", "\"nope\"")]), "measure.trace.port");
+}
