@@ -114,7 +114,7 @@ impl SpinBarrier {
         while self.round.load(Ordering::Acquire) == round {
             spin_loop();
             spins = spins.wrapping_add(1);
-            if spins % 1024 == 0 {
+            if spins.is_multiple_of(1024) {
                 if stop.load(Ordering::Acquire) {
                     return false;
                 }
