@@ -18,9 +18,9 @@
 //! Prints one JSON line (`bench/sync.py` reads it); times in seconds, `sync_ns_per_window`
 //! from the replay without work.
 
-use dcfair_sim::engine::{Partition, PartsStats};
+use dcfair_sim::engine::{Partition, PartsStats, SpinBarrier};
 use std::hint::spin_loop;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 fn main() {
@@ -120,6 +120,9 @@ fn receive(inbox: &mut Vec<[u64; 6]>, n: u32) {
     std::hint::black_box(&inbox);
 }
 
+/// The replay's barrier never stops.
+static NEVER: AtomicBool = AtomicBool::new(false);
+
 /// The replay on one thread per part: its wall time and each thread's time at the barrier.
 fn replay(s: &PartsStats, c_ns: f64) -> (f64, Vec<f64>) {
     let n = s.events.len();
@@ -132,7 +135,7 @@ fn replay(s: &PartsStats, c_ns: f64) -> (f64, Vec<f64>) {
                 for (e, r, g) in windows(s) {
                     spin(e[k] as f64 * c_ns);
                     let w = Instant::now();
-                    barrier.wait();
+                    barrier.wait(&NEVER);
                     waited += w.elapsed();
                     receive(&mut inbox, r[k]);
                     if g > 0 {
@@ -140,7 +143,7 @@ fn replay(s: &PartsStats, c_ns: f64) -> (f64, Vec<f64>) {
                             spin(g as f64 * c_ns);
                         }
                         let w = Instant::now();
-                        barrier.wait();
+                        barrier.wait(&NEVER);
                         waited += w.elapsed();
                     }
                 }
@@ -153,33 +156,3 @@ fn replay(s: &PartsStats, c_ns: f64) -> (f64, Vec<f64>) {
     (t.elapsed().as_secs_f64(), waits)
 }
 
-/// A barrier whose threads spin (yielding now and then) instead of sleeping: a window's wait
-/// is microseconds, shorter than a sleeping thread takes to wake.
-struct SpinBarrier {
-    n: usize,
-    arrived: AtomicUsize,
-    round: AtomicUsize,
-}
-
-impl SpinBarrier {
-    fn new(n: usize) -> SpinBarrier {
-        SpinBarrier { n, arrived: AtomicUsize::new(0), round: AtomicUsize::new(0) }
-    }
-
-    fn wait(&self) {
-        let round = self.round.load(Ordering::Acquire);
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
-            self.arrived.store(0, Ordering::Relaxed);
-            self.round.fetch_add(1, Ordering::Release);
-            return;
-        }
-        let mut spins = 0u32;
-        while self.round.load(Ordering::Acquire) == round {
-            spin_loop();
-            spins = spins.wrapping_add(1);
-            if spins % 4096 == 0 {
-                std::thread::yield_now();
-            }
-        }
-    }
-}

@@ -77,7 +77,7 @@
 mod threads;
 mod windows;
 
-pub use threads::{Exchange, Stopped};
+pub use threads::{Exchange, SpinBarrier, Stopped};
 pub use windows::{Partition, PartsStats};
 
 use crate::event::{Event, EventQueue};

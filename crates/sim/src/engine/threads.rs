@@ -91,19 +91,21 @@ impl Exchange {
 
 /// A barrier whose threads spin (yielding now and then) instead of sleeping: a window's wait is
 /// microseconds, shorter than a sleeping thread takes to wake. It gives up when `stop` is set.
-struct SpinBarrier {
+/// (`sync_replay` times its windows with it.)
+pub struct SpinBarrier {
     n: usize,
     arrived: AtomicUsize,
     round: AtomicUsize,
 }
 
 impl SpinBarrier {
-    fn new(n: usize) -> SpinBarrier {
+    /// A barrier of `n` threads.
+    pub fn new(n: usize) -> SpinBarrier {
         SpinBarrier { n, arrived: AtomicUsize::new(0), round: AtomicUsize::new(0) }
     }
 
     /// Waits for every thread; `false` if `stop` was set instead.
-    fn wait(&self, stop: &AtomicBool) -> bool {
+    pub fn wait(&self, stop: &AtomicBool) -> bool {
         let round = self.round.load(Ordering::Acquire);
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.n {
             self.arrived.store(0, Ordering::Relaxed);
