@@ -54,6 +54,8 @@ pub struct Exchange {
     /// By the window's parity, then part: the earliest of the part's next event and the
     /// packets it posted (picoseconds; `u64::MAX`: none).
     next: [Vec<AtomicU64>; 2],
+    /// By part: the events its queue has run (for the progress the first thread reports).
+    events: Vec<AtomicU64>,
     stop: AtomicBool,
 }
 
@@ -62,7 +64,8 @@ impl Exchange {
     pub fn new(parts: usize) -> Exchange {
         let slots = || (0..parts * parts).map(|_| Mutex::new(Post::default())).collect();
         let next = || (0..parts).map(|_| AtomicU64::new(u64::MAX)).collect();
-        Exchange { parts, barrier: SpinBarrier::new(parts), slots: [slots(), slots()], next: [next(), next()], stop: AtomicBool::new(false) }
+        let events = (0..parts).map(|_| AtomicU64::new(0)).collect();
+        Exchange { parts, barrier: SpinBarrier::new(parts), slots: [slots(), slots()], next: [next(), next()], events, stop: AtomicBool::new(false) }
     }
 
     /// Stops every thread at its next barrier.
@@ -81,6 +84,11 @@ impl Exchange {
             }
         }
         Guard(self)
+    }
+
+    /// The events every part has run, as far as the others have posted.
+    fn events(&self) -> u64 {
+        self.events.iter().map(|n| n.load(Ordering::Relaxed)).sum()
     }
 
     /// The earliest time any part has work, from the posts of parity `parity`.
@@ -140,7 +148,7 @@ impl Sim {
 
     /// Runs part `k` of `p` on this thread, to the end (module rules), the other parts on the
     /// other threads that share `ex`; `progress` (the first thread's) sees the run's time and
-    /// this part's events. `Err(Ok(why))` before anything ran when the run cannot be split,
+    /// every part's events, as far as they have posted them. `Err(Ok(why))` before anything ran when the run cannot be split,
     /// `Err(Err(Stopped))` when stopped. Stats count this part's events and crossings.
     pub fn run_part(&mut self, k: usize, p: &Partition, ex: &Exchange, mut progress: Option<ProgressFn<'_>>) -> Result<PartsStats, Result<String, Stopped>> {
         if let Some(why) = refusal(&self.w) {
@@ -201,7 +209,7 @@ impl Sim {
                     let w = wall.elapsed().as_secs_f64();
                     if w - last_report >= 0.2 {
                         last_report = w;
-                        let at = Progress { sim_time_s: w0.as_secs_f64(), duration_s: end.as_secs_f64(), events: self.q.events(), wall_time_s: w };
+                        let at = Progress { sim_time_s: w0.as_secs_f64(), duration_s: end.as_secs_f64(), events: ex.events() + stats.global_events, wall_time_s: w };
                         if report(&at).is_break() {
                             ex.stop();
                             return Err(Stopped);
@@ -215,7 +223,7 @@ impl Sim {
         self.events_in_parts = global.events();
         ran.map_err(Err)?;
         if let Some(report) = progress.as_mut() {
-            let at = Progress { sim_time_s: end.as_secs_f64(), duration_s: end.as_secs_f64(), events: self.q.events(), wall_time_s: wall.elapsed().as_secs_f64() };
+            let at = Progress { sim_time_s: end.as_secs_f64(), duration_s: end.as_secs_f64(), events: ex.events() + stats.global_events, wall_time_s: wall.elapsed().as_secs_f64() };
             if let ControlFlow::Break(()) = report(&at) {
                 return Err(Err(Stopped));
             }
@@ -231,6 +239,7 @@ impl Sim {
         self.win.as_deref_mut().expect("windows").until = until;
         self.run_events(last, u64::MAX);
         stats.events[k] += self.q.events() - before;
+        ex.events[k].store(self.q.events(), Ordering::Relaxed);
         stats.windows += 1;
         let n = ex.parts;
         let win = self.win.as_deref_mut().expect("windows");

@@ -211,13 +211,15 @@ fn sim_threads_runs_the_same_run_on_threads_or_says_why_not() {
     assert_eq!(load_scenario(FATTREE, "t.toml", &ov(&[origin, ("sim.threads", "\"auto\"")])).unwrap().sim.threads, dcfair_sim::scenario::Threads::Auto);
 }
 
-/// A run on threads that the progress callback stops ends on every thread, with `Interrupted`.
+/// A run on threads reports its progress (every part's events), and when the callback stops it,
+/// it ends on every thread, with `Interrupted`.
 #[test]
 fn a_run_on_threads_stops_when_asked() {
     let path = format!("{}/../../scenarios/scale/permutation.toml", env!("CARGO_MANIFEST_DIR"));
     let sc = load_scenario(&std::fs::read_to_string(&path).unwrap(), &path, &ov(&[("sim.tie_break", "\"origin\""), ("sim.threads", "2"), ("sim.duration_s", "1.0")])).unwrap();
     let mut calls = 0;
-    let mut stop = |_: &dcfair_sim::engine::Progress| {
+    let mut stop = |p: &dcfair_sim::engine::Progress| {
+        assert!(p.events > 0 && p.sim_time_s > 0.0, "{p:?}");
         calls += 1;
         std::ops::ControlFlow::Break(())
     };
