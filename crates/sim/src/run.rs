@@ -14,8 +14,8 @@
 //!   (`docs/metrics.md`, jobs.csv).
 //! - With `sim.threads` above one (or `"auto"` on a machine of several cores), a run that can
 //!   be split runs on that many threads, one part of the network each ([`run_on_threads`],
-//!   `engine/threads.rs`); one that cannot (`Partition::for_threads`, `Sim::split_refusal`)
-//!   runs on one. Either way the result files are those of the run on one thread, and
+//!   `engine/threads.rs`), at most as many as the machine has cores; one that cannot
+//!   (`Partition::for_threads`, `Sim::split_refusal`) runs on one. Either way the result files are those of the run on one thread, and
 //!   `summary.json` records the threads asked for, those used and why not more
 //!   ([`Threading`]).
 
@@ -46,7 +46,8 @@ pub struct Threading {
     /// `sim.threads`, resolved on this machine.
     pub asked: usize,
     pub used: usize,
-    /// Why the run used one thread, when more were asked for.
+    /// Why the run used fewer threads than asked for: it cannot be split, the split would not
+    /// pay, or the machine has fewer cores.
     pub why: Option<String>,
 }
 
@@ -65,14 +66,19 @@ fn simulate_threads(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) 
     if sc.sim.threads == Threads::Count(1) {
         return Ok((simulate(sc, seed, progress)?, None));
     }
-    let asked = sc.sim.threads.resolve(std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let asked = sc.sim.threads.resolve(cores);
+    // threads beyond the cores would spin at every window's barrier for a core to run on
+    let n = asked.min(cores);
     let plan = |sim: &Sim| match sim.split_refusal() {
-        Some(why) if asked > 1 => Err(why.to_string()),
-        _ => Partition::for_threads(&sim.world().net, asked),
+        Some(why) if n > 1 => Err(why.to_string()),
+        _ if n < asked && n == 1 => Err(format!("the machine has {cores} core")),
+        _ => Partition::for_threads(&sim.world().net, n),
     };
-    let (sim, ran) = on_threads(sc, seed, asked, plan, progress)?;
+    let (sim, ran) = on_threads(sc, seed, n, plan, progress)?;
     let threading = match ran {
-        Ok(_) => Threading { asked, used: asked, why: None },
+        Ok(_) if n < asked => Threading { asked, used: n, why: Some(format!("the machine has {cores} cores")) },
+        Ok(_) => Threading { asked, used: n, why: None },
         Err(why) => Threading { asked, used: 1, why: Some(why) },
     };
     Ok((sim, Some(threading)))

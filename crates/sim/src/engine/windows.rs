@@ -1,5 +1,5 @@
-//! A run split into parts, on one thread: the conservative schedule a parallel engine follows,
-//! run part after part.
+//! A run split into parts, on one thread: the conservative schedule the parallel engine
+//! (`threads.rs`) follows, run part after part.
 //!
 //! Rules:
 //! - [`Partition::split`] puts every host with the switch it hangs off; the switches nearest

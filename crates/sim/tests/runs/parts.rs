@@ -192,6 +192,16 @@ fn sim_threads_runs_the_same_run_on_threads_or_says_why_not() {
     let two = run(&sc2, None, None).unwrap();
     assert_eq!(threads_of(&two), serde_json::json!({"asked": 2, "used": 2}));
     assert_eq!(without_threads(&two), files(&one));
+    // no more threads than cores: they would spin at every barrier for a core
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let many = load_scenario(FATTREE, "t.toml", &ov(&[origin, ("sim.threads", "64")])).unwrap();
+    let r = run(&many, None, None).unwrap();
+    let t = threads_of(&r);
+    // (the k = 4 fat-tree has 8 edge switches: more threads than that would not pay)
+    let used = if cores <= 8 { cores } else { 1 };
+    assert_eq!((t["asked"].as_u64(), t["used"].as_u64()), (Some(64), Some(used as u64)), "{t}");
+    assert!(t["why"].as_str().unwrap().contains("core") || t["why"].as_str().unwrap().contains("switches"), "{t}");
+    assert_eq!(without_threads(&r), files(&one));
     // a dumbbell: its hosts hang off one switch
     let dumbbell = load_scenario(&file("hcf/longflows.toml"), "l.toml", &ov(&[origin, ("sim.threads", "2"), ("sim.duration_s", "0.2"), ("measure.window_s", "0.1")])).unwrap();
     let t = threads_of(&run(&dumbbell, None, None).unwrap());
