@@ -25,9 +25,9 @@ difference.
 
 ``--threads N`` checks the same promise on threads: every run, with ``sim.tie_break=origin``, on
 one thread and with ``sim.threads`` from 2 to ``N`` (``summary.json`` hashed without its
-``threads`` record too). A line says ``identical`` (on that many threads), ``identical, on one
-thread:`` with the engine's reason when the run did not split (a dumbbell's one switch, an
-incast), or ``DIFFERS``.
+``threads`` record too). A line says ``identical`` (on that many threads), ``identical, on K
+threads:`` with the engine's reason when it used fewer (a dumbbell's one switch, an incast, the
+machine's cores), or ``DIFFERS``.
 """
 
 from __future__ import annotations
@@ -84,42 +84,30 @@ def run(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path, extr
     return name + " " + " ".join(f"{f.name}={digest(f)}" for f in files)
 
 
-def in_parts(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path, parts: int) -> list[str]:
-    """One line per part count: the run split into that many parts against the run whole."""
+def split_runs(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path, count: int, mode: str) -> list[str]:
+    """One line per count from 2 to ``count``: the run split into that many parts (``mode``
+    ``"parts"``: ``simrun --parts``) or on that many threads (``"threads"``: ``sim.threads``),
+    against the run whole on one thread, both with ``sim.tie_break=origin``."""
     ov = [*overrides, "sim.tie_break=origin"]
     whole = run(simrun, f"{name}@1", scenario, ov, tmp)
     if " FAILED " in whole:
         return [whole]
     whole = whole.split(" ", 1)[1]
     lines = []
-    for n in range(2, parts + 1):
-        split = run(simrun, f"{name}@{n}", scenario, ov, tmp, ("--parts", str(n)))
+    for n in range(2, count + 1):
+        tag = f"{name}@{mode}{n}"
+        if mode == "parts":
+            split = run(simrun, tag, scenario, ov, tmp, ("--parts", str(n)))
+        else:
+            split = run(simrun, tag, scenario, [*ov, f"sim.threads={n}"], tmp)
         if " FAILED " in split:
-            verdict = "refused: " + split.split(": ", 1)[1] if "exit 2" in split else split
+            verdict = "refused: " + split.split(": ", 1)[1] if mode == "parts" and "exit 2" in split else split
         else:
             verdict = "identical" if split.split(" ", 1)[1] == whole else "DIFFERS"
-        lines.append(f"{name} parts {n}: {verdict}")
-    return lines
-
-
-def on_threads(simrun: Path, name: str, scenario: str, overrides: list, tmp: Path, threads: int) -> list[str]:
-    """One line per thread count: the run on that many threads against the run on one."""
-    ov = [*overrides, "sim.tie_break=origin"]
-    one = run(simrun, f"{name}@t1", scenario, ov, tmp)
-    if " FAILED " in one:
-        return [one]
-    one = one.split(" ", 1)[1]
-    lines = []
-    for n in range(2, threads + 1):
-        got = run(simrun, f"{name}@t{n}", scenario, [*ov, f"sim.threads={n}"], tmp)
-        if " FAILED " in got:
-            lines.append(got)
-            continue
-        how = json.loads((tmp / f"{name}@t{n}" / "summary.json").read_text())["threads"]
-        verdict = "identical" if got.split(" ", 1)[1] == one else "DIFFERS"
-        if how["used"] == 1 and verdict == "identical":
-            verdict += f", on one thread: {how['why']}"
-        lines.append(f"{name} threads {n}: {verdict}")
+            how = json.loads((tmp / tag / "summary.json").read_text()).get("threads")
+            if how and how["used"] < n and verdict == "identical":
+                verdict += f", on {how['used']} thread{'s' if how['used'] > 1 else ''}: {how['why']}"
+        lines.append(f"{name} {mode} {n}: {verdict}")
     return lines
 
 
@@ -133,13 +121,14 @@ def main() -> int:
     a = ap.parse_args()
     if not a.simrun.exists():
         sys.exit(f"{a.simrun} not found: cargo build --release -p dcfair-sim --example simrun")
-    for count, check in ((a.parts, in_parts), (a.threads, on_threads)):
+    for count, mode in ((a.parts, "parts"), (a.threads, "threads")):
         if count is None:
             continue
         if count < 2:
             sys.exit("--parts and --threads take a count of at least 2")
         with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(a.jobs) as pool:
-            lines = [x for ls in pool.map(lambda kv: check(a.simrun, kv[0], *kv[1], Path(tmp), count), RUNS.items()) for x in ls]
+            lines = [x for ls in pool.map(lambda kv: split_runs(a.simrun, kv[0], *kv[1], Path(tmp), count, mode), RUNS.items())
+                     for x in ls]
         print("\n".join(lines))
         return 1 if any("DIFFERS" in x or " FAILED " in x for x in lines) else 0
     with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(a.jobs) as pool:
