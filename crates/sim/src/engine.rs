@@ -74,6 +74,7 @@
 //!   timer, `Endpoint::trace_state`).
 //!   Fields are documented in [`trace`]. Without the feature none of this is compiled.
 
+mod graph_split;
 mod threads;
 mod windows;
 

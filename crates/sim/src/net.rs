@@ -124,6 +124,10 @@ pub const NO_PROBE: u32 = u32::MAX;
 pub struct Network {
     pub nodes: Vec<Node>,
     pub ports: Vec<Port>,
+    /// The node ids follow the topology's structure (every built-in kind: a fat-tree's pods,
+    /// a leaf-spine's leaves, the chain of a parking lot), not the order a scenario lists
+    /// them in (a custom topology): how a run in parts is split (`engine/windows.rs`).
+    pub laid_out: bool,
 }
 
 /// What a discipline's `wire` hook sees of the built network (see `QueueConfig::wire`).

@@ -2,11 +2,15 @@
 //! (`threads.rs`) follows, run part after part.
 //!
 //! Rules:
-//! - [`Partition::split`] puts every host with the switch it hangs off; the switches nearest
-//!   the hosts (a fat-tree's edges, a leaf-spine's leaves) in blocks of consecutive node ids,
-//!   one block per part; then, level by level upwards, every other switch with the part most
-//!   of its neighbours below are in (ties: the part that has the fewest switches of that level
-//!   so far, then the lowest). A fat-tree's pods stay whole when the parts divide them.
+//! - [`Partition::split`] splits by levels: every host with the switch it hangs off; the
+//!   switches nearest the hosts (a fat-tree's edges, a leaf-spine's leaves) in blocks of
+//!   consecutive node ids, one block per part; then, level by level upwards, every other switch
+//!   with the part most of its neighbours below are in (ties: the part that has the fewest
+//!   switches of that level so far, then the lowest). A fat-tree's pods stay whole when the
+//!   parts divide them. That is the split of the built-in topologies, whose node ids follow
+//!   their structure (`Network::laid_out`). A custom topology, whose ids follow the order the
+//!   scenario lists its nodes in, is partitioned as a graph instead (`graph_split.rs`), or by
+//!   levels when the graph has fewer groups than parts.
 //! - The lookahead is the least delay of a link between two parts: a packet put on such a
 //!   link arrives at least that long after the event that sent it. A split with a link of no
 //!   delay between parts is refused.
@@ -25,7 +29,7 @@
 //!   mid-window. Runs whose events reach across the network at once are refused
 //!   ([`Sim::run_in_parts`]): an incast's requests, jobs, MPTCP connections, PFC.
 
-use super::{Sim, World, X_INT};
+use super::{graph_split, Sim, World, X_INT};
 use crate::event::{Event, EventQueue};
 use crate::pktref::{InFlight, Slab};
 use dcfair_core::telemetry::Telemetry;
@@ -46,34 +50,19 @@ impl Partition {
     /// `net` in `parts` parts (module rules); `Err` names a link of no delay between two parts.
     pub fn split(net: &Network, parts: usize) -> Result<Partition, String> {
         assert!(parts >= 1);
-        let level = net.levels();
-        let n = net.nodes.len();
-        let is_switch = |i: usize| net.nodes[i].kind == NodeKind::Switch;
-        let mut part = vec![u32::MAX; n];
-        let first: Vec<usize> = (0..n).filter(|&i| is_switch(i) && level[i] == 1).collect();
-        for (j, &s) in first.iter().enumerate() {
-            part[s] = (j * parts / first.len()) as u32;
+        let levels = || Partition::of(net, parts, by_levels(net, parts));
+        if parts == 1 || net.laid_out {
+            return levels();
         }
-        let neighbours = |i: usize| net.nodes[i].ports.iter().map(move |&p| net.ports[p as usize].peer_node as usize);
-        for i in (0..n).filter(|&i| !is_switch(i)) {
-            part[i] = neighbours(i).map(|v| part[v]).find(|&p| p != u32::MAX).unwrap_or(0);
+        match graph_split::parts(net, parts).map(|part| Partition::of(net, parts, part)) {
+            Some(Ok(graph)) => Ok(graph),
+            _ => levels(),
         }
-        let top = level.iter().copied().filter(|&l| l != u64::MAX).max().unwrap_or(0);
-        for l in 2..=top {
-            let mut placed = vec![0u64; parts];
-            for i in (0..n).filter(|&i| is_switch(i) && level[i] == l) {
-                let mut votes = vec![0u64; parts];
-                for v in neighbours(i).filter(|&v| level[v] < l) {
-                    votes[part[v] as usize] += 1;
-                }
-                let best = (0..parts).max_by_key(|&k| (votes[k], std::cmp::Reverse(placed[k]), std::cmp::Reverse(k))).unwrap_or(0);
-                part[i] = best as u32;
-                placed[best] += 1;
-            }
-        }
-        for p in part.iter_mut().filter(|p| **p == u32::MAX) {
-            *p = 0; // a switch no host reaches
-        }
+    }
+
+    /// The partition `part` of `net`, with its lookahead; `Err` names a link of no delay between
+    /// two parts.
+    pub(super) fn of(net: &Network, parts: usize, part: Vec<u32>) -> Result<Partition, String> {
         let mut lookahead = SimDuration(u64::MAX);
         for port in &net.ports {
             if part[port.node as usize] != part[port.peer_node as usize] {
@@ -85,6 +74,45 @@ impl Partition {
         }
         Ok(Partition { part, parts, lookahead })
     }
+
+    /// The links between two parts.
+    pub fn cut_links(&self, net: &Network) -> usize {
+        net.ports.iter().filter(|p| self.part[p.node as usize] != self.part[p.peer_node as usize]).count() / 2
+    }
+
+}
+
+/// The part of every node, split by levels (module rules).
+pub(super) fn by_levels(net: &Network, parts: usize) -> Vec<u32> {
+    let level = net.levels();
+    let n = net.nodes.len();
+    let is_switch = |i: usize| net.nodes[i].kind == NodeKind::Switch;
+    let mut part = vec![u32::MAX; n];
+    let first: Vec<usize> = (0..n).filter(|&i| is_switch(i) && level[i] == 1).collect();
+    for (j, &s) in first.iter().enumerate() {
+        part[s] = (j * parts / first.len()) as u32;
+    }
+    let neighbours = |i: usize| net.nodes[i].ports.iter().map(move |&p| net.ports[p as usize].peer_node as usize);
+    for i in (0..n).filter(|&i| !is_switch(i)) {
+        part[i] = neighbours(i).map(|v| part[v]).find(|&p| p != u32::MAX).unwrap_or(0);
+    }
+    let top = level.iter().copied().filter(|&l| l != u64::MAX).max().unwrap_or(0);
+    for l in 2..=top {
+        let mut placed = vec![0u64; parts];
+        for i in (0..n).filter(|&i| is_switch(i) && level[i] == l) {
+            let mut votes = vec![0u64; parts];
+            for v in neighbours(i).filter(|&v| level[v] < l) {
+                votes[part[v] as usize] += 1;
+            }
+            let best = (0..parts).max_by_key(|&k| (votes[k], std::cmp::Reverse(placed[k]), std::cmp::Reverse(k))).unwrap_or(0);
+            part[i] = best as u32;
+            placed[best] += 1;
+        }
+    }
+    for p in part.iter_mut().filter(|p| **p == u32::MAX) {
+        *p = 0; // a switch no host reaches
+    }
+    part
 }
 
 /// What a run in parts needs while a part runs: the part of every node, the part running,

@@ -85,6 +85,7 @@ pub fn build(sc: &Scenario, streams: Streams) -> Result<Built, ConfigError> {
     if let Some(e) = kit.take_error() {
         return Err(e);
     }
+    net.laid_out = !matches!(sc.topology, TopologyConfig::Custom(_));
     // the arenas grew by doubling: give back what no port or node fills (at k = 128, a
     // quarter of the ports' 1 GiB)
     net.ports.shrink_to_fit();

@@ -267,3 +267,50 @@ fn a_run_on_threads_whose_build_fails_says_why_and_ends() {
     assert_eq!(key(DISCONNECTED, &[]), "topology");
     assert_eq!(key(FATTREE, &[("sim.threads", "2"), ("measure.trace.port", "\"nope\"")]), "measure.trace.port");
 }
+
+/// Two clusters of three switches (a full mesh of links of `inner_us`, two hosts on each
+/// switch) joined by one link of 2 us, their switches listed a0, b0, a1, b1, a2, b2: blocks of
+/// consecutive ids would mix the clusters.
+fn two_clusters(inner_us: f64) -> String {
+    let (mut hosts, mut switches, mut links) = (Vec::new(), Vec::new(), Vec::new());
+    let mut link = |a: &str, b: &str, us: f64| links.push(format!("{{ a = \"{a}\", b = \"{b}\", rate_mbps = 1000.0, delay_us = {us:?} }}"));
+    for i in 0..3 {
+        switches.extend([format!("\"a{i}\""), format!("\"b{i}\"")]);
+    }
+    for c in ["a", "b"] {
+        for i in 0..3 {
+            for j in i + 1..3 {
+                link(&format!("{c}{i}"), &format!("{c}{j}"), inner_us);
+            }
+            for h in 0..2 {
+                hosts.push(format!("\"{c}{i}h{h}\""));
+                link(&format!("{c}{i}h{h}"), &format!("{c}{i}"), 2.0);
+            }
+        }
+    }
+    link("a0", "b0", 2.0);
+    format!(
+        "name = \"clusters\"\n[sim]\nduration_s = 0.004\ntie_break = \"origin\"\n[topology]\nkind = \"custom\"\nhosts = [{}]\nswitches = [{}]\nlinks = [\n{}\n]\n[queue]\nlimit_pkts = 20\n[tcp]\nmin_rto_ms = 1.0\n[groups.perm]\npattern = \"permutation\"\n",
+        hosts.join(", "),
+        switches.join(", "),
+        links.join(",\n")
+    )
+}
+
+/// A custom topology is split where its graph is: at the one link between its clusters, even
+/// when the clusters' own links have no delay (where a split by levels is refused), with the
+/// files of the run on one thread.
+#[test]
+fn a_custom_topology_is_split_as_a_graph() {
+    let sc = load_scenario(&two_clusters(1.0), "t.toml", &[]).unwrap();
+    let sim = dcfair_sim::assemble::build(&sc, sc.seed).unwrap();
+    let net = &sim.world().net;
+    let p = dcfair_sim::engine::Partition::split(net, 2).unwrap();
+    assert_eq!(p.cut_links(net), 1);
+    same_in_parts(&two_clusters(1.0), &[]);
+    let sc = load_scenario(&two_clusters(0.0), "t.toml", &[]).unwrap();
+    let whole = files(&run(&sc, None, None).unwrap());
+    let (r, stats) = run_on_threads(&sc, None, 2).unwrap();
+    assert!(stats.crossings > 0 && stats.events.iter().all(|&e| e > 0), "{stats:?}");
+    assert!(whole == files(&r), "the clusters on 2 threads differ from the whole run");
+}
