@@ -7,16 +7,19 @@
 //!   other end, and the two ends of a link with no delay join each other (a part boundary on
 //!   such a link would leave no lookahead). A group weighs its nodes' ports: each port's packets
 //!   are work for the part that runs it.
-//! - Growing: part after part, from the unplaced group farthest (breadth-first) from the lowest
-//!   unplaced one, groups join in breadth-first order over links until the part weighs its
-//!   share (the total weight over the parts, rounded up); a part whose region runs out goes on
-//!   from the lowest unplaced group. The last part takes what is left.
+//! - Growing: part after part, from the unplaced group farthest (breadth-first) from a start,
+//!   groups join in breadth-first order over links until the part weighs its share (the total
+//!   weight over the parts, rounded up); a part whose region runs out goes on from the lowest
+//!   unplaced group. The last part takes what is left. The first part starts from one of
+//!   [`TRIES`] groups evenly spread over the ids, the others from the lowest unplaced group.
 //! - Refining: passes over the groups in id order move a group to the other part that holds
 //!   most of its links (the lowest on ties) when that cuts fewer links and keeps that part
-//!   within 5 % over its share, or when it cuts as many and the move evens the two parts'
-//!   weights. No move empties a part. Each move lowers the cut, or keeps it and lowers the sum
-//!   of squared part weights, so the passes end; at most [`PASSES`].
-//! - Every step goes by ids and counts: the same network gives the same parts.
+//!   within its share plus the larger of 5 % of it and the heaviest group, or when it cuts as
+//!   many and the move evens the two parts' weights. No move empties a part. Each move lowers
+//!   the cut, or keeps it and lowers the sum of squared part weights, so the passes end; at
+//!   most [`PASSES`].
+//! - Of the [`TRIES`] partitions grown and refined, the one that cuts fewest links is kept (the
+//!   first on ties). Every step goes by ids and counts: the same network gives the same parts.
 
 use crate::net::{Network, NodeKind};
 use dcfair_core::time::SimDuration;
@@ -37,8 +40,9 @@ pub(super) fn parts(net: &Network, parts: usize) -> Option<Vec<u32>> {
     }
     let g = Graph::of(net, &group, groups);
     let mut best: Option<(usize, Vec<u32>)> = None;
-    for t in 0..TRIES.min(groups) {
-        let mut part = g.grow(parts, t * groups / TRIES.min(groups));
+    let tries = TRIES.min(groups);
+    for t in 0..tries {
+        let mut part = g.grow(parts, t * groups / tries);
         g.refine(&mut part, parts);
         let cut = g.cut(&part);
         if best.as_ref().is_none_or(|(c, _)| cut < *c) {
@@ -218,14 +222,20 @@ impl Graph {
                 if members[own] == 1 {
                     continue;
                 }
-                links.iter_mut().for_each(|l| *l = 0);
-                for &j in self.neighbours(i) {
+                let near = self.neighbours(i);
+                for &j in near {
                     links[part[j as usize] as usize] += 1;
                 }
-                let Some(to) = (0..parts).filter(|&t| t != own).max_by_key(|&t| (links[t], std::cmp::Reverse(t))) else { continue };
+                // the other part with most of its links, the lowest on ties (none: keep it)
+                let to = near.iter().map(|&j| part[j as usize] as usize).filter(|&t| t != own).max_by_key(|&t| (links[t], std::cmp::Reverse(t)));
+                let (mine, theirs) = (links[own], to.map_or(0, |t| links[t]));
+                for &j in near {
+                    links[part[j as usize] as usize] = 0;
+                }
+                let Some(to) = to else { continue };
                 let w = self.weight[i];
-                let fewer_cut = links[to] > links[own] && weight[to] + w <= limit;
-                let evener = links[to] == links[own] && links[to] > 0 && weight[to] + w < weight[own];
+                let fewer_cut = theirs > mine && weight[to] + w <= limit;
+                let evener = theirs == mine && weight[to] + w < weight[own];
                 if fewer_cut || evener {
                     part[i] = to as u32;
                     weight[own] -= w;
