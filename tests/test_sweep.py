@@ -216,6 +216,30 @@ def test_a_sweep_runs_fewer_points_at_once_when_memory_holds_fewer(tmp_path, mon
     assert not [r for r in caplog.records if r.name == "dcfair.runner"]
 
 
+def test_a_sweep_of_runs_on_threads_runs_fewer_at_once_so_that_each_has_its_cores(tmp_path, caplog):
+    from dcfair import api
+    from dcfair.runner import available_cores
+
+    cores = available_cores()
+    assert api.load_scenario(SCALE)["threads"] == 1
+    assert api.load_scenario(SCALE, overrides={"sim.tie_break": "origin", "sim.threads": "auto"})["threads"] == cores
+    assert api.load_scenario(SCALE, overrides={"sim.tie_break": "origin", "sim.threads": 256})["threads"] == cores
+    if cores < 2:
+        pytest.skip("one core: every run has one thread")
+    with caplog.at_level("WARNING", logger="dcfair.runner"):
+        df = dcfair.sweep(SCALE, {"topology.k": [4, 8]}, out=tmp_path / "s", jobs=2, progress=False,
+                          overrides={"sim.tie_break": "origin", "sim.threads": "auto"})
+    assert len(df) == 2
+    lines = [r.getMessage() for r in caplog.records if r.name == "dcfair.runner"]
+    want = f"1 parallel run(s) instead of 2: a run uses up to {cores} threads (sim.threads), on {cores} cores"
+    assert lines == [f"dcfair: {want}"], lines
+    # one thread per run: no cap, no line
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="dcfair.runner"):
+        dcfair.sweep(SCALE, {"topology.k": [4, 8]}, out=tmp_path / "t", jobs=2, progress=False)
+    assert not [r for r in caplog.records if r.name == "dcfair.runner"]
+
+
 def test_killed_sweep_loses_nothing_and_resumes(tmp_path):
     out = tmp_path / "killed"
     args = [sys.executable, "-m", "dcfair", "sweep", str(LONGFLOWS), "--vary", "queue.kind=droptail,red,sfq,drr,hcf",

@@ -77,8 +77,10 @@ def load_scenario(
     With ``build=True`` the network and workloads are also built as a run would build them, so
     the errors a run gives before its first event (hosts that cannot reach each other, a
     measured port that does not exist) are raised here too.
-    Returns at least ``{"name", "seed", "duration_s", "memory_bytes"}``, ``memory_bytes`` the
-    engine's estimate of the memory a run needs (what its admission holds against the bound).
+    Returns at least ``{"name", "seed", "duration_s", "memory_bytes", "threads"}``,
+    ``memory_bytes`` the engine's estimate of the memory a run needs (what its admission holds
+    against the bound), ``threads`` the most threads a run uses on this machine (``sim.threads``,
+    at most the cores).
     """
     text, origin = _source(path, text, origin)
     return _engine.load_scenario(text, origin, _overrides(overrides), build)

@@ -41,9 +41,11 @@ Rules:
   stays within the engine's admission bound (:func:`memory_bound`: ``DCFAIR_MAX_MEMORY_MB``
   when set, ``--max-memory``; else the least of the memory available, what is left under
   ``ulimit -v`` and under the cgroup's ``memory.max``); never below one worker, and no cap where
-  no bound is known (:func:`memory_workers`). When the cap lowers the parallelism, one line
-  says so on the ``dcfair.runner`` logger (a warning: on stderr unless logging is configured
-  otherwise).
+  no bound is known (:func:`memory_workers`). And at most as many as leave every run its
+  threads: a point with ``sim.threads`` above one uses that many cores, so workers x the most
+  threads a point uses stays within the cores (never below one worker). When a cap lowers the
+  parallelism, one line says so on the ``dcfair.runner`` logger (a warning: on stderr unless
+  logging is configured otherwise).
 - Two backends, one contract: local worker processes (default, ``jobs`` of them), or a Ray
   cluster (``ray=ADDRESS``; ``"local"`` starts a private Ray instance on this machine, and a Ray
   already initialised in this process is used as it is). On Ray, a worker sends the result
@@ -392,15 +394,15 @@ def _write_point(d: Path, files: Dict[str, bytes], meta: Dict[str, Any], wall_s:
 PointKey = Tuple[str, Tuple[Override, ...]]
 
 
-def check_points(points: Sequence[Point], texts: Dict[str, str]) -> Tuple[Dict[PointKey, Dict[str, str]], Dict[PointKey, int]]:
+def check_points(points: Sequence[Point], texts: Dict[str, str]) -> Tuple[Dict[PointKey, Dict[str, str]], Dict[PointKey, Tuple[int, int]]]:
     """Validates every distinct (scenario, overrides) with its network built (what ``dcfair
     validate`` checks: bad input stops here, before anything runs) and returns, for each, the
-    SHA-256 of every input file it reads (CDF files), by path, and the engine's estimate of the
-    memory a run of it needs, bytes."""
+    SHA-256 of every input file it reads (CDF files), by path, and what a run of it needs: the
+    engine's estimate of its memory, bytes, and the threads it uses here."""
     from dcfair import api
 
     out: Dict[PointKey, Dict[str, str]] = {}
-    memory: Dict[PointKey, int] = {}
+    memory: Dict[PointKey, Tuple[int, int]] = {}
     digests: Dict[str, str] = {}
     for p in points:
         k = (p.scenario, p.overrides)
@@ -414,7 +416,7 @@ def check_points(points: Sequence[Point], texts: Dict[str, str]) -> Tuple[Dict[P
                 digests[path] = sha256_file(path)
             ins[path] = digests[path]
         out[k] = ins
-        memory[k] = int(info.get("memory_bytes") or 0)
+        memory[k] = (int(info.get("memory_bytes") or 0), int(info.get("threads") or 1))
     return out, memory
 
 
@@ -466,7 +468,7 @@ def run_points(
     for p in points:
         if p.scenario not in texts:
             texts[p.scenario] = api.read_scenario(p.scenario)
-    inputs, memory = check_points(points, texts)
+    inputs, needs = check_points(points, texts)
     if peer is not None:
         from dcfair import peers
 
@@ -540,8 +542,9 @@ def run_points(
                 if ray is not None:
                     _run_on_ray(ray, jobs, todo, texts, finish)
                 else:
-                    largest = max(memory[(j.point.scenario, j.point.overrides)] for j in todo)
-                    _run_local(jobs, todo, texts, finish, largest, peer)
+                    largest = max(needs[(j.point.scenario, j.point.overrides)][0] for j in todo)
+                    threads = max(needs[(j.point.scenario, j.point.overrides)][1] for j in todo)
+                    _run_local(jobs, todo, texts, finish, largest, peer, threads)
             finally:
                 for j in todo:
                     j.lock.release()
@@ -556,12 +559,19 @@ def _record(job: _Job, r: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _run_local(jobs: Optional[int], todo: List[_Job], texts: Dict[str, str], finish, largest: int = 0,
-               peer: Optional[Tuple[str, str, bool]] = None) -> None:
-    """Runs ``todo`` on a pool of local worker processes, at most ``jobs`` at a time and at most
-    as many as memory holds at ``largest`` bytes each (module rules). A worker that dies fails
-    the point it ran; the others go on in a new pool."""
+               peer: Optional[Tuple[str, str, bool]] = None, threads: int = 1) -> None:
+    """Runs ``todo`` on a pool of local worker processes, at most ``jobs`` at a time, at most
+    as many as memory holds at ``largest`` bytes each, and at most as many as the cores hold at
+    ``threads`` each (module rules). A worker that dies fails the point it ran; the others go on
+    in a new pool."""
     queue = list(todo)
     workers = min(jobs or available_cores(), len(queue))
+    cores = available_cores()
+    if threads > 1 and workers * threads > cores:
+        capped = max(1, cores // threads)
+        log.warning(f"dcfair: {capped} parallel run(s) instead of {workers}: a run uses up to {threads} threads "
+                    f"(sim.threads), on {cores} cores")
+        workers = capped
     bound = memory_bound()
     capped = memory_workers(workers, largest, bound[0] if bound else None)
     if capped < workers and bound is not None:

@@ -102,9 +102,10 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 /// `overrides` are `--set`-style `(dotted.key, value)` pairs; values are TOML literals and
 /// bare words are strings. With `build`, also builds its network and workloads as a run
 /// would (`dcfair validate`: unreachable hosts, unknown port names). Returns `{"name", "seed",
-/// "duration_s", "inputs", "sample_interval_s", "memory_bytes"}`, `inputs` the paths of the
+/// "duration_s", "inputs", "sample_interval_s", "memory_bytes", "threads"}`, `inputs` the paths of the
 /// other files a run reads (CDF files), `memory_bytes` the memory a run of it needs by the
-/// engine's admission estimate (`dcfair_sim::admission::estimate`); with `build`, also
+/// engine's admission estimate (`dcfair_sim::admission::estimate`), `threads` the most threads
+/// a run of it uses on this machine (`sim.threads`, at most the cores); with `build`, also
 /// `"flows"` and `"measured_ports"` (the rows of flows.csv and ports.csv to come).
 #[pyfunction]
 #[pyo3(signature = (text, origin, overrides = Vec::new(), build = false))]
@@ -133,6 +134,8 @@ fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(S
     d.set_item("inputs", inputs)?;
     d.set_item("sample_interval_s", sc.measure.sample_interval_s)?;
     d.set_item("memory_bytes", dcfair_sim::admission::estimate(&sc).bytes)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    d.set_item("threads", sc.sim.threads.resolve(cores).min(cores))?;
     if let Some(c) = checked {
         d.set_item("flows", c.flows)?;
         d.set_item("measured_ports", c.measured_ports)?;
