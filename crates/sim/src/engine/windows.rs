@@ -79,7 +79,6 @@ impl Partition {
     pub fn cut_links(&self, net: &Network) -> usize {
         net.ports.iter().filter(|p| self.part[p.node as usize] != self.part[p.peer_node as usize]).count() / 2
     }
-
 }
 
 /// The part of every node, split by levels (module rules).
