@@ -134,8 +134,7 @@ fn load_scenario(py: Python<'_>, text: String, origin: String, overrides: Vec<(S
     d.set_item("inputs", inputs)?;
     d.set_item("sample_interval_s", sc.measure.sample_interval_s)?;
     d.set_item("memory_bytes", dcfair_sim::admission::estimate(&sc).bytes)?;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    d.set_item("threads", sc.sim.threads.resolve(cores).min(cores))?;
+    d.set_item("threads", sc.sim.threads.at_most(dcfair_sim::scenario::Threads::cores()))?;
     if let Some(c) = checked {
         d.set_item("flows", c.flows)?;
         d.set_item("measured_ports", c.measured_ports)?;

@@ -46,7 +46,7 @@ fn main() {
     let loop_s = t.elapsed().as_secs_f64();
     let events: u64 = s.events.iter().sum::<u64>() + s.global_events;
     let c_ns = loop_s * 1e9 / events.max(1) as f64;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = dcfair_sim::scenario::Threads::cores();
     let (threads_s, waits) = if parts <= cores { replay(&s, c_ns) } else { (f64::NAN, vec![]) };
     let mut empty: Vec<f64> = (0..EMPTY_REPLAYS).filter(|_| parts <= cores).map(|_| replay(&s, 0.0).0).collect();
     empty.sort_by(f64::total_cmp);

@@ -66,10 +66,8 @@ fn simulate_threads(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) 
     if sc.sim.threads == Threads::Count(1) {
         return Ok((simulate(sc, seed, progress)?, None));
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let asked = sc.sim.threads.resolve(cores);
-    // threads beyond the cores would spin at every window's barrier for a core to run on
-    let n = asked.min(cores);
+    let cores = Threads::cores();
+    let (asked, n) = (sc.sim.threads.resolve(cores), sc.sim.threads.at_most(cores));
     let plan = |sim: &Sim| match sim.split_refusal() {
         Some(why) if n > 1 => Err(why.to_string()),
         _ if n < asked && n == 1 => Err(format!("the machine has {cores} core")),

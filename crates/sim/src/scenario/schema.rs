@@ -123,6 +123,17 @@ impl Threads {
             Threads::Auto => cores.max(1),
         }
     }
+
+    /// The most threads a run uses on a machine of `cores` cores: those asked for, at most the
+    /// cores (more would spin at every window's barrier for a core to run on).
+    pub fn at_most(self, cores: usize) -> usize {
+        self.resolve(cores).min(cores)
+    }
+
+    /// This machine's cores, as [`Threads::resolve`] and [`Threads::at_most`] take them.
+    pub fn cores() -> usize {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    }
 }
 
 impl Serialize for Threads {

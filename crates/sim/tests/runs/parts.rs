@@ -193,7 +193,7 @@ fn sim_threads_runs_the_same_run_on_threads_or_says_why_not() {
     assert_eq!(threads_of(&two), serde_json::json!({"asked": 2, "used": 2}));
     assert_eq!(without_threads(&two), files(&one));
     // no more threads than cores: they would spin at every barrier for a core
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = dcfair_sim::scenario::Threads::cores();
     let many = load_scenario(FATTREE, "t.toml", &ov(&[origin, ("sim.threads", "64")])).unwrap();
     let r = run(&many, None, None).unwrap();
     let t = threads_of(&r);
