@@ -240,8 +240,9 @@ macro_rules! transports {
         }
 
         /// The two endpoints of one flow, whichever its transport (static dispatch: module
-        /// rules). As large as its largest inline variant.
-        #[derive(Debug)]
+        /// rules). As large as its largest inline variant. A clone is a flow's copy for a run in
+        /// parts (the ends a part runs of a flow whose other end runs in another part).
+        #[derive(Clone, Debug)]
         pub enum Endpoint {
             $( $cv(store!($cstore, $cty)), )+
             $( $bv(store!($bstore, $bty)), )+

@@ -42,7 +42,7 @@ use crate::time::SimTime;
 use std::ops::Range;
 
 /// One subflow of an MPTCP connection: a TCP flow whose sender the connection writes into.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Subflow(pub TcpEnds);
 
 impl Transport for Subflow {

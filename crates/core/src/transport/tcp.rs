@@ -16,7 +16,7 @@ use crate::tcp::{FlowIds, SenderStats, TcpConfig, TcpReceiver, TcpSender};
 use crate::time::SimTime;
 
 /// The two ends of a TCP flow.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct TcpEnds {
     pub sender: TcpSender,
     pub receiver: TcpReceiver,

@@ -32,7 +32,7 @@ pub enum UdpPattern {
 }
 
 /// A UDP source and its sink.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct UdpEnds {
     ids: FlowIds,
     pattern: UdpPattern,

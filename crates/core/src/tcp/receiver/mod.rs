@@ -182,7 +182,7 @@ impl SackList {
 }
 
 /// The receiving end of one flow.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct TcpReceiver {
     ids: FlowIds,
     mss: u64,

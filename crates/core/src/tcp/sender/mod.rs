@@ -156,7 +156,7 @@ enum TimerKind {
 const MAX_SACK_RANGES: u64 = 1024;
 
 /// The sending end of one flow.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct TcpSender {
     ids: FlowIds,
     mss: u64,

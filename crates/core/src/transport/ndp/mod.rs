@@ -67,7 +67,7 @@ pub mod kind {
 }
 
 /// The two ends of an NDP flow.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct NdpEnds {
     pub sender: NdpSender,
     pub receiver: NdpReceiver,

@@ -23,7 +23,7 @@ pub struct NdpReceiverStats {
     pub pulls_sent: u64,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct NdpReceiver {
     ids: FlowIds,
     mss: u32,

@@ -47,7 +47,7 @@ pub struct NdpSenderStats {
     pub bytes_acked: u64,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct NdpSender {
     ids: FlowIds,
     mss: u32,

@@ -78,7 +78,7 @@ pub mod kind {
 }
 
 /// The two ends of a RoCEv2 flow.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RoceEnds {
     pub sender: RoceSender,
     pub receiver: RoceReceiver,

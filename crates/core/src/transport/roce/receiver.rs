@@ -39,7 +39,7 @@ pub struct RoceReceiverStats {
 }
 
 /// The RoCEv2 receiver of one flow.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RoceReceiver {
     ids: FlowIds,
     class: u8,

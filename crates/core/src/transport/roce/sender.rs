@@ -74,7 +74,7 @@ pub struct RoceSenderStats {
 }
 
 /// The RoCEv2 sender of one flow.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RoceSender {
     ids: FlowIds,
     class: u8,

@@ -82,7 +82,7 @@ fn us(v: f64) -> SimDuration {
 }
 
 /// The data side of an ExpressPass flow.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct XpassSender {
     ids: FlowIds,
     mss: u32,
@@ -258,7 +258,7 @@ impl XpassSender {
 }
 
 /// The receiving side: paces credits, measures their loss, delivers data in order.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct XpassReceiver {
     ids: FlowIds,
     cfg_rate: (f64, f64), // (max_rate credits/s, jitter)

@@ -41,7 +41,7 @@ use endpoint::{XpassReceiver, XpassSender};
 
 /// The two ends of an ExpressPass flow: the data sender at the source, the credit-sending
 /// receiver at the destination.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct XpassEnds {
     pub sender: XpassSender,
     pub receiver: XpassReceiver,
