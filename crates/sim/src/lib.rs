@@ -13,6 +13,7 @@
 //!   defines the [`Allocator`]; no module of the crate imports it. The config layer
 //!   (`scenario/`) imports nothing of the runtime (its rules say more).
 
+pub mod arena;
 pub mod assemble;
 pub mod buffer;
 pub mod calendar;
