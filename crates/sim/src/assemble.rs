@@ -19,10 +19,6 @@
 //!   its key, for what only the built network shows: hosts that cannot reach each other, a
 //!   waypoint that is not a switch or not on a path, equal-length routing without a core tier,
 //!   an unknown port of `[measure]` or `[ports]`.
-//! - The copies of one run on several threads (`run.rs`) share the routes, which no event
-//!   changes: the first copy's build hands them out once they are checked
-//!   ([`RoutesFrom::Share`]); each other copy builds all the rest and takes them
-//!   ([`RoutesFrom::Copy`]), without checking them again.
 
 use crate::engine::{Sim, World, VIA_PER_PACKET};
 use crate::error::Error;
@@ -36,7 +32,7 @@ use crate::scenario::{CoreChoice, HashSeed, Scenario, TieBreak};
 use crate::series::Series;
 use crate::topo::Built;
 use crate::workload::Flow;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use crate::{poisson, probe, topo, workload};
 use dcfair_core::packet::{Proto, NO_VIA};
 use dcfair_core::transport::ndp::config::Paths as NdpPaths;
@@ -47,38 +43,18 @@ use rand::Rng as _;
 
 /// The network, the workloads and the first events of `sc` run with `seed`, ready to run.
 pub fn build(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
-    build_some(sc, seed, None, RoutesFrom::Own)
-}
-
-/// Where a build's routes come from (module rules).
-#[derive(Clone, Copy)]
-pub enum RoutesFrom<'a> {
-    /// It computes them and checks them against its flows.
-    Own,
-    /// The first copy of a run on several threads: as [`RoutesFrom::Own`], and it puts them in
-    /// the cell once checked.
-    Share(&'a OnceLock<Option<Arc<Routes>>>),
-    /// Another copy of that run: it waits for the routes in the cell; `None` (the first copy
-    /// failed) stops it with [`Error::Interrupted`].
-    Copy(&'a OnceLock<Option<Arc<Routes>>>),
-}
-
-/// [`build`] as a copy of a run on several threads: with the routes `from` says. The caller
-/// of a [`RoutesFrom::Share`] build sets the cell to `None` if the build returns (or panics)
-/// before it set the routes.
-pub fn build_copy(sc: &Scenario, seed: u64, from: RoutesFrom<'_>) -> Result<Sim, Error> {
-    build_some(sc, seed, None, from)
+    build_some(sc, seed, None)
 }
 
 /// [`build`] with the flows of flow group `group` alone, a job (`jobs.rs`): the job on its
 /// hosts of the whole scenario, nothing else on the fabric; the run ends when the job does. Its
 /// baseline (`run.rs`).
 pub fn build_alone(sc: &Scenario, seed: u64, group: usize) -> Result<Sim, Error> {
-    build_some(sc, seed, Some(group), RoutesFrom::Own)
+    build_some(sc, seed, Some(group))
 }
 
 /// [`build`], or with `only`, [`build_alone`].
-fn build_some(sc: &Scenario, seed: u64, only: Option<usize>, from: RoutesFrom<'_>) -> Result<Sim, Error> {
+fn build_some(sc: &Scenario, seed: u64, only: Option<usize>) -> Result<Sim, Error> {
     let streams = Streams::new(seed);
 
     let mut built = topo::build(sc, streams).map_err(|e| Error::invalid(e.key, e.reason))?;
@@ -104,16 +80,7 @@ fn build_some(sc: &Scenario, seed: u64, only: Option<usize>, from: RoutesFrom<'_
         group_names.push("udp".into());
     }
 
-    let routes = match from {
-        RoutesFrom::Copy(cell) => cell.wait().clone().ok_or(Error::Interrupted)?,
-        RoutesFrom::Own | RoutesFrom::Share(_) => {
-            let routes = Arc::new(checked_routes(sc, streams, &built, &flows)?);
-            if let RoutesFrom::Share(cell) = from {
-                let _ = cell.set(Some(routes.clone()));
-            }
-            routes
-        }
-    };
+    let routes = Arc::new(checked_routes(sc, streams, &built, &flows)?);
     let ndp_paths = sc.transports_used().contains(&TransportKind::Ndp).then(|| sc.transport_tables().resolved().ndp.paths);
     let ndp_sprays = ndp_paths.is_some_and(|p| p != NdpPaths::Routing);
     let via = waypoints(sc, streams, &built, &routes, &flows)?;
@@ -154,7 +121,7 @@ fn build_some(sc: &Scenario, seed: u64, only: Option<usize>, from: RoutesFrom<'_
         net,
         routes,
         route,
-        flows,
+        flows: flows.into(),
         background,
         bonds,
         incast,

@@ -18,7 +18,7 @@ use dcfair_core::buffer::SharedBuffer;
 pub const NO_BUFFER: u32 = u32::MAX;
 
 /// The shared buffers of a network's switches.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Buffers {
     /// One per switch, in node order.
     pub sw: Vec<SharedBuffer>,

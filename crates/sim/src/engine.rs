@@ -78,9 +78,10 @@ mod graph_split;
 mod threads;
 mod windows;
 
-pub use threads::{Exchange, SpinBarrier, Stopped};
+pub use threads::{Exchange, SpinBarrier, Split, Stopped};
 pub use windows::{Partition, PartsStats};
 
+use crate::arena::Arena;
 use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
 use crate::jobs::{Jobs, NOT_STARTED};
@@ -164,13 +165,13 @@ pub const PORTS_PER_FLOW: usize = 12;
 /// (the result files, the real-packet switch, tests) see it through [`Sim::world`].
 pub struct World {
     pub net: Network,
-    /// Read only; the copies of a run on several threads share them (`assemble::RoutesFrom`).
+    /// Read only; the parts of a run on several threads share them (`engine/threads.rs`).
     pub routes: std::sync::Arc<Routes>,
     /// What the per-packet routing modes choose from and remember (`routing.rs`).
     pub route: RouteState,
     /// Every flow by flow id: the flow groups', the incast servers', the Poisson flows', then
     /// from `background` on the background sources (`[udp]`).
-    pub flows: Vec<Flow>,
+    pub flows: Arena<Flow>,
     /// The first background source: the flows before it are the ones the per-flow figures
     /// count.
     pub background: usize,
@@ -583,7 +584,7 @@ impl Sim {
     /// Asks for the first [`crate::net::PORT_HOT_LINES`] lines of port `port`.
     #[inline(always)]
     fn prefetch_port(&self, port: u32) {
-        let p = self.w.net.ports.as_ptr().wrapping_add(port as usize) as *const u8;
+        let p = self.w.net.ports.hint(port as usize) as *const u8;
         for line in 0..crate::net::PORT_HOT_LINES {
             prefetch(p.wrapping_add(64 * line));
         }
@@ -1449,14 +1450,17 @@ impl Sim {
     /// Snapshot of cumulative counters when the measurement window opens.
     #[inline(never)]
     fn open_window(&mut self) {
-        for f in &mut self.w.flows {
+        // a part of a run on several threads: its own flows and ports (`arena.rs`)
+        for i in self.w.flows.owned_ids().collect::<Vec<_>>() {
+            let f = &mut self.w.flows[i];
             f.delivered_at_window = f.delivered_bytes();
             f.sent_at_window = f.data_pkts_sent();
         }
         for b in &mut self.w.bonds {
             b.delivered_at_window = b.bond.delivered_bytes();
         }
-        self.drops_at_window = self.w.net.ports.iter().map(|p| p.queue.stats.drops_pkts()).collect();
+        let ports = &self.w.net.ports;
+        self.drops_at_window = (0..ports.len()).map(|i| if ports.owns(i) { ports[i].queue.stats.drops_pkts() } else { 0 }).collect();
     }
 
     /// Packets port `i` dropped from the instant the measurement window opened (all of them if

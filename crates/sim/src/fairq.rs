@@ -29,7 +29,7 @@ use dcfair_core::packet::Packet;
 use dcfair_core::time::{SimDuration, SimTime};
 
 /// The FairQ state of a network.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct FairqNet {
     pub core: Fairq,
     /// Global port id -> index in `core.ports`, or `NO_PORT`.
@@ -115,10 +115,14 @@ impl FairqNet {
         }
     }
 
-    /// A `FairqSample`: every FairQ port samples its queue (bytes) in `net`.
+    /// A `FairqSample`: every FairQ port samples its queue (bytes) in `net`; in a part of a
+    /// run on several threads, every port of its own (`arena.rs`: the join takes the others
+    /// from their parts).
     pub fn sample(&mut self, net: &Network) {
         for (p, &g) in self.core.ports.iter_mut().zip(&self.gids) {
-            p.sample(net.ports[g as usize].queue.len_bytes());
+            if net.ports.owns(g as usize) {
+                p.sample(net.ports[g as usize].queue.len_bytes());
+            }
         }
     }
 

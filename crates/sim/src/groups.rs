@@ -24,6 +24,7 @@
 //! sums are taken from the flows the sampler (`series.rs`) hands over; this file imports no
 //! engine.
 
+use crate::arena::Arena;
 use crate::columns::{CatBuilder, Column, Table};
 use crate::scenario::validate::window_ticks;
 use crate::scenario::Scenario;
@@ -31,7 +32,7 @@ use crate::workload::Flow;
 use dcfair_core::time::{SimTime, PS_PER_SEC};
 
 /// Per-tick delivered bytes of every group.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct GroupSeries {
     flows: Vec<u64>,
     names: Vec<String>,
@@ -62,13 +63,13 @@ impl GroupSeries {
 
     /// Records the groups' cumulative delivered bytes at `now`: of the flows `flows`, in groups
     /// `flow_group` (by flow id).
-    pub fn sample(&mut self, now: SimTime, flows: &[Flow], flow_group: &[u16]) {
+    pub fn sample(&mut self, now: SimTime, flows: &Arena<Flow>, flow_group: &[u16]) {
         let base = self.cum.len();
         self.cum.resize(base + self.names.len(), 0);
         let row = &mut self.cum[base..];
-        for (i, f) in flows.iter().enumerate() {
+        for i in 0..flows.len() {
             if self.counted.as_ref().is_none_or(|c| c[i]) {
-                row[flow_group[i] as usize] += f.delivered_bytes();
+                row[flow_group[i] as usize] += flows[i].delivered_bytes();
             }
         }
         self.times.push(now.0);

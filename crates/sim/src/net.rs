@@ -15,6 +15,7 @@
 //! - Every node has a [`Tier`], its role as its topology's builder names it (`fabric.csv`): a
 //!   host is [`Tier::Host`], a switch [`Tier::Switch`] unless its builder says more.
 
+use crate::arena::Arena;
 use crate::pktref::{PktRef, SimQueue};
 use dcfair_core::qdisc::{AnyQdisc, Ports};
 use dcfair_core::time::{BitsPerSec, SimDuration, SimTime};
@@ -55,7 +56,7 @@ impl Tier {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Node {
     pub kind: NodeKind,
     pub tier: Tier,
@@ -123,7 +124,8 @@ pub const NO_PROBE: u32 = u32::MAX;
 #[derive(Debug, Default)]
 pub struct Network {
     pub nodes: Vec<Node>,
-    pub ports: Vec<Port>,
+    /// Lent to the threads of a run in parts (`arena.rs`).
+    pub ports: Arena<Port>,
     /// The node ids follow the topology's structure (every built-in kind: a fat-tree's pods,
     /// a leaf-spine's leaves, the chain of a parking lot), not the order a scenario lists
     /// them in (a custom topology): how a run in parts is split (`engine/windows.rs`).

@@ -67,6 +67,7 @@
 //!   run time (see `Routes::first_unreachable`), and so is a routing loop (`Routes::first_loop`,
 //!   which cannot happen with shortest-path tables and is verified all the same).
 
+use crate::arena::Arena;
 use crate::net::{Network, NodeKind, Port};
 use dcfair_core::packet::{hash_flow, Packet, Proto, NO_VIA};
 use dcfair_core::rng::{mix64, Rng};
@@ -123,7 +124,7 @@ pub struct Routes {
 
 /// What the stateful modes remember between packets, and the stream of every random choice
 /// (module rules). The engine owns it; the tables stay read-only.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RouteState {
     /// `routing.spray`: spraying, flowlet starts, adaptive ties. One stream for every switch,
     /// or one per node (by node id) in a run whose order must not depend on how the network is
@@ -291,7 +292,7 @@ impl Chooser for Rng {
 /// The engine's state, its ports (their queues) and the time: what the stateful modes read.
 struct Stateful<'a> {
     st: &'a mut RouteState,
-    ports: &'a [Port],
+    ports: &'a Arena<Port>,
     now: SimTime,
 }
 
@@ -651,7 +652,7 @@ impl Routes {
     /// ([`Routes::next_global_port_walk`]). `st`, `ports` and `now` serve the stateful modes and
     /// sprayed transports (module rules), which take a table walk of their own.
     #[allow(clippy::too_many_arguments)]
-    pub fn next_global_port_in(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, st: &mut RouteState, ports: &[Port], now: SimTime) -> Option<u32> {
+    pub fn next_global_port_in(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, st: &mut RouteState, ports: &Arena<Port>, now: SimTime) -> Option<u32> {
         match self.next_direct(row, pkt) {
             Some(p) => Some(p),
             None => self.next_global_port_walk(sw, row, col, pkt, st, ports, now),
@@ -678,7 +679,7 @@ impl Routes {
     /// stateless walk, or the stateful one.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub fn next_global_port_walk(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, st: &mut RouteState, ports: &[Port], now: SimTime) -> Option<u32> {
+    pub fn next_global_port_walk(&self, sw: u32, row: u32, col: u16, pkt: &mut Packet, st: &mut RouteState, ports: &Arena<Port>, now: SimTime) -> Option<u32> {
         debug_assert!(row == self.row(sw) && (col == self.column(pkt.dst) || col == NO_COL));
         if self.stateful {
             return self.next_global_port_table(sw, row, col, pkt, &mut Stateful { st, ports, now });
@@ -785,7 +786,7 @@ impl Routes {
             }
             RoutingMode::Adaptive => {
                 let set = &self.global[start..start + len as usize];
-                let load = |p: u32| ports.get(p as usize).map_or(0, |p| p.queue.len_bytes());
+                let load = |p: u32| if (p as usize) < ports.len() { ports[p as usize].queue.len_bytes() } else { 0 };
                 let least = set.iter().map(|&p| load(p)).min().unwrap_or(0);
                 let ties = set.iter().filter(|&&p| load(p) == least).count();
                 let k = if ties > 1 { st.rng(sw).gen_range(0..ties as u64) as usize } else { 0 };
@@ -1208,7 +1209,7 @@ mod tests {
                                 // a column too wide for the packet's record: read from its `Dest`
                                 let mut p3 = Packet { via, hops, ..pkt(1 - dst.min(1), dst, sport) };
                                 let mut st = RouteState::new(&r, b.clone(), SimDuration::from_us(1));
-                                assert_eq!(r.next_global_port_in(sw, r.row(sw), NO_COL, &mut p3, &mut st, &[], SimTime::ZERO), want);
+                                assert_eq!(r.next_global_port_in(sw, r.row(sw), NO_COL, &mut p3, &mut st, &Arena::default(), SimTime::ZERO), want);
                             }
                             // the hint, taken before arrival (one hop fewer), names the same port
                             if hops > 0 {

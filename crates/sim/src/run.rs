@@ -19,14 +19,13 @@
 //!   `summary.json` records the threads asked for, those used and why not more
 //!   ([`Threading`]).
 
-use crate::assemble::{build, build_alone, build_copy, RoutesFrom};
-use crate::engine::{Exchange, Partition, PartsStats, ProgressFn, Sim};
+use crate::assemble::{build, build_alone};
+use crate::engine::{Exchange, Partition, PartsStats, ProgressFn, Sim, Split};
 use crate::error::Error;
 use crate::render;
 use crate::results::Results;
 use crate::scenario::{Scenario, Threads};
 use serde_json::{json, Value};
-use std::sync::{mpsc, OnceLock};
 
 /// Runs `sc` with `seed` (or the scenario's own).
 pub fn run(sc: &Scenario, seed: Option<u64>, progress: Option<ProgressFn<'_>>) -> Result<Results, Error> {
@@ -73,7 +72,7 @@ fn simulate_threads(sc: &Scenario, seed: u64, progress: Option<ProgressFn<'_>>) 
         _ if n < asked && n == 1 => Err(format!("the machine has {cores} core")),
         _ => Partition::for_threads(&sim.world().net, n),
     };
-    let (sim, ran) = on_threads(sc, seed, n, plan, progress)?;
+    let (sim, ran) = on_threads(sc, seed, plan, progress)?;
     let threading = match ran {
         Ok(_) if n < asked => Threading { asked, used: n, why: Some(format!("the machine has {cores} cores")) },
         Ok(_) => Threading { asked, used: n, why: None },
@@ -93,103 +92,69 @@ pub fn run_on_threads(sc: &Scenario, seed: Option<u64>, threads: usize) -> Resul
         Some(why) => Err(why.to_string()),
         None => Partition::split(&sim.world().net, threads),
     };
-    let (mut sim, ran) = on_threads(sc, seed, threads, plan, None)?;
+    let (mut sim, ran) = on_threads(sc, seed, plan, None)?;
     let stats = ran.map_err(|why| Error::invalid("sim", why))?;
     let wall_s = wall.elapsed().as_secs_f64();
     Ok((render::results(sc, seed, &mut sim, wall_s, None), stats))
 }
 
-/// Runs `sc` with `seed` to the end, on `n` threads if `plan` splits its first copy in parts,
-/// else on this one (`Err(why)` beside the run). Every other thread builds its copy while this
-/// one builds the first (with the first's routes: `assemble::RoutesFrom`), then waits for the
-/// plan: it runs its part in its copy (`Sim::run_part`), or drops the copy. The copies are
-/// joined into the first (`Sim::adopt_part`); the stats add up the parts'.
+/// Runs `sc` with `seed` to the end, on `n` threads if `plan` splits it in parts, else on this
+/// one (`Err(why)` beside the run). Built once on this thread, the run is split into a run per
+/// part (`Sim::split`: the parts share its ports and flows), every other thread runs its part
+/// (`Sim::run_part`) while this one runs the first, and the parts are joined back into one
+/// (`Split::join`); the stats add up the parts'.
 fn on_threads(
     sc: &Scenario,
     seed: u64,
-    n: usize,
     plan: impl FnOnce(&Sim) -> Result<Partition, String>,
     progress: Option<ProgressFn<'_>>,
 ) -> Result<(Sim, Result<PartsStats, String>), Error> {
-    let ex = Exchange::new(n.max(1));
-    let chosen: OnceLock<Partition> = OnceLock::new();
-    let routes = OnceLock::new();
-    std::thread::scope(|scope| {
-        let (go, handles): (Vec<_>, Vec<_>) = (1..n)
-            .map(|k| {
-                let (tx, rx) = mpsc::channel::<bool>();
-                let (ex, chosen, routes) = (&ex, &chosen, &routes);
-                let handle = scope.spawn(move || {
+    let mut first = build(sc, seed)?;
+    let p = match plan(&first) {
+        Ok(p) => p,
+        Err(why) => {
+            if first.run(progress).is_break() {
+                return Err(Error::Interrupted);
+            }
+            return Ok((first, Err(why)));
+        }
+    };
+    let (parts, ports, flows) = first.split(&p).map_err(|why| Error::invalid("sim", why))?.into_parts();
+    let ex = Exchange::new(p.parts);
+    let (p, ex) = (&p, &ex);
+    let ran = std::thread::scope(|scope| {
+        let mut parts = parts.into_iter();
+        let mut first = parts.next().expect("the first part");
+        let handles: Vec<_> = parts
+            .enumerate()
+            .map(|(k, mut sim)| {
+                scope.spawn(move || {
                     let _stop = ex.stop_on_panic();
-                    let copy = build_copy(sc, seed, RoutesFrom::Copy(routes));
-                    // the plan: run part `k`, or nothing (also when the first copy failed)
-                    if !rx.recv().unwrap_or(false) {
-                        return None;
-                    }
-                    let p = chosen.get().expect("the plan, before the go");
-                    Some(copy.inspect_err(|_| ex.stop()).map(|mut sim| (sim.run_part(k, p, ex, None), sim)))
-                });
-                (tx, handle)
+                    (sim.run_part(k + 1, p, ex, None), sim)
+                })
             })
-            .unzip();
-        let joined = |handles: Vec<std::thread::ScopedJoinHandle<'_, _>>| -> Vec<_> {
-            handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+            .collect();
+        let mine = {
+            let _stop = ex.stop_on_panic();
+            first.run_part(0, p, ex, progress)
         };
-        let _stop = ex.stop_on_panic();
-        // however this thread leaves (a panic included), no copy waits for routes in vain
-        let release = ReleaseRoutes(&routes);
-        let mut first = match build_copy(sc, seed, RoutesFrom::Share(&routes)) {
-            Ok(sim) => sim,
-            Err(e) => {
-                drop((release, go));
-                joined(handles);
-                return Err(e);
-            }
-        };
-        let p = match plan(&first) {
-            Ok(p) => p,
-            Err(why) => {
-                drop(go);
-                joined(handles);
-                if first.run(progress).is_break() {
-                    return Err(Error::Interrupted);
-                }
-                return Ok((first, Err(why)));
-            }
-        };
-        let p = chosen.get_or_init(|| p);
-        for tx in go {
-            let _ = tx.send(true);
-        }
-        let mine = first.run_part(0, p, &ex, progress);
-        let others = joined(handles);
-        let fail = |r: Result<String, crate::engine::Stopped>| match r {
-            Ok(why) => Error::invalid("sim", why),
-            Err(_) => Error::Interrupted,
-        };
-        // a copy that failed to build stopped the others: its error first
-        let mut copies = Vec::with_capacity(others.len());
-        for other in others {
-            copies.push(other.expect("a copy told to run")?);
-        }
-        let mut stats = mine.map_err(fail)?;
-        for (k, (ran, sim)) in copies.into_iter().enumerate() {
-            let s = ran.map_err(fail)?;
-            first.adopt_part(sim, k + 1, p);
-            stats.events[k + 1] = s.events[k + 1];
-            stats.crossings += s.crossings;
-        }
-        Ok((first, Ok(stats)))
-    })
-}
-
-/// Sets the shared routes to `None` when dropped, unless the first copy's build set them.
-struct ReleaseRoutes<'a>(&'a OnceLock<Option<std::sync::Arc<crate::routing::Routes>>>);
-
-impl Drop for ReleaseRoutes<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.set(None);
+        let others: Vec<_> = handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect();
+        (first, mine, others)
+    });
+    let (first, mine, others) = ran;
+    let fail = |r: Result<String, crate::engine::Stopped>| match r {
+        Ok(why) => Error::invalid("sim", why),
+        Err(_) => Error::Interrupted,
+    };
+    let mut stats = mine.map_err(fail)?;
+    let mut sims = vec![first];
+    for (k, (ran, sim)) in others.into_iter().enumerate() {
+        let s = ran.map_err(fail)?;
+        stats.events[k + 1] = s.events[k + 1];
+        stats.crossings += s.crossings;
+        sims.push(sim);
     }
+    Ok((Split::join(sims, ports, flows, p), Ok(stats)))
 }
 
 /// Runs `sc` like [`run`], the network split into `parts` parts run one after the other in

@@ -27,6 +27,7 @@
 //! - The engine owns the sampler (`Sim::series`) and its `SeriesTick` events, and hands it the
 //!   network and the flows at each tick; this file imports no engine.
 
+use crate::arena::Arena;
 use crate::columns::{Column, Table};
 use crate::groups::GroupSeries;
 use crate::net::Network;
@@ -45,7 +46,7 @@ const DELIVERED: u32 = 2;
 const CWND: u32 = 3;
 
 /// Samples gathered during a run, as columns.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Series {
     interval_ps: u64,
     next_k: u64,
@@ -53,6 +54,9 @@ pub struct Series {
     cwnd: bool,
     /// Per-group sums of delivered bytes (`groups.rs`).
     groups: GroupSeries,
+    /// A part of a run on several threads: which flows have a congestion window, by flow id
+    /// (each part writes a row for each, of its own flows or not: [`Series::for_part`]).
+    windowed: Option<Vec<bool>>,
     /// Port ids of the measured ports, and their names (the `port` levels).
     ports: Vec<u32>,
     port_names: Vec<String>,
@@ -81,6 +85,7 @@ impl Series {
         let rows = (per_sample * samples.min(1e6)) as usize;
         Ok(Some(Series {
             groups: GroupSeries::new(sc, group_names, flow_group),
+            windowed: None,
             interval_ps,
             flows: sc.measure.sample_flows,
             cwnd: sc.measure.cwnd,
@@ -118,12 +123,16 @@ impl Series {
     /// Records one sample at `now` of the measured ports of `net` and of the flows `flows`,
     /// whose groups are `flow_group` (by flow id). With PFC (`pfc`), a port's queue counts its
     /// lossless FIFO too.
-    pub fn sample(&mut self, now: SimTime, net: &Network, pfc: Option<&PfcNet>, flows: &[Flow], flow_group: &[u16]) {
+    pub fn sample(&mut self, now: SimTime, net: &Network, pfc: Option<&PfcNet>, flows: &Arena<Flow>, flow_group: &[u16]) {
         let t = now.as_secs_f64();
         for i in 0..self.ports.len() {
             let p = self.ports[i] as usize;
-            let st = &net.ports[p].queue.stats;
-            let (mut pkts, mut bytes) = (st.len_pkts, st.len_bytes);
+            // a part of a run on several threads reads its own ports and flows (`arena.rs`);
+            // the join takes the other rows from their parts ([`Series::adopt`])
+            let (mut pkts, mut bytes) = match net.ports.owns(p) {
+                true => (net.ports[p].queue.stats.len_pkts, net.ports[p].queue.stats.len_bytes),
+                false => (0, 0),
+            };
             if let Some(pfc) = pfc {
                 pkts += pfc.ports[p].q.len() as u64;
                 bytes += pfc.ports[p].q.bytes;
@@ -133,25 +142,29 @@ impl Series {
             self.row(t, QUEUE_BYTES, i as u32, u64::MAX, bytes);
         }
         if self.flows {
-            for f in flows {
-                self.row(t, DELIVERED, u32::MAX, f.ids.flow as u64, f.delivered_bytes() as f64);
+            for f in 0..flows.len() {
+                let bytes = if flows.owns(f) { flows[f].delivered_bytes() } else { 0 };
+                self.row(t, DELIVERED, u32::MAX, f as u64, bytes as f64);
             }
         }
         if self.cwnd {
             // the flows whose transport has a congestion window
-            for f in flows {
-                if let Some(c) = f.ends.cwnd_bytes() {
-                    self.row(t, CWND, u32::MAX, f.ids.flow as u64, c as f64);
+            for f in 0..flows.len() {
+                if self.windowed.as_ref().map_or_else(|| flows[f].ends.cwnd_bytes().is_some(), |w| w[f]) {
+                    let c = if flows.owns(f) { flows[f].ends.cwnd_bytes().unwrap_or(0) } else { 0 };
+                    self.row(t, CWND, u32::MAX, f as u64, c as f64);
                 }
             }
         }
         self.groups.sample(now, flows, flow_group);
     }
 
-    /// Sums the groups' delivered bytes over the flows of `counted` only (by flow id): a part
-    /// of a run on several threads counts the flows whose receivers it runs.
-    pub fn count_only(&mut self, counted: Vec<bool>) {
+    /// The sampler of a part of a run on several threads: it sums the groups' delivered bytes
+    /// over the flows of `counted` only (by flow id: the flows whose receivers it runs), and
+    /// writes a window row for the flows of `windowed` (those with a congestion window).
+    pub fn for_part(&mut self, counted: Vec<bool>, windowed: Vec<bool>) {
         self.groups.count_only(counted);
+        self.windowed = Some(windowed);
     }
 
     /// Takes from `other`, the sampler of a copy of this run that ran some part of it on

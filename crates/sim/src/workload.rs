@@ -38,7 +38,7 @@ use dcfair_core::transport::{AnyBond, Data, Endpoint, FlowSpec, HasEndpoint, Tab
 use rand::Rng as _;
 
 /// One flow: its endpoints and what the engine keeps beside them (module rules).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Flow {
     pub ids: FlowIds,
     /// Index into the run's group names (`assemble::group_names`, then `udp`).

@@ -2,11 +2,18 @@
 //! parts (`windows.rs`).
 //!
 //! Rules:
-//! - Every thread runs its own copy of the run (a [`Sim`] built from the same scenario and
-//!   seed), and in it the events of its part alone: the events of its nodes, from its own
-//!   queue, and those of the whole run (the window's opening, the samplers, FairQ's ticks),
-//!   which every copy runs at the same instants. Threads share nothing else but the packets
-//!   between parts, the earliest time each part has work next, and a barrier ([`Exchange`]).
+//! - The run is built once, then split ([`Sim::split`]) into one [`Sim`] per part, each run on
+//!   its own thread: the first part's is the run built. The parts share the run's ports and
+//!   flows, in place, through views of its arenas (`arena.rs`): a part reaches the ports of its
+//!   nodes, and the flows whose senders it runs; a flow whose receiver runs in another part is
+//!   in that part a shadow (a copy of the flow made at the split, of which that part runs the
+//!   receiver's end). Each part has its own copy of the rest of the run, which is small: the
+//!   nodes, the routing state, the probes, samplers, FairQ ports and shared buffers, and the
+//!   receivers' observations.
+//! - A part runs the events of its nodes, from its own queue, and those of the whole run (the
+//!   window's opening, the samplers, FairQ's ticks), which every part runs at the same
+//!   instants over what it owns. Threads share nothing else but the packets between parts, the
+//!   earliest time each part has work next, and a barrier ([`Exchange`]).
 //! - The windows are those of a run in parts, computed by every thread from the same numbers,
 //!   so every thread runs the same windows. After its events of a window, a thread posts the
 //!   packets it sent to each other part (by value, with their telemetry records) and the
@@ -14,21 +21,26 @@
 //!   packets posted to it. The least posted time and the whole run's next event give the next
 //!   window. Posts alternate between two sets of slots, so no thread writes a slot another
 //!   still reads.
-//! - A copy changes only what its part owns: the ports of its nodes (their queues, probes,
-//!   drops by flow and counts when the window opened), its switches' shared buffers and FairQ
-//!   ports, and each flow's end at its nodes (the endpoint's side, that side's timer, the
-//!   receiver's observations); the whole run's events change every copy alike. When every
-//!   thread is done, [`Sim::adopt_part`] moves what each part owns into the first copy, and the
-//!   results are read from it: they equal those of the run on one thread, byte for byte.
+//! - A part changes only what it owns: the ports of its nodes (their queues; in its own copies,
+//!   their probes, drops by flow and counts when the window opened), its switches' shared
+//!   buffers and FairQ ports, and each flow's end at its nodes (the endpoint's side, that side's
+//!   timer, the receiver's observations). When every thread is done, [`Split::join`] makes the
+//!   ports and flows whole again, folds every shadow's receiver's end into its flow, and moves
+//!   what each part owns of the rest into the first part's run; the results are read from it:
+//!   they equal those of the run on one thread, byte for byte.
 //! - A sum over flows of several parts (a group's delivered bytes, in the time series) counts
-//!   in each copy the flows whose receivers it runs; the join adds the copies' sums.
+//!   in each part the flows whose receivers it runs; the join adds the parts' sums.
 //! - A thread that panics, or a stop asked by the progress callback (on the first thread),
 //!   stops every thread at its next barrier.
 
 use super::windows::{next_window, refusal, Partition, PartsStats, Windows};
-use super::{ProgressFn, Progress, Sim, X_INT, X_PARTS};
-use crate::event::Event;
-use crate::pktref::InFlight;
+use super::{ProgressFn, Progress, Sim, World, X_INT, X_PARTS};
+use crate::arena::{Arena, Lent};
+use crate::event::{Event, EventQueue};
+use crate::net::{Network, Port};
+use crate::pktref::{InFlight, Slab};
+use crate::workload::Flow;
+use std::sync::Arc;
 use dcfair_core::telemetry::Telemetry;
 use dcfair_core::time::SimTime;
 use dcfair_core::transport::Side;
@@ -146,38 +158,80 @@ impl Sim {
         refusal(&self.w)
     }
 
-    /// Runs part `k` of `p` on this thread, to the end (module rules), the other parts on the
-    /// other threads that share `ex`; `progress` (the first thread's) sees the run's time and
-    /// every part's events, as far as they have posted them. `Err(Ok(why))` before anything ran when the run cannot be split,
+    /// This run, built and not yet started, as one run per part of `p`, by part (module
+    /// rules): the first is this one. The parts' runs share this run's ports and flows through
+    /// views of its arenas (`arena.rs`): a port is its node's part's; a flow is its sender's
+    /// part's, and the receiver's part, when another, runs a shadow of it. Each part's queue
+    /// holds the events of its nodes and those of the whole run. `Err` says why the run cannot
+    /// be split, before anything changed.
+    pub fn split(mut self, p: &Partition) -> Result<Split, String> {
+        if let Some(why) = refusal(&self.w) {
+            return Err(why.into());
+        }
+        if p.part.len() != self.w.net.nodes.len() {
+            return Err(format!("a partition of {} nodes for a network of {}", p.part.len(), self.w.net.nodes.len()));
+        }
+        let n = p.parts;
+        let pending = self.q.take_all();
+        if pending.iter().any(|(_, _, ev)| matches!(ev, Event::Arrive { .. })) {
+            return Err("a run in parts starts before any packet is sent".into());
+        }
+        let whole = self.w.net.nodes.len() as u32;
+        let mut queues: Vec<_> = (0..n).map(|_| self.q.fork()).collect();
+        for (t, tie, ev) in pending {
+            match self.origin_of(ev) {
+                o if o == whole => queues.iter_mut().for_each(|q| q.push_tied(t, tie, ev)),
+                o => queues[p.part[o as usize] as usize].push_tied(t, tie, ev),
+            }
+        }
+        let part_of = |node: u32| p.part[node as usize];
+        let port_owner = self.w.net.ports.iter().map(|x| part_of(x.node)).collect();
+        let sender: Vec<u32> = self.w.flows.iter().map(|f| part_of(f.ids.src)).collect();
+        let receiver: Vec<u32> = self.w.flows.iter().map(|f| part_of(f.ids.dst)).collect();
+        let windowed: Vec<bool> = match self.w.series.is_some() {
+            true => self.w.flows.iter().map(|f| f.ends.cwnd_bytes().is_some()).collect(),
+            false => Vec::new(),
+        };
+        // views that reach only their part's ports and flows (and their shadows): the parts'
+        // events change nothing else of them (module rules)
+        let (ports, ports_lent) = unsafe { self.w.net.ports.lend(n, port_owner, |_, _| Vec::new()) };
+        let (flows, flows_lent) = unsafe { self.w.flows.lend(n, sender.clone(), |f, x| if receiver[f] != sender[f] { vec![(receiver[f], x.clone())] } else { Vec::new() }) };
+        let mut views: Vec<_> = ports.into_iter().zip(flows).zip(queues).collect();
+        let others: Vec<Sim> = views.split_off(1).into_iter().map(|((ports, flows), q)| self.copy_for_part(ports, flows, q)).collect();
+        let ((ports, flows), q) = views.pop().expect("the first part");
+        (self.w.net.ports, self.w.flows, self.q) = (ports, flows, q);
+        let mut parts = vec![self];
+        parts.extend(others);
+        for (k, sim) in parts.iter_mut().enumerate() {
+            if let Some(s) = sim.w.series.as_mut() {
+                s.for_part(receiver.iter().map(|&r| r == k as u32).collect(), windowed.clone());
+            }
+        }
+        Ok(Split { parts, ports: ports_lent, flows: flows_lent })
+    }
+
+    /// Runs part `k` of `p` on this thread, to the end (module rules), this run one of the
+    /// parts of [`Sim::split`] and the other parts on the other threads that share `ex`;
+    /// `progress` (the first thread's) sees the run's time and every part's events, as far as
+    /// they have posted them. `Err(Ok(why))` before anything ran when the run cannot be split,
     /// `Err(Err(Stopped))` when stopped. Stats count this part's events and crossings.
     pub fn run_part(&mut self, k: usize, p: &Partition, ex: &Exchange, mut progress: Option<ProgressFn<'_>>) -> Result<PartsStats, Result<String, Stopped>> {
-        if let Some(why) = refusal(&self.w) {
+        if !self.w.net.ports.is_view() || p.parts != ex.parts {
             ex.stop();
-            return Err(Ok(why.into()));
-        }
-        if p.part.len() != self.w.net.nodes.len() || p.parts != ex.parts {
-            ex.stop();
-            return Err(Ok(format!("a partition of {} nodes in {} parts for a network of {} on {} threads", p.part.len(), p.parts, self.w.net.nodes.len(), ex.parts)));
+            return Err(Ok(format!("a run in parts runs a part of Sim::split, in {} parts on {} threads", p.parts, ex.parts)));
         }
         let (n, me) = (p.parts, k as u32);
         let mut global = self.q.fork();
         let mut mine = self.q.fork();
         let whole = self.w.net.nodes.len() as u32;
         for (t, tie, ev) in self.q.take_all() {
-            if matches!(ev, Event::Arrive { .. }) {
-                ex.stop();
-                return Err(Ok("a run in parts starts before any packet is sent".into()));
-            }
             match self.origin_of(ev) {
                 o if o == whole => global.push_tied(t, tie, ev),
                 o if p.part[o as usize] == me => mine.push_tied(t, tie, ev),
-                _ => {} // another part's: its thread runs it
+                o => panic!("part {me} holds an event of node {o}, of part {}", p.part[o as usize]),
             }
         }
         self.q = mine;
-        if let Some(s) = self.w.series.as_mut() {
-            s.count_only(self.w.flows.iter().map(|f| p.part[f.ids.dst as usize] == me).collect());
-        }
         self.win = Some(Box::new(Windows::of_thread(p, k)));
         self.extras |= X_PARTS;
         let end = self.w.end;
@@ -277,21 +331,135 @@ impl Sim {
         Ok(())
     }
 
-    /// Moves into this run what part `k` of `p` owns in `other`, a copy of it that ran that
-    /// part on another thread (module rules): its ports, buffers and FairQ ports, the flows'
-    /// ends at its nodes, and its samples; adds its counts and events.
-    pub fn adopt_part(&mut self, mut other: Sim, k: usize, p: &Partition) {
+    /// A run of another part of this one, for [`Sim::split`]: with the views `ports` and
+    /// `flows` and the queue `q`, and its own copy of the rest of this run's world and of the
+    /// engine's state, as this run has them before it starts.
+    fn copy_for_part(&self, ports: Arena<Port>, flows: Arena<Flow>, q: EventQueue) -> Sim {
+        let w = &self.w;
+        debug_assert!(w.bonds.is_empty() && w.incast.is_none() && w.jobs.is_none() && w.pfc.is_none() && w.timer_coin.is_none(), "refused in parts");
+        let world = World {
+            net: Network { nodes: w.net.nodes.clone(), ports, laid_out: w.net.laid_out },
+            routes: w.routes.clone(),
+            route: w.route.clone(),
+            flows,
+            background: w.background,
+            bonds: Vec::new(),
+            incast: None,
+            jobs: None,
+            via: w.via.clone(),
+            packet_cores: w.packet_cores.clone(),
+            core_rng: w.core_rng.clone(),
+            window_start: w.window_start,
+            end: w.end,
+            measured_rate_bps: w.measured_rate_bps,
+            series: w.series.clone(),
+            probes: w.probes.clone(),
+            port_drops: Default::default(),
+            flow_group: w.flow_group.clone(),
+            group_names: w.group_names.clone(),
+            poisson_plan: w.poisson_plan.clone(),
+            timer_coin: None,
+            float_clock: w.float_clock,
+            by_origin: w.by_origin,
+            fairq: w.fairq.clone(),
+            pfc: None,
+            buffers: w.buffers.clone(),
+            track_order: w.track_order,
+            trimming: w.trimming,
+            telemetry: w.telemetry,
+        };
+        Sim {
+            q,
+            w: world,
+            obs: self.obs.clone(),
+            order: self.order.clone(),
+            drops_at_window: self.drops_at_window.clone(),
+            slab: Slab::default(),
+            int: Vec::new(),
+            int_echo: Telemetry::default(),
+            qev: Default::default(),
+            scratch: Vec::with_capacity(64),
+            next_uid: self.next_uid,
+            fnow: self.fnow,
+            tracks_ties: self.tracks_ties,
+            win: None,
+            events_in_parts: 0,
+            extras: self.extras,
+            deep_hints: self.deep_hints,
+            #[cfg(feature = "trace")]
+            trace: String::new(),
+        }
+    }
+}
+
+/// A run split for its threads ([`Sim::split`]): a run per part, and the ports and flows their
+/// views reach, lent from the first.
+pub struct Split {
+    /// By part; the first is the run that was split.
+    pub parts: Vec<Sim>,
+    ports: Arc<Lent<Port>>,
+    flows: Arc<Lent<Flow>>,
+}
+
+impl Split {
+    /// The runs of the parts, once each ran (or not), back into one: the first, its ports and
+    /// flows whole again, with what each other part of `p` owns moved into it (module rules):
+    /// the receiver's end of every flow whose receiver ran in another part than its sender, the
+    /// ports' probes, drops by flow and counts when the window opened, the switches' shared
+    /// buffers and FairQ ports, the flows' observations at their receivers, the samples; and
+    /// every part's events.
+    pub fn join(parts: Vec<Sim>, ports: Arc<Lent<Port>>, flows: Arc<Lent<Flow>>, p: &Partition) -> Sim {
+        let mut parts = parts.into_iter();
+        let mut first = parts.next().expect("the first part");
+        let mut shadows = vec![first.w.flows.unlend()];
+        first.w.net.ports.unlend();
+        let others: Vec<Sim> = parts
+            .map(|mut o| {
+                shadows.push(o.w.flows.unlend());
+                o.w.net.ports.unlend();
+                o
+            })
+            .collect();
+        first.w.net.ports.restore(ports);
+        first.w.flows.restore(flows);
+        for (a, b) in shadows.into_iter().flatten().map(|(f, b)| (f as usize, b)) {
+            let a = &mut first.w.flows[a];
+            let mut b = b;
+            let s = Side::Receiver.index();
+            a.ends.adopt(&mut b.ends, Side::Receiver);
+            a.timer_at[s] = b.timer_at[s];
+            a.deadline_seen[s] = b.deadline_seen[s];
+            a.timer_f[s] = b.timer_f[s];
+            a.delivered_at_window = b.delivered_at_window;
+        }
+        for (k, other) in others.into_iter().enumerate() {
+            first.adopt_part(other, k + 1, p);
+        }
+        first
+    }
+
+    /// The runs of the parts, as [`Split::join`] takes them.
+    pub fn into_parts(self) -> (Vec<Sim>, Arc<Lent<Port>>, Arc<Lent<Flow>>) {
+        (self.parts, self.ports, self.flows)
+    }
+}
+
+impl Sim {
+    /// Moves into this run (the first part's, its ports and flows whole again) what part `k`
+    /// of `p` owns in `other`, which ran that part on another thread ([`Split::join`]): the
+    /// state of its ports that is not in them, its buffers and FairQ ports, its flows'
+    /// observations at their receivers, and its samples; adds its counts and events.
+    fn adopt_part(&mut self, mut other: Sim, k: usize, p: &Partition) {
         let me = k as u32;
         let ours = |node: u32| p.part[node as usize] == me;
         let w = &mut self.w;
         let o = &mut other.w;
-        for (pid, port) in o.net.ports.iter_mut().enumerate() {
+        for (pid, port) in w.net.ports.iter().enumerate() {
             if ours(port.node) {
-                std::mem::swap(&mut w.net.ports[pid], port);
                 if let Some(at) = other.drops_at_window.get(pid) {
                     self.drops_at_window[pid] = *at;
                 }
-                let probe = w.net.ports[pid].probe as usize;
+                let probe = port.probe as usize;
                 if probe < o.probes.len() {
                     std::mem::swap(&mut w.probes[probe], &mut o.probes[probe]);
                 }
@@ -307,31 +475,17 @@ impl Sim {
         }
         if let (Some(a), Some(b)) = (w.fairq.as_deref_mut(), o.fairq.as_deref_mut()) {
             for (i, fp) in b.core.ports.iter_mut().enumerate() {
-                if ours(o.net.ports[b.gids[i] as usize].node) {
+                if ours(w.net.ports[b.gids[i] as usize].node) {
                     std::mem::swap(&mut a.core.ports[i], fp);
                 }
             }
             a.core.rewrites += b.core.rewrites;
         }
-        for (f, (a, b)) in w.flows.iter_mut().zip(&mut o.flows).enumerate() {
-            for side in Side::BOTH {
-                let node = if side == Side::Sender { a.ids.src } else { a.ids.dst };
-                if !ours(node) {
-                    continue;
-                }
-                let s = side.index();
-                a.ends.adopt(&mut b.ends, side);
-                a.timer_at[s] = b.timer_at[s];
-                a.deadline_seen[s] = b.deadline_seen[s];
-                a.timer_f[s] = b.timer_f[s];
-                if side == Side::Sender {
-                    a.sent_at_window = b.sent_at_window;
-                } else {
-                    a.delivered_at_window = b.delivered_at_window;
-                    std::mem::swap(&mut self.obs[f], &mut other.obs[f]);
-                    if let Some(order) = other.order.get_mut(f) {
-                        std::mem::swap(&mut self.order[f], order);
-                    }
+        for (f, flow) in w.flows.iter().enumerate() {
+            if ours(flow.ids.dst) {
+                std::mem::swap(&mut self.obs[f], &mut other.obs[f]);
+                if let Some(order) = other.order.get_mut(f) {
+                    std::mem::swap(&mut self.order[f], order);
                 }
             }
         }
