@@ -21,8 +21,9 @@ use std::sync::Arc;
 /// No shadow at this id.
 const NO_SHADOW: u32 = u32::MAX;
 
-/// The elements of a run by id (module rules).
-pub struct Arena<T> {
+/// The elements of a run by id (module rules); `SHADOWS`: its views may hold shadows (the
+/// flows'). An arena without them pays nothing for them: a whole one's access is a `Vec`'s.
+pub struct Arena<T, const SHADOWS: bool = false> {
     /// The first element and the number of them, whole or lent (`own`'s, or the lent `Vec`'s).
     ptr: *mut T,
     len: usize,
@@ -33,7 +34,7 @@ pub struct Arena<T> {
 }
 
 // A view's pointer reaches its part's elements only (module rules); a whole arena is a `Vec`.
-unsafe impl<T: Send> Send for Arena<T> {}
+unsafe impl<T: Send, const S: bool> Send for Arena<T, S> {}
 
 struct View<T> {
     part: u32,
@@ -57,19 +58,19 @@ pub struct Lent<T> {
 unsafe impl<T: Send> Send for Lent<T> {}
 unsafe impl<T: Send> Sync for Lent<T> {}
 
-impl<T> Default for Arena<T> {
+impl<T, const S: bool> Default for Arena<T, S> {
     fn default() -> Self {
         Arena::from(Vec::new())
     }
 }
 
-impl<T> From<Vec<T>> for Arena<T> {
+impl<T, const S: bool> From<Vec<T>> for Arena<T, S> {
     fn from(mut own: Vec<T>) -> Self {
         Arena { ptr: own.as_mut_ptr(), len: own.len(), own, view: None }
     }
 }
 
-impl<T: std::fmt::Debug> std::fmt::Debug for Arena<T> {
+impl<T: std::fmt::Debug, const S: bool> std::fmt::Debug for Arena<T, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.view {
             None => self.own.fmt(f),
@@ -78,7 +79,7 @@ impl<T: std::fmt::Debug> std::fmt::Debug for Arena<T> {
     }
 }
 
-impl<T> Arena<T> {
+impl<T, const S: bool> Arena<T, S> {
     /// The number of elements (a view: of the whole arena).
     #[inline]
     pub fn len(&self) -> usize {
@@ -153,13 +154,18 @@ impl<T> Arena<T> {
     /// Where element `i` is: a shadow of this view's, or the lent (or whole) elements.
     #[inline(always)]
     fn at(&self, i: usize) -> Result<usize, *mut T> {
-        if let Some(v) = &self.view {
-            if let Some(&s) = v.shadow_at.get(i) {
-                if s != NO_SHADOW {
-                    return Ok(s as usize);
+        if S {
+            if let Some(v) = &self.view {
+                if let Some(&s) = v.shadow_at.get(i) {
+                    if s != NO_SHADOW {
+                        return Ok(s as usize);
+                    }
                 }
             }
-            debug_assert!(v.owner[i] == v.part, "part {} reached element {i} of part {}", v.part, v.owner[i]);
+        }
+        #[cfg(debug_assertions)]
+        if let Some(v) = &self.view {
+            assert!(v.owner[i] == v.part, "part {} reached element {i} of part {}", v.part, v.owner[i]);
         }
         assert!(i < self.len, "index {i} out of an arena of {}", self.len);
         // in bounds: checked above
@@ -167,7 +173,7 @@ impl<T> Arena<T> {
     }
 }
 
-impl<T> Arena<T> {
+impl<T, const S: bool> Arena<T, S> {
     /// Lends a whole arena out to `parts` parts (module rules): element `i` is owned by part
     /// `owner[i]`, and `shadows(i, x)` gives the other parts that change it each its copy of
     /// `x`, as (part, copy).
@@ -178,7 +184,7 @@ impl<T> Arena<T> {
     /// The runs that hold the views must reach, through each, only the elements it
     /// [`owns`](Arena::owns): a view of part `k` must never be used for an element of another
     /// part that is not its shadow. Builds with debug assertions check every access.
-    pub unsafe fn lend(&mut self, parts: usize, owner: Vec<u32>, shadows: impl Fn(usize, &T) -> Vec<(u32, T)>) -> (Vec<Arena<T>>, Arc<Lent<T>>) {
+    pub unsafe fn lend(&mut self, parts: usize, owner: Vec<u32>, shadows: impl Fn(usize, &T) -> Vec<(u32, T)>) -> (Vec<Arena<T, S>>, Arc<Lent<T>>) {
         assert_eq!(owner.len(), self.len, "an owner for every element");
         let mut own = std::mem::take(self.whole_mut());
         self.reset();
@@ -186,6 +192,7 @@ impl<T> Arena<T> {
         let mut shadow_of: Vec<Vec<(u32, T)>> = (0..parts).map(|_| Vec::new()).collect();
         for (i, x) in own.iter().enumerate() {
             for (k, copy) in shadows(i, x) {
+                assert!(S, "a shadow in an arena without them");
                 debug_assert_ne!(k, owner[i], "a shadow for the owner itself");
                 shadow_of[k as usize].push((i as u32, copy));
             }
@@ -211,7 +218,7 @@ impl<T> Arena<T> {
     }
 }
 
-impl<T> Arena<T> {
+impl<T, const S: bool> Arena<T, S> {
     /// Turns a view into an empty arena; returns its shadows, as (id, element).
     pub fn unlend(&mut self) -> Vec<(u32, T)> {
         let v = self.view.take().expect("unlend of a view");
@@ -231,7 +238,7 @@ impl<T> Arena<T> {
     }
 }
 
-impl<T> Index<usize> for Arena<T> {
+impl<T, const S: bool> Index<usize> for Arena<T, S> {
     type Output = T;
     #[inline(always)]
     fn index(&self, i: usize) -> &T {
@@ -243,7 +250,7 @@ impl<T> Index<usize> for Arena<T> {
     }
 }
 
-impl<T> IndexMut<usize> for Arena<T> {
+impl<T, const S: bool> IndexMut<usize> for Arena<T, S> {
     #[inline(always)]
     fn index_mut(&mut self, i: usize) -> &mut T {
         match self.at(i) {
@@ -257,13 +264,13 @@ impl<T> IndexMut<usize> for Arena<T> {
 /// A range of a whole arena's elements (a view panics: module rules).
 macro_rules! by_range {
     ($($r:ty),+) => {$(
-        impl<T> Index<$r> for Arena<T> {
+        impl<T, const S: bool> Index<$r> for Arena<T, S> {
             type Output = [T];
             fn index(&self, r: $r) -> &[T] {
                 &self.whole()[r]
             }
         }
-        impl<T> IndexMut<$r> for Arena<T> {
+        impl<T, const S: bool> IndexMut<$r> for Arena<T, S> {
             fn index_mut(&mut self, r: $r) -> &mut [T] {
                 &mut self.whole_mut()[r]
             }
@@ -273,7 +280,7 @@ macro_rules! by_range {
 by_range!(std::ops::Range<usize>, std::ops::RangeTo<usize>, std::ops::RangeFrom<usize>);
 
 /// A whole arena is its elements' slice (a view panics: module rules).
-impl<T> Deref for Arena<T> {
+impl<T, const S: bool> Deref for Arena<T, S> {
     type Target = [T];
     #[inline]
     fn deref(&self) -> &[T] {
@@ -281,14 +288,14 @@ impl<T> Deref for Arena<T> {
     }
 }
 
-impl<T> DerefMut for Arena<T> {
+impl<T, const S: bool> DerefMut for Arena<T, S> {
     #[inline]
     fn deref_mut(&mut self) -> &mut [T] {
         self.whole_mut()
     }
 }
 
-impl<'a, T> IntoIterator for &'a Arena<T> {
+impl<'a, T, const S: bool> IntoIterator for &'a Arena<T, S> {
     type Item = &'a T;
     type IntoIter = std::slice::Iter<'a, T>;
     fn into_iter(self) -> Self::IntoIter {
@@ -296,7 +303,7 @@ impl<'a, T> IntoIterator for &'a Arena<T> {
     }
 }
 
-impl<'a, T> IntoIterator for &'a mut Arena<T> {
+impl<'a, T, const S: bool> IntoIterator for &'a mut Arena<T, S> {
     type Item = &'a mut T;
     type IntoIter = std::slice::IterMut<'a, T>;
     fn into_iter(self) -> Self::IntoIter {
@@ -308,7 +315,7 @@ impl<'a, T> IntoIterator for &'a mut Arena<T> {
 mod tests {
     use super::*;
 
-    fn lent(n: u32, parts: usize) -> (Arena<u32>, Vec<Arena<u32>>, Arc<Lent<u32>>) {
+    fn lent(n: u32, parts: usize) -> (Arena<u32, true>, Vec<Arena<u32, true>>, Arc<Lent<u32>>) {
         let mut a = Arena::from((0..n).collect::<Vec<_>>());
         let owner = (0..n).map(|i| i % parts as u32).collect();
         // every element also shadowed by the next part
@@ -357,7 +364,7 @@ mod tests {
     #[cfg(debug_assertions)]
     #[should_panic(expected = "reached element")]
     fn a_view_that_reaches_another_parts_element_panics_in_debug_builds() {
-        let mut a = Arena::from(vec![1u8, 2, 3, 4]);
+        let mut a: Arena<u8> = Arena::from(vec![1u8, 2, 3, 4]);
         let (views, _lent) = unsafe { a.lend(2, vec![0, 1, 0, 1], |_, _| Vec::new()) };
         let _ = views[0][1];
     }

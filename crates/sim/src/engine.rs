@@ -81,7 +81,6 @@ mod windows;
 pub use threads::{Exchange, SpinBarrier, Split, Stopped};
 pub use windows::{Partition, PartsStats};
 
-use crate::arena::Arena;
 use crate::event::{Event, EventQueue};
 use crate::fairq::FairqNet;
 use crate::jobs::{Jobs, NOT_STARTED};
@@ -95,7 +94,7 @@ use crate::port_drops::PortDrops;
 use crate::probe::Probe;
 use crate::routing::{RouteState, Routes, NO_ROW};
 use crate::series::Series;
-use crate::workload::{Bound, Flow, Incast, RoundEnd, NO_BOND};
+use crate::workload::{Bound, Flows, Incast, RoundEnd, NO_BOND};
 use std::ops::ControlFlow;
 use dcfair_core::hint::prefetch;
 use dcfair_core::packet::Packet;
@@ -171,7 +170,7 @@ pub struct World {
     pub route: RouteState,
     /// Every flow by flow id: the flow groups', the incast servers', the Poisson flows', then
     /// from `background` on the background sources (`[udp]`).
-    pub flows: Arena<Flow>,
+    pub flows: Flows,
     /// The first background source: the flows before it are the ones the per-flow figures
     /// count.
     pub background: usize,

@@ -24,11 +24,10 @@
 //! sums are taken from the flows the sampler (`series.rs`) hands over; this file imports no
 //! engine.
 
-use crate::arena::Arena;
 use crate::columns::{CatBuilder, Column, Table};
 use crate::scenario::validate::window_ticks;
 use crate::scenario::Scenario;
-use crate::workload::Flow;
+use crate::workload::Flows;
 use dcfair_core::time::{SimTime, PS_PER_SEC};
 
 /// Per-tick delivered bytes of every group.
@@ -63,7 +62,7 @@ impl GroupSeries {
 
     /// Records the groups' cumulative delivered bytes at `now`: of the flows `flows`, in groups
     /// `flow_group` (by flow id).
-    pub fn sample(&mut self, now: SimTime, flows: &Arena<Flow>, flow_group: &[u16]) {
+    pub fn sample(&mut self, now: SimTime, flows: &Flows, flow_group: &[u16]) {
         let base = self.cum.len();
         self.cum.resize(base + self.names.len(), 0);
         let row = &mut self.cum[base..];

@@ -27,14 +27,13 @@
 //! - The engine owns the sampler (`Sim::series`) and its `SeriesTick` events, and hands it the
 //!   network and the flows at each tick; this file imports no engine.
 
-use crate::arena::Arena;
 use crate::columns::{Column, Table};
 use crate::groups::GroupSeries;
 use crate::net::Network;
 use crate::pfc::PfcNet;
 use crate::scenario::validate::{check_series_rows, series_size};
 use crate::scenario::Scenario;
-use crate::workload::Flow;
+use crate::workload::Flows;
 use crate::error::Error;
 use dcfair_core::time::SimTime;
 
@@ -123,7 +122,7 @@ impl Series {
     /// Records one sample at `now` of the measured ports of `net` and of the flows `flows`,
     /// whose groups are `flow_group` (by flow id). With PFC (`pfc`), a port's queue counts its
     /// lossless FIFO too.
-    pub fn sample(&mut self, now: SimTime, net: &Network, pfc: Option<&PfcNet>, flows: &Arena<Flow>, flow_group: &[u16]) {
+    pub fn sample(&mut self, now: SimTime, net: &Network, pfc: Option<&PfcNet>, flows: &Flows, flow_group: &[u16]) {
         let t = now.as_secs_f64();
         for i in 0..self.ports.len() {
             let p = self.ports[i] as usize;

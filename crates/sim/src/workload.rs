@@ -25,6 +25,7 @@
 //!   a collective library keeps one connection per peer: ECMP hashes them onto one path, the
 //!   same path when the job runs alone ([`flows_and_jobs`] with `only`).
 
+use crate::arena::Arena;
 use crate::jobs::{self, Job, NOT_STARTED};
 use crate::metrics::FlowObs;
 use crate::scenario::{IncastConnection, Pattern, Scenario};
@@ -61,6 +62,10 @@ pub struct Flow {
     /// The sender and the receiver.
     pub ends: Endpoint,
 }
+
+/// A run's flows by flow id: an arena whose views may hold shadows (`arena.rs`: a part of a
+/// run on several threads runs the receiver of a flow whose sender runs in another part).
+pub type Flows = Arena<Flow, true>;
 
 /// `Flow::bond` of a flow on its own.
 pub const NO_BOND: u32 = u32::MAX;

@@ -39,7 +39,7 @@ use crate::arena::{Arena, Lent};
 use crate::event::{Event, EventQueue};
 use crate::net::{Network, Port};
 use crate::pktref::{InFlight, Slab};
-use crate::workload::Flow;
+use crate::workload::{Flow, Flows};
 use std::sync::Arc;
 use dcfair_core::telemetry::Telemetry;
 use dcfair_core::time::SimTime;
@@ -334,7 +334,7 @@ impl Sim {
     /// A run of another part of this one, for [`Sim::split`]: with the views `ports` and
     /// `flows` and the queue `q`, and its own copy of the rest of this run's world and of the
     /// engine's state, as this run has them before it starts.
-    fn copy_for_part(&self, ports: Arena<Port>, flows: Arena<Flow>, q: EventQueue) -> Sim {
+    fn copy_for_part(&self, ports: Arena<Port>, flows: Flows, q: EventQueue) -> Sim {
         let w = &self.w;
         debug_assert!(w.bonds.is_empty() && w.incast.is_none() && w.jobs.is_none() && w.pfc.is_none() && w.timer_coin.is_none(), "refused in parts");
         let world = World {
