@@ -165,24 +165,10 @@ impl Sim {
     /// holds the events of its nodes and those of the whole run. `Err` says why the run cannot
     /// be split, before anything changed.
     pub fn split(mut self, p: &Partition) -> Result<Split, String> {
-        if let Some(why) = refusal(&self.w) {
-            return Err(why.into());
-        }
-        if p.part.len() != self.w.net.nodes.len() {
-            return Err(format!("a partition of {} nodes for a network of {}", p.part.len(), self.w.net.nodes.len()));
-        }
+        let (mut queues, mut global) = self.pending_by_part(p)?;
         let n = p.parts;
-        let pending = self.q.take_all();
-        if pending.iter().any(|(_, _, ev)| matches!(ev, Event::Arrive { .. })) {
-            return Err("a run in parts starts before any packet is sent".into());
-        }
-        let whole = self.w.net.nodes.len() as u32;
-        let mut queues: Vec<_> = (0..n).map(|_| self.q.fork()).collect();
-        for (t, tie, ev) in pending {
-            match self.origin_of(ev) {
-                o if o == whole => queues.iter_mut().for_each(|q| q.push_tied(t, tie, ev)),
-                o => queues[p.part[o as usize] as usize].push_tied(t, tie, ev),
-            }
+        for (t, tie, ev) in global.take_all() {
+            queues.iter_mut().for_each(|q| q.push_tied(t, tie, ev));
         }
         let part_of = |node: u32| p.part[node as usize];
         let port_owner = self.w.net.ports.iter().map(|x| part_of(x.node)).collect();

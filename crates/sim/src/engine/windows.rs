@@ -216,20 +216,18 @@ pub(super) fn refusal(w: &World) -> Option<&'static str> {
 }
 
 impl Sim {
-    /// Runs to the end in the parts of `p` (module rules), on this thread; with `record`, the
-    /// stats keep every window's work ([`PartsStats::record`]). `Err` says why the run cannot
-    /// be split, before anything ran. The packets still in flight at the end go with their
-    /// parts' slabs: what is left to read is the run's results, not a run to go on with.
-    pub fn run_in_parts(&mut self, p: &Partition, record: bool) -> Result<PartsStats, String> {
+    /// The pending events of this run, about to be split into the parts of `p`: the events of
+    /// each part's nodes, by part, and those of the whole run. `Err` says why the run cannot be
+    /// split (its events left as they were).
+    pub(super) fn pending_by_part(&mut self, p: &Partition) -> Result<(Vec<EventQueue>, EventQueue), String> {
         if let Some(why) = refusal(&self.w) {
             return Err(why.into());
         }
         if p.part.len() != self.w.net.nodes.len() {
             return Err(format!("a partition of {} nodes for a network of {}", p.part.len(), self.w.net.nodes.len()));
         }
-        let n = p.parts;
         let mut global = self.q.fork();
-        let mut queues: Vec<EventQueue> = (0..n).map(|_| self.q.fork()).collect();
+        let mut queues: Vec<EventQueue> = (0..p.parts).map(|_| self.q.fork()).collect();
         let pending = self.q.take_all();
         if pending.iter().any(|(_, _, ev)| matches!(ev, Event::Arrive { .. })) {
             for (t, tie, ev) in pending {
@@ -244,6 +242,16 @@ impl Sim {
                 o => queues[p.part[o as usize] as usize].push_tied(t, tie, ev),
             }
         }
+        Ok((queues, global))
+    }
+
+    /// Runs to the end in the parts of `p` (module rules), on this thread; with `record`, the
+    /// stats keep every window's work ([`PartsStats::record`]). `Err` says why the run cannot
+    /// be split, before anything ran. The packets still in flight at the end go with their
+    /// parts' slabs: what is left to read is the run's results, not a run to go on with.
+    pub fn run_in_parts(&mut self, p: &Partition, record: bool) -> Result<PartsStats, String> {
+        let (mut queues, mut global) = self.pending_by_part(p)?;
+        let n = p.parts;
         self.win = Some(Box::new(Windows {
             part: p.part.clone(),
             current: 0,
