@@ -8,8 +8,9 @@
 //!   view, which reaches by id the elements its part owns, in place: no element is copied,
 //!   and the arena's memory is the one run's. A view has no slice and no iterator; it reaches
 //!   only the ids [`Arena::owns`] says, and every access is checked against the owners in
-//!   builds with debug assertions (the determinism tests run there). Two views never reach
-//!   one element, so the threads share no element (what makes the views sound).
+//!   builds with debug assertions and in this crate's own tests, release builds included
+//!   (`engine/threads.rs` runs them on threads). Two views never reach one element, so the
+//!   threads share no element (what makes the views sound).
 //! - An element that two parts change (a flow whose ends run in two parts) is owned by one;
 //!   each other part that needs it gets a shadow, its own copy made when the arena is lent,
 //!   which reads and changes it under the same id. [`Arena::unlend`] hands a view's shadows
@@ -163,7 +164,7 @@ impl<T, const S: bool> Arena<T, S> {
                 }
             }
         }
-        #[cfg(debug_assertions)]
+        #[cfg(any(debug_assertions, test))]
         if let Some(v) = &self.view {
             assert!(v.owner[i] == v.part, "part {} reached element {i} of part {}", v.part, v.owner[i]);
         }
@@ -183,7 +184,8 @@ impl<T, const S: bool> Arena<T, S> {
     /// # Safety
     /// The runs that hold the views must reach, through each, only the elements it
     /// [`owns`](Arena::owns): a view of part `k` must never be used for an element of another
-    /// part that is not its shadow. Builds with debug assertions check every access.
+    /// part that is not its shadow. Builds with debug assertions, and this crate's tests,
+    /// check every access.
     pub unsafe fn lend(&mut self, parts: usize, owner: Vec<u32>, shadows: impl Fn(usize, &T) -> Vec<(u32, T)>) -> (Vec<Arena<T, S>>, Arc<Lent<T>>) {
         assert_eq!(owner.len(), self.len, "an owner for every element");
         let mut own = std::mem::take(self.whole_mut());
@@ -361,9 +363,8 @@ mod tests {
     }
 
     #[test]
-    #[cfg(debug_assertions)]
     #[should_panic(expected = "reached element")]
-    fn a_view_that_reaches_another_parts_element_panics_in_debug_builds() {
+    fn a_view_that_reaches_another_parts_element_panics_in_tests() {
         let mut a: Arena<u8> = Arena::from(vec![1u8, 2, 3, 4]);
         let (views, _lent) = unsafe { a.lend(2, vec![0, 1, 0, 1], |_, _| Vec::new()) };
         let _ = views[0][1];

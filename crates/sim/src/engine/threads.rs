@@ -382,7 +382,7 @@ impl Sim {
 /// views reach, lent from the first.
 pub struct Split {
     /// By part; the first is the run that was split.
-    pub parts: Vec<Sim>,
+    parts: Vec<Sim>,
     ports: Arc<Lent<Port>>,
     flows: Arc<Lent<Flow>>,
 }
@@ -481,5 +481,50 @@ impl Sim {
             a.adopt(b, |port| ours(w.net.ports[port as usize].node), |f| ours(node(f, 1)), |f| ours(node(f, 0)));
         }
         self.events_in_parts += other.q.events();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! In this crate's own tests every access through a part's views is checked against its
+    //! owner (`arena.rs`), in release builds too: runs whose global events (the window's
+    //! opening, the samplers, FairQ), routing and telemetry read ports and flows, on 2 and 3
+    //! threads, give the one-thread run's files. (`tests/runs/parts.rs` runs every discipline,
+    //! transport and topology, with the checks of debug builds only.)
+
+    use crate::results::Results;
+    use crate::run::{run, run_on_threads};
+    use crate::load_scenario;
+
+    /// The files of a run but its wall time and its threads.
+    fn files(r: &Results) -> Vec<String> {
+        let mut summary: serde_json::Value = serde_json::from_str(&r.summary_json).unwrap();
+        summary.as_object_mut().unwrap().remove("wall_time_s");
+        let mut out = vec![summary.to_string(), r.flows_csv.clone(), r.ports_csv.clone()];
+        out.extend(r.run_tables().iter().map(|(_, t)| t.to_csv()));
+        out.extend(r.optional_tables().iter().filter_map(|(_, t)| t.map(|t| t.to_csv())));
+        out
+    }
+
+    fn same_on_threads(path: &str, extra: &[(&str, &str)]) {
+        let path = format!("{}/../../scenarios/{path}", env!("CARGO_MANIFEST_DIR"));
+        let mut over: Vec<(String, String)> = extra.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        over.push(("sim.tie_break".into(), "\"origin\"".into()));
+        let sc = load_scenario(&std::fs::read_to_string(&path).unwrap(), &path, &over).unwrap();
+        let want = files(&run(&sc, None, None).unwrap());
+        for threads in 2..=3 {
+            let (r, stats) = run_on_threads(&sc, None, threads).unwrap();
+            assert!(stats.crossings > 0 && stats.events.iter().all(|&e| e > 0), "{path} on {threads} threads: {stats:?}");
+            assert!(want == files(&r), "{path} on {threads} threads differs from the one-thread run");
+        }
+    }
+
+    #[test]
+    fn every_part_reaches_only_what_it_owns() {
+        let sampled = [("measure.ports", "\"all\""), ("measure.sample_interval_s", "0.0005"), ("measure.sample_flows", "true"), ("measure.cwnd", "true")];
+        let perm = |extra: &[(&'static str, &'static str)]| [&sampled[..], &[("topology.k", "4"), ("sim.duration_s", "0.002")], extra].concat();
+        same_on_threads("scale/permutation.toml", &perm(&[("routing.mode", "\"adaptive\"")]));
+        same_on_threads("scale/permutation.toml", &perm(&[("flows.transport", "\"roce\""), ("roce.lossless", "false"), ("roce.cc", "\"hpcc\"")]));
+        same_on_threads("papers/fairq/testbed_elephants.toml", &[("sim.duration_s", "0.02"), ("measure.window_s", "0.01")]);
     }
 }
