@@ -98,8 +98,8 @@ pub fn run_on_threads(sc: &Scenario, seed: Option<u64>, threads: usize) -> Resul
     Ok((render::results(sc, seed, &mut sim, wall_s, None), stats))
 }
 
-/// Runs `sc` with `seed` to the end, on `n` threads if `plan` splits it in parts, else on this
-/// one (`Err(why)` beside the run). Built once on this thread, the run is split into a run per
+/// Runs `sc` with `seed` to the end, on a thread per part if `plan` splits it in parts, else
+/// on this one (`Err(why)` beside the run). Built once on this thread, the run is split into a run per
 /// part (`Sim::split`: the parts share its ports and flows), every other thread runs its part
 /// (`Sim::run_part`) while this one runs the first, and the parts are joined back into one
 /// (`Split::join`); the stats add up the parts'.

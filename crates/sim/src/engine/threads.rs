@@ -163,7 +163,7 @@ impl Sim {
     /// views of its arenas (`arena.rs`): a port is its node's part's; a flow is its sender's
     /// part's, and the receiver's part, when another, runs a shadow of it. Each part's queue
     /// holds the events of its nodes and those of the whole run. `Err` says why the run cannot
-    /// be split, before anything changed.
+    /// be split.
     pub fn split(mut self, p: &Partition) -> Result<Split, String> {
         let (mut queues, mut global) = self.pending_by_part(p)?;
         let n = p.parts;
@@ -199,8 +199,8 @@ impl Sim {
     /// Runs part `k` of `p` on this thread, to the end (module rules), this run one of the
     /// parts of [`Sim::split`] and the other parts on the other threads that share `ex`;
     /// `progress` (the first thread's) sees the run's time and every part's events, as far as
-    /// they have posted them. `Err(Ok(why))` before anything ran when the run cannot be split,
-    /// `Err(Err(Stopped))` when stopped. Stats count this part's events and crossings.
+    /// they have posted them. `Err(Ok(why))` before anything ran when this run is not a part of
+    /// a split in `p.parts` parts for as many threads, `Err(Err(Stopped))` when stopped. Stats count this part's events and crossings.
     pub fn run_part(&mut self, k: usize, p: &Partition, ex: &Exchange, mut progress: Option<ProgressFn<'_>>) -> Result<PartsStats, Result<String, Stopped>> {
         if !self.w.net.ports.is_view() || p.parts != ex.parts {
             ex.stop();
