@@ -542,8 +542,8 @@ def run_points(
                 if ray is not None:
                     _run_on_ray(ray, jobs, todo, texts, finish)
                 else:
-                    largest = max(needs[(j.point.scenario, j.point.overrides)][0] for j in todo)
-                    threads = max(needs[(j.point.scenario, j.point.overrides)][1] for j in todo)
+                    wants = [needs[(j.point.scenario, j.point.overrides)] for j in todo]
+                    largest, threads = max(m for m, _ in wants), max(t for _, t in wants)
                     _run_local(jobs, todo, texts, finish, largest, peer, threads)
             finally:
                 for j in todo:

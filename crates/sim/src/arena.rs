@@ -104,17 +104,15 @@ impl<T, const S: bool> Arena<T, S> {
         self.reset();
     }
 
-    /// The elements of a whole arena.
-    ///
-    /// # Panics
-    /// On a view (module rules).
+    /// The elements of a whole arena; a view panics (module rules).
     #[inline]
-    pub fn whole(&self) -> &Vec<T> {
+    fn whole(&self) -> &[T] {
         assert!(self.view.is_none(), "a view of an arena has no slice");
         &self.own
     }
 
-    /// The elements of a whole arena, to change in place (not to resize: [`Arena::push`]).
+    /// The elements of a whole arena, to change or resize ([`Arena::push`]: then
+    /// [`Arena::reset`]); a view panics.
     fn whole_mut(&mut self) -> &mut Vec<T> {
         assert!(self.view.is_none(), "a view of an arena has no slice");
         &mut self.own
@@ -138,11 +136,6 @@ impl<T, const S: bool> Arena<T, S> {
             None => i < self.len,
             Some(v) => v.owner[i] == v.part || v.shadow_at.get(i).is_some_and(|&s| s != NO_SHADOW),
         }
-    }
-
-    /// The ids this arena reaches ([`Arena::owns`]), in order.
-    pub fn owned_ids(&self) -> impl Iterator<Item = usize> + '_ {
-        (0..self.len).filter(move |&i| self.owns(i))
     }
 
     /// Where element `i` of a whole arena, or of a view that owns it, is in memory, for a cache
@@ -172,9 +165,7 @@ impl<T, const S: bool> Arena<T, S> {
         // in bounds: checked above
         Err(unsafe { self.ptr.add(i) })
     }
-}
 
-impl<T, const S: bool> Arena<T, S> {
     /// Lends a whole arena out to `parts` parts (module rules): element `i` is owned by part
     /// `owner[i]`, and `shadows(i, x)` gives the other parts that change it each its copy of
     /// `x`, as (part, copy).
@@ -218,9 +209,7 @@ impl<T, const S: bool> Arena<T, S> {
             .collect();
         (views, lent)
     }
-}
 
-impl<T, const S: bool> Arena<T, S> {
     /// Turns a view into an empty arena; returns its shadows, as (id, element).
     pub fn unlend(&mut self) -> Vec<(u32, T)> {
         let v = self.view.take().expect("unlend of a view");
@@ -332,7 +321,7 @@ mod tests {
         let (v0, v1) = views.split_at_mut(1);
         let (v0, v1) = (&mut v0[0], &mut v1[0]);
         assert_eq!(v0.len(), 10);
-        assert_eq!(v0.owned_ids().count(), 10, "its own and its shadows");
+        assert_eq!((0..10).filter(|&i| v0.owns(i)).count(), 10, "its own and its shadows");
         v0[4] += 100; // its own
         v0[5] += 1000; // its shadow of part 1's
         v1[5] += 10; // part 1's own
@@ -344,7 +333,7 @@ mod tests {
         assert_eq!(sh0.len(), 5);
         a.restore(lent);
         assert_eq!((a[4], a[5]), (104, 15), "the owners' changes, in place");
-        assert_eq!(a.whole().len(), 10);
+        assert_eq!(a.iter().count(), 10);
     }
 
     #[test]

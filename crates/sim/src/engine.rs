@@ -1450,7 +1450,7 @@ impl Sim {
     #[inline(never)]
     fn open_window(&mut self) {
         // a part of a run on several threads: its own flows and ports (`arena.rs`)
-        for i in self.w.flows.owned_ids().collect::<Vec<_>>() {
+        for i in (0..self.w.flows.len()).filter(|&i| self.w.flows.owns(i)).collect::<Vec<_>>() {
             let f = &mut self.w.flows[i];
             f.delivered_at_window = f.delivered_bytes();
             f.sent_at_window = f.data_pkts_sent();

@@ -149,9 +149,9 @@ impl Series {
         if self.cwnd {
             // the flows whose transport has a congestion window
             for f in 0..flows.len() {
-                if self.windowed.as_ref().map_or_else(|| flows[f].ends.cwnd_bytes().is_some(), |w| w[f]) {
-                    let c = if flows.owns(f) { flows[f].ends.cwnd_bytes().unwrap_or(0) } else { 0 };
-                    self.row(t, CWND, u32::MAX, f as u64, c as f64);
+                let c = if flows.owns(f) { flows[f].ends.cwnd_bytes() } else { None };
+                if self.windowed.as_ref().map_or(c.is_some(), |w| w[f]) {
+                    self.row(t, CWND, u32::MAX, f as u64, c.unwrap_or(0) as f64);
                 }
             }
         }

@@ -408,9 +408,8 @@ impl Split {
             .collect();
         first.w.net.ports.restore(ports);
         first.w.flows.restore(flows);
-        for (a, b) in shadows.into_iter().flatten().map(|(f, b)| (f as usize, b)) {
-            let a = &mut first.w.flows[a];
-            let mut b = b;
+        for (f, mut b) in shadows.into_iter().flatten() {
+            let a = &mut first.w.flows[f as usize];
             let s = Side::Receiver.index();
             a.ends.adopt(&mut b.ends, Side::Receiver);
             a.timer_at[s] = b.timer_at[s];
